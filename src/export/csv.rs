@@ -1,0 +1,142 @@
+//! CSV rendering of summaries, time series and herd series.
+//!
+//! Rows are rendered per run into strings, so files can be assembled from runs in plan
+//! order whatever order they finished in (and shards can be merged byte for byte).
+
+use crate::engine::time::{to_millis, to_secs};
+use crate::metrics::summary::{Cell, Summary};
+use crate::run::RunResult;
+
+/// Columns of `timeseries.csv`.
+pub const TIMESERIES_COLUMNS: [&str; 25] = [
+    "run",
+    "replication",
+    "t",
+    "offered",
+    "inbound",
+    "served",
+    "goodput",
+    "success_rate",
+    "amplification",
+    "queue_mean",
+    "queue_max",
+    "utilisation",
+    "wasted",
+    "breaker_open_fraction",
+    "budget_level",
+    "completions",
+    "rejected",
+    "errors",
+    "timeouts",
+    "breaker_open",
+    "budget_exhausted",
+    "deadline_exceeded",
+    "latency_p50_ms",
+    "latency_p99_ms",
+    "outage",
+];
+
+/// Columns of `herd.csv`.
+pub const HERD_COLUMNS: [&str; 4] = ["run", "replication", "t", "inbound"];
+
+/// Renders one CSV record (with quoting where needed) and a newline.
+pub fn record<I, S>(fields: I) -> String
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<[u8]>,
+{
+    let mut w = ::csv::WriterBuilder::new()
+        .terminator(::csv::Terminator::Any(b'\n'))
+        .from_writer(Vec::new());
+    w.write_record(fields).expect("writing to memory");
+    String::from_utf8(w.into_inner().expect("flush to memory")).expect("utf-8 fields")
+}
+
+/// The header line of `summary.csv`.
+pub fn summary_header(columns: &[String]) -> String {
+    record(columns)
+}
+
+/// One summary row laid out on `columns` (missing columns are empty).
+pub fn summary_row(s: &Summary, columns: &[String]) -> String {
+    record(
+        columns
+            .iter()
+            .map(|c| s.get(c).map_or(String::new(), Cell::render)),
+    )
+}
+
+/// The time-series rows of a run.
+pub fn timeseries_rows(r: &RunResult, dependency_servers: Option<u32>) -> String {
+    let m = &r.metrics;
+    let bs = to_secs(m.bucket);
+    let bns = m.bucket as f64;
+    let mut out = String::new();
+    for b in &m.buckets {
+        let per_s = |x: u64| Cell::float(x as f64 / bs);
+        let outage_ns: u64 = r
+            .windows
+            .iter()
+            .map(|w| {
+                let s = w.start.max(b.t);
+                let e = w.end.min(b.t + m.bucket);
+                e.saturating_sub(s)
+            })
+            .sum();
+        let cells = [
+            Cell::Int(r.run),
+            Cell::Int(u64::from(r.replication)),
+            Cell::float(to_secs(b.t)),
+            per_s(b.offered),
+            per_s(b.inbound),
+            per_s(b.served),
+            per_s(b.successes),
+            Cell::ratio(b.successes as f64, b.completions as f64),
+            Cell::ratio(b.inbound as f64, b.offered as f64),
+            Cell::float(b.queue_area as f64 / bns),
+            Cell::Int(b.queue_max),
+            match dependency_servers {
+                Some(s) => Cell::float(b.busy_area as f64 / bns / f64::from(s)),
+                None => Cell::Empty,
+            },
+            Cell::float(b.wasted_ns as f64 / 1e9),
+            if r.breaker_instances == 0 {
+                Cell::Empty
+            } else {
+                Cell::float(b.breaker_area as f64 / bns / r.breaker_instances as f64)
+            },
+            b.budget_level.map_or(Cell::Empty, Cell::float),
+            Cell::Int(b.completions),
+            Cell::Int(b.outcomes[1]),
+            Cell::Int(b.outcomes[2]),
+            Cell::Int(b.outcomes[3]),
+            Cell::Int(b.outcomes[4]),
+            Cell::Int(b.outcomes[5]),
+            Cell::Int(b.outcomes[6]),
+            b.latency_p50
+                .map_or(Cell::Empty, |v| Cell::float(to_millis(v))),
+            b.latency_p99
+                .map_or(Cell::Empty, |v| Cell::float(to_millis(v))),
+            Cell::float((outage_ns as f64 / bns).min(1.0)),
+        ];
+        out.push_str(&record(cells.iter().map(Cell::render)));
+    }
+    out
+}
+
+/// The herd rows of a run (fine-bucket inbound counts).
+pub fn herd_rows(r: &RunResult) -> String {
+    let mut out = String::new();
+    if let Some((start, width, counts)) = &r.metrics.herd {
+        for (i, c) in counts.iter().enumerate() {
+            let t = start + i as u64 * width;
+            out.push_str(&record([
+                r.run.to_string(),
+                r.replication.to_string(),
+                Cell::float(to_secs(t)).render(),
+                c.to_string(),
+            ]));
+        }
+    }
+    out
+}

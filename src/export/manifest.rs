@@ -1,0 +1,55 @@
+//! `manifest.toml`: what produced the files beside it — the resolved scenario, the
+//! seed, the version — so a result can be reproduced and shards can be checked to
+//! belong together.
+
+use crate::engine::rng::stream_id;
+use crate::scenario::Loaded;
+
+/// The fingerprint of a scenario table: FNV-1a of its canonical TOML text.
+pub fn fingerprint(table: &toml::Table) -> String {
+    let text = toml::to_string(table).unwrap_or_default();
+    format!("{:016x}", stream_id(&text))
+}
+
+/// Renders the manifest of a run or sweep of `loaded` with `runs` runs.
+pub fn render(loaded: &Loaded, runs: u64, extra: &[(&str, toml::Value)]) -> String {
+    let s = &loaded.scenario;
+    let mut meta = toml::Table::new();
+    meta.insert("version".into(), env!("CARGO_PKG_VERSION").into());
+    let mut run = toml::Table::new();
+    run.insert("scenario".into(), s.name.clone().into());
+    run.insert("source".into(), loaded.source.path.clone().into());
+    run.insert("seed".into(), toml::Value::Integer(s.seed as i64));
+    run.insert(
+        "replications".into(),
+        toml::Value::Integer(i64::from(s.replications)),
+    );
+    run.insert("runs".into(), toml::Value::Integer(runs as i64));
+    run.insert("fingerprint".into(), fingerprint(&loaded.table).into());
+    for (k, v) in extra {
+        run.insert((*k).to_string(), v.clone());
+    }
+    let mut resolved = toml::Table::new();
+    if let Some(c) = s.dependency.capacity() {
+        resolved.insert("capacity_per_s".into(), c.into());
+    }
+    let offered: f64 = s
+        .fleets
+        .iter()
+        .filter_map(|f| f.offered_rate(s.duration))
+        .sum();
+    resolved.insert("offered_per_s".into(), offered.into());
+    for f in &s.fleets {
+        let worst: f64 = f.layers.iter().map(|l| f64::from(l.max_attempts)).product();
+        resolved.insert(format!("worst_case_attempts_{}", f.name), worst.into());
+    }
+    let mut root = toml::Table::new();
+    root.insert("retrysim".into(), meta.into());
+    root.insert("run".into(), run.into());
+    root.insert("resolved".into(), resolved.into());
+    root.insert("scenario".into(), loaded.table.clone().into());
+    format!(
+        "# Written by retrysim: what produced the files in this folder.\n{}",
+        toml::to_string(&root).unwrap_or_default()
+    )
+}

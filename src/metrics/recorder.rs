@@ -1,0 +1,424 @@
+//! Collects observations while a run goes: counters per time bucket, time-weighted
+//! levels (queue length, busy servers, open breakers), whole-run totals and latency
+//! histograms.
+//!
+//! The model calls [`Recorder::advance`] with the event time before it changes any level,
+//! so each level's area is split exactly at bucket boundaries.
+
+use hdrhistogram::Histogram;
+
+use crate::engine::Nanos;
+use crate::model::outcome::Class;
+
+/// One bucket of the time series, as raw counts and areas.
+#[derive(Debug, Clone, Default)]
+pub struct BucketRow {
+    /// Bucket start.
+    pub t: Nanos,
+    /// Logical arrivals.
+    pub offered: u64,
+    /// Attempts arriving at the dependency (rejected included).
+    pub inbound: u64,
+    /// Attempts that finished service.
+    pub served: u64,
+    /// Logical successes.
+    pub successes: u64,
+    /// Logical completions (successes and failures).
+    pub completions: u64,
+    /// ∫ queue length dt, in attempt·ns.
+    pub queue_area: u128,
+    /// Largest queue length.
+    pub queue_max: u64,
+    /// ∫ busy servers dt.
+    pub busy_area: u128,
+    /// Service time of attempts whose caller had given up.
+    pub wasted_ns: u64,
+    /// ∫ open breaker instances dt.
+    pub breaker_area: u128,
+    /// Mean budget fill level at the bucket's end.
+    pub budget_level: Option<f64>,
+    /// Outcomes counted in the bucket, by class index.
+    pub outcomes: [u64; 8],
+    /// Median latency of completions in the bucket (ns).
+    pub latency_p50: Option<u64>,
+    /// 99th percentile latency of completions in the bucket (ns).
+    pub latency_p99: Option<u64>,
+}
+
+/// Per-fleet totals.
+#[derive(Debug, Clone, Default)]
+pub struct FleetTotals {
+    /// Logical requests.
+    pub logical: u64,
+    /// Logical successes.
+    pub succeeded: u64,
+    /// Logical failures.
+    pub failed: u64,
+    /// Attempts that reached the dependency.
+    pub attempts: u64,
+}
+
+/// Whole-run totals.
+#[derive(Debug, Clone, Default)]
+pub struct Totals {
+    /// Logical requests.
+    pub logical: u64,
+    /// Logical successes.
+    pub succeeded: u64,
+    /// Logical failures.
+    pub failed: u64,
+    /// Attempts that reached the dependency.
+    pub attempts: u64,
+    /// Outcomes by class index, counted where they arose.
+    pub outcomes: [u64; 8],
+    /// Attempts that finished service.
+    pub served: u64,
+    /// Total service time.
+    pub service_ns: u128,
+    /// Service time of attempts whose caller had given up.
+    pub wasted_ns: u128,
+    /// Queued attempts skipped by `drop_expired`.
+    pub shed: u64,
+    /// Logical writes applied more than once.
+    pub duplicates: u64,
+    /// Applications beyond the first, over all writes.
+    pub duplicate_applies: u64,
+    /// Calls made by each layer (index = layer depth).
+    pub layer_calls: Vec<u64>,
+    /// Sum of logical latencies.
+    pub latency_sum_ns: u128,
+    /// Per fleet.
+    pub fleets: Vec<FleetTotals>,
+    /// Times a breaker opened.
+    pub breaker_trips: u64,
+    /// Events handled.
+    pub events: u64,
+    /// Why the run stopped early, if it did.
+    pub truncated: Option<String>,
+    /// Time of the last logical completion.
+    pub last_completion: Nanos,
+}
+
+/// Everything a finished run measured.
+#[derive(Debug, Clone)]
+pub struct RunMetrics {
+    /// The time series over `[0, duration)`.
+    pub buckets: Vec<BucketRow>,
+    /// Bucket width.
+    pub bucket: Nanos,
+    /// Whole-run totals.
+    pub totals: Totals,
+    /// Latency of every logical completion, in microseconds.
+    pub latency: Histogram<u64>,
+    /// Fine-grained inbound counts: `(start, width, counts)`.
+    pub herd: Option<(Nanos, Nanos, Vec<u64>)>,
+    /// Logical requests still in flight at the end.
+    pub in_flight: u64,
+    /// When the run stopped.
+    pub end: Nanos,
+}
+
+/// The live recorder.
+#[derive(Debug)]
+pub struct Recorder {
+    bucket: Nanos,
+    buckets: Vec<BucketRow>,
+    cur: usize,
+    next_boundary: Nanos,
+    last: Nanos,
+    queue_len: u64,
+    busy: u64,
+    open: u64,
+    totals: Totals,
+    latency: Histogram<u64>,
+    bucket_latency: Histogram<u64>,
+    herd_start: Nanos,
+    herd_width: Nanos,
+    herd: Vec<u64>,
+}
+
+fn new_histogram() -> Histogram<u64> {
+    Histogram::new(3).expect("3 significant figures is valid")
+}
+
+impl Recorder {
+    /// A recorder for `duration / bucket` buckets, `fleets` fleets, `layers` layer
+    /// depths, and a herd window `(start, width, count)` of fine buckets.
+    pub fn new(
+        duration: Nanos,
+        bucket: Nanos,
+        fleets: usize,
+        layers: usize,
+        herd: Option<(Nanos, Nanos, usize)>,
+    ) -> Recorder {
+        let n = duration.div_ceil(bucket) as usize;
+        let buckets = (0..n)
+            .map(|i| BucketRow {
+                t: i as Nanos * bucket,
+                ..BucketRow::default()
+            })
+            .collect();
+        let (herd_start, herd_width, herd_n) = herd.unwrap_or((0, 1, 0));
+        Recorder {
+            bucket,
+            buckets,
+            cur: 0,
+            next_boundary: bucket,
+            last: 0,
+            queue_len: 0,
+            busy: 0,
+            open: 0,
+            totals: Totals {
+                layer_calls: vec![0; layers],
+                fleets: vec![FleetTotals::default(); fleets],
+                ..Totals::default()
+            },
+            latency: new_histogram(),
+            bucket_latency: new_histogram(),
+            herd_start,
+            herd_width,
+            herd: vec![0; herd_n],
+        }
+    }
+
+    /// Whether `now` is past the current bucket (the caller then passes the budget
+    /// level to [`advance`](Self::advance)).
+    #[inline]
+    pub fn crosses(&self, now: Nanos) -> bool {
+        now >= self.next_boundary
+    }
+
+    #[inline]
+    fn accrue(&mut self, until: Nanos) {
+        if let Some(b) = self.buckets.get_mut(self.cur) {
+            let dt = u128::from(until - self.last);
+            b.queue_area += u128::from(self.queue_len) * dt;
+            b.busy_area += u128::from(self.busy) * dt;
+            b.breaker_area += u128::from(self.open) * dt;
+        }
+        self.last = until;
+    }
+
+    /// Moves the clock to `now`, closing buckets on the way; `budget_level` is the mean
+    /// budget fill level to record for closed buckets.
+    #[inline]
+    pub fn advance(&mut self, now: Nanos, budget_level: Option<f64>) {
+        while now >= self.next_boundary {
+            self.accrue(self.next_boundary);
+            self.close_bucket(budget_level);
+            self.cur += 1;
+            self.next_boundary = self.next_boundary.saturating_add(self.bucket);
+            if let Some(b) = self.buckets.get_mut(self.cur) {
+                b.queue_max = self.queue_len;
+            } else {
+                self.next_boundary = Nanos::MAX;
+            }
+        }
+        self.accrue(now);
+    }
+
+    fn close_bucket(&mut self, budget_level: Option<f64>) {
+        let Some(b) = self.buckets.get_mut(self.cur) else {
+            return;
+        };
+        b.budget_level = budget_level;
+        if !self.bucket_latency.is_empty() {
+            b.latency_p50 = Some(self.bucket_latency.value_at_quantile(0.5) * 1000);
+            b.latency_p99 = Some(self.bucket_latency.value_at_quantile(0.99) * 1000);
+            self.bucket_latency.reset();
+        }
+    }
+
+    #[inline]
+    fn row(&mut self) -> Option<&mut BucketRow> {
+        self.buckets.get_mut(self.cur)
+    }
+
+    /// A logical request arrived.
+    #[inline]
+    pub fn offered(&mut self, fleet: usize) {
+        self.totals.logical += 1;
+        self.totals.fleets[fleet].logical += 1;
+        if let Some(b) = self.row() {
+            b.offered += 1;
+        }
+    }
+
+    /// An attempt of `fleet` arrived at the dependency.
+    #[inline]
+    pub fn inbound(&mut self, now: Nanos, fleet: usize) {
+        self.totals.attempts += 1;
+        self.totals.fleets[fleet].attempts += 1;
+        if let Some(b) = self.row() {
+            b.inbound += 1;
+        }
+        if now >= self.herd_start {
+            let i = ((now - self.herd_start) / self.herd_width) as usize;
+            if let Some(c) = self.herd.get_mut(i) {
+                *c += 1;
+            }
+        }
+    }
+
+    /// An attempt finished service after `service` ns; `wasted` when its caller had
+    /// already given up.
+    #[inline]
+    pub fn served(&mut self, service: Nanos, wasted: bool) {
+        self.totals.served += 1;
+        self.totals.service_ns += u128::from(service);
+        if wasted {
+            self.totals.wasted_ns += u128::from(service);
+        }
+        if let Some(b) = self.row() {
+            b.served += 1;
+            if wasted {
+                b.wasted_ns += service;
+            }
+        }
+    }
+
+    /// A logical request of `fleet` completed after `latency`.
+    #[inline]
+    pub fn completion(&mut self, now: Nanos, fleet: usize, success: bool, latency: Nanos) {
+        let f = &mut self.totals.fleets[fleet];
+        if success {
+            self.totals.succeeded += 1;
+            f.succeeded += 1;
+        } else {
+            self.totals.failed += 1;
+            f.failed += 1;
+        }
+        self.totals.latency_sum_ns += u128::from(latency);
+        self.totals.last_completion = now;
+        let us = latency.div_ceil(1000).max(1);
+        let _ = self.latency.record(us);
+        if self.cur < self.buckets.len() {
+            let _ = self.bucket_latency.record(us);
+            let b = &mut self.buckets[self.cur];
+            b.completions += 1;
+            if success {
+                b.successes += 1;
+            }
+        }
+    }
+
+    /// An outcome of `class` arose (counted once, where it arose).
+    #[inline]
+    pub fn outcome(&mut self, class: Class) {
+        self.totals.outcomes[class as usize] += 1;
+        if let Some(b) = self.row() {
+            b.outcomes[class as usize] += 1;
+        }
+    }
+
+    /// Layer `depth` made a call below.
+    #[inline]
+    pub fn layer_call(&mut self, depth: usize) {
+        self.totals.layer_calls[depth] += 1;
+    }
+
+    /// The dependency's queue length changed (call after `advance`).
+    #[inline]
+    pub fn set_queue(&mut self, len: u64) {
+        self.queue_len = len;
+        if let Some(b) = self.buckets.get_mut(self.cur) {
+            b.queue_max = b.queue_max.max(len);
+        }
+    }
+
+    /// Busy servers changed (call after `advance`).
+    #[inline]
+    pub fn set_busy(&mut self, busy: u64) {
+        self.busy = busy;
+    }
+
+    /// Open breaker instances changed (call after `advance`).
+    #[inline]
+    pub fn set_open_breakers(&mut self, open: u64) {
+        self.open = open;
+    }
+
+    /// A breaker opened.
+    pub fn breaker_tripped(&mut self) {
+        self.totals.breaker_trips += 1;
+    }
+
+    /// A queued attempt was dropped as expired.
+    pub fn shed(&mut self) {
+        self.totals.shed += 1;
+    }
+
+    /// A write was applied again: `first` when it is its first duplicate.
+    pub fn duplicate(&mut self, first: bool) {
+        self.totals.duplicate_applies += 1;
+        if first {
+            self.totals.duplicates += 1;
+        }
+    }
+
+    /// Totals so far (for caps).
+    pub fn totals(&self) -> &Totals {
+        &self.totals
+    }
+
+    /// Closes the series at `end` and hands over the measurements.
+    pub fn finish(
+        mut self,
+        end: Nanos,
+        budget_level: Option<f64>,
+        in_flight: u64,
+        events: u64,
+        truncated: Option<String>,
+    ) -> RunMetrics {
+        // Close every bucket up to the end of the series (or of the run, if earlier).
+        let series_end = self.buckets.len() as Nanos * self.bucket;
+        let stop = end.min(series_end);
+        self.advance(stop, budget_level);
+        if self.cur < self.buckets.len() {
+            self.close_bucket(budget_level);
+        }
+        self.totals.events = events;
+        self.totals.truncated = truncated;
+        let herd = (!self.herd.is_empty()).then_some((self.herd_start, self.herd_width, self.herd));
+        RunMetrics {
+            buckets: self.buckets,
+            bucket: self.bucket,
+            totals: self.totals,
+            latency: self.latency,
+            herd,
+            in_flight,
+            end,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_are_split_at_bucket_boundaries() {
+        let mut r = Recorder::new(3_000, 1_000, 1, 0, None);
+        r.advance(500, None);
+        r.set_queue(4); // 4 from 500 to 2500
+        r.advance(2_500, None);
+        r.set_queue(0);
+        let m = r.finish(3_000, None, 0, 0, None);
+        let areas: Vec<u128> = m.buckets.iter().map(|b| b.queue_area).collect();
+        assert_eq!(areas, vec![2_000, 4_000, 2_000]);
+        let max: Vec<u64> = m.buckets.iter().map(|b| b.queue_max).collect();
+        assert_eq!(max, vec![4, 4, 4]);
+    }
+
+    #[test]
+    fn herd_counts_fall_in_fine_buckets() {
+        let mut r = Recorder::new(1_000, 1_000, 1, 0, Some((100, 10, 5)));
+        for t in [50, 100, 105, 119, 149, 150] {
+            r.advance(t, None);
+            r.inbound(t, 0);
+        }
+        let m = r.finish(1_000, None, 0, 0, None);
+        assert_eq!(m.herd.unwrap().2, vec![2, 1, 0, 0, 1]);
+        assert_eq!(m.totals.attempts, 6);
+    }
+}

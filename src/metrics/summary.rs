@@ -1,0 +1,363 @@
+//! The summary row of one run: MODEL.md §6's columns, in order, then extras.
+//!
+//! A summary is an ordered list of named cells, so CSV export, expectations and
+//! aggregation all read columns by name.
+
+use crate::engine::time::{to_millis, to_secs};
+use crate::model::outage::Window;
+use crate::model::outcome::Class;
+use crate::scenario::config::Scenario;
+
+use super::recorder::RunMetrics;
+use super::recovery;
+
+/// One value of a summary or time-series row.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    /// A count.
+    Int(u64),
+    /// A measurement.
+    Float(f64),
+    /// A flag.
+    Bool(bool),
+    /// Text.
+    Text(String),
+    /// No value (written as an empty field).
+    Empty,
+}
+
+impl Cell {
+    /// The value as a number, if it is one (flags count as 0/1).
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Cell::Int(v) => Some(*v as f64),
+            Cell::Float(v) => Some(*v),
+            Cell::Bool(b) => Some(if *b { 1.0 } else { 0.0 }),
+            Cell::Text(t) => t.parse().ok(),
+            Cell::Empty => None,
+        }
+    }
+
+    /// `Float(x)` when `x` is finite, else `Empty`.
+    pub fn float(x: f64) -> Cell {
+        if x.is_finite() {
+            Cell::Float(x)
+        } else {
+            Cell::Empty
+        }
+    }
+
+    /// `num / den`, or `Empty` when `den` is 0.
+    pub fn ratio(num: f64, den: f64) -> Cell {
+        if den == 0.0 {
+            Cell::Empty
+        } else {
+            Cell::float(num / den)
+        }
+    }
+
+    /// The text written to CSV.
+    pub fn render(&self) -> String {
+        match self {
+            Cell::Int(v) => v.to_string(),
+            Cell::Float(v) => format_float(*v),
+            Cell::Bool(b) => b.to_string(),
+            Cell::Text(t) => t.clone(),
+            Cell::Empty => String::new(),
+        }
+    }
+}
+
+/// Formats a float with at most 10 significant digits, shortest form, no exponent:
+/// stable across platforms and free of binary noise (`0.30000000000000004` → `0.3`).
+///
+/// ```
+/// use retrysim::metrics::summary::format_float;
+/// assert_eq!(format_float(0.1 + 0.2), "0.3");
+/// assert_eq!(format_float(2.0), "2");
+/// assert_eq!(format_float(1234.56789012345), "1234.56789");
+/// ```
+pub fn format_float(x: f64) -> String {
+    if x == 0.0 {
+        return "0".to_string();
+    }
+    let rounded: f64 = format!("{x:.9e}").parse().unwrap_or(x);
+    format!("{rounded}")
+}
+
+/// Columns every run shares: which layer depths and fleets to report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Layout {
+    /// Deepest layer stack over all fleets (and all cells of a sweep).
+    pub max_layers: usize,
+    /// Fleet names, when there is more than one fleet.
+    pub fleets: Vec<String>,
+}
+
+impl Layout {
+    /// The layout of one scenario.
+    pub fn of(scn: &Scenario) -> Layout {
+        Layout {
+            max_layers: scn.fleets.iter().map(|f| f.layers.len()).max().unwrap_or(0),
+            fleets: if scn.fleets.len() > 1 {
+                scn.fleets.iter().map(|f| f.name.clone()).collect()
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    /// The union of two layouts (for a sweep over cells).
+    pub fn merge(&mut self, other: &Layout) {
+        self.max_layers = self.max_layers.max(other.max_layers);
+        for f in &other.fleets {
+            if !self.fleets.contains(f) {
+                self.fleets.push(f.clone());
+            }
+        }
+    }
+
+    /// The column names, in order.
+    pub fn columns(&self) -> Vec<String> {
+        let mut c: Vec<String> = BASE_COLUMNS.iter().map(|s| s.to_string()).collect();
+        for i in 0..self.max_layers {
+            c.push(format!("attempts_layer_{i}"));
+        }
+        c.extend(EXTRA_COLUMNS.iter().map(|s| s.to_string()));
+        for f in &self.fleets {
+            for k in FLEET_COLUMNS {
+                c.push(format!("fleet_{f}_{k}"));
+            }
+        }
+        c
+    }
+}
+
+/// MODEL.md §6's columns, in its order.
+pub const BASE_COLUMNS: [&str; 26] = [
+    "run",
+    "replication",
+    "seed",
+    "logical",
+    "succeeded",
+    "failed",
+    "attempts",
+    "amplification",
+    "success_fraction",
+    "rejected",
+    "errors",
+    "timeouts",
+    "breaker_open",
+    "budget_exhausted",
+    "deadline_exceeded",
+    "in_flight",
+    "duplicates",
+    "wasted_fraction",
+    "latency_mean_ms",
+    "latency_p50_ms",
+    "latency_p90_ms",
+    "latency_p99_ms",
+    "latency_p999_ms",
+    "peak_inbound_ratio",
+    "recovery_time_s",
+    "metastable",
+];
+
+/// Extra columns after the per-layer ones.
+pub const EXTRA_COLUMNS: [&str; 12] = [
+    "conflicts",
+    "served",
+    "shed",
+    "duplicate_applies",
+    "breaker_trips",
+    "baseline_success",
+    "peak_inbound",
+    "herd_peak",
+    "last_completion_s",
+    "offered_rate",
+    "events",
+    "truncated",
+];
+
+/// Per-fleet columns (`fleet_<name>_<column>`), when there are several fleets.
+pub const FLEET_COLUMNS: [&str; 4] = ["logical", "success_fraction", "amplification", "failed"];
+
+/// A summary row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    /// Named cells, in column order.
+    pub cells: Vec<(String, Cell)>,
+}
+
+impl Summary {
+    /// The cell of column `name`.
+    pub fn get(&self, name: &str) -> Option<&Cell> {
+        self.cells.iter().find(|(n, _)| n == name).map(|(_, c)| c)
+    }
+
+    /// Adds a column at the end.
+    pub fn push(&mut self, name: impl Into<String>, cell: Cell) {
+        self.cells.push((name.into(), cell));
+    }
+
+    /// Builds the summary of a finished run.
+    pub fn build(
+        m: &RunMetrics,
+        scn: &Scenario,
+        windows: &[Window],
+        layout: &Layout,
+        run: u64,
+        replication: u32,
+        seed: u64,
+    ) -> Summary {
+        let t = &m.totals;
+        let logical = t.logical as f64;
+        let o = |c: Class| Cell::Int(t.outcomes[c as usize]);
+        let q = |p: f64| {
+            if m.latency.is_empty() {
+                Cell::Empty
+            } else {
+                Cell::float(m.latency.value_at_quantile(p) as f64 / 1000.0)
+            }
+        };
+        let completed = t.succeeded + t.failed;
+        let rates: Vec<Option<f64>> = m
+            .buckets
+            .iter()
+            .map(|b| (b.completions > 0).then(|| b.successes as f64 / b.completions as f64))
+            .collect();
+        let span = windows
+            .iter()
+            .filter(|w| w.start < scn.duration)
+            .fold(None, |acc, w| {
+                Some(match acc {
+                    None => (w.start, w.end),
+                    Some((s, e)) => (std::cmp::min(s, w.start), std::cmp::max(e, w.end)),
+                })
+            });
+        let rec = recovery::analyse(
+            &rates,
+            m.bucket,
+            scn.warmup,
+            span,
+            scn.recovery_tolerance,
+            scn.recovery_hold,
+        );
+        let bucket_s = to_secs(m.bucket);
+        let peak = m.buckets.iter().map(|b| b.inbound).max().unwrap_or(0);
+        let peak_ratio = match scn.dependency.capacity() {
+            Some(cap) => Cell::ratio(peak as f64 / bucket_s, cap),
+            None => Cell::Empty,
+        };
+        let offered_rate: f64 = scn
+            .fleets
+            .iter()
+            .filter_map(|f| f.offered_rate(scn.duration))
+            .sum();
+        let mut cells: Vec<(String, Cell)> = vec![
+            ("run".into(), Cell::Int(run)),
+            ("replication".into(), Cell::Int(u64::from(replication))),
+            ("seed".into(), Cell::Int(seed)),
+            ("logical".into(), Cell::Int(t.logical)),
+            ("succeeded".into(), Cell::Int(t.succeeded)),
+            ("failed".into(), Cell::Int(t.failed)),
+            ("attempts".into(), Cell::Int(t.attempts)),
+            (
+                "amplification".into(),
+                Cell::ratio(t.attempts as f64, logical),
+            ),
+            (
+                "success_fraction".into(),
+                Cell::ratio(t.succeeded as f64, logical),
+            ),
+            ("rejected".into(), o(Class::Rejected)),
+            ("errors".into(), o(Class::Error)),
+            ("timeouts".into(), o(Class::Timeout)),
+            ("breaker_open".into(), o(Class::BreakerOpen)),
+            ("budget_exhausted".into(), o(Class::BudgetExhausted)),
+            ("deadline_exceeded".into(), o(Class::DeadlineExceeded)),
+            ("in_flight".into(), Cell::Int(m.in_flight)),
+            ("duplicates".into(), Cell::Int(t.duplicates)),
+            (
+                "wasted_fraction".into(),
+                if t.service_ns == 0 {
+                    Cell::Float(0.0)
+                } else {
+                    Cell::ratio(t.wasted_ns as f64, t.service_ns as f64)
+                },
+            ),
+            (
+                "latency_mean_ms".into(),
+                Cell::ratio(
+                    to_millis(0) + t.latency_sum_ns as f64 / 1e6,
+                    completed as f64,
+                ),
+            ),
+            ("latency_p50_ms".into(), q(0.5)),
+            ("latency_p90_ms".into(), q(0.9)),
+            ("latency_p99_ms".into(), q(0.99)),
+            ("latency_p999_ms".into(), q(0.999)),
+            ("peak_inbound_ratio".into(), peak_ratio),
+            (
+                "recovery_time_s".into(),
+                rec.recovery_time_s.map_or(Cell::Empty, Cell::Float),
+            ),
+            ("metastable".into(), Cell::Bool(rec.metastable)),
+        ];
+        for i in 0..layout.max_layers {
+            let calls = t.layer_calls.get(i).copied().unwrap_or(0);
+            cells.push((
+                format!("attempts_layer_{i}"),
+                Cell::ratio(calls as f64, logical),
+            ));
+        }
+        let herd_peak = m.herd.as_ref().map_or(Cell::Empty, |(_, _, c)| {
+            Cell::Int(c.iter().copied().max().unwrap_or(0))
+        });
+        cells.extend([
+            ("conflicts".into(), o(Class::Conflict)),
+            ("served".into(), Cell::Int(t.served)),
+            ("shed".into(), Cell::Int(t.shed)),
+            ("duplicate_applies".into(), Cell::Int(t.duplicate_applies)),
+            ("breaker_trips".into(), Cell::Int(t.breaker_trips)),
+            (
+                "baseline_success".into(),
+                rec.baseline.map_or(Cell::Empty, Cell::float),
+            ),
+            ("peak_inbound".into(), Cell::float(peak as f64 / bucket_s)),
+            ("herd_peak".into(), herd_peak),
+            (
+                "last_completion_s".into(),
+                if completed == 0 {
+                    Cell::Empty
+                } else {
+                    Cell::float(to_secs(t.last_completion))
+                },
+            ),
+            ("offered_rate".into(), Cell::float(offered_rate)),
+            ("events".into(), Cell::Int(t.events)),
+            ("truncated".into(), Cell::Bool(t.truncated.is_some())),
+        ]);
+        for name in &layout.fleets {
+            let ft = scn
+                .fleets
+                .iter()
+                .position(|f| &f.name == name)
+                .and_then(|i| t.fleets.get(i));
+            let (l, s, a, f) = ft.map_or((0, 0, 0, 0), |x| {
+                (x.logical, x.succeeded, x.attempts, x.failed)
+            });
+            cells.push((format!("fleet_{name}_logical"), Cell::Int(l)));
+            cells.push((
+                format!("fleet_{name}_success_fraction"),
+                Cell::ratio(s as f64, l as f64),
+            ));
+            cells.push((
+                format!("fleet_{name}_amplification"),
+                Cell::ratio(a as f64, l as f64),
+            ));
+            cells.push((format!("fleet_{name}_failed"), Cell::Int(f)));
+        }
+        Summary { cells }
+    }
+}

@@ -1,0 +1,15 @@
+//! The retry model of MODEL.md: fleets of clients, nested retry layers, a
+//! capacity-limited dependency and correlated outages, as an event handler for the
+//! engine. It takes validated configuration values, never files.
+
+pub mod arrival;
+pub mod backoff;
+pub mod breaker;
+pub mod budget;
+pub mod dist;
+pub mod outage;
+pub mod outcome;
+pub mod request;
+pub mod world;
+
+pub use world::{Event, World};

@@ -1,0 +1,206 @@
+//! In-flight state in index arenas: logical requests and call nodes, slots reused.
+//!
+//! A *node* is one call into a retry layer, or one attempt at the dependency. Nodes
+//! form a chain per attempt: a layer's current attempt is a child node one level down.
+//! Every node carries a generation that bumps whenever its current attempt ends or
+//! the slot is freed; events and children hold the generation they were made with,
+//! so a stale event or an orphaned child is recognised by a mismatch, with no search.
+
+use crate::engine::Nanos;
+
+use super::outcome::Outcome;
+
+/// "No node": the parent of a top-level node.
+pub const NONE: u32 = u32::MAX;
+
+/// A logical request.
+#[derive(Debug, Clone, Copy)]
+pub struct Request {
+    /// Generation of the slot (for deadline events).
+    pub gen: u32,
+    /// Fleet index.
+    pub fleet: u16,
+    /// Client index within the fleet.
+    pub client: u32,
+    /// Arrival time.
+    pub arrival: Nanos,
+    /// Absolute deadline (`Nanos::MAX` when none).
+    pub deadline: Nanos,
+    /// Whether it is a non-idempotent write.
+    pub is_write: bool,
+    /// Times the write was applied.
+    pub applied: u32,
+    /// Whether the logical request has completed.
+    pub done: bool,
+    /// Live nodes that belong to it.
+    pub refs: u32,
+}
+
+/// Lifecycle of a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeState {
+    /// Slot unused.
+    Free,
+    /// Travelling to its layer or to the dependency.
+    InTransit,
+    /// A layer call waiting for its current attempt.
+    Waiting,
+    /// A layer call sleeping before its next attempt.
+    Sleeping,
+    /// An attempt waiting in the dependency's queue.
+    Queued,
+    /// An attempt being served.
+    InService,
+}
+
+/// One call into a layer, or one attempt at the dependency.
+#[derive(Debug, Clone, Copy)]
+pub struct Node {
+    /// Generation (see the module docs).
+    pub gen: u32,
+    /// Owning request slot.
+    pub req: u32,
+    /// Parent node, or [`NONE`].
+    pub parent: u32,
+    /// Parent's generation when this node was issued.
+    pub parent_gen: u32,
+    /// Current attempt (child) node, or [`NONE`].
+    pub child: u32,
+    /// Child's generation.
+    pub child_gen: u32,
+    /// Layer depth; equal to the fleet's layer count for a dependency attempt.
+    pub depth: u8,
+    /// Whether an outside breaker admitted this call (it must record the outcome).
+    pub outside_admitted: bool,
+    /// Whether the inside breaker admitted the current attempt.
+    pub inside_admitted: bool,
+    /// Lifecycle.
+    pub state: NodeState,
+    /// Attempts made by this call.
+    pub attempts: u32,
+    /// Layer instance the call uses.
+    pub instance: u32,
+    /// What the last retry took from an AWS-style budget (0 = no retry yet).
+    pub retry_cost: u64,
+    /// Previous decorrelated-jitter wait; for dependency attempts, the service time.
+    pub prev: Nanos,
+    /// Dependency attempts: outcome decided at service start.
+    pub outcome: Outcome,
+}
+
+impl Node {
+    const EMPTY: Node = Node {
+        gen: 0,
+        req: NONE,
+        parent: NONE,
+        parent_gen: 0,
+        child: NONE,
+        child_gen: 0,
+        depth: 0,
+        outside_admitted: false,
+        inside_admitted: false,
+        state: NodeState::Free,
+        attempts: 0,
+        instance: 0,
+        retry_cost: 0,
+        prev: 0,
+        outcome: Outcome::of(super::outcome::Class::Success),
+    };
+}
+
+/// Arena of nodes and requests with free lists.
+#[derive(Debug, Default)]
+pub struct Arena {
+    /// Node slots.
+    pub nodes: Vec<Node>,
+    free_nodes: Vec<u32>,
+    /// Request slots.
+    pub reqs: Vec<Request>,
+    free_reqs: Vec<u32>,
+    live_reqs: u64,
+}
+
+impl Arena {
+    /// Allocates a request slot.
+    pub fn alloc_req(&mut self, mut r: Request) -> u32 {
+        self.live_reqs += 1;
+        if let Some(i) = self.free_reqs.pop() {
+            r.gen = self.reqs[i as usize].gen.wrapping_add(1);
+            self.reqs[i as usize] = r;
+            i
+        } else {
+            r.gen = 0;
+            self.reqs.push(r);
+            (self.reqs.len() - 1) as u32
+        }
+    }
+
+    /// Request slots in use (requests not done, or with live nodes).
+    pub fn live_requests(&self) -> u64 {
+        self.live_reqs
+    }
+
+    /// Frees the request if it is done and no node refers to it.
+    #[inline]
+    pub fn maybe_free_req(&mut self, r: u32) {
+        let q = &mut self.reqs[r as usize];
+        if q.done && q.refs == 0 {
+            q.gen = q.gen.wrapping_add(1);
+            self.free_reqs.push(r);
+            self.live_reqs -= 1;
+        }
+    }
+
+    /// Allocates a node for request `req`.
+    #[inline]
+    pub fn alloc_node(&mut self, req: u32, depth: u8, parent: u32, parent_gen: u32) -> u32 {
+        self.reqs[req as usize].refs += 1;
+        let n = Node {
+            req,
+            parent,
+            parent_gen,
+            depth,
+            state: NodeState::InTransit,
+            ..Node::EMPTY
+        };
+        if let Some(i) = self.free_nodes.pop() {
+            let gen = self.nodes[i as usize].gen;
+            self.nodes[i as usize] = Node { gen, ..n };
+            i
+        } else {
+            self.nodes.push(n);
+            (self.nodes.len() - 1) as u32
+        }
+    }
+
+    /// Frees a node: bumps its generation so every event and child that refers to it
+    /// becomes stale.
+    #[inline]
+    pub fn free_node(&mut self, i: u32) {
+        let n = &mut self.nodes[i as usize];
+        debug_assert!(n.state != NodeState::Free);
+        n.gen = n.gen.wrapping_add(1);
+        n.state = NodeState::Free;
+        let r = n.req;
+        self.free_nodes.push(i);
+        self.reqs[r as usize].refs -= 1;
+        self.maybe_free_req(r);
+    }
+
+    /// Whether the result of node `i` can still reach its logical request: every
+    /// ancestor still waits on this chain and the request is not done.
+    pub fn useful(&self, mut i: u32, now: Nanos) -> bool {
+        loop {
+            let n = &self.nodes[i as usize];
+            if n.parent == NONE {
+                let r = &self.reqs[n.req as usize];
+                return !r.done && now < r.deadline;
+            }
+            let p = &self.nodes[n.parent as usize];
+            if p.gen != n.parent_gen || p.state != NodeState::Waiting {
+                return false;
+            }
+            i = n.parent;
+        }
+    }
+}

@@ -1,0 +1,984 @@
+//! The world: fleets, their retry layers, the dependency and the outages, reacting to
+//! events. This is where MODEL.md §2–§5 become code.
+//!
+//! Flow of one logical request with two layers:
+//! ```text
+//! arrival ─► call(layer 0) ─► attempt ─► call(layer 1) ─► attempt ─► dependency
+//!                 ▲  retry/backoff ◄── outcome ◄──┘  retry/backoff ◄── outcome ◄──┘
+//! ```
+//! A layer call makes attempts until one succeeds, the outcome is not retryable, the
+//! attempts run out, the budget denies a retry or the deadline would pass in backoff.
+//! An attempt's outcome is the whole outcome of the call below, its retries included.
+//! Outcomes are counted once, where they arise; propagating one upward is not counting.
+
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
+
+use crate::engine::{stream, Control, Handler, LaneId, Nanos, Scheduler};
+use crate::metrics::{Recorder, RunMetrics};
+use crate::scenario::config::{Arrival, Discipline, Placement, Scenario};
+
+use super::arrival::OpenArrivals;
+use super::backoff;
+use super::breaker::Breaker;
+use super::budget::Budget;
+use super::outage::{self, Effect, Window};
+use super::outcome::{Class, Outcome};
+use super::request::{Arena, NodeState, Request, NONE};
+
+/// Everything that can happen.
+#[derive(Debug, Clone, Copy)]
+pub enum Event {
+    /// Next open-loop arrival of a fleet.
+    Arrival {
+        /// Fleet.
+        fleet: u16,
+    },
+    /// All requests of a burst fleet.
+    Burst {
+        /// Fleet.
+        fleet: u16,
+    },
+    /// A closed-loop client sends its next request.
+    ClientSend {
+        /// Fleet.
+        fleet: u16,
+        /// Client.
+        client: u32,
+    },
+    /// A node reaches its layer or the dependency after the hop.
+    Deliver {
+        /// Node.
+        node: u32,
+        /// Its generation.
+        gen: u32,
+    },
+    /// The outcome of a node's current attempt reaches it after the hop back.
+    Answer {
+        /// The waiting layer node.
+        node: u32,
+        /// Its generation when the attempt was made.
+        gen: u32,
+        /// The outcome.
+        outcome: Outcome,
+    },
+    /// A layer attempt's timeout.
+    Timeout {
+        /// Node.
+        node: u32,
+        /// Generation.
+        gen: u32,
+    },
+    /// A layer's backoff is over.
+    Retry {
+        /// Node.
+        node: u32,
+        /// Generation.
+        gen: u32,
+    },
+    /// The dependency finished serving an attempt.
+    ServiceDone {
+        /// Node.
+        node: u32,
+        /// Generation.
+        gen: u32,
+    },
+    /// A logical request's deadline.
+    Deadline {
+        /// Request slot.
+        req: u32,
+        /// Its generation.
+        gen: u32,
+    },
+    /// An outage window starts.
+    OutageStart {
+        /// Window index.
+        window: u32,
+    },
+    /// An outage window ends.
+    OutageEnd {
+        /// Window index.
+        window: u32,
+    },
+    /// An open breaker's timer ran out.
+    BreakerTimer {
+        /// Global layer index.
+        layer: u16,
+        /// Instance.
+        instance: u32,
+    },
+}
+
+/// Runtime of one retry layer of one fleet.
+struct Layer {
+    cfg: crate::scenario::config::LayerConfig,
+    jitter: ChaCha8Rng,
+    network: ChaCha8Rng,
+    lane: Option<LaneId>,
+    budgets: Vec<Budget>,
+    breakers: Vec<Breaker>,
+    /// Global index (over all fleets) for breaker timers.
+    global: u16,
+}
+
+/// Runtime of one fleet.
+struct Fleet {
+    cfg: crate::scenario::config::FleetConfig,
+    layers: Vec<Layer>,
+    open: Option<OpenArrivals>,
+    arrivals: ChaCha8Rng,
+    writes: ChaCha8Rng,
+    think: ChaCha8Rng,
+    next_client: u64,
+}
+
+/// The dependency's live state.
+struct Dependency {
+    cfg: crate::scenario::config::DependencyConfig,
+    busy: u32,
+    queue: std::collections::VecDeque<(u32, u32)>,
+    queued: u64,
+    service: ChaCha8Rng,
+    errors: ChaCha8Rng,
+    effect: Effect,
+}
+
+impl Dependency {
+    fn capacity(&self) -> u32 {
+        let base = self.cfg.servers.unwrap_or(u32::MAX);
+        self.effect.capacity.map_or(base, |c| c.min(base))
+    }
+}
+
+/// A simulation of one run of a scenario.
+pub struct World {
+    fleets: Vec<Fleet>,
+    /// (fleet, depth) of each global layer index.
+    layer_index: Vec<(u16, u8)>,
+    dep: Dependency,
+    arena: Arena,
+    windows: Vec<Window>,
+    active: Vec<u32>,
+    rec: Recorder,
+    duration: Nanos,
+    horizon: Nanos,
+    in_flight: u64,
+    open_breakers: u64,
+    budget_instances: u64,
+    max_in_flight: u64,
+    max_events: u64,
+    truncated: Option<String>,
+}
+
+impl World {
+    /// Builds the world for `scn` with random streams from `seed`, and schedules the
+    /// first events.
+    pub fn new(scn: &Scenario, seed: u64, sched: &mut Scheduler<Event>) -> World {
+        let horizon = scn.duration.saturating_add(scn.drain);
+        let mut layer_index = Vec::new();
+        let mut budget_instances = 0u64;
+        let fleets: Vec<Fleet> = scn
+            .fleets
+            .iter()
+            .enumerate()
+            .map(|(fi, f)| {
+                let layers = f
+                    .layers
+                    .iter()
+                    .enumerate()
+                    .map(|(li, l)| {
+                        let global = layer_index.len() as u16;
+                        layer_index.push((fi as u16, li as u8));
+                        let n = l.instances as usize;
+                        if l.budget.is_some() {
+                            budget_instances += l.instances;
+                        }
+                        Layer {
+                            cfg: l.clone(),
+                            jitter: stream(seed, &format!("jitter/{}/{}", f.name, li)),
+                            network: stream(seed, &format!("network/{}/{}", f.name, li)),
+                            lane: l.attempt_timeout.map(|_| sched.add_lane()),
+                            budgets: l.budget.map_or(Vec::new(), |b| vec![Budget::new(b); n]),
+                            breakers: l.breaker.map_or(Vec::new(), |b| vec![Breaker::new(b); n]),
+                            global,
+                        }
+                    })
+                    .collect();
+                Fleet {
+                    cfg: f.clone(),
+                    layers,
+                    open: OpenArrivals::new(&f.arrival, f.load_profile.clone(), scn.duration),
+                    arrivals: stream(seed, &format!("arrivals/{}", f.name)),
+                    writes: stream(seed, &format!("writes/{}", f.name)),
+                    think: stream(seed, &format!("think/{}", f.name)),
+                    next_client: 0,
+                }
+            })
+            .collect();
+        let windows = outage::windows(&scn.outages, seed, horizon);
+        let max_depth = scn.fleets.iter().map(|f| f.layers.len()).max().unwrap_or(0);
+        let herd = herd_window(scn, &windows, horizon);
+        let rec = Recorder::new(scn.duration, scn.bucket, scn.fleets.len(), max_depth, herd);
+        let mut w = World {
+            fleets,
+            layer_index,
+            dep: Dependency {
+                cfg: scn.dependency.clone(),
+                busy: 0,
+                queue: Default::default(),
+                queued: 0,
+                service: stream(seed, "service"),
+                errors: stream(seed, "errors"),
+                effect: Effect::default(),
+            },
+            arena: Arena::default(),
+            windows,
+            active: Vec::new(),
+            rec,
+            duration: scn.duration,
+            horizon,
+            in_flight: 0,
+            open_breakers: 0,
+            budget_instances,
+            max_in_flight: scn.limits.max_in_flight,
+            max_events: scn.limits.max_events,
+            truncated: None,
+        };
+        for (i, win) in w.windows.iter().enumerate() {
+            sched.at(win.start, Event::OutageStart { window: i as u32 });
+            if win.end < horizon {
+                sched.at(win.end, Event::OutageEnd { window: i as u32 });
+            }
+        }
+        for fi in 0..w.fleets.len() {
+            let f = &mut w.fleets[fi];
+            let fleet = fi as u16;
+            match &f.cfg.arrival {
+                Arrival::Poisson { .. } | Arrival::Constant { .. } => {
+                    let open = f.open.as_mut().expect("open arrivals");
+                    if let Some(t) = open.next(0, &mut f.arrivals) {
+                        sched.at(t, Event::Arrival { fleet });
+                    }
+                }
+                Arrival::Burst { at, .. } => {
+                    if *at < scn.duration {
+                        sched.at(*at, Event::Burst { fleet });
+                    }
+                }
+                Arrival::Closed { think_time } => {
+                    for c in 0..f.cfg.clients {
+                        let t = think_time.sample(&mut f.think);
+                        if t < scn.duration {
+                            sched.at(
+                                t,
+                                Event::ClientSend {
+                                    fleet,
+                                    client: c as u32,
+                                },
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        w
+    }
+
+    /// The outage windows of this run.
+    pub fn windows(&self) -> &[Window] {
+        &self.windows
+    }
+
+    fn budget_level_at(&self, now: Nanos) -> Option<f64> {
+        if self.budget_instances == 0 {
+            return None;
+        }
+        let mut sum = 0.0;
+        for f in &self.fleets {
+            for l in &f.layers {
+                for b in &l.budgets {
+                    sum += b.level(now);
+                }
+            }
+        }
+        Some(sum / self.budget_instances as f64)
+    }
+
+    /// Ends the run and hands over the measurements.
+    pub fn finish(self, end: Nanos, events: u64) -> RunMetrics {
+        let level = self.budget_level_at(end);
+        let end = end.min(self.horizon);
+        self.rec
+            .finish(end, level, self.in_flight, events, self.truncated)
+    }
+
+    // ----- requests -------------------------------------------------------------
+
+    fn start_request(&mut self, fleet: usize, client: u64, s: &mut Scheduler<Event>) {
+        let now = s.now();
+        let f = &mut self.fleets[fleet];
+        let is_write = f.cfg.writes > 0.0 && f.writes.random::<f64>() < f.cfg.writes;
+        let deadline = f.cfg.deadline.map_or(Nanos::MAX, |d| now.saturating_add(d));
+        let req = self.arena.alloc_req(Request {
+            gen: 0,
+            fleet: fleet as u16,
+            client: client as u32,
+            arrival: now,
+            deadline,
+            is_write,
+            applied: 0,
+            done: false,
+            refs: 0,
+        });
+        self.in_flight += 1;
+        self.rec.offered(fleet);
+        if deadline != Nanos::MAX {
+            let gen = self.arena.reqs[req as usize].gen;
+            s.at(deadline, Event::Deadline { req, gen });
+        }
+        let node = self.arena.alloc_node(req, 0, NONE, 0);
+        if self.fleets[fleet].layers.is_empty() {
+            self.dep_arrive(node, s);
+        } else {
+            self.begin_call(node, s);
+        }
+    }
+
+    fn finish_request(&mut self, req: u32, outcome: Outcome, s: &mut Scheduler<Event>) {
+        let now = s.now();
+        let r = &mut self.arena.reqs[req as usize];
+        if r.done {
+            return;
+        }
+        r.done = true;
+        let (fleet, client, latency) = (r.fleet as usize, r.client, now - r.arrival);
+        self.in_flight -= 1;
+        self.rec
+            .completion(now, fleet, outcome.class == Class::Success, latency);
+        if let Arrival::Closed { think_time } = self.fleets[fleet].cfg.arrival {
+            let t = now.saturating_add(think_time.sample(&mut self.fleets[fleet].think));
+            if t < self.duration {
+                s.at(
+                    t,
+                    Event::ClientSend {
+                        fleet: fleet as u16,
+                        client,
+                    },
+                );
+            }
+        }
+        self.arena.maybe_free_req(req);
+    }
+
+    // ----- layer calls ----------------------------------------------------------
+
+    fn fleet_of(&self, node: u32) -> usize {
+        let req = self.arena.nodes[node as usize].req;
+        self.arena.reqs[req as usize].fleet as usize
+    }
+
+    /// A call node has arrived at its layer.
+    fn begin_call(&mut self, node: u32, s: &mut Scheduler<Event>) {
+        let now = s.now();
+        let fi = self.fleet_of(node);
+        let n = self.arena.nodes[node as usize];
+        let r = self.arena.reqs[n.req as usize];
+        if now >= r.deadline {
+            self.abandon(node, s);
+            return;
+        }
+        let depth = n.depth as usize;
+        let layer = &mut self.fleets[fi].layers[depth];
+        let instance = (u64::from(r.client) % layer.cfg.instances) as u32;
+        let base = match layer.cfg.backoff {
+            crate::scenario::config::Backoff::Exponential { base, .. } => base,
+            _ => 0,
+        };
+        {
+            let nm = &mut self.arena.nodes[node as usize];
+            nm.instance = instance;
+            nm.prev = base;
+            nm.state = NodeState::Waiting;
+        }
+        if let Some(b) = layer.budgets.get_mut(instance as usize) {
+            b.on_call(now);
+        }
+        if layer
+            .cfg
+            .breaker
+            .is_some_and(|b| b.placement == Placement::Outside)
+        {
+            let admitted = self.breaker_allow(fi, depth, instance, s);
+            if !admitted {
+                self.rec.outcome(Class::BreakerOpen);
+                self.finish_call(node, Outcome::of(Class::BreakerOpen), s);
+                return;
+            }
+            self.arena.nodes[node as usize].outside_admitted = true;
+        }
+        self.start_attempt(node, s);
+    }
+
+    /// Makes the next attempt of a call node.
+    fn start_attempt(&mut self, node: u32, s: &mut Scheduler<Event>) {
+        let now = s.now();
+        let fi = self.fleet_of(node);
+        let n = self.arena.nodes[node as usize];
+        let deadline = self.arena.reqs[n.req as usize].deadline;
+        if now >= deadline {
+            self.abandon(node, s);
+            return;
+        }
+        let depth = n.depth as usize;
+        self.arena.nodes[node as usize].attempts += 1;
+        let inside = self.fleets[fi].layers[depth]
+            .cfg
+            .breaker
+            .is_some_and(|b| b.placement == Placement::Inside);
+        if inside {
+            if !self.breaker_allow(fi, depth, n.instance, s) {
+                self.rec.outcome(Class::BreakerOpen);
+                self.arena.nodes[node as usize].inside_admitted = false;
+                self.attempt_failed(node, Outcome::of(Class::BreakerOpen), s);
+                return;
+            }
+            self.arena.nodes[node as usize].inside_admitted = true;
+        }
+        self.rec.layer_call(depth);
+        let gen = n.gen;
+        let child_depth = depth as u8 + 1;
+        let child = self.arena.alloc_node(n.req, child_depth, node, gen);
+        let child_gen = self.arena.nodes[child as usize].gen;
+        {
+            let nm = &mut self.arena.nodes[node as usize];
+            nm.child = child;
+            nm.child_gen = child_gen;
+            nm.state = NodeState::Waiting;
+        }
+        let layer = &mut self.fleets[fi].layers[depth];
+        if let Some(t) = layer.cfg.attempt_timeout {
+            let at = now.saturating_add(t);
+            if at <= deadline {
+                s.after_in_lane(
+                    layer.lane.expect("timeout lane"),
+                    t,
+                    Event::Timeout { node, gen },
+                );
+            } else {
+                s.at(deadline, Event::Timeout { node, gen });
+            }
+        }
+        match layer.cfg.hop_latency {
+            Some(d) => {
+                let delay = d.sample(&mut layer.network);
+                s.after(
+                    delay,
+                    Event::Deliver {
+                        node: child,
+                        gen: child_gen,
+                    },
+                );
+            }
+            None => self.deliver(child, s),
+        }
+    }
+
+    fn deliver(&mut self, node: u32, s: &mut Scheduler<Event>) {
+        let fi = self.fleet_of(node);
+        if self.arena.nodes[node as usize].depth as usize == self.fleets[fi].layers.len() {
+            self.dep_arrive(node, s);
+        } else {
+            self.begin_call(node, s);
+        }
+    }
+
+    /// The current attempt of `node` timed out.
+    fn on_timeout(&mut self, node: u32, s: &mut Scheduler<Event>) {
+        let now = s.now();
+        let n = self.arena.nodes[node as usize];
+        let fi = self.fleet_of(node);
+        let depth = n.depth as usize;
+        // The attempt is over: the child is orphaned (or cancelled).
+        self.arena.nodes[node as usize].gen = n.gen.wrapping_add(1);
+        if self.fleets[fi].layers[depth].cfg.cancel_on_timeout {
+            self.cancel(n.child, n.child_gen, s);
+        }
+        if now >= self.arena.reqs[n.req as usize].deadline {
+            // The deadline, not the attempt timeout: counted once, at the request.
+            if n.inside_admitted {
+                self.breaker_record(fi, depth, n.instance, false, s);
+            }
+            self.abandon(node, s);
+            return;
+        }
+        self.rec.outcome(Class::Timeout);
+        if n.inside_admitted {
+            self.breaker_record(fi, depth, n.instance, false, s);
+        }
+        self.attempt_failed(node, Outcome::of(Class::Timeout), s);
+    }
+
+    /// The outcome of `node`'s current attempt has arrived.
+    fn on_answer(&mut self, node: u32, gen: u32, outcome: Outcome, s: &mut Scheduler<Event>) {
+        let n = self.arena.nodes[node as usize];
+        if n.gen != gen || n.state != NodeState::Waiting {
+            return; // the attempt already timed out: an orphan's answer
+        }
+        self.arena.nodes[node as usize].gen = gen.wrapping_add(1);
+        let fi = self.fleet_of(node);
+        let depth = n.depth as usize;
+        let ok = outcome.class == Class::Success;
+        if n.inside_admitted {
+            self.breaker_record(fi, depth, n.instance, ok, s);
+        }
+        if ok {
+            if let Some(b) = self.fleets[fi].layers[depth]
+                .budgets
+                .get_mut(n.instance as usize)
+            {
+                b.on_success(n.retry_cost);
+            }
+            self.finish_call(node, outcome, s);
+        } else {
+            self.attempt_failed(node, outcome, s);
+        }
+    }
+
+    /// Decides what follows a failed attempt: a retry after backoff, or the end of the call.
+    fn attempt_failed(&mut self, node: u32, outcome: Outcome, s: &mut Scheduler<Event>) {
+        let now = s.now();
+        let n = self.arena.nodes[node as usize];
+        let r = self.arena.reqs[n.req as usize];
+        let fi = r.fleet as usize;
+        let depth = n.depth as usize;
+        let keys = self.fleets[fi].cfg.idempotency_keys;
+        let dep_retry_after = self.dep.cfg.retry_after;
+        let layer = &mut self.fleets[fi].layers[depth];
+        let cls = outcome.class;
+        let ambiguous_write =
+            cls == Class::Timeout && r.is_write && !keys && !layer.cfg.retry_ambiguous_writes;
+        let retryable = layer.cfg.retry_on.contains(cls) && !ambiguous_write;
+        if retryable && cls != Class::BreakerOpen && cls != Class::BudgetExhausted {
+            if let Some(b) = layer.budgets.get_mut(n.instance as usize) {
+                b.on_failure();
+            }
+        }
+        if !retryable || n.attempts >= layer.cfg.max_attempts {
+            self.finish_call(node, outcome, s);
+            return;
+        }
+        let mut prev = n.prev;
+        let mut wait = backoff::wait(&layer.cfg.backoff, n.attempts, &mut prev, &mut layer.jitter);
+        if outcome.retry_after && layer.cfg.respect_retry_after {
+            wait = wait.max(dep_retry_after.unwrap_or(0));
+        }
+        let wake = now.saturating_add(wait);
+        if wake > r.deadline {
+            if now >= r.deadline {
+                self.abandon(node, s);
+            } else {
+                self.rec.outcome(Class::DeadlineExceeded);
+                self.finish_call(node, Outcome::of(Class::DeadlineExceeded), s);
+            }
+            return;
+        }
+        let mut cost = n.retry_cost;
+        if let Some(b) = layer.budgets.get_mut(n.instance as usize) {
+            match b.try_retry(now, cls == Class::Timeout) {
+                Some(c) => cost = c,
+                None => {
+                    self.rec.outcome(Class::BudgetExhausted);
+                    self.finish_call(node, Outcome::of(Class::BudgetExhausted), s);
+                    return;
+                }
+            }
+        }
+        let nm = &mut self.arena.nodes[node as usize];
+        nm.prev = prev;
+        nm.retry_cost = cost;
+        nm.state = NodeState::Sleeping;
+        s.at(wake, Event::Retry { node, gen: nm.gen });
+    }
+
+    /// The call at `node` is over with `outcome`: report it to the caller.
+    fn finish_call(&mut self, node: u32, outcome: Outcome, s: &mut Scheduler<Event>) {
+        let n = self.arena.nodes[node as usize];
+        let fi = self.fleet_of(node);
+        let depth = n.depth as usize;
+        if n.outside_admitted {
+            self.breaker_record(fi, depth, n.instance, outcome.class == Class::Success, s);
+        }
+        self.arena.free_node(node);
+        if n.parent == NONE {
+            self.finish_request(n.req, outcome, s);
+            return;
+        }
+        let p = self.arena.nodes[n.parent as usize];
+        if p.gen != n.parent_gen || p.state != NodeState::Waiting {
+            return; // nobody waits for this answer
+        }
+        let layer = &mut self.fleets[fi].layers[depth - 1];
+        match layer.cfg.hop_latency {
+            Some(d) => {
+                let delay = d.sample(&mut layer.network);
+                s.after(
+                    delay,
+                    Event::Answer {
+                        node: n.parent,
+                        gen: n.parent_gen,
+                        outcome,
+                    },
+                );
+            }
+            None => self.on_answer(n.parent, n.parent_gen, outcome, s),
+        }
+    }
+
+    /// Ends a node silently: its request's deadline has passed (counted once there).
+    fn abandon(&mut self, node: u32, s: &mut Scheduler<Event>) {
+        let n = self.arena.nodes[node as usize];
+        if n.outside_admitted {
+            let fi = self.fleet_of(node);
+            self.breaker_record(fi, n.depth as usize, n.instance, false, s);
+        }
+        self.arena.free_node(node);
+    }
+
+    /// Cancels a node and, below it, its current attempt. Work in service runs on.
+    fn cancel(&mut self, node: u32, gen: u32, s: &mut Scheduler<Event>) {
+        if node == NONE {
+            return;
+        }
+        let n = self.arena.nodes[node as usize];
+        if n.gen != gen {
+            return;
+        }
+        match n.state {
+            NodeState::Free | NodeState::InService => {}
+            NodeState::Waiting => {
+                self.cancel(n.child, n.child_gen, s);
+                self.abandon(node, s);
+            }
+            NodeState::Sleeping | NodeState::InTransit => self.abandon(node, s),
+            NodeState::Queued => {
+                self.dep.queued -= 1;
+                self.rec.set_queue(self.dep.queued);
+                self.arena.free_node(node);
+            }
+        }
+    }
+
+    // ----- breakers -------------------------------------------------------------
+
+    fn breaker_allow(
+        &mut self,
+        fi: usize,
+        depth: usize,
+        inst: u32,
+        s: &mut Scheduler<Event>,
+    ) -> bool {
+        self.breaker_op(fi, depth, inst, s, |b, now| b.allow(now))
+    }
+
+    fn breaker_record(
+        &mut self,
+        fi: usize,
+        depth: usize,
+        inst: u32,
+        ok: bool,
+        s: &mut Scheduler<Event>,
+    ) {
+        self.breaker_op(fi, depth, inst, s, |b, now| b.record(now, ok));
+    }
+
+    /// Runs `op` on a breaker, keeping the open count and the half-open timer right.
+    fn breaker_op<T>(
+        &mut self,
+        fi: usize,
+        depth: usize,
+        inst: u32,
+        s: &mut Scheduler<Event>,
+        op: impl FnOnce(&mut Breaker, Nanos) -> T,
+    ) -> T {
+        let now = s.now();
+        let layer = &mut self.fleets[fi].layers[depth];
+        let global = layer.global;
+        let b = &mut layer.breakers[inst as usize];
+        let was_open = matches!(b.state(), super::breaker::State::Open { .. });
+        let trips_before = b.times_opened();
+        let out = op(b, now);
+        let is_open = matches!(b.state(), super::breaker::State::Open { .. });
+        let tripped = b.times_opened() > trips_before;
+        if tripped {
+            if let super::breaker::State::Open { until } = b.state() {
+                s.at(
+                    until,
+                    Event::BreakerTimer {
+                        layer: global,
+                        instance: inst,
+                    },
+                );
+            }
+            self.rec.breaker_tripped();
+        }
+        if was_open != is_open {
+            if is_open {
+                self.open_breakers += 1;
+            } else {
+                self.open_breakers -= 1;
+            }
+            self.rec.set_open_breakers(self.open_breakers);
+        }
+        out
+    }
+
+    // ----- the dependency -------------------------------------------------------
+
+    fn dep_arrive(&mut self, node: u32, s: &mut Scheduler<Event>) {
+        let now = s.now();
+        let fi = self.fleet_of(node);
+        self.rec.inbound(now, fi);
+        if self.dep.effect.blackhole {
+            self.arena.free_node(node); // swallowed: no answer, ever
+            return;
+        }
+        if self.dep.busy < self.dep.capacity() {
+            self.start_service(node, s);
+        } else if self.dep.cfg.queue_limit.is_none_or(|l| self.dep.queued < l) {
+            let gen = self.arena.nodes[node as usize].gen;
+            self.arena.nodes[node as usize].state = NodeState::Queued;
+            self.dep.queue.push_back((node, gen));
+            self.dep.queued += 1;
+            self.rec.set_queue(self.dep.queued);
+        } else {
+            self.rec.outcome(Class::Rejected);
+            let outcome = Outcome {
+                class: Class::Rejected,
+                retry_after: self.dep.cfg.retry_after.is_some(),
+            };
+            self.finish_call(node, outcome, s);
+        }
+    }
+
+    fn start_service(&mut self, node: u32, s: &mut Scheduler<Event>) {
+        let dep = &mut self.dep;
+        let (service, class) = match dep.effect.fail_after {
+            Some(after) => (after, Class::Error),
+            None => {
+                let base = dep.cfg.service_time.sample(&mut dep.service);
+                let mut t = base;
+                if dep.effect.slow != 1.0 {
+                    t = crate::engine::time::from_f64_ns(base as f64 * dep.effect.slow);
+                }
+                t = t.saturating_add(dep.cfg.per_concurrent.saturating_mul(u64::from(dep.busy)));
+                let p = 1.0 - (1.0 - dep.cfg.error_rate) * (1.0 - dep.effect.error_p);
+                let failed = p > 0.0 && dep.errors.random::<f64>() < p;
+                (t, if failed { Class::Error } else { Class::Success })
+            }
+        };
+        dep.busy += 1;
+        self.rec.set_busy(u64::from(dep.busy));
+        let nm = &mut self.arena.nodes[node as usize];
+        nm.state = NodeState::InService;
+        nm.prev = service;
+        nm.outcome = Outcome::of(class);
+        s.after(service, Event::ServiceDone { node, gen: nm.gen });
+    }
+
+    fn on_service_done(&mut self, node: u32, s: &mut Scheduler<Event>) {
+        let now = s.now();
+        self.dep.busy -= 1;
+        self.rec.set_busy(u64::from(self.dep.busy));
+        let n = self.arena.nodes[node as usize];
+        let useful = self.arena.useful(node, now);
+        self.rec.served(n.prev, !useful);
+        let outcome = n.outcome;
+        if outcome.class == Class::Success {
+            let fi = self.fleet_of(node);
+            let keys = self.fleets[fi].cfg.idempotency_keys;
+            let r = &mut self.arena.reqs[n.req as usize];
+            if r.is_write && !(keys && r.applied > 0) {
+                r.applied += 1;
+                if r.applied >= 2 {
+                    let first = r.applied == 2;
+                    self.rec.duplicate(first);
+                }
+            }
+        } else {
+            self.rec.outcome(outcome.class);
+        }
+        if self.dep.effect.blackhole {
+            self.arena.free_node(node); // the answer is lost
+        } else {
+            self.finish_call(node, outcome, s);
+        }
+        self.dispatch(s);
+    }
+
+    /// Starts queued attempts while servers are free.
+    fn dispatch(&mut self, s: &mut Scheduler<Event>) {
+        let now = s.now();
+        while self.dep.busy < self.dep.capacity() {
+            let next = match self.dep.cfg.discipline {
+                Discipline::Fifo => self.dep.queue.pop_front(),
+                Discipline::Lifo => self.dep.queue.pop_back(),
+            };
+            let Some((node, gen)) = next else { break };
+            let n = self.arena.nodes[node as usize];
+            if n.gen != gen || n.state != NodeState::Queued {
+                continue; // cancelled while queued
+            }
+            self.dep.queued -= 1;
+            self.rec.set_queue(self.dep.queued);
+            if self.dep.cfg.drop_expired && !self.arena.useful(node, now) {
+                self.rec.shed();
+                self.arena.free_node(node);
+                continue;
+            }
+            self.start_service(node, s);
+        }
+    }
+
+    fn set_effect(&mut self, s: &mut Scheduler<Event>) {
+        let windows = &self.windows;
+        self.dep.effect = Effect::combine(self.active.iter().map(|&i| &windows[i as usize].mode));
+        self.dispatch(s);
+    }
+}
+
+/// The fine-bucket window of the herd series: around the first burst, or from just
+/// before the first outage to a while after the last one ends; at most 20,000 buckets.
+fn herd_window(
+    scn: &Scenario,
+    windows: &[Window],
+    horizon: Nanos,
+) -> Option<(Nanos, Nanos, usize)> {
+    let sec = crate::engine::time::SECOND;
+    let burst = scn
+        .fleets
+        .iter()
+        .filter_map(|f| match f.arrival {
+            Arrival::Burst { at, .. } => Some(at),
+            _ => None,
+        })
+        .min();
+    let (start, end) = match (burst, windows.first(), windows.iter().map(|w| w.end).max()) {
+        (Some(at), _, _) => (at.saturating_sub(sec / 10), at.saturating_add(20 * sec)),
+        (None, Some(first), Some(last_end)) => (
+            first.start.saturating_sub(sec),
+            last_end.saturating_add(10 * sec),
+        ),
+        _ => return None,
+    };
+    let end = end.min(horizon);
+    if end <= start {
+        return None;
+    }
+    let n = (end - start).div_ceil(scn.herd_bucket).min(20_000) as usize;
+    Some((start, scn.herd_bucket, n))
+}
+
+impl Handler<Event> for World {
+    fn handle(&mut self, ev: Event, s: &mut Scheduler<Event>) -> Control {
+        let now = s.now();
+        if now > self.horizon {
+            return Control::Stop;
+        }
+        if self.rec.crosses(now) {
+            let level = self.budget_level_at(now);
+            self.rec.advance(now, level);
+        } else {
+            self.rec.advance(now, None);
+        }
+        match ev {
+            Event::Arrival { fleet } => {
+                let fi = fleet as usize;
+                let f = &mut self.fleets[fi];
+                let client = f.next_client % f.cfg.clients;
+                f.next_client += 1;
+                let open = f.open.as_mut().expect("open arrivals");
+                if let Some(t) = open.next(now, &mut f.arrivals) {
+                    s.at(t, Event::Arrival { fleet });
+                }
+                self.start_request(fi, client, s);
+            }
+            Event::Burst { fleet } => {
+                let fi = fleet as usize;
+                let (count, clients) = match self.fleets[fi].cfg.arrival {
+                    Arrival::Burst { count, .. } => (count, self.fleets[fi].cfg.clients),
+                    _ => (0, 1),
+                };
+                for i in 0..count {
+                    self.start_request(fi, i % clients, s);
+                }
+            }
+            Event::ClientSend { fleet, client } => {
+                self.start_request(fleet as usize, u64::from(client), s);
+            }
+            Event::Deliver { node, gen } => {
+                if self.arena.nodes[node as usize].gen == gen {
+                    self.deliver(node, s);
+                }
+            }
+            Event::Answer { node, gen, outcome } => self.on_answer(node, gen, outcome, s),
+            Event::Timeout { node, gen } => {
+                let n = self.arena.nodes[node as usize];
+                if n.gen == gen && n.state == NodeState::Waiting {
+                    self.on_timeout(node, s);
+                }
+            }
+            Event::Retry { node, gen } => {
+                let n = self.arena.nodes[node as usize];
+                if n.gen == gen && n.state == NodeState::Sleeping {
+                    self.start_attempt(node, s);
+                }
+            }
+            Event::ServiceDone { node, gen } => {
+                if self.arena.nodes[node as usize].gen == gen {
+                    self.on_service_done(node, s);
+                }
+            }
+            Event::Deadline { req, gen } => {
+                let r = self.arena.reqs[req as usize];
+                if r.gen == gen && !r.done {
+                    self.rec.outcome(Class::DeadlineExceeded);
+                    self.finish_request(req, Outcome::of(Class::DeadlineExceeded), s);
+                }
+            }
+            Event::OutageStart { window } => {
+                self.active.push(window);
+                self.set_effect(s);
+            }
+            Event::OutageEnd { window } => {
+                self.active.retain(|&w| w != window);
+                self.set_effect(s);
+            }
+            Event::BreakerTimer { layer, instance } => {
+                let (fi, depth) = self.layer_index[layer as usize];
+                self.breaker_op(fi as usize, depth as usize, instance, s, |b, now| {
+                    b.tick(now)
+                });
+            }
+        }
+        if now >= self.duration && self.in_flight == 0 {
+            return Control::Stop;
+        }
+        if self.in_flight > self.max_in_flight {
+            self.truncated = Some(format!(
+                "more than limits.max_in_flight = {} logical requests in flight at t = {:.3}s",
+                self.max_in_flight,
+                crate::engine::time::to_secs(now)
+            ));
+            return Control::Stop;
+        }
+        if s.processed() >= self.max_events {
+            self.truncated = Some(format!(
+                "limits.max_events = {} events reached at t = {:.3}s",
+                self.max_events,
+                crate::engine::time::to_secs(now)
+            ));
+            return Control::Stop;
+        }
+        Control::Continue
+    }
+}

@@ -1,0 +1,398 @@
+//! The validated scenario: typed values in integer nanoseconds, every rule checked.
+//! This is what the model consumes; it never sees the file.
+
+use crate::engine::Nanos;
+use crate::model::dist::Dist;
+use crate::model::outcome::ClassSet;
+
+/// A validated scenario, ready to simulate.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// Name, used for the default output folder.
+    pub name: String,
+    /// Base seed.
+    pub seed: u64,
+    /// Logical requests arrive in `[0, duration)`.
+    pub duration: Nanos,
+    /// Longest drain after `duration`.
+    pub drain: Nanos,
+    /// Time-series bucket.
+    pub bucket: Nanos,
+    /// Recovery baseline starts here.
+    pub warmup: Nanos,
+    /// Recovery tolerance below the baseline.
+    pub recovery_tolerance: f64,
+    /// Buckets the success rate must hold to count as recovered.
+    pub recovery_hold: u32,
+    /// Repetitions of the run with derived seeds.
+    pub replications: u32,
+    /// Fine bucket of the herd series.
+    pub herd_bucket: Nanos,
+    /// The dependency.
+    pub dependency: DependencyConfig,
+    /// Client fleets.
+    pub fleets: Vec<FleetConfig>,
+    /// Correlated faults.
+    pub outages: Vec<OutageConfig>,
+    /// Safety caps.
+    pub limits: Limits,
+}
+
+/// Safety caps of one run.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Logical requests in flight at once before the run stops as truncated.
+    pub max_in_flight: u64,
+    /// Events handled before the run stops as truncated.
+    pub max_events: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_in_flight: 1_000_000,
+            max_events: 2_000_000_000,
+        }
+    }
+}
+
+/// How a fleet's logical requests arrive.
+#[derive(Debug, Clone)]
+pub enum Arrival {
+    /// Poisson process of `rate` per second.
+    Poisson {
+        /// Logical requests per second.
+        rate: f64,
+    },
+    /// Evenly spaced at `rate` per second, the first at time 0.
+    Constant {
+        /// Logical requests per second.
+        rate: f64,
+    },
+    /// Closed loop: `clients` each send, wait for the answer, think, send again.
+    Closed {
+        /// Pause after each answer (also before the first request).
+        think_time: Dist,
+    },
+    /// `count` requests at `at`.
+    Burst {
+        /// When.
+        at: Nanos,
+        /// How many.
+        count: u64,
+    },
+}
+
+/// Multiplier of an open arrival rate over time.
+#[derive(Debug, Clone)]
+pub enum LoadProfile {
+    /// Piecewise constant: `(from, multiplier)`, sorted; 1 before the first point.
+    Steps(Vec<(Nanos, f64)>),
+    /// Piecewise linear between points; constant before the first and after the last.
+    Ramp(Vec<(Nanos, f64)>),
+}
+
+impl LoadProfile {
+    /// The multiplier at time `t`.
+    pub fn at(&self, t: Nanos) -> f64 {
+        match self {
+            LoadProfile::Steps(p) => p
+                .iter()
+                .rev()
+                .find(|(at, _)| *at <= t)
+                .map_or(1.0, |(_, m)| *m),
+            LoadProfile::Ramp(p) => {
+                let (first, last) = (p[0], p[p.len() - 1]);
+                if t <= first.0 {
+                    return first.1;
+                }
+                if t >= last.0 {
+                    return last.1;
+                }
+                let i = p.iter().position(|(at, _)| *at > t).expect("inside");
+                let (t0, m0) = p[i - 1];
+                let (t1, m1) = p[i];
+                m0 + (m1 - m0) * ((t - t0) as f64 / (t1 - t0) as f64)
+            }
+        }
+    }
+
+    /// The largest multiplier at any time.
+    pub fn max(&self) -> f64 {
+        let pts = match self {
+            LoadProfile::Steps(p) => {
+                return p.iter().map(|(_, m)| *m).fold(1.0, f64::max);
+            }
+            LoadProfile::Ramp(p) => p,
+        };
+        pts.iter().map(|(_, m)| *m).fold(0.0, f64::max)
+    }
+
+    /// The next time after `t` at which the profile changes slope or level.
+    pub fn next_change(&self, t: Nanos) -> Option<Nanos> {
+        let pts = match self {
+            LoadProfile::Steps(p) | LoadProfile::Ramp(p) => p,
+        };
+        pts.iter().map(|(at, _)| *at).find(|at| *at > t)
+    }
+}
+
+/// A client fleet.
+#[derive(Debug, Clone)]
+pub struct FleetConfig {
+    /// Unique name.
+    pub name: String,
+    /// Arrival process.
+    pub arrival: Arrival,
+    /// Clients the fleet's requests are spread over.
+    pub clients: u64,
+    /// Rate multiplier over time (open arrivals only).
+    pub load_profile: Option<LoadProfile>,
+    /// End-to-end budget of a logical request.
+    pub deadline: Option<Nanos>,
+    /// Fraction of requests that are non-idempotent writes.
+    pub writes: f64,
+    /// Whether writes carry a stable idempotency key.
+    pub idempotency_keys: bool,
+    /// Retry layers, top first.
+    pub layers: Vec<LayerConfig>,
+}
+
+impl FleetConfig {
+    /// Mean offered load in logical requests per second over `[0, duration)`.
+    pub fn offered_rate(&self, duration: Nanos) -> Option<f64> {
+        let base = match &self.arrival {
+            Arrival::Poisson { rate } | Arrival::Constant { rate } => *rate,
+            Arrival::Burst { count, .. } => {
+                return Some(*count as f64 / crate::engine::time::to_secs(duration.max(1)))
+            }
+            Arrival::Closed { .. } => return None,
+        };
+        Some(match &self.load_profile {
+            None => base,
+            Some(p) => {
+                // Average the multiplier over the window on a fine grid.
+                let n = 1000u64;
+                let sum: f64 = (0..n)
+                    .map(|i| p.at(duration / n * i + duration / n / 2))
+                    .sum();
+                base * sum / n as f64
+            }
+        })
+    }
+}
+
+/// Jitter of exponential backoff.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Jitter {
+    /// `e_k`.
+    None,
+    /// `uniform(0, e_k)`.
+    Full,
+    /// `e_k/2 + uniform(0, e_k/2)`.
+    Equal,
+    /// `d_k = min(cap, uniform(base, 3 d_(k-1)))`, `d_0 = base`.
+    Decorrelated,
+}
+
+/// Backoff policy.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Backoff {
+    /// Retry at once.
+    None,
+    /// Fixed delay.
+    Fixed(Nanos),
+    /// `e_k = min(cap, base * multiplier^(k-1))`, then jitter.
+    Exponential {
+        /// First wait.
+        base: Nanos,
+        /// Largest wait.
+        cap: Nanos,
+        /// Growth factor.
+        multiplier: f64,
+        /// Jitter mode.
+        jitter: Jitter,
+    },
+}
+
+/// Retry budget settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BudgetConfig {
+    /// gRPC throttling in milli-tokens.
+    TokenBucket {
+        /// `max_tokens * 1000`.
+        max_milli: u64,
+        /// `token_ratio * 1000`.
+        ratio_milli: u64,
+    },
+    /// Sliding-window ratio.
+    Ratio {
+        /// Fraction of calls (0.2 for 20%).
+        fraction: f64,
+        /// Floor per second.
+        min_per_sec: f64,
+        /// Window length.
+        window: Nanos,
+    },
+    /// AWS standard retry quota.
+    AwsStandard {
+        /// Bucket size.
+        capacity: u64,
+        /// Cost of a retry.
+        retry_cost: u64,
+        /// Cost of a retry after a timeout.
+        timeout_cost: u64,
+        /// Refund of a success without retry.
+        success_refund: u64,
+    },
+}
+
+/// Breaker placement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// Retry(Breaker(call)).
+    Inside,
+    /// Breaker(Retry(call)).
+    Outside,
+}
+
+/// What trips a breaker.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Trip {
+    /// `n` consecutive failures.
+    Consecutive(u32),
+    /// Failure rate ≥ `rate` over the last `window` calls, once `min_calls` are recorded.
+    Rate {
+        /// Calls in the window.
+        window: u32,
+        /// Calls needed before the rate counts.
+        min_calls: u32,
+        /// Threshold.
+        rate: f64,
+    },
+}
+
+/// Circuit-breaker settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BreakerConfig {
+    /// What trips it.
+    pub trip: Trip,
+    /// Time open before half-open.
+    pub open_for: Nanos,
+    /// Successful probes needed to close.
+    pub half_open_probes: u32,
+    /// Inside or outside the retry loop.
+    pub placement: Placement,
+}
+
+/// A retry layer.
+#[derive(Debug, Clone)]
+pub struct LayerConfig {
+    /// Name.
+    pub name: String,
+    /// Attempts per call, the first included (`u32::MAX` = unlimited).
+    pub max_attempts: u32,
+    /// Per-attempt timeout.
+    pub attempt_timeout: Option<Nanos>,
+    /// Cancel the work below on timeout.
+    pub cancel_on_timeout: bool,
+    /// Backoff.
+    pub backoff: Backoff,
+    /// Retried outcome classes.
+    pub retry_on: ClassSet,
+    /// Retry timed-out writes that carry no key.
+    pub retry_ambiguous_writes: bool,
+    /// Honour Retry-After.
+    pub respect_retry_after: bool,
+    /// Independent copies of the layer's state.
+    pub instances: u64,
+    /// Retry budget.
+    pub budget: Option<BudgetConfig>,
+    /// Circuit breaker.
+    pub breaker: Option<BreakerConfig>,
+    /// Network delay each way to the layer below.
+    pub hop_latency: Option<Dist>,
+}
+
+/// Queue discipline of the dependency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Discipline {
+    /// First in, first out.
+    Fifo,
+    /// Last in, first out.
+    Lifo,
+}
+
+/// The capacity-limited dependency.
+#[derive(Debug, Clone)]
+pub struct DependencyConfig {
+    /// Servers (`None` = unlimited).
+    pub servers: Option<u32>,
+    /// Waiting room (`None` = unlimited).
+    pub queue_limit: Option<u64>,
+    /// 503 or 429.
+    pub reject_status: u16,
+    /// Retry-After carried by rejections.
+    pub retry_after: Option<Nanos>,
+    /// Service time.
+    pub service_time: Dist,
+    /// Extra service time per attempt already in service.
+    pub per_concurrent: Nanos,
+    /// Queue discipline.
+    pub discipline: Discipline,
+    /// Skip queued attempts nobody waits for.
+    pub drop_expired: bool,
+    /// Independent transient failure probability.
+    pub error_rate: f64,
+}
+
+impl DependencyConfig {
+    /// Attempts per second the dependency completes at full load, if finite.
+    pub fn capacity(&self) -> Option<f64> {
+        let s = self.servers?;
+        Some(f64::from(s) / (self.service_time.mean_ns() / 1e9))
+    }
+}
+
+/// What an outage does while active.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum OutageMode {
+    /// Attempts that start service fail with `error` after this long.
+    Fail(Nanos),
+    /// Served attempts fail with this probability.
+    ErrorRate(f64),
+    /// Service times multiplied.
+    Slow(f64),
+    /// Servers reduced to this many.
+    Capacity(u32),
+    /// Attempts get no answer.
+    Blackhole,
+}
+
+/// When an outage is active.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum OutageTiming {
+    /// `[start, end)`.
+    Window {
+        /// Start.
+        start: Nanos,
+        /// End.
+        end: Nanos,
+    },
+    /// Alternating exponential up and down periods, starting up.
+    Markov {
+        /// Mean up time.
+        mean_up: Nanos,
+        /// Mean down time.
+        mean_down: Nanos,
+    },
+}
+
+/// A correlated fault.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OutageConfig {
+    /// When.
+    pub timing: OutageTiming,
+    /// What.
+    pub mode: OutageMode,
+}

@@ -1,0 +1,547 @@
+//! The scenario file as written: a serde mirror of the TOML, unknown keys rejected.
+//!
+//! Values here are as the user wrote them (durations already in nanoseconds, but no
+//! cross-field rules checked); [`super::validate`] turns them into a typed
+//! [`super::config::Scenario`].
+
+use std::fmt;
+
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Serialize};
+
+use crate::engine::Nanos;
+
+/// A duration written as a string with a unit (`"100ms"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct Dur(pub Nanos);
+
+impl<'de> Deserialize<'de> for Dur {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Dur;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a duration string such as \"100ms\" or \"1.5s\"")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Dur, E> {
+                super::duration::parse(s).map(Dur).map_err(E::custom)
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Dur, E> {
+                if v == 0 {
+                    Ok(Dur(0))
+                } else {
+                    Err(E::custom(format!(
+                        "duration {v} has no unit (write e.g. \"{v}ms\" or \"{v}s\")"
+                    )))
+                }
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Dur, E> {
+                Err(E::custom(format!(
+                    "duration {v} has no unit (write e.g. \"{v}s\")"
+                )))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A count that may be `"unlimited"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// A finite count.
+    Finite(u64),
+    /// No limit.
+    Unlimited,
+}
+
+impl Serialize for Limit {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Limit::Finite(n) => s.serialize_u64(*n),
+            Limit::Unlimited => s.serialize_str("unlimited"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Limit {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Limit;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a non-negative integer or \"unlimited\"")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Limit, E> {
+                if s == "unlimited" {
+                    Ok(Limit::Unlimited)
+                } else {
+                    Err(E::custom(format!(
+                        "expected a non-negative integer or \"unlimited\", found \"{s}\""
+                    )))
+                }
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Limit, E> {
+                u64::try_from(v).map(Limit::Finite).map_err(|_| {
+                    E::custom(format!(
+                        "expected a non-negative integer or \"unlimited\", found {v}"
+                    ))
+                })
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Limit, E> {
+                Ok(Limit::Finite(v))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A random delay: `{ kind = "...", ... }`, or a plain duration string (deterministic).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum DistFile {
+    /// Exponential with the given mean.
+    Exponential {
+        /// Mean.
+        mean: Dur,
+    },
+    /// Always `value`.
+    Deterministic {
+        /// The value.
+        value: Dur,
+    },
+    /// Log-normal given by its median and 99th percentile.
+    Lognormal {
+        /// Median.
+        median: Dur,
+        /// 99th percentile.
+        p99: Dur,
+    },
+    /// Uniform on `[min, max]`.
+    Uniform {
+        /// Lower bound.
+        min: Dur,
+        /// Upper bound.
+        max: Dur,
+    },
+    /// The absolute value of a normal draw.
+    Normal {
+        /// Mean.
+        mean: Dur,
+        /// Standard deviation.
+        sd: Dur,
+    },
+}
+
+/// A distribution, or a duration string meaning a deterministic delay.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct DistOrDur(pub DistFile);
+
+impl<'de> Deserialize<'de> for DistOrDur {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = DistOrDur;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a duration string or a table { kind = \"exponential\" | \"deterministic\" | \"lognormal\" | \"uniform\" | \"normal\", ... }")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<DistOrDur, E> {
+                let v = super::duration::parse(s).map_err(E::custom)?;
+                Ok(DistOrDur(DistFile::Deterministic { value: Dur(v) }))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<DistOrDur, A::Error> {
+                DistFile::deserialize(de::value::MapAccessDeserializer::new(map)).map(DistOrDur)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// How a fleet's logical requests arrive.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ArrivalFile {
+    /// Open loop, exponential inter-arrival times.
+    Poisson {
+        /// Logical requests per second for the whole fleet.
+        rate: f64,
+        /// Clients the requests are spread over, in turn.
+        clients: Option<u64>,
+    },
+    /// Open loop, evenly spaced.
+    Constant {
+        /// Logical requests per second.
+        rate: f64,
+        /// Clients the requests are spread over, in turn.
+        clients: Option<u64>,
+    },
+    /// Closed loop: each client waits for its request, thinks, then sends the next.
+    Closed {
+        /// Number of clients.
+        clients: u64,
+        /// Pause between a response and the next request.
+        think_time: DistOrDur,
+    },
+    /// `count` requests at one instant.
+    Burst {
+        /// When.
+        at: Dur,
+        /// How many.
+        count: u64,
+        /// Clients the requests are spread over (default: one per request).
+        clients: Option<u64>,
+    },
+}
+
+/// One point of a load profile.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfilePoint {
+    /// From when.
+    pub at: Dur,
+    /// Factor applied to the arrival rate.
+    pub multiplier: f64,
+}
+
+/// Steps `[{ at, multiplier }]` or `{ ramp = [...] }` (linear between points).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum LoadProfileFile {
+    /// Piecewise constant.
+    Steps(Vec<ProfilePoint>),
+    /// Piecewise linear.
+    Ramp {
+        /// The points.
+        ramp: Vec<ProfilePoint>,
+    },
+}
+
+impl<'de> Deserialize<'de> for LoadProfileFile {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct RampTable {
+            ramp: Vec<ProfilePoint>,
+        }
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = LoadProfileFile;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a list of { at, multiplier } steps or a table { ramp = [...] }")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<LoadProfileFile, A::Error> {
+                Vec::<ProfilePoint>::deserialize(de::value::SeqAccessDeserializer::new(seq))
+                    .map(LoadProfileFile::Steps)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<LoadProfileFile, A::Error> {
+                RampTable::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(|r| LoadProfileFile::Ramp { ramp: r.ramp })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A client fleet.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FleetFile {
+    /// Unique name.
+    pub name: String,
+    /// Arrival process.
+    pub arrival: ArrivalFile,
+    /// Optional multiplier over time.
+    pub load_profile: Option<LoadProfileFile>,
+    /// End-to-end budget of a logical request.
+    pub deadline: Option<Dur>,
+    /// Fraction of non-idempotent writes.
+    pub writes: Option<f64>,
+    /// Whether writes carry an idempotency key.
+    pub idempotency_keys: Option<bool>,
+    /// Retry layers, top first.
+    #[serde(default)]
+    pub layers: Vec<LayerFile>,
+}
+
+/// Jitter mode of exponential backoff.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JitterFile {
+    /// `e_k`.
+    None,
+    /// `uniform(0, e_k)`.
+    Full,
+    /// `e_k/2 + uniform(0, e_k/2)`.
+    Equal,
+    /// `min(cap, uniform(base, 3 d_(k-1)))`.
+    Decorrelated,
+}
+
+/// Wait after a failed attempt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum BackoffFile {
+    /// Retry at once.
+    None,
+    /// Always `delay`.
+    Fixed {
+        /// The delay.
+        delay: Dur,
+    },
+    /// Capped exponential with optional jitter.
+    Exponential {
+        /// First wait.
+        base: Dur,
+        /// Largest wait (default: none).
+        cap: Option<Dur>,
+        /// Growth factor (default 2).
+        multiplier: Option<f64>,
+        /// Jitter mode (default none).
+        jitter: Option<JitterFile>,
+    },
+}
+
+/// Retry budget of a layer instance.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum BudgetFile {
+    /// gRPC retry throttling.
+    TokenBucket {
+        /// Bucket size.
+        max_tokens: f64,
+        /// Tokens returned per success.
+        token_ratio: f64,
+    },
+    /// Retries in a sliding window bounded by a fraction of calls plus a floor.
+    Ratio {
+        /// Percentage of calls (20 = 20%).
+        percent: f64,
+        /// Retries per second always allowed.
+        min_per_sec: Option<f64>,
+        /// Window length.
+        window: Option<Dur>,
+    },
+    /// AWS SDK standard retry quota.
+    AwsStandard {
+        /// Bucket size (default 500).
+        capacity: Option<u64>,
+        /// Cost of a retry (default 5).
+        retry_cost: Option<u64>,
+        /// Cost of a retry after a timeout (default 10).
+        timeout_cost: Option<u64>,
+        /// Refund of a success without retry (default 1).
+        success_refund: Option<u64>,
+    },
+}
+
+/// Where a breaker sits relative to the retry loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlacementFile {
+    /// Retry(Breaker(call)).
+    Inside,
+    /// Breaker(Retry(call)).
+    Outside,
+}
+
+/// Circuit breaker of a layer instance.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum BreakerFile {
+    /// Opens after `failures` consecutive failures.
+    Consecutive {
+        /// Threshold.
+        failures: u64,
+        /// Time open before half-open.
+        open_for: Dur,
+        /// Successful probes needed to close (default 1).
+        half_open_probes: Option<u64>,
+        /// Inside or outside the retry loop.
+        placement: Option<PlacementFile>,
+    },
+    /// Opens when the failure rate over the last `window_calls` calls reaches a threshold.
+    Rate {
+        /// Calls in the window.
+        window_calls: u64,
+        /// Calls needed before the rate counts (default: window_calls).
+        min_calls: Option<u64>,
+        /// Threshold in [0, 1].
+        failure_rate: f64,
+        /// Time open before half-open.
+        open_for: Dur,
+        /// Successful probes needed to close (default 1).
+        half_open_probes: Option<u64>,
+        /// Inside or outside the retry loop.
+        placement: Option<PlacementFile>,
+    },
+}
+
+/// A retry layer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LayerFile {
+    /// Name (default `layer<i>`).
+    pub name: Option<String>,
+    /// Attempts per call, the first included.
+    pub max_attempts: Limit,
+    /// Per-attempt timeout.
+    pub attempt_timeout: Option<Dur>,
+    /// Whether a timed-out attempt cancels the work below.
+    pub cancel_on_timeout: Option<bool>,
+    /// Backoff (default none).
+    pub backoff: Option<BackoffFile>,
+    /// Retried outcome classes.
+    pub retry_on: Option<Vec<String>>,
+    /// Whether ambiguous writes without keys are retried.
+    pub retry_ambiguous_writes: Option<bool>,
+    /// Whether Retry-After is honoured.
+    pub respect_retry_after: Option<bool>,
+    /// Independent copies of the layer's state.
+    pub instances: Option<u64>,
+    /// Retry budget.
+    pub budget: Option<BudgetFile>,
+    /// Circuit breaker.
+    pub breaker: Option<BreakerFile>,
+    /// Network delay to the layer below and back.
+    pub hop_latency: Option<DistOrDur>,
+}
+
+/// The dependency every fleet calls.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DependencyFile {
+    /// `"queue"` (default).
+    pub kind: Option<String>,
+    /// Attempts served at once.
+    pub servers: Limit,
+    /// Attempts that may wait (default unlimited).
+    pub queue_limit: Option<Limit>,
+    /// 503 (default) or 429.
+    pub reject_status: Option<u16>,
+    /// Retry-After carried by rejections.
+    pub retry_after: Option<Dur>,
+    /// Service time.
+    pub service_time: DistOrDur,
+    /// Extra service time per attempt already in service.
+    pub per_concurrent: Option<Dur>,
+    /// `"fifo"` or `"lifo"`.
+    pub discipline: Option<String>,
+    /// Skip queued attempts nobody waits for.
+    pub drop_expired: Option<bool>,
+    /// Independent transient failure probability.
+    pub error_rate: Option<f64>,
+}
+
+/// What an outage does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ModeFile {
+    /// Every attempt fails after `after`.
+    Fail {
+        /// Time to fail (default 1ms).
+        after: Option<Dur>,
+    },
+    /// Attempts fail with probability `p`.
+    ErrorRate {
+        /// Probability.
+        p: f64,
+    },
+    /// Service times multiplied by `factor`.
+    Slow {
+        /// Factor.
+        factor: f64,
+    },
+    /// Fewer servers.
+    Capacity {
+        /// Servers during the outage.
+        servers: u64,
+    },
+    /// No answers.
+    Blackhole,
+}
+
+/// A correlated fault: a window, or a Markov on/off process.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutageFile {
+    /// `"window"` (default) or `"markov"`.
+    pub kind: Option<String>,
+    /// Window start.
+    pub start: Option<Dur>,
+    /// Window end.
+    pub end: Option<Dur>,
+    /// Markov: mean up time.
+    pub mean_up: Option<Dur>,
+    /// Markov: mean down time.
+    pub mean_down: Option<Dur>,
+    /// What happens.
+    pub mode: ModeFile,
+}
+
+/// An assertion on a summary column.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectFile {
+    /// Summary column.
+    pub metric: String,
+    /// Lower bound.
+    pub min: Option<f64>,
+    /// Upper bound.
+    pub max: Option<f64>,
+    /// Cell filter: swept key → value.
+    #[serde(rename = "where")]
+    pub where_: Option<toml::Table>,
+}
+
+/// Safety caps on one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsFile {
+    /// Logical requests in flight at once.
+    pub max_in_flight: Option<u64>,
+    /// Events per run.
+    pub max_events: Option<u64>,
+}
+
+/// The whole scenario file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    /// Name (default: the file stem).
+    pub name: Option<String>,
+    /// Free text.
+    pub description: Option<String>,
+    /// Base seed (default 1).
+    pub seed: Option<u64>,
+    /// Arrival window.
+    pub duration: Dur,
+    /// Longest drain after `duration` (default 60s).
+    pub drain: Option<Dur>,
+    /// Time-series bucket (default 1s).
+    pub bucket: Option<Dur>,
+    /// Start of the recovery baseline (default 0s).
+    pub warmup: Option<Dur>,
+    /// Tolerance below baseline that counts as recovered (default 0.02).
+    pub recovery_tolerance: Option<f64>,
+    /// Buckets the success rate must hold (default 10).
+    pub recovery_hold: Option<u64>,
+    /// Repetitions with derived seeds (default 1).
+    pub replications: Option<u64>,
+    /// Fine bucket of the herd series (default 10ms).
+    pub herd_bucket: Option<Dur>,
+    /// The dependency.
+    pub dependency: DependencyFile,
+    /// Client fleets.
+    pub fleets: Vec<FleetFile>,
+    /// Correlated faults.
+    #[serde(default)]
+    pub outages: Vec<OutageFile>,
+    /// Swept keys.
+    pub sweep: Option<toml::Table>,
+    /// Expectations.
+    #[serde(default)]
+    pub expect: Vec<ExpectFile>,
+    /// Caps.
+    pub limits: Option<LimitsFile>,
+}

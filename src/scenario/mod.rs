@@ -1,0 +1,137 @@
+//! Scenario files: reading, `--set` overrides, parsing and validation.
+//!
+//! ```text
+//! text ─► toml::Table ─► overrides (--set, sweep cells) ─► ScenarioFile ─► validate ─► Scenario
+//! ```
+//! Unknown keys are rejected; every error names the file and the field path.
+
+pub mod config;
+pub mod duration;
+pub mod error;
+pub mod file;
+pub mod overrides;
+pub mod validate;
+
+use std::path::Path;
+
+pub use config::Scenario;
+pub use error::ScenarioError;
+pub use file::ScenarioFile;
+
+/// The embedded default scenario (`scenarios/default.toml`): a short storm that recovers.
+pub const DEFAULT_SCENARIO: &str = include_str!("../../scenarios/default.toml");
+
+/// A scenario's text and where it came from.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// How messages name it (the path as given, or `<embedded default>`).
+    pub path: String,
+    /// File stem: the default scenario name.
+    pub stem: String,
+    /// The TOML text.
+    pub text: String,
+}
+
+impl Source {
+    /// Reads a scenario file.
+    pub fn read(path: &Path) -> Result<Source, ScenarioError> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
+            path: shown.clone(),
+            source,
+        })?;
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "scenario".to_string());
+        Ok(Source {
+            path: shown,
+            stem,
+            text,
+        })
+    }
+
+    /// The embedded default scenario.
+    pub fn embedded_default() -> Source {
+        Source {
+            path: "<embedded default>".to_string(),
+            stem: "default".to_string(),
+            text: DEFAULT_SCENARIO.to_string(),
+        }
+    }
+
+    /// Parses the text into a TOML table.
+    pub fn table(&self) -> Result<toml::Table, ScenarioError> {
+        if self.text.trim().is_empty() {
+            return Err(ScenarioError::Empty {
+                path: self.path.clone(),
+            });
+        }
+        let table: toml::Table = toml::from_str(&self.text).map_err(|e| ScenarioError::Syntax {
+            path: self.path.clone(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        if table.is_empty() {
+            return Err(ScenarioError::Empty {
+                path: self.path.clone(),
+            });
+        }
+        Ok(table)
+    }
+}
+
+/// A scenario parsed and validated, with the table it came from (overrides applied).
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// Where it came from.
+    pub source: Source,
+    /// The table after overrides: what the manifest records.
+    pub table: toml::Table,
+    /// The parsed file.
+    pub file: ScenarioFile,
+    /// The validated scenario.
+    pub scenario: Scenario,
+}
+
+/// Parses and validates a table (after any overrides).
+pub fn from_table(source: &Source, table: toml::Table) -> Result<Loaded, ScenarioError> {
+    let file: ScenarioFile = serde_path_to_error::deserialize(toml::Value::Table(table.clone()))
+        .map_err(|e| {
+            let field = e.path().to_string();
+            let inner = e.into_inner().to_string();
+            ScenarioError::Field {
+                path: source.path.clone(),
+                field: if field == "." {
+                    "(top level)".to_string()
+                } else {
+                    field
+                },
+                message: inner.trim_end().to_string(),
+            }
+        })?;
+    let scenario = validate::validate(&file, &source.path, &source.stem)?;
+    Ok(Loaded {
+        source: source.clone(),
+        table,
+        file,
+        scenario,
+    })
+}
+
+/// Reads, overrides (`KEY=VALUE` strings), parses and validates a scenario.
+pub fn load(source: Source, sets: &[String]) -> Result<Loaded, ScenarioError> {
+    let mut table = source.table()?;
+    for s in sets {
+        let (key, value) = overrides::parse_set(s).map_err(|message| ScenarioError::Override {
+            path: source.path.clone(),
+            key: s.clone(),
+            message,
+        })?;
+        overrides::apply(&mut table, &key, value).map_err(|message| ScenarioError::Override {
+            path: source.path.clone(),
+            key,
+            message,
+        })?;
+    }
+    from_table(&source, table)
+}

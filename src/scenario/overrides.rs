@@ -1,0 +1,165 @@
+//! Dotted-path overrides of a scenario table: `--set KEY=VALUE` and sweep cells.
+//!
+//! A path is keys separated by dots; a number selects an array element
+//! (`fleets.0.layers.1.max_attempts`). Missing tables on the way are created, so an
+//! optional key can be set even when the file leaves it out.
+
+/// Splits `KEY=VALUE`; the value is read as a TOML value (`5`, `0.2`, `true`,
+/// `{ kind = "fixed", delay = "1s" }`), or taken as a string when it is not one
+/// (`60s`, `unlimited`).
+///
+/// ```
+/// use retrysim::scenario::overrides::parse_set;
+/// let (k, v) = parse_set("fleets.0.layers.0.max_attempts=5").unwrap();
+/// assert_eq!(k, "fleets.0.layers.0.max_attempts");
+/// assert_eq!(v, toml::Value::Integer(5));
+/// assert_eq!(parse_set("duration=30s").unwrap().1, toml::Value::String("30s".into()));
+/// ```
+pub fn parse_set(arg: &str) -> Result<(String, toml::Value), String> {
+    let (key, raw) = arg.split_once('=').ok_or_else(|| {
+        "expected KEY=VALUE, e.g. --set fleets.0.layers.0.max_attempts=5".to_string()
+    })?;
+    let key = key.trim();
+    if key.is_empty() {
+        return Err("the key before '=' is empty".to_string());
+    }
+    Ok((key.to_string(), parse_value(raw.trim())))
+}
+
+/// Reads a value as TOML, or as a plain string when it is not TOML.
+pub fn parse_value(raw: &str) -> toml::Value {
+    let doc = format!("v = {raw}");
+    match toml::from_str::<toml::Table>(&doc) {
+        Ok(mut t) => t
+            .remove("v")
+            .unwrap_or_else(|| toml::Value::String(raw.to_string())),
+        Err(_) => toml::Value::String(raw.to_string()),
+    }
+}
+
+/// Sets `value` at the dotted `path` in `table`.
+///
+/// ```
+/// use retrysim::scenario::overrides::apply;
+/// let mut t: toml::Table = toml::from_str("[[fleets]]\nname = 'a'").unwrap();
+/// apply(&mut t, "fleets.0.deadline", toml::Value::String("1s".into())).unwrap();
+/// assert_eq!(t["fleets"][0]["deadline"].as_str(), Some("1s"));
+/// assert!(apply(&mut t, "fleets.3.deadline", toml::Value::Integer(1)).is_err());
+/// ```
+pub fn apply(table: &mut toml::Table, path: &str, value: toml::Value) -> Result<(), String> {
+    let parts: Vec<&str> = path.split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(format!("'{path}' has an empty segment"));
+    }
+    set_in_table(table, &parts, 0, value)
+}
+
+fn set_in_table(
+    t: &mut toml::Table,
+    parts: &[&str],
+    i: usize,
+    value: toml::Value,
+) -> Result<(), String> {
+    if i + 1 == parts.len() {
+        t.insert(parts[i].to_string(), value);
+        return Ok(());
+    }
+    let child = t
+        .entry(parts[i].to_string())
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    set_in_value(child, parts, i + 1, value)
+}
+
+fn set_in_value(
+    node: &mut toml::Value,
+    parts: &[&str],
+    i: usize,
+    value: toml::Value,
+) -> Result<(), String> {
+    let here = parts[..i].join(".");
+    match node {
+        toml::Value::Table(t) => set_in_table(t, parts, i, value),
+        toml::Value::Array(a) => {
+            let idx: usize = parts[i].parse().map_err(|_| {
+                format!(
+                    "'{here}' is a list: the next segment must be an index, found '{}'",
+                    parts[i]
+                )
+            })?;
+            let len = a.len();
+            let slot = a.get_mut(idx).ok_or_else(|| {
+                format!("index {idx} is past the end of '{here}' ({len} entries)")
+            })?;
+            if i + 1 == parts.len() {
+                *slot = value;
+                Ok(())
+            } else {
+                set_in_value(slot, parts, i + 1, value)
+            }
+        }
+        other => Err(format!("'{here}' is a {}, not a table", other.type_str())),
+    }
+}
+
+/// Reads the value at a dotted path, if present.
+pub fn get<'a>(table: &'a toml::Table, path: &str) -> Option<&'a toml::Value> {
+    let mut parts = path.split('.');
+    let mut node = table.get(parts.next()?)?;
+    for p in parts {
+        node = match node {
+            toml::Value::Table(t) => t.get(p)?,
+            toml::Value::Array(a) => a.get(p.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(node)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sets_nested_array_entries_and_creates_tables() {
+        let mut t: toml::Table = toml::from_str(
+            "[[fleets]]\nname='a'\n[[fleets.layers]]\nmax_attempts=3\n[[fleets.layers]]\nmax_attempts=2",
+        )
+        .unwrap();
+        apply(
+            &mut t,
+            "fleets.0.layers.1.max_attempts",
+            toml::Value::Integer(7),
+        )
+        .unwrap();
+        apply(
+            &mut t,
+            "fleets.0.layers.0.backoff.kind",
+            toml::Value::String("none".into()),
+        )
+        .unwrap();
+        assert_eq!(
+            get(&t, "fleets.0.layers.1.max_attempts"),
+            Some(&toml::Value::Integer(7))
+        );
+        assert_eq!(
+            get(&t, "fleets.0.layers.0.backoff.kind").and_then(|v| v.as_str()),
+            Some("none")
+        );
+        assert!(apply(&mut t, "fleets.x.name", toml::Value::Integer(1)).is_err());
+        assert!(apply(&mut t, "fleets.0.name.x", toml::Value::Integer(1)).is_err());
+        assert!(apply(&mut t, "a..b", toml::Value::Integer(1)).is_err());
+    }
+
+    #[test]
+    fn values_are_toml_or_strings() {
+        assert_eq!(parse_value("0.25"), toml::Value::Float(0.25));
+        assert_eq!(parse_value("true"), toml::Value::Boolean(true));
+        assert_eq!(parse_value("\"x\""), toml::Value::String("x".into()));
+        assert_eq!(
+            parse_value("unlimited"),
+            toml::Value::String("unlimited".into())
+        );
+        assert!(parse_value("{ kind = \"none\" }").is_table());
+        assert!(parse_set("novalue").is_err());
+    }
+}

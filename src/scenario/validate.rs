@@ -1,0 +1,825 @@
+//! Rules that turn a [`ScenarioFile`] into a typed [`Scenario`]: ranges, required
+//! combinations, cross-field checks, defaults. Each failure names the field path.
+
+use crate::engine::time::SECOND;
+use crate::engine::Nanos;
+use crate::model::dist::Dist;
+use crate::model::outcome::{Class, ClassSet};
+
+use super::config::*;
+use super::error::ScenarioError;
+use super::file::*;
+
+/// Default drain after the arrival window.
+pub const DEFAULT_DRAIN: Nanos = 60 * SECOND;
+/// Default time-series bucket.
+pub const DEFAULT_BUCKET: Nanos = SECOND;
+/// Default fine bucket of the herd series.
+pub const DEFAULT_HERD_BUCKET: Nanos = 10_000_000;
+/// Default seed.
+pub const DEFAULT_SEED: u64 = 1;
+/// Largest attempts per call when finite.
+pub const MAX_ATTEMPTS_CAP: u64 = 1_000_000;
+/// Largest `duration + drain` (about 11.6 simulated days).
+pub const MAX_HORIZON: Nanos = 1_000_000 * SECOND;
+
+struct Ctx<'a> {
+    path: &'a str,
+}
+
+type R<T> = Result<T, ScenarioError>;
+
+impl Ctx<'_> {
+    fn err<T>(&self, field: impl Into<String>, message: impl Into<String>) -> R<T> {
+        Err(ScenarioError::Field {
+            path: self.path.to_string(),
+            field: field.into(),
+            message: message.into(),
+        })
+    }
+
+    fn finite(&self, field: &str, v: f64) -> R<f64> {
+        if v.is_finite() {
+            Ok(v)
+        } else {
+            self.err(field, format!("must be a finite number (found {v})"))
+        }
+    }
+
+    fn positive(&self, field: &str, v: f64) -> R<f64> {
+        let v = self.finite(field, v)?;
+        if v > 0.0 {
+            Ok(v)
+        } else {
+            self.err(field, format!("must be greater than 0 (found {v})"))
+        }
+    }
+
+    fn probability(&self, field: &str, v: f64) -> R<f64> {
+        let v = self.finite(field, v)?;
+        if (0.0..=1.0).contains(&v) {
+            Ok(v)
+        } else {
+            self.err(field, format!("must be between 0 and 1 (found {v})"))
+        }
+    }
+
+    fn at_least(&self, field: &str, v: u64, min: u64) -> R<u64> {
+        if v >= min {
+            Ok(v)
+        } else {
+            self.err(field, format!("must be at least {min} (found {v})"))
+        }
+    }
+
+    fn u32_field(&self, field: &str, v: u64) -> R<u32> {
+        u32::try_from(v)
+            .or_else(|_| self.err(field, format!("must be at most {} (found {v})", u32::MAX)))
+    }
+
+    fn positive_dur(&self, field: &str, v: Dur) -> R<Nanos> {
+        if v.0 > 0 {
+            Ok(v.0)
+        } else {
+            self.err(field, "must be a positive duration (found 0s)")
+        }
+    }
+
+    fn dist(&self, field: &str, d: &DistFile) -> R<Dist> {
+        Ok(match *d {
+            DistFile::Exponential { mean } => {
+                let m = self.positive_dur(&format!("{field}.mean"), mean)?;
+                Dist::Exponential { mean: m as f64 }
+            }
+            DistFile::Deterministic { value } => Dist::Deterministic(value.0),
+            DistFile::Lognormal { median, p99 } => {
+                let m = self.positive_dur(&format!("{field}.median"), median)?;
+                if p99.0 < m {
+                    return self.err(
+                        format!("{field}.p99"),
+                        format!(
+                            "must be at least the median {} (found {})",
+                            crate::engine::time::format(m),
+                            crate::engine::time::format(p99.0)
+                        ),
+                    );
+                }
+                Dist::lognormal(m, p99.0)
+            }
+            DistFile::Uniform { min, max } => {
+                if max.0 < min.0 {
+                    return self.err(
+                        format!("{field}.max"),
+                        format!(
+                            "must be at least min {} (found {})",
+                            crate::engine::time::format(min.0),
+                            crate::engine::time::format(max.0)
+                        ),
+                    );
+                }
+                Dist::Uniform {
+                    min: min.0,
+                    max: max.0,
+                }
+            }
+            DistFile::Normal { mean, sd } => Dist::Normal {
+                mean: mean.0 as f64,
+                sd: sd.0 as f64,
+            },
+        })
+    }
+}
+
+/// Validates a parsed scenario file. `path` names the file in messages; `stem` is the
+/// default name.
+pub fn validate(file: &ScenarioFile, path: &str, stem: &str) -> R<Scenario> {
+    let c = Ctx { path };
+    let name = match &file.name {
+        Some(n) => {
+            let n = n.trim();
+            if n.is_empty()
+                || n.len() > 100
+                || !n
+                    .chars()
+                    .all(|ch| ch.is_ascii_alphanumeric() || "-_.".contains(ch))
+                || n.starts_with('.')
+            {
+                return c.err(
+                    "name",
+                    format!(
+                        "must be 1 to 100 characters of letters, digits, '-', '_' or '.', not starting with '.' (found \"{n}\")"
+                    ),
+                );
+            }
+            n.to_string()
+        }
+        None => stem.to_string(),
+    };
+    let duration = c.positive_dur("duration", file.duration)?;
+    let drain = file.drain.map_or(DEFAULT_DRAIN, |d| d.0);
+    if duration.checked_add(drain).is_none_or(|h| h > MAX_HORIZON) {
+        return c.err(
+            "duration",
+            format!(
+                "duration + drain must be at most {} (found {} + {})",
+                crate::engine::time::format(MAX_HORIZON),
+                crate::engine::time::format(duration),
+                crate::engine::time::format(drain)
+            ),
+        );
+    }
+    let bucket = match file.bucket {
+        Some(b) => c.positive_dur("bucket", b)?,
+        None => DEFAULT_BUCKET,
+    };
+    if bucket > duration {
+        return c.err("bucket", "must not be longer than duration");
+    }
+    if duration / bucket > 10_000_000 {
+        return c.err(
+            "bucket",
+            "gives more than 10,000,000 buckets: use a longer bucket",
+        );
+    }
+    let herd_bucket = match file.herd_bucket {
+        Some(b) => c.positive_dur("herd_bucket", b)?,
+        None => DEFAULT_HERD_BUCKET,
+    };
+    let warmup = file.warmup.map_or(0, |d| d.0);
+    if warmup >= duration {
+        return c.err("warmup", "must be shorter than duration");
+    }
+    let recovery_tolerance = c.probability(
+        "recovery_tolerance",
+        file.recovery_tolerance.unwrap_or(0.02),
+    )?;
+    let recovery_hold = c.u32_field(
+        "recovery_hold",
+        c.at_least("recovery_hold", file.recovery_hold.unwrap_or(10), 1)?,
+    )?;
+    let replications = c.at_least("replications", file.replications.unwrap_or(1), 1)?;
+    if replications > 100_000 {
+        return c.err(
+            "replications",
+            format!("must be at most 100000 (found {replications})"),
+        );
+    }
+
+    let dependency = validate_dependency(&c, &file.dependency)?;
+    if file.fleets.is_empty() {
+        return c.err("fleets", "needs at least one [[fleets]] entry");
+    }
+    let mut fleets = Vec::with_capacity(file.fleets.len());
+    for (i, f) in file.fleets.iter().enumerate() {
+        let fleet = validate_fleet(&c, i, f)?;
+        if fleets.iter().any(|o: &FleetConfig| o.name == fleet.name) {
+            return c.err(
+                format!("fleets[{i}].name"),
+                format!("\"{}\" is used by another fleet", fleet.name),
+            );
+        }
+        fleets.push(fleet);
+    }
+    let mut outages = Vec::with_capacity(file.outages.len());
+    for (i, o) in file.outages.iter().enumerate() {
+        outages.push(validate_outage(&c, i, o)?);
+    }
+    for (i, e) in file.expect.iter().enumerate() {
+        if e.metric.trim().is_empty() {
+            return c.err(format!("expect[{i}].metric"), "must name a summary column");
+        }
+        if e.min.is_none() && e.max.is_none() {
+            return c.err(format!("expect[{i}]"), "needs `min`, `max` or both");
+        }
+        for (k, v) in [("min", e.min), ("max", e.max)] {
+            if let Some(v) = v {
+                c.finite(&format!("expect[{i}].{k}"), v)?;
+            }
+        }
+    }
+    let mut limits = Limits::default();
+    if let Some(l) = &file.limits {
+        if let Some(v) = l.max_in_flight {
+            limits.max_in_flight = c.at_least("limits.max_in_flight", v, 1)?;
+        }
+        if let Some(v) = l.max_events {
+            limits.max_events = c.at_least("limits.max_events", v, 1)?;
+        }
+    }
+    Ok(Scenario {
+        name,
+        seed: file.seed.unwrap_or(DEFAULT_SEED),
+        duration,
+        drain,
+        bucket,
+        warmup,
+        recovery_tolerance,
+        recovery_hold,
+        replications: replications as u32,
+        herd_bucket,
+        dependency,
+        fleets,
+        outages,
+        limits,
+    })
+}
+
+fn validate_dependency(c: &Ctx, d: &DependencyFile) -> R<DependencyConfig> {
+    match d.kind.as_deref() {
+        None | Some("queue") => {}
+        Some(other) => {
+            return c.err(
+                "dependency.kind",
+                format!("must be \"queue\" (found \"{other}\")"),
+            );
+        }
+    }
+    let servers = match d.servers {
+        Limit::Unlimited => None,
+        Limit::Finite(n) => {
+            let n = c.at_least("dependency.servers", n, 1)?;
+            if n > 10_000_000 {
+                return c.err(
+                    "dependency.servers",
+                    format!("must be at most 10000000 or \"unlimited\" (found {n})"),
+                );
+            }
+            Some(n as u32)
+        }
+    };
+    let queue_limit = match d.queue_limit {
+        None | Some(Limit::Unlimited) => None,
+        Some(Limit::Finite(n)) => Some(n),
+    };
+    let reject_status = d.reject_status.unwrap_or(503);
+    if reject_status != 503 && reject_status != 429 {
+        return c.err(
+            "dependency.reject_status",
+            format!("must be 503 or 429 (found {reject_status})"),
+        );
+    }
+    let discipline = match d.discipline.as_deref() {
+        None | Some("fifo") => Discipline::Fifo,
+        Some("lifo") => Discipline::Lifo,
+        Some(o) => {
+            return c.err(
+                "dependency.discipline",
+                format!("must be \"fifo\" or \"lifo\" (found \"{o}\")"),
+            )
+        }
+    };
+    let service_time = c.dist("dependency.service_time", &d.service_time.0)?;
+    if service_time.mean_ns() <= 0.0 {
+        return c.err("dependency.service_time", "must have a positive mean");
+    }
+    Ok(DependencyConfig {
+        servers,
+        queue_limit,
+        reject_status,
+        retry_after: d.retry_after.map(|r| r.0),
+        service_time,
+        per_concurrent: d.per_concurrent.map_or(0, |p| p.0),
+        discipline,
+        drop_expired: d.drop_expired.unwrap_or(false),
+        error_rate: c.probability("dependency.error_rate", d.error_rate.unwrap_or(0.0))?,
+    })
+}
+
+fn validate_fleet(c: &Ctx, i: usize, f: &FleetFile) -> R<FleetConfig> {
+    let p = format!("fleets[{i}]");
+    let name = f.name.trim().to_string();
+    if name.is_empty() || name.len() > 100 || name.contains(['/', ',', '"', '\n']) {
+        return c.err(
+            format!("{p}.name"),
+            format!(
+                "must be 1 to 100 characters without '/', ',', '\"' or newlines (found \"{}\")",
+                f.name
+            ),
+        );
+    }
+    let max_clients = 10_000_000;
+    let check_clients = |field: String, n: u64| -> R<u64> {
+        let n = c.at_least(&field, n, 1)?;
+        if n > max_clients {
+            return c.err(field, format!("must be at most {max_clients} (found {n})"));
+        }
+        Ok(n)
+    };
+    let (arrival, clients) = match &f.arrival {
+        ArrivalFile::Poisson { rate, clients } => {
+            let rate = c.positive(&format!("{p}.arrival.rate"), *rate)?;
+            if rate > 1e8 {
+                return c.err(
+                    format!("{p}.arrival.rate"),
+                    format!("must be at most 1e8 per second (found {rate})"),
+                );
+            }
+            let cl = check_clients(format!("{p}.arrival.clients"), clients.unwrap_or(1))?;
+            (Arrival::Poisson { rate }, cl)
+        }
+        ArrivalFile::Constant { rate, clients } => {
+            let rate = c.positive(&format!("{p}.arrival.rate"), *rate)?;
+            if rate > 1e9 {
+                return c.err(
+                    format!("{p}.arrival.rate"),
+                    format!("must be at most 1e9 per second (found {rate})"),
+                );
+            }
+            let cl = check_clients(format!("{p}.arrival.clients"), clients.unwrap_or(1))?;
+            (Arrival::Constant { rate }, cl)
+        }
+        ArrivalFile::Closed {
+            clients,
+            think_time,
+        } => {
+            let cl = check_clients(format!("{p}.arrival.clients"), *clients)?;
+            let think_time = c.dist(&format!("{p}.arrival.think_time"), &think_time.0)?;
+            (Arrival::Closed { think_time }, cl)
+        }
+        ArrivalFile::Burst { at, count, clients } => {
+            let count = c.at_least(&format!("{p}.arrival.count"), *count, 1)?;
+            if count > 100_000_000 {
+                return c.err(
+                    format!("{p}.arrival.count"),
+                    format!("must be at most 100000000 (found {count})"),
+                );
+            }
+            let cl = check_clients(
+                format!("{p}.arrival.clients"),
+                clients.unwrap_or(count.min(max_clients)),
+            )?;
+            (Arrival::Burst { at: at.0, count }, cl)
+        }
+    };
+    let load_profile = match &f.load_profile {
+        None => None,
+        Some(lp) => {
+            if matches!(arrival, Arrival::Closed { .. } | Arrival::Burst { .. }) {
+                return c.err(
+                    format!("{p}.load_profile"),
+                    "applies only to poisson and constant arrivals",
+                );
+            }
+            let (pts, ramp) = match lp {
+                LoadProfileFile::Steps(s) => (s, false),
+                LoadProfileFile::Ramp { ramp } => (ramp, true),
+            };
+            let field = if ramp {
+                format!("{p}.load_profile.ramp")
+            } else {
+                format!("{p}.load_profile")
+            };
+            if pts.is_empty() {
+                return c.err(field, "needs at least one { at, multiplier } point");
+            }
+            let mut out = Vec::with_capacity(pts.len());
+            for (j, pt) in pts.iter().enumerate() {
+                let m = c.finite(&format!("{field}[{j}].multiplier"), pt.multiplier)?;
+                if !(0.0..=1000.0).contains(&m) {
+                    return c.err(
+                        format!("{field}[{j}].multiplier"),
+                        format!("must be between 0 and 1000 (found {m})"),
+                    );
+                }
+                if let Some(&(prev, _)) = out.last() {
+                    if pt.at.0 <= prev {
+                        return c.err(
+                            format!("{field}[{j}].at"),
+                            "points must be in strictly increasing time order",
+                        );
+                    }
+                }
+                out.push((pt.at.0, m));
+            }
+            Some(if ramp {
+                LoadProfile::Ramp(out)
+            } else {
+                LoadProfile::Steps(out)
+            })
+        }
+    };
+    let deadline = match f.deadline {
+        Some(d) => Some(c.positive_dur(&format!("{p}.deadline"), d)?),
+        None => None,
+    };
+    let writes = c.probability(&format!("{p}.writes"), f.writes.unwrap_or(0.0))?;
+    if f.layers.len() > 16 {
+        return c.err(
+            format!("{p}.layers"),
+            format!("at most 16 layers (found {})", f.layers.len()),
+        );
+    }
+    let mut layers = Vec::with_capacity(f.layers.len());
+    for (j, l) in f.layers.iter().enumerate() {
+        layers.push(validate_layer(
+            c,
+            &format!("{p}.layers[{j}]"),
+            j,
+            l,
+            clients,
+        )?);
+    }
+    Ok(FleetConfig {
+        name,
+        arrival,
+        clients,
+        load_profile,
+        deadline,
+        writes,
+        idempotency_keys: f.idempotency_keys.unwrap_or(false),
+        layers,
+    })
+}
+
+fn validate_layer(c: &Ctx, p: &str, index: usize, l: &LayerFile, clients: u64) -> R<LayerConfig> {
+    let name = match &l.name {
+        Some(n) if !n.trim().is_empty() => n.trim().to_string(),
+        Some(_) => return c.err(format!("{p}.name"), "must not be empty"),
+        None => format!("layer{index}"),
+    };
+    let max_attempts = match l.max_attempts {
+        Limit::Unlimited => u32::MAX,
+        Limit::Finite(n) => {
+            let n = c.at_least(&format!("{p}.max_attempts"), n, 1)?;
+            if n > MAX_ATTEMPTS_CAP {
+                return c.err(
+                    format!("{p}.max_attempts"),
+                    format!("must be at most {MAX_ATTEMPTS_CAP} or \"unlimited\" (found {n})"),
+                );
+            }
+            n as u32
+        }
+    };
+    let attempt_timeout = match l.attempt_timeout {
+        Some(t) => Some(c.positive_dur(&format!("{p}.attempt_timeout"), t)?),
+        None => None,
+    };
+    let backoff = match &l.backoff {
+        None | Some(BackoffFile::None) => Backoff::None,
+        Some(BackoffFile::Fixed { delay }) => Backoff::Fixed(delay.0),
+        Some(BackoffFile::Exponential {
+            base,
+            cap,
+            multiplier,
+            jitter,
+        }) => {
+            let jitter = match jitter.unwrap_or(JitterFile::None) {
+                JitterFile::None => Jitter::None,
+                JitterFile::Full => Jitter::Full,
+                JitterFile::Equal => Jitter::Equal,
+                JitterFile::Decorrelated => Jitter::Decorrelated,
+            };
+            let base = if jitter == Jitter::Decorrelated {
+                c.positive_dur(&format!("{p}.backoff.base"), *base)?
+            } else {
+                base.0
+            };
+            let multiplier = c.finite(
+                &format!("{p}.backoff.multiplier"),
+                multiplier.unwrap_or(2.0),
+            )?;
+            if !(1.0..=1000.0).contains(&multiplier) {
+                return c.err(
+                    format!("{p}.backoff.multiplier"),
+                    format!("must be between 1 and 1000 (found {multiplier})"),
+                );
+            }
+            let cap = cap.map_or(u64::MAX, |d| d.0);
+            Backoff::Exponential {
+                base,
+                cap,
+                multiplier,
+                jitter,
+            }
+        }
+    };
+    let retry_on = match &l.retry_on {
+        None => ClassSet::default_retry_on(),
+        Some(list) => {
+            let mut set = ClassSet::EMPTY;
+            for (k, s) in list.iter().enumerate() {
+                match Class::parse(s) {
+                    Some(cl) => set = set.with(cl),
+                    None => {
+                        let allowed: Vec<_> = Class::FAILURES
+                            .iter()
+                            .map(|c| format!("\"{}\"", c.name()))
+                            .collect();
+                        return c.err(
+                            format!("{p}.retry_on[{k}]"),
+                            format!(
+                                "unknown outcome class \"{s}\" (allowed: {})",
+                                allowed.join(", ")
+                            ),
+                        );
+                    }
+                }
+            }
+            set
+        }
+    };
+    let instances = match l.instances {
+        Some(n) => c.at_least(&format!("{p}.instances"), n, 1)?,
+        None if index == 0 => clients,
+        None => 1,
+    };
+    if instances > 10_000_000 {
+        return c.err(
+            format!("{p}.instances"),
+            format!("must be at most 10000000 (found {instances})"),
+        );
+    }
+    let budget = match &l.budget {
+        None => None,
+        Some(b) => Some(validate_budget(c, &format!("{p}.budget"), b)?),
+    };
+    let breaker = match &l.breaker {
+        None => None,
+        Some(b) => Some(validate_breaker(c, &format!("{p}.breaker"), b)?),
+    };
+    let hop_latency = match &l.hop_latency {
+        None => None,
+        Some(d) => Some(c.dist(&format!("{p}.hop_latency"), &d.0)?),
+    };
+    Ok(LayerConfig {
+        name,
+        max_attempts,
+        attempt_timeout,
+        cancel_on_timeout: l.cancel_on_timeout.unwrap_or(false),
+        backoff,
+        retry_on,
+        retry_ambiguous_writes: l.retry_ambiguous_writes.unwrap_or(false),
+        respect_retry_after: l.respect_retry_after.unwrap_or(true),
+        instances,
+        budget,
+        breaker,
+        hop_latency,
+    })
+}
+
+fn validate_budget(c: &Ctx, p: &str, b: &BudgetFile) -> R<BudgetConfig> {
+    Ok(match *b {
+        BudgetFile::TokenBucket {
+            max_tokens,
+            token_ratio,
+        } => {
+            let mt = c.positive(&format!("{p}.max_tokens"), max_tokens)?;
+            if mt > 1e9 {
+                return c.err(
+                    format!("{p}.max_tokens"),
+                    format!("must be at most 1e9 (found {mt})"),
+                );
+            }
+            let tr = c.finite(&format!("{p}.token_ratio"), token_ratio)?;
+            if !(0.0..=1e6).contains(&tr) {
+                return c.err(
+                    format!("{p}.token_ratio"),
+                    format!("must be between 0 and 1e6 (found {tr})"),
+                );
+            }
+            // gRPC keeps three decimals: tokens are milli-tokens.
+            BudgetConfig::TokenBucket {
+                max_milli: (mt * 1000.0).round() as u64,
+                ratio_milli: (tr * 1000.0).round() as u64,
+            }
+        }
+        BudgetFile::Ratio {
+            percent,
+            min_per_sec,
+            window,
+        } => {
+            let pc = c.finite(&format!("{p}.percent"), percent)?;
+            if !(0.0..=100_000.0).contains(&pc) {
+                return c.err(
+                    format!("{p}.percent"),
+                    format!("must be between 0 and 100000 (found {pc})"),
+                );
+            }
+            let mps = c.finite(&format!("{p}.min_per_sec"), min_per_sec.unwrap_or(0.0))?;
+            if mps < 0.0 {
+                return c.err(
+                    format!("{p}.min_per_sec"),
+                    format!("must not be negative (found {mps})"),
+                );
+            }
+            let window = match window {
+                Some(w) => c.positive_dur(&format!("{p}.window"), w)?,
+                None => 10 * SECOND,
+            };
+            BudgetConfig::Ratio {
+                fraction: pc / 100.0,
+                min_per_sec: mps,
+                window,
+            }
+        }
+        BudgetFile::AwsStandard {
+            capacity,
+            retry_cost,
+            timeout_cost,
+            success_refund,
+        } => BudgetConfig::AwsStandard {
+            capacity: c.at_least(&format!("{p}.capacity"), capacity.unwrap_or(500), 1)?,
+            retry_cost: retry_cost.unwrap_or(5),
+            timeout_cost: timeout_cost.unwrap_or(10),
+            success_refund: success_refund.unwrap_or(1),
+        },
+    })
+}
+
+fn validate_breaker(c: &Ctx, p: &str, b: &BreakerFile) -> R<BreakerConfig> {
+    let placement = |pl: Option<PlacementFile>| match pl.unwrap_or(PlacementFile::Inside) {
+        PlacementFile::Inside => Placement::Inside,
+        PlacementFile::Outside => Placement::Outside,
+    };
+    Ok(match *b {
+        BreakerFile::Consecutive {
+            failures,
+            open_for,
+            half_open_probes,
+            placement: pl,
+        } => BreakerConfig {
+            trip: Trip::Consecutive(c.u32_field(
+                &format!("{p}.failures"),
+                c.at_least(&format!("{p}.failures"), failures, 1)?,
+            )?),
+            open_for: c.positive_dur(&format!("{p}.open_for"), open_for)?,
+            half_open_probes: c.u32_field(
+                &format!("{p}.half_open_probes"),
+                c.at_least(
+                    &format!("{p}.half_open_probes"),
+                    half_open_probes.unwrap_or(1),
+                    1,
+                )?,
+            )?,
+            placement: placement(pl),
+        },
+        BreakerFile::Rate {
+            window_calls,
+            min_calls,
+            failure_rate,
+            open_for,
+            half_open_probes,
+            placement: pl,
+        } => {
+            let window = c.at_least(&format!("{p}.window_calls"), window_calls, 1)?;
+            if window > 100_000 {
+                return c.err(
+                    format!("{p}.window_calls"),
+                    format!("must be at most 100000 (found {window})"),
+                );
+            }
+            let min_calls = min_calls.unwrap_or(window);
+            if min_calls > window {
+                return c.err(
+                    format!("{p}.min_calls"),
+                    format!("must be at most window_calls {window} (found {min_calls})"),
+                );
+            }
+            let rate = c.probability(&format!("{p}.failure_rate"), failure_rate)?;
+            if rate == 0.0 {
+                return c.err(format!("{p}.failure_rate"), "must be greater than 0");
+            }
+            BreakerConfig {
+                trip: Trip::Rate {
+                    window: window as u32,
+                    min_calls: min_calls.max(1) as u32,
+                    rate,
+                },
+                open_for: c.positive_dur(&format!("{p}.open_for"), open_for)?,
+                half_open_probes: c.u32_field(
+                    &format!("{p}.half_open_probes"),
+                    c.at_least(
+                        &format!("{p}.half_open_probes"),
+                        half_open_probes.unwrap_or(1),
+                        1,
+                    )?,
+                )?,
+                placement: placement(pl),
+            }
+        }
+    })
+}
+
+fn validate_outage(c: &Ctx, i: usize, o: &OutageFile) -> R<OutageConfig> {
+    let p = format!("outages[{i}]");
+    let timing = match o.kind.as_deref() {
+        None | Some("window") => {
+            for (k, v) in [("mean_up", o.mean_up), ("mean_down", o.mean_down)] {
+                if v.is_some() {
+                    return c.err(
+                        format!("{p}.{k}"),
+                        "belongs to kind = \"markov\", not a window",
+                    );
+                }
+            }
+            let start = match o.start {
+                Some(s) => s.0,
+                None => return c.err(format!("{p}.start"), "is required for a window outage"),
+            };
+            let end = match o.end {
+                Some(e) => e.0,
+                None => return c.err(format!("{p}.end"), "is required for a window outage"),
+            };
+            if end <= start {
+                return c.err(
+                    format!("{p}.end"),
+                    format!(
+                        "must be after start {} (found {})",
+                        crate::engine::time::format(start),
+                        crate::engine::time::format(end)
+                    ),
+                );
+            }
+            OutageTiming::Window { start, end }
+        }
+        Some("markov") => {
+            for (k, v) in [("start", o.start), ("end", o.end)] {
+                if v.is_some() {
+                    return c.err(
+                        format!("{p}.{k}"),
+                        "belongs to a window outage, not kind = \"markov\"",
+                    );
+                }
+            }
+            let up = match o.mean_up {
+                Some(d) => c.positive_dur(&format!("{p}.mean_up"), d)?,
+                None => return c.err(format!("{p}.mean_up"), "is required for a markov outage"),
+            };
+            let down = match o.mean_down {
+                Some(d) => c.positive_dur(&format!("{p}.mean_down"), d)?,
+                None => return c.err(format!("{p}.mean_down"), "is required for a markov outage"),
+            };
+            OutageTiming::Markov {
+                mean_up: up,
+                mean_down: down,
+            }
+        }
+        Some(other) => {
+            return c.err(
+                format!("{p}.kind"),
+                format!("must be \"window\" or \"markov\" (found \"{other}\")"),
+            );
+        }
+    };
+    let mode = match o.mode {
+        ModeFile::Fail { after } => OutageMode::Fail(after.map_or(1_000_000, |a| a.0)),
+        ModeFile::ErrorRate { p: prob } => {
+            OutageMode::ErrorRate(c.probability(&format!("{p}.mode.p"), prob)?)
+        }
+        ModeFile::Slow { factor } => {
+            let f = c.positive(&format!("{p}.mode.factor"), factor)?;
+            if f > 1e6 {
+                return c.err(
+                    format!("{p}.mode.factor"),
+                    format!("must be at most 1e6 (found {f})"),
+                );
+            }
+            OutageMode::Slow(f)
+        }
+        ModeFile::Capacity { servers } => {
+            OutageMode::Capacity(c.u32_field(&format!("{p}.mode.servers"), servers)?)
+        }
+        ModeFile::Blackhole => OutageMode::Blackhole,
+    };
+    Ok(OutageConfig { timing, mode })
+}
