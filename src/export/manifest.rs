@@ -12,11 +12,17 @@ pub fn fingerprint(table: &toml::Table) -> String {
 }
 
 /// Renders the manifest of a run or sweep of `loaded` with `runs` runs.
+///
+/// `[run]` holds `kind` (`"run"` or `"sweep"`), `params` (the swept keys, in column
+/// order), the scenario name and source, the seed, and the fingerprint; `[resolved]`
+/// the capacity and offered load; `[scenario]` the scenario table after overrides.
 pub fn render(loaded: &Loaded, runs: u64, extra: &[(&str, toml::Value)]) -> String {
     let s = &loaded.scenario;
     let mut meta = toml::Table::new();
     meta.insert("version".into(), env!("CARGO_PKG_VERSION").into());
     let mut run = toml::Table::new();
+    run.insert("kind".into(), "run".into());
+    run.insert("params".into(), toml::Value::Array(Vec::new()));
     run.insert("scenario".into(), s.name.clone().into());
     run.insert("source".into(), loaded.source.path.clone().into());
     run.insert("seed".into(), toml::Value::Integer(s.seed as i64));
