@@ -91,7 +91,13 @@ impl OpenArrivals {
                 loop {
                     let r = self.rate_at(t);
                     if r > 0.0 {
-                        return Some(t.saturating_add(from_f64_ns(SECOND as f64 / r).max(1)));
+                        let next = t.saturating_add(from_f64_ns(SECOND as f64 / r).max(1));
+                        if self.rate_at(next) > 0.0 {
+                            return Some(next);
+                        }
+                        // The rate drops to zero before the next arrival: wait for it to rise.
+                        t = next;
+                        continue;
                     }
                     // Idle until the profile changes.
                     t = p.next_change(t)?;
@@ -172,6 +178,6 @@ mod tests {
             now = t;
         }
         let s: Vec<f64> = ts.iter().map(|t| *t as f64 / 1e9).collect();
-        assert_eq!(s, vec![0.0, 0.5, 1.0, 1.5, 2.0, 4.0, 4.5, 5.0, 5.5]);
+        assert_eq!(s, vec![0.0, 0.5, 1.0, 1.5, 4.0, 4.5, 5.0, 5.5]);
     }
 }

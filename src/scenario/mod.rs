@@ -98,7 +98,14 @@ pub fn from_table(source: &Source, table: toml::Table) -> Result<Loaded, Scenari
     let file: ScenarioFile = serde_path_to_error::deserialize(toml::Value::Table(table.clone()))
         .map_err(|e| {
             let field = e.path().to_string();
-            let inner = e.into_inner().to_string();
+            // The TOML value deserializer appends "in `a.b.c`": the path says it better.
+            let inner = e
+                .into_inner()
+                .to_string()
+                .lines()
+                .filter(|l| !l.starts_with("in `"))
+                .collect::<Vec<_>>()
+                .join(" ");
             ScenarioError::Field {
                 path: source.path.clone(),
                 field: if field == "." {

@@ -1,0 +1,235 @@
+//! Retry budgets and circuit breakers in the running model: exact counts on scripted
+//! cases, long-run bounds, placement, half-open probes and per-instance state.
+
+mod common;
+
+use common::{col, count, run};
+
+fn dead(layer: &str, arrival: &str) -> String {
+    format!(
+        r#"
+duration = "10s"
+[dependency]
+servers = "unlimited"
+service_time = {{ kind = "deterministic", value = "1ms" }}
+error_rate = 1.0
+[[fleets]]
+name = "f"
+arrival = {arrival}
+[[fleets.layers]]
+{layer}
+"#
+    )
+}
+
+const SEQ: &str = r#"{ kind = "constant", rate = 10 }"#;
+
+#[test]
+fn a_full_token_bucket_at_total_failure_allows_exactly_its_retries_then_none() {
+    // max_tokens 10: a retry is allowed while tokens > 5 after the failure is counted:
+    // after failures 1..4 (9, 8, 7, 6 tokens) and not after the 5th.
+    let layer = "max_attempts = 100\ninstances = 1\nbudget = { kind = \"token_bucket\", max_tokens = 10, token_ratio = 0.1 }";
+    let r = run(&dead(layer, SEQ), &[]);
+    let logical = count(&r, "logical");
+    assert_eq!(logical, 100);
+    assert_eq!(count(&r, "attempts"), logical + 4);
+    assert_eq!(count(&r, "budget_exhausted"), logical);
+    for (max, retries) in [(4, 1), (11, 5), (100, 49)] {
+        let layer = format!("max_attempts = 1000\ninstances = 1\nbudget = {{ kind = \"token_bucket\", max_tokens = {max}, token_ratio = 0.5 }}");
+        let r = run(&dead(&layer, SEQ), &[]);
+        assert_eq!(count(&r, "attempts"), 100 + retries, "max_tokens {max}");
+    }
+}
+
+#[test]
+fn the_aws_quota_at_total_failure_allows_capacity_over_cost_retries() {
+    let layer = "max_attempts = 1000\ninstances = 1\nbudget = { kind = \"aws_standard\" }";
+    let r = run(&dead(layer, SEQ), &[]);
+    assert_eq!(count(&r, "attempts"), 100 + 500 / 5);
+    // After a timeout a retry costs 10: half as many.
+    let layer = "max_attempts = 1000\ninstances = 1\nattempt_timeout = \"10ms\"\nbudget = { kind = \"aws_standard\" }";
+    let text = dead(layer, SEQ).replace("value = \"1ms\"", "value = \"50ms\"");
+    let r = run(&text, &[]);
+    assert_eq!(count(&r, "attempts"), 100 + 500 / 10);
+}
+
+#[test]
+fn a_ratio_budget_at_total_failure_caps_retries_at_its_percentage_of_calls() {
+    // 20% of calls in a 10 s window plus 1/s × 10 s: with 100 calls per second the cap
+    // is 20% + 10 retries per window.
+    let layer = "max_attempts = 3\ninstances = 1\nbudget = { kind = \"ratio\", percent = 20, min_per_sec = 1, window = \"10s\" }";
+    let text = dead(layer, r#"{ kind = "constant", rate = 100 }"#)
+        .replace("duration = \"10s\"", "duration = \"100s\"");
+    let r = run(&text, &[]);
+    let logical = col(&r, "logical");
+    let retries = col(&r, "attempts") - logical;
+    let bound = 0.2 * logical + 10.0 * (100.0 / 10.0);
+    assert!(retries <= bound, "retries {retries} > bound {bound}");
+    assert!(
+        retries >= 0.2 * logical,
+        "retries {retries}: the budget should allow its share"
+    );
+}
+
+/// Long run with independent failures p: a token bucket keeps failures (hence
+/// retries) near `token_ratio × successes + max_tokens/2` once it is drained; at low p
+/// it never drains and retries are those of the plain policy.
+#[test]
+fn the_token_bucket_bounds_the_long_run_retry_ratio() {
+    for p in [0.5, 0.8, 0.95] {
+        let text = format!(
+            r#"
+duration = "100s"
+[dependency]
+servers = "unlimited"
+service_time = {{ kind = "deterministic", value = "1ms" }}
+error_rate = {p}
+[[fleets]]
+name = "f"
+arrival = {{ kind = "poisson", rate = 200 }}
+[[fleets.layers]]
+max_attempts = 3
+instances = 1
+budget = {{ kind = "token_bucket", max_tokens = 10, token_ratio = 0.1 }}
+"#
+        );
+        let r = run(&text, &[]);
+        let logical = col(&r, "logical");
+        let retries = col(&r, "attempts") - logical;
+        let successes = col(&r, "succeeded");
+        let bound = 0.1 * successes + 5.0;
+        assert!(retries <= bound, "p={p}: retries {retries} > {bound}");
+        // Without the budget the same policy would retry far more.
+        let plain = (1.0 - f64::powi(p, 3)) / (1.0 - p) - 1.0;
+        assert!(retries < 0.5 * plain * logical, "p={p}");
+    }
+    let text = r#"
+duration = "100s"
+[dependency]
+servers = "unlimited"
+service_time = { kind = "deterministic", value = "1ms" }
+error_rate = 0.05
+[[fleets]]
+name = "f"
+arrival = { kind = "poisson", rate = 200 }
+[[fleets.layers]]
+max_attempts = 3
+instances = 1
+budget = { kind = "token_bucket", max_tokens = 10, token_ratio = 0.1 }
+"#;
+    let r = run(text, &[]);
+    let expect = (1.0 - 0.05f64.powi(3)) / 0.95;
+    assert!((col(&r, "amplification") / expect - 1.0).abs() < 0.01);
+    // Only rare clusters of 5+ failures within ~50 calls drain it to half.
+    assert!(col(&r, "budget_exhausted") < 0.005 * col(&r, "logical"));
+}
+
+fn breaker(placement: &str, retry_on: &str) -> String {
+    let layer = format!(
+        "max_attempts = 3\ninstances = 1\nretry_on = {retry_on}\nbreaker = {{ kind = \"consecutive\", failures = 5, open_for = \"100s\", placement = \"{placement}\" }}"
+    );
+    dead(&layer, SEQ)
+}
+
+#[test]
+fn an_inside_breaker_opens_after_fewer_logical_calls_than_an_outside_one() {
+    let default_retry_on = r#"["rejected", "error", "timeout"]"#;
+    // Inside: every attempt counts; the 5th failed attempt (2nd call) trips it.
+    let inside = run(&breaker("inside", default_retry_on), &[]);
+    assert_eq!(count(&inside, "attempts"), 5);
+    // Outside: one outcome per call, after its 3 attempts: 5 calls trip it.
+    let outside = run(&breaker("outside", default_retry_on), &[]);
+    assert_eq!(count(&outside, "attempts"), 15);
+    assert_eq!(count(&inside, "breaker_trips"), 1);
+    assert_eq!(count(&outside, "breaker_trips"), 1);
+    // Inside: call 2's third attempt and one attempt of each of the 98 later calls are
+    // refused; outside: the 95 calls after the 5th.
+    assert_eq!(count(&inside, "breaker_open"), 99);
+    assert_eq!(count(&outside, "breaker_open"), 95);
+}
+
+#[test]
+fn an_open_breaker_rejection_is_retried_only_when_retry_on_says_so() {
+    let r = run(
+        &breaker(
+            "inside",
+            r#"["rejected", "error", "timeout", "breaker_open"]"#,
+        ),
+        &[],
+    );
+    // Every refused attempt is now retried up to max_attempts: 1 + 98 × 3.
+    assert_eq!(count(&r, "breaker_open"), 1 + 98 * 3);
+    assert_eq!(count(&r, "attempts"), 5);
+}
+
+#[test]
+fn a_half_open_breaker_closes_after_its_probes_succeed_and_reopens_when_one_fails() {
+    let text = r#"
+duration = "5s"
+bucket = "50ms"
+[dependency]
+servers = "unlimited"
+service_time = { kind = "deterministic", value = "1ms" }
+[[fleets]]
+name = "f"
+arrival = { kind = "constant", rate = 20 }
+[[fleets.layers]]
+max_attempts = 1
+instances = 1
+breaker = { kind = "consecutive", failures = 2, open_for = "1s", half_open_probes = 2 }
+[[outages]]
+start = "1s"
+end = "3s"
+mode = { kind = "fail", after = "1ms" }
+"#;
+    let r = run(text, &[]);
+    // Requests every 50 ms. 1.00 and 1.05 fail: open until 2.051. 2.10 is a probe and
+    // fails: open until 3.101. 3.15 and 3.20 probe and succeed: closed.
+    assert_eq!(count(&r, "breaker_trips"), 2);
+    assert_eq!(count(&r, "errors"), 3);
+    assert_eq!(count(&r, "breaker_open"), 20 + 20);
+    let open: Vec<f64> = r
+        .metrics
+        .buckets
+        .iter()
+        .map(|b| b.breaker_area as f64 / 50e6)
+        .collect();
+    assert_eq!(open[19], 0.0); // 0.95 s
+    assert!((open[21] - 0.98).abs() < 1e-9); // 1.05 s: open from 1.051
+    assert_eq!(open[30], 1.0); // 1.5 s
+    assert!((open[41] - 0.02).abs() < 1e-9); // 2.05 s: open until 2.051, then half-open
+    assert_eq!(open[50], 1.0); // 2.5 s
+    assert_eq!(open[70], 0.0); // 3.5 s: closed
+    assert_eq!(count(&r, "succeeded"), 100 - 3 - 40);
+}
+
+#[test]
+fn a_budget_per_client_behaves_unlike_one_shared_budget() {
+    // 1000 clients, one request each on average, against a dead dependency. A full
+    // bucket per client (10 tokens) lasts for a request's 2 retries and the next's
+    // first: like plain retries. One shared bucket allows 3 retries in all: failures
+    // 1 and 2 leave 9 and 8 tokens (retry), the 3rd (7, last attempt) asks for none,
+    // the 4th leaves 6 (retry), the 5th 5 (denied), and it never refills.
+    let layer = "max_attempts = 3\nbudget = { kind = \"token_bucket\", max_tokens = 10, token_ratio = 0.1 }";
+    let text = dead(layer, r#"{ kind = "poisson", rate = 100, clients = 1000 }"#);
+    let per_client = run(&text, &[]);
+    let shared = run(&text, &["fleets.0.layers.0.instances=1"]);
+    let logical = col(&per_client, "logical");
+    assert!(
+        col(&per_client, "amplification") > 2.9,
+        "{}",
+        col(&per_client, "amplification")
+    );
+    assert_eq!(col(&shared, "attempts"), logical + 3.0);
+    assert_eq!(col(&per_client, "logical"), col(&shared, "logical"));
+}
+
+#[test]
+fn budget_level_and_breaker_fraction_appear_in_the_time_series() {
+    let layer = "max_attempts = 3\ninstances = 1\nbudget = { kind = \"token_bucket\", max_tokens = 10, token_ratio = 0.1 }";
+    let r = run(&dead(layer, SEQ), &[]);
+    let levels: Vec<Option<f64>> = r.metrics.buckets.iter().map(|b| b.budget_level).collect();
+    assert!(levels.iter().all(|l| l.is_some()));
+    assert!(levels[0].unwrap() < 1.0);
+    assert!(levels[9].unwrap() <= 0.5);
+}

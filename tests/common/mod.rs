@@ -1,0 +1,51 @@
+//! Shared helpers for the integration tests: run a scenario given as TOML text.
+#![allow(dead_code)]
+
+use retrysim::metrics::summary::Layout;
+use retrysim::run::{run_one, RunResult};
+use retrysim::scenario::{load, Loaded, Source};
+
+/// Parses and validates a scenario from TOML text, with `--set`-style overrides.
+pub fn scenario(text: &str, sets: &[&str]) -> Loaded {
+    let src = Source {
+        path: "test.toml".into(),
+        stem: "test".into(),
+        text: text.into(),
+    };
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    load(src, &sets).unwrap_or_else(|e| panic!("scenario does not load: {e}"))
+}
+
+/// Runs replication `rep` of a scenario given as TOML text.
+pub fn run_rep(text: &str, sets: &[&str], rep: u32) -> RunResult {
+    let l = scenario(text, sets);
+    let layout = Layout::of(&l.scenario);
+    run_one(&l.scenario, &layout, u64::from(rep), rep)
+}
+
+/// Runs a scenario given as TOML text.
+pub fn run(text: &str, sets: &[&str]) -> RunResult {
+    run_rep(text, sets, 0)
+}
+
+/// A numeric summary column.
+pub fn col(r: &RunResult, name: &str) -> f64 {
+    r.summary
+        .get(name)
+        .unwrap_or_else(|| panic!("no column {name}"))
+        .as_f64()
+        .unwrap_or_else(|| panic!("column {name} is empty"))
+}
+
+/// An integer summary column.
+pub fn count(r: &RunResult, name: &str) -> u64 {
+    col(r, name) as u64
+}
+
+/// Mean and standard error of the mean.
+pub fn mean_se(xs: &[f64]) -> (f64, f64) {
+    let n = xs.len() as f64;
+    let m = xs.iter().sum::<f64>() / n;
+    let v = xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0);
+    (m, (v / n).sqrt())
+}
