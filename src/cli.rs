@@ -7,7 +7,6 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use rayon::prelude::*;
 
-use crate::export::run_dir;
 use crate::metrics::summary::{Cell, Layout};
 use crate::run::{run_one, RunResult};
 use crate::scenario::{self, Loaded, ScenarioError, Source};
@@ -41,6 +40,27 @@ enum Command {
     /// Run one scenario (the embedded default when none is given) and write CSV files,
     /// a manifest and plots.
     Run(RunArgs),
+    /// Run a scenario's `[sweep]` grid times its replications in parallel; resumable,
+    /// and shardable over machines.
+    Sweep(SweepArgs),
+    /// Join shard folders into the same files an unsharded sweep writes.
+    Merge {
+        /// Shard folders (all shards of one sweep).
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Output folder.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Do not draw plots.
+        #[arg(long)]
+        no_plots: bool,
+        /// Image format of the plots.
+        #[arg(long, value_enum, default_value = "png")]
+        format: Format,
+        /// Replace an output folder that holds other results.
+        #[arg(long)]
+        force: bool,
+    },
     /// Parse and validate scenario files without running them.
     Validate {
         /// Scenario files.
@@ -68,10 +88,49 @@ struct RunArgs {
     /// Image format of the plots.
     #[arg(long, value_enum, default_value = "png")]
     format: Format,
+    /// Replace an output folder that holds results of another scenario.
+    #[arg(long)]
+    force: bool,
     /// Print nothing but errors.
     #[arg(long, short)]
     quiet: bool,
 }
+
+#[derive(Debug, clap::Args)]
+struct SweepArgs {
+    /// Scenario file (TOML) with a `[sweep]` table.
+    scenario: PathBuf,
+    /// Worker threads [default: all cores].
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
+    /// Run only the runs with `run % N == I`, into their own folder.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<crate::sweep::Shard>,
+    /// Output folder [default: output/<name>/, or output/<name>-shard-I-of-N/].
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Base seed, overriding the scenario's `seed`.
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// Override a scenario key: `--set duration=30s`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Do not draw plots.
+    #[arg(long)]
+    no_plots: bool,
+    /// Image format of the plots.
+    #[arg(long, value_enum, default_value = "png")]
+    format: Format,
+    /// Replace an output folder that holds other results.
+    #[arg(long)]
+    force: bool,
+    /// Print nothing but errors.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+/// Exit code of a sweep interrupted by Ctrl-C.
+pub const EXIT_INTERRUPTED: i32 = 130;
 
 /// Parses the arguments, runs the command and returns the process exit code.
 pub fn main() -> i32 {
@@ -99,6 +158,14 @@ fn error_chain(e: &anyhow::Error) -> String {
 fn dispatch(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Run(args) => cmd_run(args),
+        Command::Sweep(args) => cmd_sweep(args),
+        Command::Merge {
+            dirs,
+            out,
+            no_plots: _,
+            format: _,
+            force,
+        } => cmd_merge(&dirs, &out, force),
         Command::Validate { scenarios } => cmd_validate(&scenarios),
     }
 }
@@ -139,17 +206,25 @@ pub fn run_replications(loaded: &Loaded) -> Vec<RunResult> {
 }
 
 fn cmd_run(args: RunArgs) -> Result<i32> {
-    let loaded = load_scenario(args.scenario.as_deref(), &args.set, args.seed)?;
+    let mut loaded = load_scenario(args.scenario.as_deref(), &args.set, args.seed)?;
+    if loaded.file.sweep.take().is_some() {
+        loaded.table.remove("sweep");
+        if !args.quiet {
+            eprintln!("note: the scenario has a [sweep]: `run` runs its base point; `retrysim sweep` runs the grid");
+        }
+    }
     let scn = &loaded.scenario;
     let dir = args
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("output").join(&scn.name));
-    let results = run_replications(&loaded);
-    let layout = Layout::of(scn);
-    let rendered = run_dir::render(&results, &layout, scn.dependency.servers, &[]);
-    run_dir::write(&dir, &loaded, &rendered, results.len() as u64)
-        .with_context(|| format!("cannot write results to '{}'", dir.display()))?;
+    guard_run_folder(&dir, &loaded, args.force)?;
+    let plan = crate::sweep::plan(loaded.clone())?;
+    let (results, tables) = crate::sweep::run_in_memory(&plan);
+    crate::sweep::write_files(&dir, &tables, scn.replications > 1)?;
+    let m = dir.join("manifest.toml");
+    crate::export::write_atomic(&m, crate::sweep::manifest_for(&plan, false).as_bytes())
+        .with_context(|| format!("cannot write '{}'", m.display()))?;
     let truncated: Vec<String> = results
         .iter()
         .filter_map(|r| r.metrics.totals.truncated.clone())
@@ -164,6 +239,103 @@ fn cmd_run(args: RunArgs) -> Result<i32> {
         );
         return Ok(EXIT_BAD_INPUT);
     }
+    Ok(EXIT_OK)
+}
+
+/// Refuses to overwrite a folder that holds results of another scenario (or a sweep).
+fn guard_run_folder(dir: &Path, loaded: &Loaded, force: bool) -> Result<()> {
+    if force {
+        return Ok(());
+    }
+    let Some(m) = crate::sweep::read_manifest(dir)? else {
+        return Ok(());
+    };
+    let run = m.get("run").and_then(|v| v.as_table());
+    let get = |k: &str| {
+        run.and_then(|r| r.get(k))
+            .and_then(|v| v.as_str())
+            .unwrap_or("")
+            .to_string()
+    };
+    let reason = if get("kind") != "run" {
+        Some("holds the results of a sweep".to_string())
+    } else if get("scenario") != loaded.scenario.name || get("source") != loaded.source.path {
+        Some(format!(
+            "holds the results of scenario '{}' ({})",
+            get("scenario"),
+            get("source")
+        ))
+    } else {
+        None
+    };
+    match reason {
+        Some(reason) => Err(crate::sweep::SweepError::Occupied {
+            path: dir.to_path_buf(),
+            reason,
+        }
+        .into()),
+        None => Ok(()),
+    }
+}
+
+fn cmd_sweep(args: SweepArgs) -> Result<i32> {
+    let loaded = load_scenario(Some(&args.scenario), &args.set, args.seed)?;
+    let name = loaded.scenario.name.clone();
+    let plan = crate::sweep::plan(loaded)?;
+    let out = args.out.clone().unwrap_or_else(|| match args.shard {
+        Some(s) => PathBuf::from("output").join(format!("{name}-shard-{}-of-{}", s.index, s.count)),
+        None => PathBuf::from("output").join(&name),
+    });
+    crate::sweep::install_ctrlc();
+    let opts = crate::sweep::Options {
+        out: out.clone(),
+        jobs: args.jobs,
+        shard: args.shard,
+        force: args.force,
+        progress: !args.quiet,
+    };
+    let outcome = match crate::sweep::run(&plan, &opts) {
+        Err(e @ crate::sweep::SweepError::Interrupted { .. }) => {
+            eprintln!("{e}");
+            return Ok(EXIT_INTERRUPTED);
+        }
+        other => other?,
+    };
+    if !args.quiet {
+        println!(
+            "retrysim {}: sweep '{}': {} cells × {} replications = {} runs{}; {} run here ({} resumed from disk)",
+            env!("CARGO_PKG_VERSION"),
+            name,
+            plan.cells.len(),
+            plan.replications,
+            plan.total_runs(),
+            args.shard.map_or(String::new(), |s| format!(", shard {}/{}", s.index, s.count)),
+            outcome.runs - outcome.resumed,
+            outcome.resumed,
+        );
+        let files = if args.shard.is_some() {
+            "summary.csv, timeseries.csv, herd.csv, manifest.toml, runs/"
+        } else {
+            "summary.csv, aggregate.csv, timeseries.csv, herd.csv, manifest.toml, runs/"
+        };
+        println!("wrote {}/{{{files}}}", out.display());
+    }
+    if let Some(t) = outcome.truncated.first() {
+        eprintln!("error: sweep '{name}': {t}; its results are marked truncated");
+        return Ok(EXIT_BAD_INPUT);
+    }
+    Ok(EXIT_OK)
+}
+
+fn cmd_merge(dirs: &[PathBuf], out: &Path, force: bool) -> Result<i32> {
+    let plan = crate::sweep::merge(dirs, out, force)?;
+    println!(
+        "merged {} shards of sweep '{}' ({} runs) into {}",
+        dirs.len(),
+        plan.base.scenario.name,
+        plan.total_runs(),
+        out.display()
+    );
     Ok(EXIT_OK)
 }
 

@@ -32,3 +32,4 @@ pub mod metrics;
 pub mod model;
 pub mod run;
 pub mod scenario;
+pub mod sweep;

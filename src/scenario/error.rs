@@ -41,6 +41,16 @@ pub enum ScenarioError {
         /// The rule and the value found.
         message: String,
     },
+    /// A `[sweep]` entry is not usable.
+    #[error("scenario '{path}': sweep key '{key}': {message}")]
+    Sweep {
+        /// File as given.
+        path: String,
+        /// The swept key.
+        key: String,
+        /// Why.
+        message: String,
+    },
     /// A `--set KEY=VALUE` override cannot be applied.
     #[error("scenario '{path}': --set {key}: {message}")]
     Override {
@@ -58,7 +68,7 @@ impl ScenarioError {
     pub fn field(&self) -> Option<&str> {
         match self {
             ScenarioError::Field { field, .. } => Some(field),
-            ScenarioError::Override { key, .. } => Some(key),
+            ScenarioError::Override { key, .. } | ScenarioError::Sweep { key, .. } => Some(key),
             _ => None,
         }
     }

@@ -1,7 +1,8 @@
 //! Dotted-path overrides of a scenario table: `--set KEY=VALUE` and sweep cells.
 //!
 //! A path is keys separated by dots; a number selects an array element
-//! (`fleets.0.layers.1.max_attempts`). Missing tables on the way are created, so an
+//! (`fleets.0.layers.1.max_attempts`) and `*` every element or entry
+//! (`fleets.*.layers.*.max_attempts`). Missing tables on the way are created, so an
 //! optional key can be set even when the file leaves it out.
 
 /// Splits `KEY=VALUE`; the value is read as a TOML value (`5`, `0.2`, `true`,
@@ -51,17 +52,29 @@ pub fn apply(table: &mut toml::Table, path: &str, value: toml::Value) -> Result<
     if parts.iter().any(|p| p.is_empty()) {
         return Err(format!("'{path}' has an empty segment"));
     }
-    set_in_table(table, &parts, 0, value)
+    set_in_table(table, &parts, 0, &value)
 }
 
 fn set_in_table(
     t: &mut toml::Table,
     parts: &[&str],
     i: usize,
-    value: toml::Value,
+    value: &toml::Value,
 ) -> Result<(), String> {
+    if parts[i] == "*" {
+        if t.is_empty() {
+            return Err(format!(
+                "'{}' matches nothing: the table is empty",
+                parts[..=i].join(".")
+            ));
+        }
+        for (_, child) in t.iter_mut() {
+            set_here_or_below(child, parts, i, value)?;
+        }
+        return Ok(());
+    }
     if i + 1 == parts.len() {
-        t.insert(parts[i].to_string(), value);
+        t.insert(parts[i].to_string(), value.clone());
         return Ok(());
     }
     let child = t
@@ -70,19 +83,43 @@ fn set_in_table(
     set_in_value(child, parts, i + 1, value)
 }
 
+/// Sets `value` in `slot` if `parts[i]` is the last segment, else descends into it.
+fn set_here_or_below(
+    slot: &mut toml::Value,
+    parts: &[&str],
+    i: usize,
+    value: &toml::Value,
+) -> Result<(), String> {
+    if i + 1 == parts.len() {
+        *slot = value.clone();
+        Ok(())
+    } else {
+        set_in_value(slot, parts, i + 1, value)
+    }
+}
+
 fn set_in_value(
     node: &mut toml::Value,
     parts: &[&str],
     i: usize,
-    value: toml::Value,
+    value: &toml::Value,
 ) -> Result<(), String> {
     let here = parts[..i].join(".");
     match node {
         toml::Value::Table(t) => set_in_table(t, parts, i, value),
         toml::Value::Array(a) => {
+            if parts[i] == "*" {
+                if a.is_empty() {
+                    return Err(format!("'{here}.*' matches nothing: the list is empty"));
+                }
+                for slot in a.iter_mut() {
+                    set_here_or_below(slot, parts, i, value)?;
+                }
+                return Ok(());
+            }
             let idx: usize = parts[i].parse().map_err(|_| {
                 format!(
-                    "'{here}' is a list: the next segment must be an index, found '{}'",
+                    "'{here}' is a list: the next segment must be an index or '*', found '{}'",
                     parts[i]
                 )
             })?;
@@ -90,12 +127,7 @@ fn set_in_value(
             let slot = a.get_mut(idx).ok_or_else(|| {
                 format!("index {idx} is past the end of '{here}' ({len} entries)")
             })?;
-            if i + 1 == parts.len() {
-                *slot = value;
-                Ok(())
-            } else {
-                set_in_value(slot, parts, i + 1, value)
-            }
+            set_here_or_below(slot, parts, i, value)
         }
         other => Err(format!("'{here}' is a {}, not a table", other.type_str())),
     }
@@ -148,6 +180,32 @@ mod tests {
         assert!(apply(&mut t, "fleets.x.name", toml::Value::Integer(1)).is_err());
         assert!(apply(&mut t, "fleets.0.name.x", toml::Value::Integer(1)).is_err());
         assert!(apply(&mut t, "a..b", toml::Value::Integer(1)).is_err());
+    }
+
+    #[test]
+    fn a_star_sets_every_element() {
+        let mut t: toml::Table = toml::from_str(
+            "[[fleets]]\n[[fleets.layers]]\nmax_attempts=3\n[[fleets.layers]]\nmax_attempts=2\n[[fleets]]\n[[fleets.layers]]\nmax_attempts=1",
+        )
+        .unwrap();
+        apply(
+            &mut t,
+            "fleets.*.layers.*.max_attempts",
+            toml::Value::Integer(9),
+        )
+        .unwrap();
+        for p in [
+            "fleets.0.layers.0",
+            "fleets.0.layers.1",
+            "fleets.1.layers.0",
+        ] {
+            assert_eq!(
+                get(&t, &format!("{p}.max_attempts")),
+                Some(&toml::Value::Integer(9))
+            );
+        }
+        let mut empty: toml::Table = toml::from_str("fleets = []").unwrap();
+        assert!(apply(&mut empty, "fleets.*.name", toml::Value::Integer(1)).is_err());
     }
 
     #[test]

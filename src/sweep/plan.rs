@@ -1,0 +1,406 @@
+//! The sweep plan: the Cartesian product of the `[sweep]` keys, in file order (the first
+//! key varies slowest), times the replications.
+//!
+//! Run `r` of the plan is replication `r % R` of cell `r / R`. Its seed depends on the
+//! replication only ([`crate::run::replication_seed`]), so the same replication of two
+//! cells sees the same arrivals. Every cell is validated before anything runs.
+
+use crate::metrics::summary::{format_float, Layout};
+use crate::scenario::{from_table, overrides, Loaded, ScenarioError};
+
+/// Most runs a plan may hold.
+pub const MAX_RUNS: u64 = 1_000_000;
+/// Most values a single `{ from, to, step }` range may give.
+pub const MAX_RANGE_VALUES: usize = 100_000;
+
+/// One swept key and its values.
+#[derive(Debug, Clone)]
+pub struct Axis {
+    /// Dotted path into the scenario.
+    pub key: String,
+    /// Values, in order.
+    pub values: Vec<toml::Value>,
+}
+
+/// One point of the grid.
+#[derive(Debug, Clone)]
+pub struct Cell {
+    /// Cell index.
+    pub index: usize,
+    /// One value per axis.
+    pub values: Vec<toml::Value>,
+    /// The scenario with the values applied.
+    pub loaded: Loaded,
+}
+
+/// Everything a sweep will run.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The base scenario.
+    pub base: Loaded,
+    /// Swept keys.
+    pub axes: Vec<Axis>,
+    /// Grid cells, in order.
+    pub cells: Vec<Cell>,
+    /// Replications per cell.
+    pub replications: u32,
+    /// Summary columns shared by every run.
+    pub columns: Vec<String>,
+    /// Columns shared by every run, before the `param_` ones.
+    pub layout: Layout,
+}
+
+/// One run of a plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunSpec {
+    /// Global run index.
+    pub run: u64,
+    /// Cell index.
+    pub cell: usize,
+    /// Replication index.
+    pub replication: u32,
+}
+
+/// Renders a swept value for a `param_` column: strings bare, numbers shortest.
+pub fn render_value(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        toml::Value::Integer(i) => i.to_string(),
+        toml::Value::Float(f) => format_float(*f),
+        toml::Value::Boolean(b) => b.to_string(),
+        other => other.to_string(),
+    }
+}
+
+impl Plan {
+    /// Number of runs.
+    pub fn total_runs(&self) -> u64 {
+        self.cells.len() as u64 * u64::from(self.replications)
+    }
+
+    /// Run `run` of the plan.
+    pub fn spec(&self, run: u64) -> RunSpec {
+        let r = u64::from(self.replications);
+        RunSpec {
+            run,
+            cell: (run / r) as usize,
+            replication: (run % r) as u32,
+        }
+    }
+
+    /// The swept keys, in column order.
+    pub fn params(&self) -> Vec<String> {
+        self.axes.iter().map(|a| a.key.clone()).collect()
+    }
+}
+
+fn sweep_err(l: &Loaded, key: &str, message: String) -> ScenarioError {
+    ScenarioError::Sweep {
+        path: l.source.path.clone(),
+        key: key.to_string(),
+        message,
+    }
+}
+
+fn number(v: &toml::Value) -> Option<f64> {
+    match v {
+        toml::Value::Integer(i) => Some(*i as f64),
+        toml::Value::Float(f) => Some(*f),
+        _ => None,
+    }
+}
+
+/// Reads one `[sweep]` entry: a list, `{ from, to, step }`, or a single value.
+fn axis_values(
+    base: &Loaded,
+    key: &str,
+    v: &toml::Value,
+) -> Result<Vec<toml::Value>, ScenarioError> {
+    match v {
+        toml::Value::Array(a) if a.is_empty() => {
+            Err(sweep_err(base, key, "the list of values is empty".into()))
+        }
+        toml::Value::Array(a) => Ok(a.clone()),
+        toml::Value::Table(t)
+            if t.contains_key("from") || t.contains_key("to") || t.contains_key("step") =>
+        {
+            for k in t.keys() {
+                if !["from", "to", "step"].contains(&k.as_str()) {
+                    return Err(sweep_err(
+                        base,
+                        key,
+                        format!("a range takes from, to and step (found '{k}')"),
+                    ));
+                }
+            }
+            let get = |name: &str| {
+                t.get(name)
+                    .ok_or_else(|| sweep_err(base, key, format!("a range needs '{name}'")))
+            };
+            let (from, to, step) = (get("from")?, get("to")?, get("step")?);
+            let all_int = [from, to, step].iter().all(|v| v.is_integer());
+            let (f, t_, s) = match (number(from), number(to), number(step)) {
+                (Some(a), Some(b), Some(c)) if a.is_finite() && b.is_finite() && c.is_finite() => {
+                    (a, b, c)
+                }
+                _ => {
+                    return Err(sweep_err(
+                        base,
+                        key,
+                        "from, to and step must be finite numbers".into(),
+                    ))
+                }
+            };
+            if s == 0.0 || (t_ - f) * s < 0.0 {
+                return Err(sweep_err(
+                    base,
+                    key,
+                    format!("step {s} never gets from {f} to {t_}"),
+                ));
+            }
+            let n = ((t_ - f) / s + 1e-9).floor() as u64 + 1;
+            if n as usize > MAX_RANGE_VALUES {
+                return Err(sweep_err(
+                    base,
+                    key,
+                    format!("the range gives {n} values, more than {MAX_RANGE_VALUES}"),
+                ));
+            }
+            // Each value from its index: never by repeated addition.
+            Ok((0..n)
+                .map(|i| {
+                    if all_int {
+                        let (fi, si) = (
+                            from.as_integer().unwrap_or(0),
+                            step.as_integer().unwrap_or(1),
+                        );
+                        toml::Value::Integer(fi + i as i64 * si)
+                    } else {
+                        toml::Value::Float(f + i as f64 * s)
+                    }
+                })
+                .collect())
+        }
+        toml::Value::Table(_) => Err(sweep_err(
+            base,
+            key,
+            "must be a list of values or a range { from, to, step }".into(),
+        )),
+        single => Ok(vec![single.clone()]),
+    }
+}
+
+fn apply_cell(
+    base: &Loaded,
+    keys: &[&str],
+    values: &[toml::Value],
+) -> Result<Loaded, ScenarioError> {
+    let mut table = base.table.clone();
+    table.remove("sweep");
+    for (k, v) in keys.iter().zip(values) {
+        overrides::apply(&mut table, k, v.clone()).map_err(|m| sweep_err(base, k, m))?;
+    }
+    from_table(&base.source, table)
+}
+
+/// Builds and validates the plan of a loaded scenario. Without `[sweep]` it has one
+/// cell, the base scenario.
+pub fn plan(base: Loaded) -> Result<Plan, ScenarioError> {
+    let mut axes = Vec::new();
+    if let Some(sweep) = &base.file.sweep {
+        for (key, v) in sweep {
+            axes.push(Axis {
+                key: key.clone(),
+                values: axis_values(&base, key, v)?,
+            });
+        }
+    }
+    let replications = base.scenario.replications;
+    let cells_n = axes
+        .iter()
+        .try_fold(1u64, |acc, a| acc.checked_mul(a.values.len() as u64))
+        .unwrap_or(u64::MAX);
+    let runs = cells_n.saturating_mul(u64::from(replications));
+    if runs > MAX_RUNS {
+        return Err(sweep_err(
+            &base,
+            "(grid)",
+            format!("the sweep has {runs} runs ({cells_n} cells × {replications} replications), more than the cap of {MAX_RUNS}"),
+        ));
+    }
+    // Each value alone first, so an error names the key that carries it.
+    let keys: Vec<&str> = axes.iter().map(|a| a.key.as_str()).collect();
+    for a in &axes {
+        for v in &a.values {
+            apply_cell(&base, &[a.key.as_str()], std::slice::from_ref(v)).map_err(|e| {
+                sweep_err(
+                    &base,
+                    &a.key,
+                    format!("value {}: {}", render_value(v), strip(&e, &base)),
+                )
+            })?;
+        }
+    }
+    let mut cells = Vec::with_capacity(cells_n as usize);
+    for index in 0..cells_n as usize {
+        let mut rest = index;
+        let mut values = vec![toml::Value::Boolean(false); axes.len()];
+        for (ai, a) in axes.iter().enumerate().rev() {
+            values[ai] = a.values[rest % a.values.len()].clone();
+            rest /= a.values.len();
+        }
+        let loaded = apply_cell(&base, &keys, &values).map_err(|e| {
+            let cell: Vec<String> = keys
+                .iter()
+                .zip(&values)
+                .map(|(k, v)| format!("{k} = {}", render_value(v)))
+                .collect();
+            sweep_err(
+                &base,
+                &keys.join(", "),
+                format!("cell {{{}}}: {}", cell.join(", "), strip(&e, &base)),
+            )
+        })?;
+        if loaded.scenario.replications != replications {
+            return Err(sweep_err(
+                &base,
+                "replications",
+                "cannot be swept: set it in the scenario".into(),
+            ));
+        }
+        if loaded.scenario.seed != base.scenario.seed {
+            return Err(sweep_err(
+                &base,
+                "seed",
+                "cannot be swept: replications derive the seeds".into(),
+            ));
+        }
+        cells.push(Cell {
+            index,
+            values,
+            loaded,
+        });
+    }
+    let mut layout = Layout::of(&base.scenario);
+    for c in &cells {
+        layout.merge(&Layout::of(&c.loaded.scenario));
+    }
+    let mut columns = layout.columns();
+    columns.extend(axes.iter().map(|a| format!("param_{}", a.key)));
+    Ok(Plan {
+        base,
+        axes,
+        cells,
+        replications,
+        columns,
+        layout,
+    })
+}
+
+/// An error's message without the "scenario 'path': " prefix (the sweep error adds its own).
+fn strip(e: &ScenarioError, base: &Loaded) -> String {
+    let s = e.to_string();
+    let prefix = format!("scenario '{}': ", base.source.path);
+    s.strip_prefix(&prefix).map(str::to_string).unwrap_or(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{load, Source};
+
+    fn base(sweep: &str) -> Result<Plan, ScenarioError> {
+        let text = format!(
+            "duration = \"10s\"\nreplications = 2\n[dependency]\nservers = 2\nservice_time = \"10ms\"\n[[fleets]]\nname = \"a\"\narrival = {{ kind = \"poisson\", rate = 10 }}\n[[fleets.layers]]\nmax_attempts = 3\n[sweep]\n{sweep}\n"
+        );
+        let src = Source {
+            path: "s.toml".into(),
+            stem: "s".into(),
+            text,
+        };
+        plan(load(src, &[]).unwrap())
+    }
+
+    #[test]
+    fn the_grid_is_the_product_in_file_order_times_replications() {
+        let p = base(
+            "\"fleets.0.layers.0.max_attempts\" = [1, 2, 3]\n\"fleets.0.arrival.rate\" = [10, 20]",
+        )
+        .unwrap();
+        assert_eq!(p.cells.len(), 6);
+        assert_eq!(p.total_runs(), 12);
+        let vals: Vec<String> = p
+            .cells
+            .iter()
+            .map(|c| {
+                c.values
+                    .iter()
+                    .map(render_value)
+                    .collect::<Vec<_>>()
+                    .join("/")
+            })
+            .collect();
+        assert_eq!(vals, ["1/10", "1/20", "2/10", "2/20", "3/10", "3/20"]);
+        assert_eq!(
+            p.spec(5),
+            RunSpec {
+                run: 5,
+                cell: 2,
+                replication: 1
+            }
+        );
+        assert_eq!(
+            p.cells[3].loaded.scenario.fleets[0].layers[0].max_attempts,
+            2
+        );
+        assert!(p.columns.iter().any(|c| c == "param_fleets.0.arrival.rate"));
+    }
+
+    #[test]
+    fn ranges_are_computed_by_index() {
+        let p = base("\"fleets.0.arrival.rate\" = { from = 0.1, to = 1.0, step = 0.1 }").unwrap();
+        let v: Vec<f64> = p.axes[0]
+            .values
+            .iter()
+            .map(|v| v.as_float().unwrap())
+            .collect();
+        assert_eq!(v.len(), 10);
+        assert_eq!(v[2], 0.1 + 2.0 * 0.1);
+        assert_eq!(render_value(&p.axes[0].values[2]), "0.3");
+        let p =
+            base("\"fleets.0.layers.0.max_attempts\" = { from = 1, to = 7, step = 3 }").unwrap();
+        assert_eq!(p.axes[0].values, vec![1.into(), 4.into(), 7.into()]);
+    }
+
+    #[test]
+    fn bad_sweeps_name_the_key() {
+        for (sweep, needle) in [
+            ("\"fleets.0.layers.0.max_attempts\" = []", "empty"),
+            ("\"fleets.0.layers.0.max_attempts\" = [1, \"x\"]", "value x"),
+            ("\"fleets.0.layers.0.bogus\" = [1]", "bogus"),
+            ("\"fleets.3.name\" = [\"x\"]", "past the end"),
+            (
+                "\"fleets.0.arrival.rate\" = { from = 1, to = 0, step = 1 }",
+                "never gets",
+            ),
+            (
+                "\"fleets.0.arrival.rate\" = { from = 0, to = 1e9, step = 1 }",
+                "more than",
+            ),
+            ("\"seed\" = [1, 2]", "cannot be swept"),
+        ] {
+            let e = base(sweep).unwrap_err().to_string();
+            assert!(e.contains(needle), "{sweep}: {e}");
+            assert!(e.contains("sweep"), "{sweep}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_grid_over_the_cap_is_refused() {
+        let e =
+            base("a = { from = 1, to = 1000, step = 1 }\nb = { from = 1, to = 1000, step = 1 }")
+                .unwrap_err()
+                .to_string();
+        assert!(e.contains("cap"), "{e}");
+    }
+}

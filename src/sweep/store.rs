@@ -1,0 +1,149 @@
+//! Finished runs on disk, one folder each (`runs/000042/`), written atomically: the
+//! files go to a temporary folder that is then renamed. A sweep that is killed leaves
+//! whole runs or nothing; running it again skips the runs already there. The final
+//! tables are the runs' rows concatenated in plan order, so they are the same bytes
+//! whatever order the runs finished in, and whichever shard ran them.
+
+use std::collections::BTreeSet;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::export::csv::{
+    herd_rows, record, summary_row, timeseries_rows, HERD_COLUMNS, TIMESERIES_COLUMNS,
+};
+use crate::metrics::summary::Cell;
+use crate::run::RunResult;
+
+use super::plan::{render_value, Plan};
+
+/// Folder of finished runs inside a sweep folder.
+pub const RUNS_DIR: &str = "runs";
+
+/// The rows one run contributes to each table.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Chunk {
+    /// Its `summary.csv` row.
+    pub summary: String,
+    /// Its `timeseries.csv` rows.
+    pub timeseries: String,
+    /// Its `herd.csv` rows.
+    pub herd: String,
+}
+
+/// Renders the rows of a finished run of `plan`.
+pub fn render_chunk(plan: &Plan, r: &RunResult) -> Chunk {
+    let cell = &plan.cells[plan.spec(r.run).cell];
+    let mut s = r.summary.clone();
+    for (a, v) in plan.axes.iter().zip(&cell.values) {
+        s.push(format!("param_{}", a.key), Cell::Text(render_value(v)));
+    }
+    Chunk {
+        summary: summary_row(&s, &plan.columns),
+        timeseries: timeseries_rows(r, cell.loaded.scenario.dependency.servers),
+        herd: herd_rows(r),
+    }
+}
+
+/// The folder of run `run`.
+pub fn chunk_dir(dir: &Path, run: u64) -> PathBuf {
+    dir.join(RUNS_DIR).join(format!("{run:06}"))
+}
+
+/// Writes a run's rows atomically.
+pub fn write_chunk(dir: &Path, run: u64, c: &Chunk) -> io::Result<()> {
+    let runs = dir.join(RUNS_DIR);
+    std::fs::create_dir_all(&runs)?;
+    let tmp = runs.join(format!(".tmp-{run:06}-{}", std::process::id()));
+    if tmp.exists() {
+        std::fs::remove_dir_all(&tmp)?;
+    }
+    std::fs::create_dir(&tmp)?;
+    for (name, text) in [
+        ("summary.csv", &c.summary),
+        ("timeseries.csv", &c.timeseries),
+        ("herd.csv", &c.herd),
+    ] {
+        std::fs::write(tmp.join(name), text)?;
+    }
+    let fin = chunk_dir(dir, run);
+    match std::fs::rename(&tmp, &fin) {
+        Ok(()) => Ok(()),
+        Err(_) if fin.exists() => std::fs::remove_dir_all(&tmp),
+        Err(e) => Err(e),
+    }
+}
+
+/// Reads a run's rows.
+pub fn read_chunk(dir: &Path, run: u64) -> io::Result<Chunk> {
+    let d = chunk_dir(dir, run);
+    let read = |n: &str| std::fs::read_to_string(d.join(n));
+    Ok(Chunk {
+        summary: read("summary.csv")?,
+        timeseries: read("timeseries.csv")?,
+        herd: read("herd.csv")?,
+    })
+}
+
+/// The runs finished in a folder (leftover temporary folders are removed).
+pub fn done_runs(dir: &Path) -> io::Result<BTreeSet<u64>> {
+    let mut done = BTreeSet::new();
+    let runs = dir.join(RUNS_DIR);
+    if !runs.exists() {
+        return Ok(done);
+    }
+    for e in std::fs::read_dir(&runs)? {
+        let e = e?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with(".tmp-") {
+            let _ = std::fs::remove_dir_all(e.path());
+        } else if let Ok(n) = name.parse::<u64>() {
+            done.insert(n);
+        }
+    }
+    Ok(done)
+}
+
+/// The assembled tables of a sweep.
+#[derive(Debug, Clone, Default)]
+pub struct Tables {
+    /// `summary.csv`.
+    pub summary: String,
+    /// `timeseries.csv`.
+    pub timeseries: String,
+    /// `herd.csv`.
+    pub herd: String,
+    /// `aggregate.csv`.
+    pub aggregate: String,
+}
+
+/// Concatenates chunks (in plan order) under their headers and aggregates the cells.
+/// `complete` says whether the chunks are the whole plan (the aggregate needs it).
+pub fn assemble<'a>(
+    plan: &Plan,
+    chunks: impl Iterator<Item = &'a Chunk>,
+    complete: bool,
+) -> io::Result<Tables> {
+    let mut t = Tables {
+        summary: record(&plan.columns),
+        timeseries: record(TIMESERIES_COLUMNS),
+        herd: record(HERD_COLUMNS),
+        aggregate: String::new(),
+    };
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for c in chunks {
+        t.summary.push_str(&c.summary);
+        t.timeseries.push_str(&c.timeseries);
+        t.herd.push_str(&c.herd);
+        let mut rdr = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .from_reader(c.summary.as_bytes());
+        for rec in rdr.records() {
+            let rec = rec.map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+            rows.push(rec.iter().map(str::to_string).collect());
+        }
+    }
+    if complete {
+        t.aggregate = super::aggregate::render(&plan.columns, &rows, plan.replications as usize);
+    }
+    Ok(t)
+}
