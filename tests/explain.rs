@@ -247,6 +247,14 @@ fn overload_counts_the_peak_of_a_load_profile_and_names_the_largest_fleet() {
     assert_eq!(ids(&e), BTreeSet::from([lint::OVERLOAD_WITHOUT_SHEDDING]));
     assert!((e.offered_peak - 1200.0).abs() < 1e-9);
     assert!((e.offered_mean - 650.0).abs() < 1.0, "{}", e.offered_mean);
+    assert_eq!(e.fleets[0].utilisation, Some(1.2));
+    let rendered = e.render();
+    assert!(
+        rendered.contains(
+            "1200/s at peak against a capacity of 1000 attempts/s: 120% utilisation at peak"
+        ),
+        "{rendered}"
+    );
     // A step that starts after the run ends does not count.
     let late = text.replace("at = \"5s\"", "at = \"10s\"");
     assert!(explain_text(&late).lints.is_empty());

@@ -335,10 +335,15 @@ fn render_load(o: &mut String, f: &FleetExplanation, dep: &DependencyExplanation
             if f.load_profile {
                 let _ = writeln!(
                     o,
-                    "  offered load: {} requests/s on average, {}/s at peak{}",
+                    "  offered load: {} requests/s on average, {}/s at peak{}{}",
                     fmt_num(mean),
                     fmt_num(peak),
-                    util(peak)
+                    util(peak),
+                    if dep.capacity.is_some() {
+                        " at peak"
+                    } else {
+                        ""
+                    }
                 );
             } else {
                 let _ = writeln!(
