@@ -67,6 +67,9 @@ enum Command {
         #[arg(required = true)]
         scenarios: Vec<PathBuf>,
     },
+    /// Print the resolved model (capacity, offered load, worst-case attempts, budgets,
+    /// backoff against deadlines) and lint it for retry anti-patterns.
+    Explain(ExplainArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -167,6 +170,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
             force,
         } => cmd_merge(&dirs, &out, force),
         Command::Validate { scenarios } => cmd_validate(&scenarios),
+        Command::Explain(args) => cmd_explain(args),
     }
 }
 
@@ -410,4 +414,42 @@ fn cmd_validate(paths: &[PathBuf]) -> Result<i32> {
         }
     }
     Ok(code)
+}
+
+/// Exit code of `explain`: a denied lint fired.
+pub const EXIT_DENIED_LINT: i32 = 1;
+
+#[derive(Debug, clap::Args)]
+struct ExplainArgs {
+    /// Scenario file (TOML).
+    scenario: PathBuf,
+    /// Make a lint an error (exit 1) when it fires; repeatable; `all` denies every lint.
+    #[arg(long = "deny", value_name = "LINT")]
+    deny: Vec<String>,
+    /// Override a scenario key: `--set fleets.0.layers.0.max_attempts=5`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+}
+
+fn cmd_explain(args: ExplainArgs) -> Result<i32> {
+    let denied = crate::explain::lint::resolve_deny(&args.deny)?;
+    let loaded = load_scenario(Some(&args.scenario), &args.set, None)?;
+    let explanation = crate::explain::explain(&loaded.scenario);
+    print!("{}", explanation.render());
+    let fired: Vec<_> = explanation
+        .lints
+        .iter()
+        .filter(|l| denied.contains(&l.id))
+        .collect();
+    for l in &fired {
+        eprintln!(
+            "error: scenario '{}': denied lint fired: {l}",
+            loaded.source.path
+        );
+    }
+    Ok(if fired.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_DENIED_LINT
+    })
 }

@@ -27,6 +27,7 @@
 
 pub mod cli;
 pub mod engine;
+pub mod explain;
 pub mod export;
 pub mod metrics;
 pub mod model;

@@ -1,0 +1,528 @@
+//! Lints: the retry anti-patterns of the background texts, found in a validated
+//! scenario. Each has a stable id (kebab-case; `--deny ID` turns it into an error), the
+//! fleet it concerns, the layer where that is relevant, and one sentence of why.
+//!
+//! A layer *retries* when `max_attempts > 1` and `retry_on` is not empty. "Below" a
+//! layer means the layers after it in `[[fleets.layers]]` (nearer the dependency).
+//! The exact firing rules, one per lint:
+//!
+//! | id | fires when |
+//! | --- | --- |
+//! | `multi-layer-retries-without-budget` | two or more layers of the fleet retry and have no `budget` (one lint per fleet) |
+//! | `unjittered-backoff-many-clients` | a retrying layer's waits are deterministic and positive (`fixed` with a delay > 0, or `exponential` with `jitter = "none"` and a first wait > 0) and the fleet has many clients: `clients` ≥ [`MANY_CLIENTS`], or a burst of at least that many requests |
+//! | `retries-ambiguous-writes` | the fleet has `writes` > 0 without `idempotency_keys`, and a retrying layer has `retry_ambiguous_writes = true` and `timeout` in `retry_on`, and a timeout can reach it (an `attempt_timeout` at this layer or below) |
+//! | `retries-breaker-open` | a retrying layer has `breaker_open` in `retry_on` and a breaker can produce it: its own breaker with `placement = "inside"`, or any breaker below it |
+//! | `ignores-retry-after` | a retrying layer has `respect_retry_after = false` and `rejected` in `retry_on`, and the dependency can reject (finite `servers` and `queue_limit`) with a `retry_after` |
+//! | `backoff-exceeds-deadline` | the fleet has a `deadline` and a retrying layer's backoff schedule (the largest wait after each failed attempt but the last, summed; Retry-After not counted) is longer than it; unlimited attempts with any positive wait count as unbounded |
+//! | `timeouts-exceed-deadline` | the fleet has a `deadline` and a retrying layer's `attempt_timeout × max_attempts` is longer than it |
+//! | `too-many-attempts` | a retrying layer's `max_attempts` is above [`MAX_ATTEMPTS`] (or unlimited) |
+//! | `no-attempt-timeout-under-deadline` | the fleet has a `deadline` and a retrying layer has no `attempt_timeout`, nor does any layer below it |
+//! | `overload-without-shedding` | the dependency has finite servers, the highest total offered load of the open and burst fleets (first attempts; bursts at their mean rate over the run; closed loops are self-limiting and not counted) exceeds its capacity, and it sheds nothing: unlimited `queue_limit` and no `drop_expired` (a deadline alone does not shed: the abandoned attempts are still served). One lint, on the fleet with the largest offered load |
+//!
+//! Rules that would fire on inert settings stay silent: retrying `breaker_open` without
+//! a breaker, ignoring a Retry-After the dependency never sends, retrying ambiguous
+//! writes when nothing can time out.
+
+use std::fmt;
+
+use crate::model::backoff::max_wait;
+use crate::model::outcome::Class;
+use crate::scenario::config::{
+    Arrival, Backoff, FleetConfig, Jitter, LayerConfig, Placement, Scenario,
+};
+
+use super::render::{fmt_count, fmt_duration, fmt_num, fmt_time, fmt_total, quoted_list};
+use super::{backoff_total, fleet_load, offered_peak, retries, Bound};
+
+/// A fleet has "many clients" from this many clients (or burst requests) on.
+pub const MANY_CLIENTS: u64 = 10;
+/// More attempts per call than this is too many.
+pub const MAX_ATTEMPTS: u32 = 5;
+
+/// Id: retries at two or more layers without a budget.
+pub const MULTI_LAYER_RETRIES_WITHOUT_BUDGET: &str = "multi-layer-retries-without-budget";
+/// Id: unjittered backoff in a fleet of many clients.
+pub const UNJITTERED_BACKOFF_MANY_CLIENTS: &str = "unjittered-backoff-many-clients";
+/// Id: retrying timed-out non-idempotent writes without keys.
+pub const RETRIES_AMBIGUOUS_WRITES: &str = "retries-ambiguous-writes";
+/// Id: retrying `breaker_open`.
+pub const RETRIES_BREAKER_OPEN: &str = "retries-breaker-open";
+/// Id: ignoring Retry-After.
+pub const IGNORES_RETRY_AFTER: &str = "ignores-retry-after";
+/// Id: a backoff schedule longer than the deadline.
+pub const BACKOFF_EXCEEDS_DEADLINE: &str = "backoff-exceeds-deadline";
+/// Id: `attempt_timeout × max_attempts` longer than the deadline.
+pub const TIMEOUTS_EXCEED_DEADLINE: &str = "timeouts-exceed-deadline";
+/// Id: more than five attempts per call.
+pub const TOO_MANY_ATTEMPTS: &str = "too-many-attempts";
+/// Id: retries under a deadline with no attempt timeout.
+pub const NO_ATTEMPT_TIMEOUT_UNDER_DEADLINE: &str = "no-attempt-timeout-under-deadline";
+/// Id: offered load above capacity and no load shedding.
+pub const OVERLOAD_WITHOUT_SHEDDING: &str = "overload-without-shedding";
+
+/// Every lint: its id and one sentence of what it means, in report order.
+pub const LINTS: [(&str, &str); 10] = [
+    (
+        MULTI_LAYER_RETRIES_WITHOUT_BUDGET,
+        "two or more layers of a fleet retry without a retry budget, so their attempts multiply (3 layers of 3 = 27 per request)",
+    ),
+    (
+        UNJITTERED_BACKOFF_MANY_CLIENTS,
+        "a fleet of many clients (or a burst) backs off on a fixed or unjittered exponential schedule, so clients that failed together retry together",
+    ),
+    (
+        RETRIES_AMBIGUOUS_WRITES,
+        "a layer retries timed-out non-idempotent writes that carry no idempotency key, which can apply a write twice",
+    ),
+    (
+        RETRIES_BREAKER_OPEN,
+        "a layer retries breaker_open, spending attempts on a breaker that is refusing calls instead of failing fast",
+    ),
+    (
+        IGNORES_RETRY_AFTER,
+        "a layer retries the dependency's rejections without waiting the Retry-After they carry",
+    ),
+    (
+        BACKOFF_EXCEEDS_DEADLINE,
+        "a layer's longest backoff schedule is longer than the fleet's deadline, so its last retries end in deadline_exceeded",
+    ),
+    (
+        TIMEOUTS_EXCEED_DEADLINE,
+        "a layer's attempt_timeout × max_attempts is longer than the fleet's deadline, so the deadline, not max_attempts, bounds the attempts",
+    ),
+    (
+        TOO_MANY_ATTEMPTS,
+        "a layer makes more than 5 attempts per call, each one more load on a dependency that is already failing",
+    ),
+    (
+        NO_ATTEMPT_TIMEOUT_UNDER_DEADLINE,
+        "a retrying layer has no attempt timeout at or below it, so one hung attempt uses the whole deadline and the retries never happen",
+    ),
+    (
+        OVERLOAD_WITHOUT_SHEDDING,
+        "offered load exceeds the dependency's capacity and it sheds nothing (unlimited queue, no drop_expired), so queue and latency grow without bound",
+    ),
+];
+
+/// One anti-pattern found in a scenario.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lint {
+    /// Stable id, one of [`LINTS`].
+    pub id: &'static str,
+    /// The fleet it concerns.
+    pub fleet: String,
+    /// The layer it concerns, when it is about one layer.
+    pub layer: Option<String>,
+    /// One sentence of why, with the numbers.
+    pub message: String,
+}
+
+impl fmt::Display for Lint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[{}] fleet '{}'", self.id, self.fleet)?;
+        if let Some(l) = &self.layer {
+            write!(f, ", layer '{l}'")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// `--deny` named a lint that does not exist.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--deny: unknown lint \"{found}\" (known: all, {})", known_ids())]
+pub struct UnknownLint {
+    /// What was given.
+    pub found: String,
+}
+
+fn known_ids() -> String {
+    LINTS.map(|(id, _)| id).join(", ")
+}
+
+/// Resolves `--deny` arguments to lint ids (`all` = every lint), in [`LINTS`] order,
+/// without duplicates.
+///
+/// ```
+/// use retrysim::explain::lint::{resolve_deny, LINTS, TOO_MANY_ATTEMPTS};
+/// assert_eq!(resolve_deny(&["too-many-attempts".into()]).unwrap(), vec![TOO_MANY_ATTEMPTS]);
+/// assert_eq!(resolve_deny(&["all".into()]).unwrap().len(), LINTS.len());
+/// assert!(resolve_deny(&["no-such-lint".into()]).is_err());
+/// ```
+pub fn resolve_deny(args: &[String]) -> Result<Vec<&'static str>, UnknownLint> {
+    let mut denied = [false; LINTS.len()];
+    for a in args {
+        let a = a.trim();
+        if a == "all" {
+            denied = [true; LINTS.len()];
+        } else {
+            match LINTS.iter().position(|(id, _)| *id == a) {
+                Some(i) => denied[i] = true,
+                None => {
+                    return Err(UnknownLint {
+                        found: a.to_string(),
+                    })
+                }
+            }
+        }
+    }
+    Ok(LINTS
+        .iter()
+        .zip(denied)
+        .filter(|(_, d)| *d)
+        .map(|((id, _), _)| *id)
+        .collect())
+}
+
+/// Collects lints with their sort key: fleet index, layer index, rule index.
+struct Found {
+    out: Vec<(usize, Option<usize>, usize, Lint)>,
+}
+
+impl Found {
+    fn push(
+        &mut self,
+        fi: usize,
+        f: &FleetConfig,
+        li: Option<usize>,
+        id: &'static str,
+        message: String,
+    ) {
+        let rule = LINTS
+            .iter()
+            .position(|(x, _)| *x == id)
+            .unwrap_or(LINTS.len());
+        self.out.push((
+            fi,
+            li,
+            rule,
+            Lint {
+                id,
+                fleet: f.name.clone(),
+                layer: li.map(|i| f.layers[i].name.clone()),
+                message,
+            },
+        ));
+    }
+}
+
+/// Finds every lint in a scenario, ordered by fleet, then layer (fleet-wide lints
+/// first), then the order of [`LINTS`].
+pub fn lints(scn: &Scenario) -> Vec<Lint> {
+    let mut found = Found { out: Vec::new() };
+    for (fi, f) in scn.fleets.iter().enumerate() {
+        multi_layer_without_budget(&mut found, fi, f);
+        for (li, l) in f.layers.iter().enumerate() {
+            if !retries(l) {
+                continue;
+            }
+            unjittered(&mut found, fi, f, li, l);
+            ambiguous_writes(&mut found, fi, f, li, l);
+            breaker_open(&mut found, fi, f, li, l);
+            ignores_retry_after(&mut found, scn, fi, f, li, l);
+            deadline_rules(&mut found, fi, f, li, l);
+            if l.max_attempts > MAX_ATTEMPTS {
+                let n = if l.max_attempts == u32::MAX {
+                    "unlimited attempts per call".to_string()
+                } else {
+                    format!("up to {} attempts per call", l.max_attempts)
+                };
+                found.push(
+                    fi,
+                    f,
+                    Some(li),
+                    TOO_MANY_ATTEMPTS,
+                    format!(
+                        "it makes {n} (more than {MAX_ATTEMPTS}), and every one is more load on a dependency that is already failing"
+                    ),
+                );
+            }
+        }
+    }
+    overload_without_shedding(&mut found, scn);
+    let mut out = found.out;
+    out.sort_by_key(|(fi, li, rule, _)| (*fi, *li, *rule));
+    out.into_iter().map(|(.., l)| l).collect()
+}
+
+fn multi_layer_without_budget(found: &mut Found, fi: usize, f: &FleetConfig) {
+    let bare: Vec<&LayerConfig> = f
+        .layers
+        .iter()
+        .filter(|l| retries(l) && l.budget.is_none())
+        .collect();
+    if bare.len() < 2 {
+        return;
+    }
+    let names: Vec<&str> = bare.iter().map(|l| l.name.as_str()).collect();
+    let factors: Vec<String> = bare.iter().map(|l| fmt_attempts(l.max_attempts)).collect();
+    let product = bare.iter().fold(Bound::Finite(1), |acc, l| {
+        acc * Bound::attempts(l.max_attempts)
+    });
+    found.push(
+        fi,
+        f,
+        None,
+        MULTI_LAYER_RETRIES_WITHOUT_BUDGET,
+        format!(
+            "layers {} all retry with no retry budget, so their attempts multiply to {} = {} dependency attempts per request when the dependency fails; let one layer own the retries or give each a budget",
+            quoted_list(&names),
+            factors.join(" × "),
+            fmt_count(product)
+        ),
+    );
+}
+
+/// Whether the fleet's requests fail together: many clients, or a large burst.
+fn many_clients(f: &FleetConfig) -> Option<String> {
+    if let Arrival::Burst { count, .. } = f.arrival {
+        if count >= MANY_CLIENTS {
+            return Some(format!("the {count} requests of the burst"));
+        }
+    }
+    (f.clients >= MANY_CLIENTS).then(|| format!("the fleet's {} clients", f.clients))
+}
+
+fn unjittered(found: &mut Found, fi: usize, f: &FleetConfig, li: usize, l: &LayerConfig) {
+    let what = match l.backoff {
+        Backoff::Fixed(d) if d > 0 => format!("a fixed backoff of {}", fmt_time(d)),
+        Backoff::Exponential {
+            jitter: Jitter::None,
+            ..
+        } if max_wait(&l.backoff, 1) > 0 => {
+            let shown = l.max_attempts.saturating_sub(1).min(3);
+            let mut waits: Vec<String> = (1..=shown)
+                .map(|k| fmt_time(max_wait(&l.backoff, k)))
+                .collect();
+            if l.max_attempts - 1 > shown {
+                waits.push("…".to_string());
+            }
+            format!(
+                "exponential backoff without jitter (waits {})",
+                waits.join(", ")
+            )
+        }
+        _ => return,
+    };
+    let Some(who) = many_clients(f) else { return };
+    found.push(
+        fi,
+        f,
+        Some(li),
+        UNJITTERED_BACKOFF_MANY_CLIENTS,
+        format!(
+            "{who} fail together, and with {what} they retry together, in waves that land on the dependency while it recovers; use full jitter"
+        ),
+    );
+}
+
+fn timeout_at_or_below(f: &FleetConfig, li: usize) -> bool {
+    f.layers[li..].iter().any(|l| l.attempt_timeout.is_some())
+}
+
+fn ambiguous_writes(found: &mut Found, fi: usize, f: &FleetConfig, li: usize, l: &LayerConfig) {
+    if f.writes > 0.0
+        && !f.idempotency_keys
+        && l.retry_ambiguous_writes
+        && l.retry_on.contains(Class::Timeout)
+        && timeout_at_or_below(f, li)
+    {
+        found.push(
+            fi,
+            f,
+            Some(li),
+            RETRIES_AMBIGUOUS_WRITES,
+            format!(
+                "{}% of requests are non-idempotent writes without idempotency keys and this layer retries their timeouts (retry_ambiguous_writes = true), but a timed-out write may already be applied, so the retry can apply it twice",
+                fmt_num(f.writes * 100.0)
+            ),
+        );
+    }
+}
+
+fn breaker_open(found: &mut Found, fi: usize, f: &FleetConfig, li: usize, l: &LayerConfig) {
+    if !l.retry_on.contains(Class::BreakerOpen) {
+        return;
+    }
+    let source = if l.breaker.is_some_and(|b| b.placement == Placement::Inside) {
+        "its own breaker (inside the retry loop)".to_string()
+    } else if let Some(below) = f.layers[li + 1..].iter().find(|b| b.breaker.is_some()) {
+        format!("the breaker of layer '{}' below", below.name)
+    } else {
+        return;
+    };
+    found.push(
+        fi,
+        f,
+        Some(li),
+        RETRIES_BREAKER_OPEN,
+        format!(
+            "it retries breaker_open, so calls refused by {source} are tried again instead of failing fast, spending attempts and backoff on a breaker that is protecting the dependency"
+        ),
+    );
+}
+
+fn ignores_retry_after(
+    found: &mut Found,
+    scn: &Scenario,
+    fi: usize,
+    f: &FleetConfig,
+    li: usize,
+    l: &LayerConfig,
+) {
+    let d = &scn.dependency;
+    let Some(ra) = d.retry_after else { return };
+    if l.respect_retry_after
+        || !l.retry_on.contains(Class::Rejected)
+        || d.servers.is_none()
+        || d.queue_limit.is_none()
+    {
+        return;
+    }
+    found.push(
+        fi,
+        f,
+        Some(li),
+        IGNORES_RETRY_AFTER,
+        format!(
+            "the dependency rejects with Retry-After {} when its queue is full, but this layer has respect_retry_after = false and retries on its own schedule, into a dependency that asked for a pause",
+            fmt_time(ra)
+        ),
+    );
+}
+
+fn deadline_rules(found: &mut Found, fi: usize, f: &FleetConfig, li: usize, l: &LayerConfig) {
+    let Some(deadline) = f.deadline else { return };
+    let sched = backoff_total(&l.backoff, l.max_attempts, 0);
+    if sched.exceeds(deadline) {
+        found.push(
+            fi,
+            f,
+            Some(li),
+            BACKOFF_EXCEEDS_DEADLINE,
+            format!(
+                "its backoff schedule can wait {} over {} retries, longer than the deadline of {}, so its last retries can only end in deadline_exceeded",
+                fmt_total(sched),
+                fmt_retries(l.max_attempts),
+                fmt_time(deadline)
+            ),
+        );
+    }
+    if let Some(t) = l.attempt_timeout {
+        let total = Bound::Finite(t) * Bound::attempts(l.max_attempts);
+        if total.exceeds(deadline) {
+            found.push(
+                fi,
+                f,
+                Some(li),
+                TIMEOUTS_EXCEED_DEADLINE,
+                format!(
+                    "{} attempts of up to {} each ({}) do not fit in the deadline of {}, so the deadline, not max_attempts, decides how many attempts are made",
+                    fmt_attempts(l.max_attempts),
+                    fmt_time(t),
+                    fmt_duration(total),
+                    fmt_time(deadline)
+                ),
+            );
+        }
+    }
+    if !timeout_at_or_below(f, li) {
+        found.push(
+            fi,
+            f,
+            Some(li),
+            NO_ATTEMPT_TIMEOUT_UNDER_DEADLINE,
+            format!(
+                "neither this layer nor any below it has an attempt_timeout, so one hung attempt (a blackhole, a long queue) holds the call until the deadline of {} and its retries never happen",
+                fmt_time(deadline)
+            ),
+        );
+    }
+}
+
+fn overload_without_shedding(found: &mut Found, scn: &Scenario) {
+    let d = &scn.dependency;
+    let Some(capacity) = d.capacity() else { return };
+    if d.queue_limit.is_some() || d.drop_expired {
+        return;
+    }
+    let peak = offered_peak(scn);
+    if peak <= capacity {
+        return;
+    }
+    // Attribute it to the fleet offering the most (the first of equals).
+    let mut top: Option<(usize, f64)> = None;
+    for (i, f) in scn.fleets.iter().enumerate() {
+        if let Some(r) = fleet_load(f, scn.duration).counted_rate() {
+            if top.is_none_or(|(_, best)| r > best) {
+                top = Some((i, r));
+            }
+        }
+    }
+    let Some((fi, rate)) = top else { return };
+    let f = &scn.fleets[fi];
+    let offered = if scn.fleets.len() == 1 {
+        format!("the fleet offers up to {} requests/s", fmt_num(peak))
+    } else {
+        format!(
+            "the fleets offer up to {} requests/s together (this one {}/s)",
+            fmt_num(peak),
+            fmt_num(rate)
+        )
+    };
+    found.push(
+        fi,
+        f,
+        None,
+        OVERLOAD_WITHOUT_SHEDDING,
+        format!(
+            "{offered} against a capacity of {} attempts/s ({}%) and the dependency sheds nothing (unlimited queue, no drop_expired), so its queue and latency grow without bound while the overload lasts",
+            fmt_num(capacity),
+            fmt_num(peak / capacity * 100.0)
+        ),
+    );
+}
+
+fn fmt_attempts(n: u32) -> String {
+    fmt_count(Bound::attempts(n))
+}
+
+fn fmt_retries(n: u32) -> String {
+    if n == u32::MAX {
+        "unlimited".to_string()
+    } else {
+        (n - 1).to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lint_ids_are_unique_kebab_case_and_described() {
+        for (i, (id, about)) in LINTS.iter().enumerate() {
+            assert!(
+                id.chars().all(|c| c.is_ascii_lowercase() || c == '-'),
+                "{id}"
+            );
+            assert!(!about.is_empty() && !about.ends_with('.'), "{id}");
+            assert!(LINTS[i + 1..].iter().all(|(o, _)| o != id), "{id} twice");
+            assert_ne!(*id, "all");
+        }
+    }
+
+    #[test]
+    fn deny_all_and_repeats_resolve_once_in_table_order() {
+        let got = resolve_deny(&[
+            TOO_MANY_ATTEMPTS.into(),
+            "all".into(),
+            TOO_MANY_ATTEMPTS.into(),
+        ])
+        .unwrap();
+        assert_eq!(got, LINTS.map(|(id, _)| id).to_vec());
+        let err = resolve_deny(&["too-many".into()]).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("unknown lint \"too-many\""), "{msg}");
+        assert!(msg.contains(OVERLOAD_WITHOUT_SHEDDING), "{msg}");
+    }
+}

@@ -1,0 +1,702 @@
+//! `retrysim explain`: the resolved model of a scenario in words and numbers, and lints
+//! for the retry anti-patterns of the background texts.
+//!
+//! Everything here is computed from the validated [`Scenario`] alone, without running
+//! it: the model knows nothing of files, and neither does this module.
+//!
+//! ```text
+//! Scenario ─► explain() ─► Explanation { dependency, fleets, lints } ─► render() ─► text
+//!                              │
+//!                              └─ lint::lints(): one Lint per anti-pattern found
+//! ```
+//!
+//! The numbers are bounds, not predictions (the simulation is for those):
+//! - **capacity** = servers / mean service time, against the **offered load** (logical
+//!   requests per second, first attempts only);
+//! - **worst-case attempts per request** = the product of the layers' `max_attempts`
+//!   (what the dependency sees when every attempt fails: N^L for L layers of N);
+//! - **what the budgets cap it to**: once each layer's retry budget is spent in a
+//!   sustained total failure, a token-bucket or AWS-quota layer makes 1 attempt per
+//!   call and a ratio layer at most `1 + percent/100` (see [`BudgetCap`]);
+//! - **backoff**: the longest total wait of each layer's schedule, and of a whole
+//!   request across the nested layers, against the deadline.
+//!
+//! Counts that are unlimited or overflow `u64` are [`Bound::Unbounded`] and print as
+//! "unbounded"; nothing here panics on a validated scenario.
+//!
+//! ```
+//! use retrysim::explain::{explain, Bound};
+//! use retrysim::scenario::{load, Source};
+//! let loaded = load(Source::embedded_default(), &[]).unwrap();
+//! let e = explain(&loaded.scenario);
+//! assert_eq!(e.fleets[0].worst_case_attempts, Bound::Finite(3));
+//! assert!(e.render().contains("3 attempts per request (worst case)"));
+//! assert!(e.lints.is_empty());
+//! ```
+
+pub mod lint;
+mod render;
+
+pub use lint::{Lint, LINTS};
+
+use crate::engine::time::to_secs;
+use crate::engine::Nanos;
+use crate::model::backoff::max_wait;
+use crate::model::outcome::{Class, ClassSet};
+use crate::scenario::config::{
+    Arrival, Backoff, BreakerConfig, BudgetConfig, DependencyConfig, FleetConfig, LayerConfig,
+    LoadProfile, Scenario,
+};
+
+/// A count or a duration in nanoseconds that may be unbounded (unlimited attempts, or
+/// an arithmetic overflow of `u64`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Bound {
+    /// At most this much.
+    Finite(u64),
+    /// No finite bound (or more than `u64::MAX`).
+    Unbounded,
+}
+
+impl Bound {
+    /// `max_attempts` as a bound (`u32::MAX` means unlimited).
+    pub fn attempts(max_attempts: u32) -> Bound {
+        if max_attempts == u32::MAX {
+            Bound::Unbounded
+        } else {
+            Bound::Finite(u64::from(max_attempts))
+        }
+    }
+
+    /// Whether the bound is larger than `limit`.
+    pub fn exceeds(self, limit: u64) -> bool {
+        match self {
+            Bound::Finite(v) => v > limit,
+            Bound::Unbounded => true,
+        }
+    }
+}
+
+impl std::ops::Add for Bound {
+    type Output = Bound;
+
+    /// The sum, unbounded on overflow.
+    fn add(self, other: Bound) -> Bound {
+        match (self, other) {
+            (Bound::Finite(a), Bound::Finite(b)) => {
+                a.checked_add(b).map_or(Bound::Unbounded, Bound::Finite)
+            }
+            _ => Bound::Unbounded,
+        }
+    }
+}
+
+impl std::ops::Mul for Bound {
+    type Output = Bound;
+
+    /// The product, unbounded on overflow; zero times anything (even unbounded) is zero.
+    fn mul(self, other: Bound) -> Bound {
+        match (self, other) {
+            (Bound::Finite(0), _) | (_, Bound::Finite(0)) => Bound::Finite(0),
+            (Bound::Finite(a), Bound::Finite(b)) => {
+                a.checked_mul(b).map_or(Bound::Unbounded, Bound::Finite)
+            }
+            _ => Bound::Unbounded,
+        }
+    }
+}
+
+/// The whole explanation of a scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Explanation {
+    /// Scenario name.
+    pub name: String,
+    /// Run length (logical arrivals come in `[0, duration)`).
+    pub duration: Nanos,
+    /// The dependency and its capacity.
+    pub dependency: DependencyExplanation,
+    /// Mean offered load of all open and burst fleets, logical requests per second.
+    pub offered_mean: f64,
+    /// Highest offered load of all open and burst fleets at any instant of the run
+    /// (bursts counted at their mean rate), logical requests per second.
+    pub offered_peak: f64,
+    /// One entry per fleet, in file order.
+    pub fleets: Vec<FleetExplanation>,
+    /// Anti-patterns found, by fleet, then layer, then the order of [`LINTS`].
+    pub lints: Vec<Lint>,
+}
+
+/// The dependency in numbers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DependencyExplanation {
+    /// Servers (`None` = unlimited).
+    pub servers: Option<u32>,
+    /// Mean service time in nanoseconds.
+    pub mean_service_ns: f64,
+    /// Attempts per second at full load (servers / mean service time), `None` when
+    /// unlimited.
+    pub capacity: Option<f64>,
+    /// With `per_concurrent`, the capacity when every server is busy:
+    /// servers / (mean + per_concurrent · (servers − 1)).
+    pub congested_capacity: Option<f64>,
+    /// Extra service time per attempt already in service.
+    pub per_concurrent: Nanos,
+    /// Waiting room (`None` = unlimited).
+    pub queue_limit: Option<u64>,
+    /// Status of a rejection (503 or 429).
+    pub reject_status: u16,
+    /// Retry-After carried by rejections.
+    pub retry_after: Option<Nanos>,
+    /// Whether queued attempts nobody waits for are dropped.
+    pub drop_expired: bool,
+    /// Whether the dependency sheds load: a finite queue or `drop_expired`.
+    pub sheds: bool,
+    /// Whether an attempt can be rejected (finite servers and a finite queue).
+    pub can_reject: bool,
+}
+
+/// Offered load of a fleet.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Load {
+    /// Poisson or constant arrivals.
+    Open {
+        /// Logical requests per second averaged over the run.
+        mean: f64,
+        /// Highest rate at any instant of the run (load profile included).
+        peak: f64,
+    },
+    /// `count` requests at once.
+    Burst {
+        /// How many.
+        count: u64,
+        /// When.
+        at: Nanos,
+        /// `count / duration`.
+        mean: f64,
+    },
+    /// Closed loop: self-limiting.
+    Closed {
+        /// Requests in flight at most.
+        clients: u64,
+        /// `clients / mean think time`, an upper bound of the rate (`None` when the
+        /// mean think time is 0).
+        max_rate: Option<f64>,
+    },
+}
+
+impl Load {
+    /// The rate counted against capacity: the peak of an open fleet, the mean of a
+    /// burst, nothing for a closed loop.
+    pub fn counted_rate(&self) -> Option<f64> {
+        match *self {
+            Load::Open { peak, .. } => Some(peak),
+            Load::Burst { mean, .. } => Some(mean),
+            Load::Closed { .. } => None,
+        }
+    }
+}
+
+/// What a retry budget allows, per instance, when every attempt fails.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BudgetCap {
+    /// gRPC retry throttling.
+    TokenBucket {
+        /// `max_tokens`.
+        max_tokens: f64,
+        /// `token_ratio`.
+        token_ratio: f64,
+        /// Retries a full bucket allows when every attempt fails:
+        /// `ceil(max_tokens / 2) − 1` (each failure takes a token, a retry needs more
+        /// than half left).
+        retries_at_total_failure: u64,
+    },
+    /// AWS standard retry quota.
+    AwsStandard {
+        /// Bucket size.
+        capacity: u64,
+        /// Cost of a retry.
+        retry_cost: u64,
+        /// Cost of a retry after a timeout.
+        timeout_cost: u64,
+        /// `floor(capacity / retry_cost)`; unbounded when the cost is 0.
+        retries: Bound,
+        /// `floor(capacity / timeout_cost)`; unbounded when the cost is 0.
+        retries_after_timeouts: Bound,
+    },
+    /// Sliding-window ratio.
+    Ratio {
+        /// Allowed fraction of calls (0.2 for 20%).
+        fraction: f64,
+        /// Floor per second.
+        min_per_sec: f64,
+        /// Window.
+        window: Nanos,
+        /// `min_per_sec · window`: retries always allowed per window.
+        floor_per_window: f64,
+    },
+}
+
+impl BudgetCap {
+    /// Attempts per call this budget allows in a sustained total failure once its
+    /// allowance is spent: 1 for a token bucket or an AWS quota (no success refills
+    /// them), `1 + fraction` for a ratio budget (its per-window floor aside), at most
+    /// `max_attempts`. `f64::INFINITY` when nothing caps it.
+    pub fn sustained_attempts(&self, max_attempts: u32) -> f64 {
+        let n = if max_attempts == u32::MAX {
+            f64::INFINITY
+        } else {
+            f64::from(max_attempts)
+        };
+        let cap = match *self {
+            BudgetCap::TokenBucket { .. } => 1.0,
+            BudgetCap::AwsStandard { retries, .. } => match retries {
+                Bound::Finite(_) => 1.0,
+                Bound::Unbounded => f64::INFINITY,
+            },
+            BudgetCap::Ratio { fraction, .. } => 1.0 + fraction,
+        };
+        n.min(cap)
+    }
+}
+
+/// The caps of a budget configuration (see [`BudgetCap`]).
+///
+/// ```
+/// use retrysim::explain::{budget_cap, BudgetCap};
+/// use retrysim::scenario::config::BudgetConfig;
+/// let c = budget_cap(&BudgetConfig::TokenBucket { max_milli: 10_000, ratio_milli: 100 });
+/// assert!(matches!(c, BudgetCap::TokenBucket { retries_at_total_failure: 4, .. }));
+/// ```
+pub fn budget_cap(b: &BudgetConfig) -> BudgetCap {
+    match *b {
+        BudgetConfig::TokenBucket {
+            max_milli,
+            ratio_milli,
+        } => {
+            // After failure k the bucket holds max − 1000k milli-tokens; a retry needs
+            // more than max/2 (integer halving, as the model does): 1000k < max − max/2.
+            let above_half = max_milli - max_milli / 2;
+            BudgetCap::TokenBucket {
+                max_tokens: max_milli as f64 / 1000.0,
+                token_ratio: ratio_milli as f64 / 1000.0,
+                retries_at_total_failure: above_half.saturating_sub(1) / 1000,
+            }
+        }
+        BudgetConfig::AwsStandard {
+            capacity,
+            retry_cost,
+            timeout_cost,
+            ..
+        } => BudgetCap::AwsStandard {
+            capacity,
+            retry_cost,
+            timeout_cost,
+            retries: capacity
+                .checked_div(retry_cost)
+                .map_or(Bound::Unbounded, Bound::Finite),
+            retries_after_timeouts: capacity
+                .checked_div(timeout_cost)
+                .map_or(Bound::Unbounded, Bound::Finite),
+        },
+        BudgetConfig::Ratio {
+            fraction,
+            min_per_sec,
+            window,
+        } => BudgetCap::Ratio {
+            fraction,
+            min_per_sec,
+            window,
+            floor_per_window: min_per_sec * to_secs(window),
+        },
+    }
+}
+
+/// One retry layer in numbers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LayerExplanation {
+    /// Layer name.
+    pub name: String,
+    /// Attempts per call (`u32::MAX` = unlimited).
+    pub max_attempts: u32,
+    /// Whether the layer retries at all (more than one attempt, something in `retry_on`).
+    pub retries: bool,
+    /// Retried outcome classes.
+    pub retry_on: ClassSet,
+    /// Per-attempt timeout.
+    pub attempt_timeout: Option<Nanos>,
+    /// Backoff policy.
+    pub backoff: Backoff,
+    /// The Retry-After this layer honours, when the dependency can send one and the
+    /// layer respects it and retries rejections.
+    pub retry_after: Option<Nanos>,
+    /// Independent copies of the layer's state (budget, breaker).
+    pub instances: u64,
+    /// Circuit breaker.
+    pub breaker: Option<BreakerConfig>,
+    /// The largest wait after failed attempt k, for the first few retries.
+    pub first_waits: Vec<Nanos>,
+    /// The longest total wait of one call's backoff schedule (the sum of the largest
+    /// wait after each failed attempt but the last).
+    pub backoff_total: Bound,
+    /// The same with the dependency's Retry-After honoured after every retry, when
+    /// that applies to this layer.
+    pub backoff_total_with_retry_after: Option<Bound>,
+    /// `attempt_timeout × max_attempts`, when there is an attempt timeout.
+    pub timeouts_total: Option<Bound>,
+    /// What the budget allows, if the layer has one.
+    pub budget: Option<BudgetCap>,
+}
+
+/// One fleet in numbers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FleetExplanation {
+    /// Fleet name.
+    pub name: String,
+    /// Arrival kind: `poisson`, `constant`, `burst` or `closed`.
+    pub arrival: &'static str,
+    /// Clients the requests are spread over.
+    pub clients: u64,
+    /// Whether the fleet's rate follows a load profile.
+    pub load_profile: bool,
+    /// Fraction of non-idempotent writes.
+    pub writes: f64,
+    /// Whether writes carry an idempotency key.
+    pub idempotency_keys: bool,
+    /// Offered load.
+    pub load: Load,
+    /// The counted rate over the dependency's capacity (1.0 = 100%).
+    pub utilisation: Option<f64>,
+    /// End-to-end deadline.
+    pub deadline: Option<Nanos>,
+    /// Layers, top first.
+    pub layers: Vec<LayerExplanation>,
+    /// Product of the layers' `max_attempts`: dependency attempts per logical request
+    /// when every attempt fails.
+    pub worst_case_attempts: Bound,
+    /// Attempts per request in a sustained total failure once every budget is spent
+    /// (the product of [`BudgetCap::sustained_attempts`] and the unbudgeted layers'
+    /// attempts); `None` when no layer has a budget, infinite when unbounded.
+    pub sustained_attempts: Option<f64>,
+    /// The longest total time a request can spend in backoff across all its layers
+    /// (with Retry-After where it applies): `B_i = W_i + N_i · B_(i+1)`.
+    pub backoff_per_request: Bound,
+}
+
+/// Whether a layer retries at all: more than one attempt and a class to retry.
+pub fn retries(l: &LayerConfig) -> bool {
+    l.max_attempts > 1 && l.retry_on != ClassSet::EMPTY
+}
+
+/// Product of the layers' `max_attempts` (1 without layers).
+pub fn worst_case_attempts(layers: &[LayerConfig]) -> Bound {
+    layers.iter().fold(Bound::Finite(1), |acc, l| {
+        acc * Bound::attempts(l.max_attempts)
+    })
+}
+
+/// The longest total wait of one call's backoff schedule: the sum over k = 1 .. N−1
+/// of the largest wait after failed attempt k, each raised to at least `floor` (a
+/// Retry-After honoured after every failure; 0 for none).
+pub fn backoff_total(b: &Backoff, max_attempts: u32, floor: Nanos) -> Bound {
+    let term = |k: u32| max_wait(b, k).max(floor);
+    if max_attempts == u32::MAX {
+        // The waits never shrink (multiplier ≥ 1), so the first one decides.
+        return if term(1) > 0 {
+            Bound::Unbounded
+        } else {
+            Bound::Finite(0)
+        };
+    }
+    // The wait every later term settles at, once reached.
+    let limit = match *b {
+        Backoff::None => 0,
+        Backoff::Fixed(d) => d,
+        Backoff::Exponential { cap, .. } => cap,
+    }
+    .max(floor);
+    let retries = max_attempts.saturating_sub(1);
+    let mut sum = Bound::Finite(0);
+    for k in 1..=retries {
+        let t = term(k);
+        if t == limit {
+            let rest = u64::from(retries - k + 1);
+            return sum + Bound::Finite(limit) * Bound::Finite(rest);
+        }
+        sum = sum + Bound::Finite(t);
+        if sum == Bound::Unbounded {
+            break;
+        }
+    }
+    sum
+}
+
+/// Whether this layer honours a Retry-After it can receive: it respects it, retries
+/// rejections, and the dependency can reject with one.
+fn retry_after_applies(
+    l: &LayerConfig,
+    dep: &DependencyExplanation,
+    cfg: &DependencyConfig,
+) -> bool {
+    l.respect_retry_after
+        && l.retry_on.contains(Class::Rejected)
+        && dep.can_reject
+        && cfg.retry_after.is_some()
+}
+
+fn explain_dependency(d: &DependencyConfig) -> DependencyExplanation {
+    let mean = d.service_time.mean_ns();
+    let congested_capacity = match d.servers {
+        Some(s) if d.per_concurrent > 0 => {
+            let t = mean + d.per_concurrent as f64 * f64::from(s.saturating_sub(1));
+            Some(f64::from(s) / (t / 1e9))
+        }
+        _ => None,
+    };
+    DependencyExplanation {
+        servers: d.servers,
+        mean_service_ns: mean,
+        capacity: d.capacity(),
+        congested_capacity,
+        per_concurrent: d.per_concurrent,
+        queue_limit: d.queue_limit,
+        reject_status: d.reject_status,
+        retry_after: d.retry_after,
+        drop_expired: d.drop_expired,
+        sheds: d.queue_limit.is_some() || d.drop_expired,
+        can_reject: d.servers.is_some() && d.queue_limit.is_some(),
+    }
+}
+
+/// The profile's multiplier at its change points inside `[0, duration)`, and at 0.
+fn profile_times(p: &LoadProfile, duration: Nanos) -> Vec<Nanos> {
+    let pts = match p {
+        LoadProfile::Steps(p) | LoadProfile::Ramp(p) => p,
+    };
+    std::iter::once(0)
+        .chain(pts.iter().map(|(at, _)| *at).filter(|at| *at < duration))
+        .collect()
+}
+
+/// Rate of an open fleet at time `t` (0 for other arrivals).
+fn open_rate_at(f: &FleetConfig, t: Nanos) -> f64 {
+    match f.arrival {
+        Arrival::Poisson { rate } | Arrival::Constant { rate } => {
+            rate * f.load_profile.as_ref().map_or(1.0, |p| p.at(t))
+        }
+        _ => 0.0,
+    }
+}
+
+fn fleet_load(f: &FleetConfig, duration: Nanos) -> Load {
+    match &f.arrival {
+        Arrival::Poisson { .. } | Arrival::Constant { .. } => {
+            let times = f
+                .load_profile
+                .as_ref()
+                .map_or(vec![0], |p| profile_times(p, duration));
+            let peak = times
+                .iter()
+                .map(|&t| open_rate_at(f, t))
+                .fold(0.0, f64::max);
+            Load::Open {
+                mean: f.offered_rate(duration).unwrap_or(peak),
+                peak,
+            }
+        }
+        Arrival::Burst { at, count } => Load::Burst {
+            count: *count,
+            at: *at,
+            mean: *count as f64 / to_secs(duration.max(1)),
+        },
+        Arrival::Closed { think_time } => {
+            let think = think_time.mean_ns();
+            Load::Closed {
+                clients: f.clients,
+                max_rate: (think > 0.0).then(|| f.clients as f64 / (think / 1e9)),
+            }
+        }
+    }
+}
+
+/// The highest total offered load of the open and burst fleets at any instant of
+/// `[0, duration)`: open rates are piecewise constant or linear between profile points,
+/// so their sum peaks at one of the points; bursts count at their mean rate.
+pub fn offered_peak(scn: &Scenario) -> f64 {
+    let mut times: Vec<Nanos> = vec![0];
+    for f in &scn.fleets {
+        if let Some(p) = &f.load_profile {
+            times.extend(profile_times(p, scn.duration));
+        }
+    }
+    times.sort_unstable();
+    times.dedup();
+    let bursts: f64 = scn
+        .fleets
+        .iter()
+        .filter_map(|f| match fleet_load(f, scn.duration) {
+            Load::Burst { mean, .. } => Some(mean),
+            _ => None,
+        })
+        .sum();
+    times
+        .iter()
+        .map(|&t| scn.fleets.iter().map(|f| open_rate_at(f, t)).sum::<f64>())
+        .fold(0.0, f64::max)
+        + bursts
+}
+
+fn explain_fleet(scn: &Scenario, dep: &DependencyExplanation, f: &FleetConfig) -> FleetExplanation {
+    let load = fleet_load(f, scn.duration);
+    let utilisation = match (load.counted_rate(), dep.capacity) {
+        (Some(r), Some(c)) if c > 0.0 => Some(r / c),
+        _ => None,
+    };
+    let layers: Vec<LayerExplanation> = f
+        .layers
+        .iter()
+        .map(|l| {
+            let ra = if retry_after_applies(l, dep, &scn.dependency) {
+                scn.dependency.retry_after
+            } else {
+                None
+            };
+            let shown = if l.max_attempts == u32::MAX {
+                5
+            } else {
+                l.max_attempts.saturating_sub(1).min(5)
+            };
+            LayerExplanation {
+                name: l.name.clone(),
+                max_attempts: l.max_attempts,
+                retries: retries(l),
+                retry_on: l.retry_on,
+                attempt_timeout: l.attempt_timeout,
+                backoff: l.backoff,
+                retry_after: ra,
+                instances: l.instances,
+                breaker: l.breaker,
+                first_waits: (1..=shown).map(|k| max_wait(&l.backoff, k)).collect(),
+                backoff_total: backoff_total(&l.backoff, l.max_attempts, 0),
+                backoff_total_with_retry_after: ra
+                    .map(|r| backoff_total(&l.backoff, l.max_attempts, r)),
+                timeouts_total: l
+                    .attempt_timeout
+                    .map(|t| Bound::Finite(t) * Bound::attempts(l.max_attempts)),
+                budget: l.budget.as_ref().map(budget_cap),
+            }
+        })
+        .collect();
+    let sustained_attempts = layers.iter().any(|l| l.budget.is_some()).then(|| {
+        layers
+            .iter()
+            .map(|l| match &l.budget {
+                Some(b) => b.sustained_attempts(l.max_attempts),
+                None if l.max_attempts == u32::MAX => f64::INFINITY,
+                None => f64::from(l.max_attempts),
+            })
+            .product()
+    });
+    let backoff_per_request = layers.iter().rev().fold(Bound::Finite(0), |below, l| {
+        let own = l.backoff_total_with_retry_after.unwrap_or(l.backoff_total);
+        own + Bound::attempts(l.max_attempts) * below
+    });
+    FleetExplanation {
+        name: f.name.clone(),
+        arrival: match f.arrival {
+            Arrival::Poisson { .. } => "poisson",
+            Arrival::Constant { .. } => "constant",
+            Arrival::Burst { .. } => "burst",
+            Arrival::Closed { .. } => "closed",
+        },
+        clients: f.clients,
+        load_profile: f.load_profile.is_some(),
+        writes: f.writes,
+        idempotency_keys: f.idempotency_keys,
+        load,
+        utilisation,
+        deadline: f.deadline,
+        worst_case_attempts: worst_case_attempts(&f.layers),
+        sustained_attempts,
+        backoff_per_request,
+        layers,
+    }
+}
+
+/// Explains a validated scenario: capacity against offered load, worst-case attempts,
+/// budget caps, backoff against deadlines, and the lints. Pure: same scenario, same
+/// explanation.
+pub fn explain(scn: &Scenario) -> Explanation {
+    let dependency = explain_dependency(&scn.dependency);
+    let fleets = scn
+        .fleets
+        .iter()
+        .map(|f| explain_fleet(scn, &dependency, f))
+        .collect();
+    let offered_mean = scn
+        .fleets
+        .iter()
+        .map(|f| match fleet_load(f, scn.duration) {
+            Load::Open { mean, .. } | Load::Burst { mean, .. } => mean,
+            Load::Closed { .. } => 0.0,
+        })
+        .sum();
+    Explanation {
+        name: scn.name.clone(),
+        duration: scn.duration,
+        offered_mean,
+        offered_peak: offered_peak(scn),
+        fleets,
+        lints: lint::lints(scn),
+        dependency,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::time::MILLISECOND as MS;
+    use crate::scenario::config::Jitter;
+
+    #[test]
+    fn bounds_saturate_to_unbounded_and_zero_absorbs() {
+        assert_eq!(Bound::Finite(u64::MAX) + Bound::Finite(1), Bound::Unbounded);
+        assert_eq!(
+            Bound::Finite(1 << 40) * Bound::Finite(1 << 40),
+            Bound::Unbounded
+        );
+        assert_eq!(Bound::Unbounded * Bound::Finite(0), Bound::Finite(0));
+        assert_eq!(Bound::attempts(u32::MAX), Bound::Unbounded);
+        assert!(Bound::Unbounded.exceeds(u64::MAX));
+        assert!(!Bound::Finite(5).exceeds(5));
+    }
+
+    #[test]
+    fn backoff_total_sums_the_largest_wait_after_each_failed_attempt_but_the_last() {
+        let exp = Backoff::Exponential {
+            base: 10 * MS,
+            cap: 50 * MS,
+            multiplier: 2.0,
+            jitter: Jitter::Full,
+        };
+        // 10 + 20 + 40 + 50 + 50 = 170 ms for 6 attempts.
+        assert_eq!(backoff_total(&exp, 6, 0), Bound::Finite(170 * MS));
+        assert_eq!(backoff_total(&exp, 1, 0), Bound::Finite(0));
+        // A million attempts: 10 + 20 + 40 + 50 · 999,996.
+        assert_eq!(
+            backoff_total(&exp, 1_000_000, 0),
+            Bound::Finite((70 + 50 * 999_996) * MS)
+        );
+        // Retry-After raises every wait to at least it.
+        assert_eq!(backoff_total(&exp, 4, 30 * MS), Bound::Finite(100 * MS));
+        assert_eq!(backoff_total(&exp, u32::MAX, 0), Bound::Unbounded);
+        assert_eq!(backoff_total(&Backoff::None, u32::MAX, 0), Bound::Finite(0));
+        assert_eq!(backoff_total(&Backoff::Fixed(7), 4, 0), Bound::Finite(21));
+        let uncapped = Backoff::Exponential {
+            base: 1,
+            cap: u64::MAX,
+            multiplier: 1000.0,
+            jitter: Jitter::None,
+        };
+        assert_eq!(backoff_total(&uncapped, 1_000_000, 0), Bound::Unbounded);
+    }
+}

@@ -1,0 +1,609 @@
+//! The human text of an [`Explanation`]: the dependency, then each fleet, then the lints.
+
+use std::fmt::Write;
+
+use crate::engine::Nanos;
+use crate::model::outcome::Class;
+use crate::scenario::config::{Backoff, BreakerConfig, Jitter, Placement, Trip};
+
+use super::{
+    Bound, BudgetCap, DependencyExplanation, Explanation, FleetExplanation, LayerExplanation, Load,
+};
+
+/// A number for people: integers without decimals, otherwise up to three significant
+/// digits after the point for small values; "unbounded" when not finite.
+pub(crate) fn fmt_num(x: f64) -> String {
+    if !x.is_finite() {
+        return "unbounded".to_string();
+    }
+    let s = if (x - x.round()).abs() < 1e-9 || x.abs() >= 100.0 {
+        format!("{x:.0}")
+    } else if x.abs() >= 10.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.3}")
+    };
+    let s = if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    };
+    if s == "-0" {
+        "0".to_string()
+    } else {
+        s
+    }
+}
+
+/// A duration for people: `250ms`, `3.5s`, `16.3ms`, `2.5h` (rounded like [`fmt_num`]).
+pub(crate) fn fmt_time_f(ns: f64) -> String {
+    const UNITS: [(f64, &str); 4] = [(3.6e12, "h"), (1e9, "s"), (1e6, "ms"), (1e3, "us")];
+    if !ns.is_finite() {
+        return "unbounded".to_string();
+    }
+    if ns <= 0.0 {
+        return "0s".to_string();
+    }
+    for (size, unit) in UNITS {
+        if ns >= size {
+            return format!("{}{unit}", fmt_num(ns / size));
+        }
+    }
+    format!("{}ns", fmt_num(ns))
+}
+
+/// A duration in nanoseconds for people (see [`fmt_time_f`]).
+pub(crate) fn fmt_time(ns: Nanos) -> String {
+    fmt_time_f(ns as f64)
+}
+
+/// "150ms in all", or "without bound".
+pub(crate) fn fmt_total(b: Bound) -> String {
+    match b {
+        Bound::Finite(n) => format!("{} in all", fmt_time(n)),
+        Bound::Unbounded => "without bound".to_string(),
+    }
+}
+
+/// A count, or "unbounded".
+pub(crate) fn fmt_count(b: Bound) -> String {
+    match b {
+        Bound::Finite(n) => n.to_string(),
+        Bound::Unbounded => "unbounded".to_string(),
+    }
+}
+
+/// A duration as scenario files write it, or "unbounded".
+pub(crate) fn fmt_duration(b: Bound) -> String {
+    match b {
+        Bound::Finite(n) => fmt_time(n),
+        Bound::Unbounded => "unbounded".to_string(),
+    }
+}
+
+/// `'a'`, `'a' and 'b'`, `'a', 'b' and 'c'`.
+pub(crate) fn quoted_list(names: &[&str]) -> String {
+    let q: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
+    match q.len() {
+        0 => String::new(),
+        1 => q[0].clone(),
+        n => format!("{} and {}", q[..n - 1].join(", "), q[n - 1]),
+    }
+}
+
+fn attempts(n: u32) -> String {
+    if n == u32::MAX {
+        "unlimited".to_string()
+    } else {
+        n.to_string()
+    }
+}
+
+/// "1 attempt", "3 attempts", "unlimited attempts", "unbounded attempts".
+fn attempts_noun(count: &str) -> String {
+    if count == "1" {
+        "1 attempt".to_string()
+    } else {
+        format!("{count} attempts")
+    }
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn versus_deadline(deadline: Option<Nanos>) -> String {
+    match deadline {
+        Some(d) => format!("against the deadline of {}", fmt_time(d)),
+        None => "with no deadline".to_string(),
+    }
+}
+
+impl Explanation {
+    /// The explanation as text: the dependency's capacity, then per fleet the offered
+    /// load, the layer stack with its worst-case attempts, budget caps and backoff
+    /// against the deadline, then the lints. Deterministic.
+    pub fn render(&self) -> String {
+        let mut o = String::new();
+        let _ = writeln!(
+            o,
+            "scenario '{}': {} against one dependency, {} of arrivals",
+            self.name,
+            plural(self.fleets.len() as u64, "fleet", "fleets"),
+            fmt_time(self.duration)
+        );
+        o.push('\n');
+        render_dependency(&mut o, &self.dependency);
+        if let Some(c) = self.dependency.capacity {
+            let _ = writeln!(
+                o,
+                "offered load (open and burst fleets, first attempts): {} requests/s on average, {}/s at peak = {}% of capacity",
+                fmt_num(self.offered_mean),
+                fmt_num(self.offered_peak),
+                fmt_num(self.offered_peak / c * 100.0)
+            );
+        } else {
+            let _ = writeln!(
+                o,
+                "offered load (open and burst fleets, first attempts): {} requests/s on average, {}/s at peak",
+                fmt_num(self.offered_mean),
+                fmt_num(self.offered_peak)
+            );
+        }
+        for f in &self.fleets {
+            o.push('\n');
+            render_fleet(&mut o, f, &self.dependency);
+        }
+        o.push('\n');
+        if self.lints.is_empty() {
+            o.push_str("lints: none\n");
+        } else {
+            let _ = writeln!(o, "lints: {}", self.lints.len());
+            for l in &self.lints {
+                let _ = writeln!(o, "  {l}");
+            }
+        }
+        o
+    }
+}
+
+fn render_dependency(o: &mut String, d: &DependencyExplanation) {
+    let mean = fmt_time_f(d.mean_service_ns);
+    match (d.servers, d.capacity) {
+        (Some(s), Some(c)) => {
+            let _ = writeln!(
+                o,
+                "dependency: {} / mean service time {mean} = capacity {} attempts/s",
+                plural(u64::from(s), "server", "servers"),
+                fmt_num(c)
+            );
+        }
+        _ => {
+            let _ = writeln!(
+                o,
+                "dependency: unlimited servers, mean service time {mean}: no capacity limit"
+            );
+        }
+    }
+    if let Some(cc) = d.congested_capacity {
+        let _ = writeln!(
+            o,
+            "  per_concurrent {}: with every server busy an attempt takes longer, and capacity falls to {} attempts/s",
+            fmt_time(d.per_concurrent),
+            fmt_num(cc)
+        );
+    }
+    let queue = match d.queue_limit {
+        Some(q) => format!("queue limit {q}"),
+        None => "unlimited queue".to_string(),
+    };
+    let reject = if d.can_reject {
+        match d.retry_after {
+            Some(ra) => format!(
+                "; a full queue rejects with {} and Retry-After {}",
+                d.reject_status,
+                fmt_time(ra)
+            ),
+            None => format!(
+                "; a full queue rejects with {}, no Retry-After",
+                d.reject_status
+            ),
+        }
+    } else {
+        "; never rejects".to_string()
+    };
+    let shed = match (d.queue_limit.is_some(), d.drop_expired) {
+        (true, true) => "sheds load: finite queue and drop_expired",
+        (true, false) => "sheds load: finite queue",
+        (false, true) => "sheds load: drop_expired",
+        (false, false) => "sheds nothing",
+    };
+    let _ = writeln!(o, "  {queue}{reject}; {shed}");
+}
+
+fn render_fleet(o: &mut String, f: &FleetExplanation, dep: &DependencyExplanation) {
+    let deadline = match f.deadline {
+        Some(d) => format!("deadline {}", fmt_time(d)),
+        None => "no deadline".to_string(),
+    };
+    let writes = if f.writes > 0.0 {
+        format!(
+            ", {}% non-idempotent writes {}",
+            fmt_num(f.writes * 100.0),
+            if f.idempotency_keys {
+                "with idempotency keys"
+            } else {
+                "without idempotency keys"
+            }
+        )
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        o,
+        "fleet '{}': {} arrivals, {}, {deadline}{writes}",
+        f.name,
+        f.arrival,
+        plural(f.clients, "client", "clients")
+    );
+    render_load(o, f, dep);
+    if f.layers.is_empty() {
+        let bound = match f.deadline {
+            Some(_) => "bounded in time by the deadline",
+            None => "unbounded in time without a deadline",
+        };
+        let _ = writeln!(o, "  no retry layers: 1 attempt per request, {bound}");
+        return;
+    }
+    o.push_str("  layers, top first:\n");
+    for l in &f.layers {
+        render_layer(o, l, f.deadline);
+    }
+    let factors: Vec<String> = f.layers.iter().map(|l| attempts(l.max_attempts)).collect();
+    let total = fmt_count(f.worst_case_attempts);
+    if f.layers.len() == 1 {
+        let _ = writeln!(o, "  {} per request (worst case)", attempts_noun(&total));
+    } else {
+        let _ = writeln!(
+            o,
+            "  {} = {} per request (worst case)",
+            factors.join(" × "),
+            attempts_noun(&total)
+        );
+    }
+    if let (Some(rate), Some(c)) = (f.load.counted_rate(), dep.capacity) {
+        match f.worst_case_attempts {
+            Bound::Finite(n) => {
+                let inbound = n as f64 * rate;
+                let _ = writeln!(
+                    o,
+                    "  if every attempt fails: {n} × {}/s = {} attempts/s at the dependency, {}% of capacity",
+                    fmt_num(rate),
+                    fmt_num(inbound),
+                    fmt_num(inbound / c * 100.0)
+                );
+            }
+            Bound::Unbounded => {
+                o.push_str(
+                    "  if every attempt fails: no bound on the attempts at the dependency\n",
+                );
+            }
+        }
+    }
+    if let Some(s) = f.sustained_attempts {
+        let factors: Vec<String> = f
+            .layers
+            .iter()
+            .map(|l| match &l.budget {
+                Some(b) => fmt_num(b.sustained_attempts(l.max_attempts)),
+                None => attempts(l.max_attempts),
+            })
+            .collect();
+        let product = if factors.len() == 1 {
+            String::new()
+        } else {
+            format!("{} = ", factors.join(" × "))
+        };
+        let _ = writeln!(
+            o,
+            "  once the budgets are spent in a sustained total failure: {product}{} per request",
+            attempts_noun(&fmt_num(s))
+        );
+    }
+    let wait = match f.backoff_per_request {
+        Bound::Finite(n) => format!("at most {} in all", fmt_time(n)),
+        Bound::Unbounded => "without bound".to_string(),
+    };
+    let _ = writeln!(
+        o,
+        "  backoff: a request can wait {wait} across its layers, {}",
+        versus_deadline(f.deadline)
+    );
+}
+
+fn render_load(o: &mut String, f: &FleetExplanation, dep: &DependencyExplanation) {
+    let util = |rate: f64| match dep.capacity {
+        Some(c) => format!(
+            " against a capacity of {} attempts/s: {}% utilisation",
+            fmt_num(c),
+            fmt_num(rate / c * 100.0)
+        ),
+        None => String::new(),
+    };
+    match f.load {
+        Load::Open { mean, peak } => {
+            if f.load_profile {
+                let _ = writeln!(
+                    o,
+                    "  offered load: {} requests/s on average, {}/s at peak{}{}",
+                    fmt_num(mean),
+                    fmt_num(peak),
+                    util(peak),
+                    if dep.capacity.is_some() {
+                        " at peak"
+                    } else {
+                        ""
+                    }
+                );
+            } else {
+                let _ = writeln!(
+                    o,
+                    "  offered load: {} requests/s{}",
+                    fmt_num(peak),
+                    util(peak)
+                );
+            }
+        }
+        Load::Burst { count, at, mean } => {
+            let work = match dep.capacity {
+                Some(c) if c > 0.0 => {
+                    format!(", {}s of work at full capacity", fmt_num(count as f64 / c))
+                }
+                _ => String::new(),
+            };
+            let _ = writeln!(
+                o,
+                "  offered load: a burst of {count} requests at {}{work}; {} requests/s averaged over the run{}",
+                fmt_time(at),
+                fmt_num(mean),
+                util(mean)
+            );
+        }
+        Load::Closed { clients, max_rate } => {
+            let rate = match max_rate {
+                Some(r) => format!(", at most {clients} / mean think time = {}/s", fmt_num(r)),
+                None => String::new(),
+            };
+            let _ = writeln!(
+                o,
+                "  offered load: closed loop, at most {clients} requests in flight{rate} (self-limiting)"
+            );
+        }
+    }
+}
+
+fn render_layer(o: &mut String, l: &LayerExplanation, deadline: Option<Nanos>) {
+    let classes: Vec<&str> = Class::FAILURES
+        .iter()
+        .filter(|c| l.retry_on.contains(**c))
+        .map(|c| c.name())
+        .collect();
+    let retry = if !l.retries {
+        "no retries".to_string()
+    } else {
+        format!("retries {}", classes.join(", "))
+    };
+    let _ = writeln!(
+        o,
+        "    {}: {}, {retry}",
+        l.name,
+        attempts_noun(&attempts(l.max_attempts))
+    );
+    match (l.attempt_timeout, l.timeouts_total) {
+        (Some(t), Some(total)) => {
+            let _ = writeln!(
+                o,
+                "      attempt timeout {}: {} × {} = {}, {}",
+                fmt_time(t),
+                attempts(l.max_attempts),
+                fmt_time(t),
+                fmt_duration(total),
+                versus_deadline(deadline)
+            );
+        }
+        _ => o.push_str("      no attempt timeout\n"),
+    }
+    if l.retries {
+        render_backoff(o, l, deadline);
+    }
+    if let Some(b) = &l.budget {
+        let _ = writeln!(
+            o,
+            "      budget ({}): {}",
+            plural(l.instances, "instance", "instances"),
+            budget_text(b, l.instances)
+        );
+    }
+    if let Some(b) = &l.breaker {
+        let _ = writeln!(
+            o,
+            "      breaker ({}): {}",
+            plural(l.instances, "instance", "instances"),
+            breaker_text(b)
+        );
+    }
+}
+
+fn backoff_kind(b: &Backoff) -> String {
+    match *b {
+        Backoff::None => "none (retries at once)".to_string(),
+        Backoff::Fixed(d) => format!("fixed {}", fmt_time(d)),
+        Backoff::Exponential {
+            base,
+            cap,
+            multiplier,
+            jitter,
+        } => {
+            let cap = if cap == u64::MAX {
+                "no cap".to_string()
+            } else {
+                format!("capped at {}", fmt_time(cap))
+            };
+            let jitter = match jitter {
+                Jitter::None => "no jitter",
+                Jitter::Full => "full jitter",
+                Jitter::Equal => "equal jitter",
+                Jitter::Decorrelated => "decorrelated jitter",
+            };
+            format!(
+                "exponential from {}, ×{}, {cap}, {jitter}",
+                fmt_time(base),
+                fmt_num(multiplier)
+            )
+        }
+    }
+}
+
+fn render_backoff(o: &mut String, l: &LayerExplanation, deadline: Option<Nanos>) {
+    let mut waits: Vec<String> = l.first_waits.iter().map(|w| fmt_time(*w)).collect();
+    let more = l.max_attempts == u32::MAX || u64::from(l.max_attempts) > waits.len() as u64 + 1;
+    if more {
+        waits.push("…".to_string());
+    }
+    let _ = writeln!(
+        o,
+        "      backoff {}: waits at most {}: {}, {}",
+        backoff_kind(&l.backoff),
+        waits.join(", "),
+        fmt_total(l.backoff_total),
+        versus_deadline(deadline)
+    );
+    if let (Some(ra), Some(total)) = (l.retry_after, l.backoff_total_with_retry_after) {
+        let _ = writeln!(
+            o,
+            "      after a rejection it waits at least the Retry-After of {}: {}",
+            fmt_time(ra),
+            match total {
+                Bound::Finite(n) => format!("up to {} in all", fmt_time(n)),
+                Bound::Unbounded => "without bound".to_string(),
+            }
+        );
+    }
+}
+
+/// " (N across the I instances)" when there is more than one instance.
+fn across(per_instance: Bound, instances: u64) -> String {
+    if instances <= 1 {
+        return String::new();
+    }
+    format!(
+        " ({} across the {instances} instances)",
+        fmt_count(per_instance * Bound::Finite(instances))
+    )
+}
+
+fn budget_text(b: &BudgetCap, instances: u64) -> String {
+    match *b {
+        BudgetCap::TokenBucket {
+            max_tokens,
+            token_ratio,
+            retries_at_total_failure,
+        } => format!(
+            "token bucket of {} tokens, {} back per success; when every attempt fails a full bucket allows at most ceil({}/2) − 1 = {} retries per instance{}, then none until successes refill it; over any period, retries ≤ {}/2 + {} × successes per instance",
+            fmt_num(max_tokens),
+            fmt_num(token_ratio),
+            fmt_num(max_tokens),
+            retries_at_total_failure,
+            across(Bound::Finite(retries_at_total_failure), instances),
+            fmt_num(max_tokens),
+            fmt_num(token_ratio)
+        ),
+        BudgetCap::AwsStandard {
+            capacity,
+            retry_cost,
+            timeout_cost,
+            retries,
+            retries_after_timeouts,
+        } => format!(
+            "AWS standard quota of {capacity}, a retry costs {retry_cost} ({timeout_cost} after a timeout); when every attempt fails it allows at most floor({capacity}/{retry_cost}) = {} retries per instance{} (floor({capacity}/{timeout_cost}) = {} after timeouts), then none until successes refund it",
+            fmt_count(retries),
+            across(retries, instances),
+            fmt_count(retries_after_timeouts)
+        ),
+        BudgetCap::Ratio {
+            fraction,
+            min_per_sec,
+            window,
+            floor_per_window,
+        } => format!(
+            "ratio: in any {w} window, retries ≤ {}% of calls + {}/s × {w} (= {}) per instance; in a long outage that is about {} attempts per call, beyond that floor",
+            fmt_num(fraction * 100.0),
+            fmt_num(min_per_sec),
+            fmt_num(floor_per_window),
+            fmt_num(1.0 + fraction),
+            w = fmt_time(window),
+        ),
+    }
+}
+
+fn breaker_text(b: &BreakerConfig) -> String {
+    let trip = match b.trip {
+        Trip::Consecutive(n) => format!(
+            "opens after {} in a row",
+            plural(u64::from(n), "failure", "failures")
+        ),
+        Trip::Rate {
+            window,
+            min_calls,
+            rate,
+        } => format!(
+            "opens at {}% failures over the last {window} calls (once {min_calls} are recorded)",
+            fmt_num(rate * 100.0)
+        ),
+    };
+    let place = match b.placement {
+        Placement::Inside => "inside the retry loop: it counts every attempt, and an open breaker fails an attempt at once with breaker_open",
+        Placement::Outside => "outside the retry loop: it counts one outcome per call, after its retries",
+    };
+    format!(
+        "{trip}, stays open {}, closes after {}; {place}",
+        fmt_time(b.open_for),
+        plural(
+            u64::from(b.half_open_probes),
+            "successful probe",
+            "successful probes"
+        )
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_drop_needless_decimals() {
+        assert_eq!(fmt_num(27.0), "27");
+        assert_eq!(fmt_num(1.2), "1.2");
+        assert_eq!(fmt_num(3.6000000001), "3.6");
+        assert_eq!(fmt_num(10.85), "10.8");
+        assert_eq!(fmt_num(526.3), "526");
+        assert_eq!(fmt_num(0.1), "0.1");
+        assert_eq!(fmt_num(f64::INFINITY), "unbounded");
+        assert_eq!(fmt_num(-0.0001), "0");
+    }
+
+    #[test]
+    fn durations_use_the_largest_unit_that_reads_well() {
+        assert_eq!(fmt_time(0), "0s");
+        assert_eq!(fmt_time(7), "7ns");
+        assert_eq!(fmt_time(250_000_000), "250ms");
+        assert_eq!(fmt_time(3_500_000_000), "3.5s");
+        assert_eq!(fmt_time(60_000_000_000), "60s");
+        assert_eq!(fmt_time(9_000_000_000_000), "2.5h");
+        assert_eq!(fmt_time_f(16_320_511.0), "16.3ms");
+        assert_eq!(fmt_time(u64::MAX), "5124096h");
+        assert_eq!(fmt_total(Bound::Unbounded), "without bound");
+        assert_eq!(quoted_list(&["a", "b", "c"]), "'a', 'b' and 'c'");
+        assert_eq!(quoted_list(&["a"]), "'a'");
+    }
+}

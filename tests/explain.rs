@@ -1,0 +1,753 @@
+//! `retrysim explain`: the numbers (worst-case attempts, budget caps, backoff against the
+//! deadline), each lint on its anti-pattern and its fixed twin, and the command's exit
+//! codes.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use proptest::prelude::*;
+use retrysim::explain::lint::{self, LINTS};
+use retrysim::explain::{budget_cap, explain, Bound, BudgetCap, Explanation};
+use retrysim::model::budget::Budget;
+use retrysim::scenario::config::BudgetConfig;
+use retrysim::scenario::{load, Source};
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/lints")
+        .join(format!("{name}.toml"))
+}
+
+fn explain_fixture(name: &str, sets: &[&str]) -> Explanation {
+    let source = Source::read(&fixture(name)).expect("fixture is readable");
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let loaded = load(source, &sets).expect("fixture is valid");
+    explain(&loaded.scenario)
+}
+
+fn explain_text(text: &str) -> Explanation {
+    let source = Source {
+        path: "<test>".into(),
+        stem: "test".into(),
+        text: text.into(),
+    };
+    explain(&load(source, &[]).expect("test scenario is valid").scenario)
+}
+
+fn ids(e: &Explanation) -> BTreeSet<&'static str> {
+    e.lints.iter().map(|l| l.id).collect()
+}
+
+/// A clean one-fleet scenario; `layers` and `fleet_extra` are TOML appended to it.
+fn scenario(dep_extra: &str, fleet_extra: &str, layers: &str) -> String {
+    format!(
+        r#"
+duration = "10s"
+[dependency]
+servers = 10
+queue_limit = 100
+service_time = {{ kind = "exponential", mean = "10ms" }}
+{dep_extra}
+[[fleets]]
+name = "web"
+arrival = {{ kind = "poisson", rate = 100, clients = 50 }}
+deadline = "2s"
+{fleet_extra}
+{layers}
+"#
+    )
+}
+
+const CLEAN_LAYER: &str = r#"
+[[fleets.layers]]
+name = "client"
+max_attempts = 3
+attempt_timeout = "250ms"
+backoff = { kind = "exponential", base = "50ms", cap = "1s", jitter = "full" }
+"#;
+
+// ----- lints on their fixtures ---------------------------------------------------------
+
+#[test]
+fn every_lint_fires_on_its_anti_pattern_and_nothing_else_does() {
+    for (id, _) in LINTS {
+        let e = explain_fixture(id, &[]);
+        assert_eq!(
+            ids(&e),
+            BTreeSet::from([id]),
+            "fixture {id}.toml: {:#?}",
+            e.lints
+        );
+        let text = e.render();
+        assert!(text.contains(&format!("[{id}] fleet 'web'")), "{text}");
+    }
+}
+
+#[test]
+fn every_fixed_twin_is_silent() {
+    for (id, _) in LINTS {
+        let e = explain_fixture(&format!("{id}_fixed"), &[]);
+        assert!(
+            !ids(&e).contains(id),
+            "{id}_fixed.toml still fires {id}: {:#?}",
+            e.lints
+        );
+        assert!(e.lints.is_empty(), "{id}_fixed.toml: {:#?}", e.lints);
+        assert!(e.render().ends_with("lints: none\n"));
+    }
+}
+
+#[test]
+fn layer_lints_name_their_layer_and_fleet_lints_do_not() {
+    let e = explain_fixture("too-many-attempts", &[]);
+    assert_eq!(e.lints[0].fleet, "web");
+    assert_eq!(e.lints[0].layer.as_deref(), Some("client"));
+    assert!(e.lints[0].message.contains("up to 8 attempts"));
+    let e = explain_fixture("multi-layer-retries-without-budget", &[]);
+    assert_eq!(e.lints[0].layer, None);
+    assert!(
+        e.lints[0].message.contains("'client', 'service' and 'sdk'"),
+        "{}",
+        e.lints[0].message
+    );
+}
+
+#[test]
+fn one_budgeted_layer_leaves_two_unbudgeted_retrying_layers_to_lint() {
+    let budget = r#"fleets.0.layers.0.budget={kind="token_bucket",max_tokens=10,token_ratio=0.1}"#;
+    let e = explain_fixture("multi-layer-retries-without-budget", &[budget]);
+    assert_eq!(
+        ids(&e),
+        BTreeSet::from([lint::MULTI_LAYER_RETRIES_WITHOUT_BUDGET])
+    );
+    assert!(
+        e.lints[0].message.contains("3 × 3 = 9"),
+        "{}",
+        e.lints[0].message
+    );
+    let both = r#"fleets.0.layers.1.budget={kind="ratio",percent=10}"#;
+    let e = explain_fixture("multi-layer-retries-without-budget", &[budget, both]);
+    assert!(e.lints.is_empty(), "{:#?}", e.lints);
+}
+
+#[test]
+fn a_burst_counts_as_many_clients_even_from_one_client() {
+    let unjittered = r#"
+[[fleets.layers]]
+name = "client"
+max_attempts = 3
+attempt_timeout = "250ms"
+backoff = { kind = "fixed", delay = "100ms" }
+"#;
+    let text = scenario("", "", unjittered).replace(
+        "kind = \"poisson\", rate = 100, clients = 50",
+        "kind = \"burst\", at = \"1s\", count = 500, clients = 1",
+    );
+    let e = explain_text(&text);
+    assert_eq!(
+        ids(&e),
+        BTreeSet::from([lint::UNJITTERED_BACKOFF_MANY_CLIENTS])
+    );
+    assert!(e.lints[0].message.contains("the 500 requests of the burst"));
+    assert!(e.lints[0].message.contains("fixed backoff of 100ms"));
+    // Nine clients and no burst: few enough.
+    let few = scenario("", "", unjittered).replace("clients = 50", "clients = 9");
+    assert!(explain_text(&few).lints.is_empty());
+}
+
+#[test]
+fn inert_settings_do_not_fire() {
+    // Retry-After ignored, but the dependency never sends one.
+    let layer = format!("{CLEAN_LAYER}respect_retry_after = false\n");
+    assert!(explain_text(&scenario("", "", &layer)).lints.is_empty());
+    // ... or never rejects (unlimited queue).
+    let text = scenario("retry_after = \"1s\"", "", &layer)
+        .replace("queue_limit = 100", "queue_limit = \"unlimited\"");
+    assert!(explain_text(&text).lints.is_empty());
+    // breaker_open retried, but there is no breaker to produce it.
+    let layer = format!("{CLEAN_LAYER}retry_on = [\"error\", \"breaker_open\"]\n");
+    assert!(explain_text(&scenario("", "", &layer)).lints.is_empty());
+    // Ambiguous writes retried, but nothing can time out.
+    let layer = r#"
+[[fleets.layers]]
+name = "client"
+max_attempts = 3
+retry_ambiguous_writes = true
+backoff = { kind = "exponential", base = "50ms", cap = "1s", jitter = "full" }
+"#;
+    let e = explain_text(&scenario("", "writes = 0.5", layer).replace("deadline = \"2s\"", ""));
+    assert!(e.lints.is_empty(), "{:#?}", e.lints);
+}
+
+#[test]
+fn a_breaker_below_makes_retrying_breaker_open_above_fire() {
+    let layers = r#"
+[[fleets.layers]]
+name = "client"
+max_attempts = 3
+attempt_timeout = "500ms"
+retry_on = ["error", "timeout", "breaker_open"]
+backoff = { kind = "exponential", base = "50ms", cap = "1s", jitter = "full" }
+[[fleets.layers]]
+name = "sdk"
+max_attempts = 1
+breaker = { kind = "consecutive", failures = 5, open_for = "1s", placement = "outside" }
+"#;
+    let e = explain_text(&scenario("", "", layers));
+    assert_eq!(ids(&e), BTreeSet::from([lint::RETRIES_BREAKER_OPEN]));
+    assert_eq!(e.lints[0].layer.as_deref(), Some("client"));
+    assert!(e.lints[0].message.contains("layer 'sdk' below"));
+}
+
+#[test]
+fn an_attempt_timeout_below_bounds_the_attempts_of_the_layers_above() {
+    let layers = r#"
+[[fleets.layers]]
+name = "client"
+max_attempts = 2
+backoff = { kind = "exponential", base = "50ms", cap = "1s", jitter = "full" }
+budget = { kind = "token_bucket", max_tokens = 10, token_ratio = 0.1 }
+[[fleets.layers]]
+name = "sdk"
+max_attempts = 2
+attempt_timeout = "200ms"
+backoff = { kind = "exponential", base = "10ms", cap = "100ms", jitter = "full" }
+"#;
+    assert!(explain_text(&scenario("", "", layers)).lints.is_empty());
+    let top_only = layers.replacen("attempt_timeout = \"200ms\"", "", 1);
+    let e = explain_text(&scenario("", "", &top_only));
+    let layers_hit: Vec<_> = e
+        .lints
+        .iter()
+        .map(|l| (l.id, l.layer.clone().unwrap_or_default()))
+        .collect();
+    assert_eq!(
+        layers_hit,
+        vec![
+            (
+                lint::NO_ATTEMPT_TIMEOUT_UNDER_DEADLINE,
+                "client".to_string()
+            ),
+            (lint::NO_ATTEMPT_TIMEOUT_UNDER_DEADLINE, "sdk".to_string()),
+        ]
+    );
+}
+
+#[test]
+fn overload_counts_the_peak_of_a_load_profile_and_names_the_largest_fleet() {
+    let text = scenario(
+        "",
+        "load_profile = [{ at = \"5s\", multiplier = 12 }]",
+        CLEAN_LAYER,
+    )
+    .replace("queue_limit = 100", "queue_limit = \"unlimited\"");
+    let e = explain_text(&text);
+    // 100/s, 1200/s from 5 s on: the mean is 650/s, the peak 1200/s > 1000/s.
+    assert_eq!(ids(&e), BTreeSet::from([lint::OVERLOAD_WITHOUT_SHEDDING]));
+    assert!((e.offered_peak - 1200.0).abs() < 1e-9);
+    assert!((e.offered_mean - 650.0).abs() < 1.0, "{}", e.offered_mean);
+    assert_eq!(e.fleets[0].utilisation, Some(1.2));
+    let rendered = e.render();
+    assert!(
+        rendered.contains(
+            "1200/s at peak against a capacity of 1000 attempts/s: 120% utilisation at peak"
+        ),
+        "{rendered}"
+    );
+    // A step that starts after the run ends does not count.
+    let late = text.replace("at = \"5s\"", "at = \"10s\"");
+    assert!(explain_text(&late).lints.is_empty());
+
+    let two = format!(
+        "{}\n[[fleets]]\nname = \"batch\"\narrival = {{ kind = \"constant\", rate = 950 }}\n",
+        scenario("", "", CLEAN_LAYER).replace("queue_limit = 100", "queue_limit = \"unlimited\"")
+    );
+    let e = explain_text(&two);
+    assert_eq!(ids(&e), BTreeSet::from([lint::OVERLOAD_WITHOUT_SHEDDING]));
+    assert_eq!(e.lints[0].fleet, "batch");
+    assert!(e.lints[0]
+        .message
+        .contains("1050 requests/s together (this one 950/s)"));
+}
+
+// ----- the numbers ---------------------------------------------------------------------
+
+#[test]
+fn three_layers_of_three_attempts_print_27_and_of_four_print_64() {
+    let e = explain_fixture("multi-layer-retries-without-budget", &[]);
+    assert_eq!(e.fleets[0].worst_case_attempts, Bound::Finite(27));
+    let text = e.render();
+    assert!(
+        text.contains("3 × 3 × 3 = 27 attempts per request (worst case)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("27 × 100/s = 2700 attempts/s at the dependency, 270% of capacity"),
+        "{text}"
+    );
+
+    let four = [
+        "fleets.0.layers.0.max_attempts=4",
+        "fleets.0.layers.1.max_attempts=4",
+        "fleets.0.layers.2.max_attempts=4",
+    ];
+    let e = explain_fixture("multi-layer-retries-without-budget", &four);
+    assert_eq!(e.fleets[0].worst_case_attempts, Bound::Finite(64));
+    assert!(e
+        .render()
+        .contains("4 × 4 × 4 = 64 attempts per request (worst case)"));
+}
+
+#[test]
+fn budgets_cap_the_sustained_attempts_per_request() {
+    let tb = r#"fleets.0.layers.0.budget={kind="token_bucket",max_tokens=10,token_ratio=0.1}"#;
+    let ratio = r#"fleets.0.layers.2.budget={kind="ratio",percent=20}"#;
+    let e = explain_fixture("multi-layer-retries-without-budget", &[tb, ratio]);
+    assert_eq!(e.fleets[0].worst_case_attempts, Bound::Finite(27));
+    let s = e.fleets[0].sustained_attempts.expect("budgets present");
+    assert!((s - 3.6).abs() < 1e-9, "{s}");
+    let text = e.render();
+    assert!(
+        text.contains("once the budgets are spent in a sustained total failure: 1 × 3 × 1.2 = 3.6 attempts per request"),
+        "{text}"
+    );
+    assert!(
+        text.contains("ceil(10/2) − 1 = 4 retries per instance (200 across the 50 instances)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("retries ≤ 20% of calls + 0/s × 10s (= 0) per instance"),
+        "{text}"
+    );
+    assert_eq!(
+        explain_fixture("multi-layer-retries-without-budget", &[]).fleets[0].sustained_attempts,
+        None
+    );
+}
+
+#[test]
+fn backoff_totals_are_worst_case_waits_against_the_deadline() {
+    let e = explain_fixture("backoff-exceeds-deadline", &[]);
+    // Waits of at most 500 ms, 1 s and 2 s.
+    assert_eq!(
+        e.fleets[0].layers[0].backoff_total,
+        Bound::Finite(3_500_000_000)
+    );
+    let text = e.render();
+    assert!(
+        text.contains("waits at most 500ms, 1s, 2s: 3.5s in all, against the deadline of 2s"),
+        "{text}"
+    );
+    // Nested: B = W_client + 3 · (W_service + 3 · W_sdk) = 150 + 3 · (60 + 3 · 30) ms.
+    let e = explain_fixture("multi-layer-retries-without-budget", &[]);
+    assert_eq!(e.fleets[0].backoff_per_request, Bound::Finite(600_000_000));
+    assert!(e.render().contains(
+        "a request can wait at most 600ms in all across its layers, against the deadline of 10s"
+    ));
+    // Retry-After honoured raises each wait after a rejection to at least it.
+    let e = explain_fixture("ignores-retry-after_fixed", &[]);
+    assert_eq!(
+        e.fleets[0].layers[0].backoff_total_with_retry_after,
+        Some(Bound::Finite(2_000_000_000))
+    );
+    assert!(e
+        .render()
+        .contains("after a rejection it waits at least the Retry-After of 1s: up to 2s in all"));
+}
+
+#[test]
+fn unlimited_attempts_and_overflowing_products_print_unbounded() {
+    let mut layers = String::new();
+    for i in 0..16 {
+        layers.push_str(&format!(
+            "[[fleets.layers]]\nname = \"l{i}\"\nmax_attempts = 1000000\nattempt_timeout = \"1h\"\nbackoff = {{ kind = \"exponential\", base = \"1h\", multiplier = 1000, jitter = \"none\" }}\n"
+        ));
+    }
+    let e = explain_text(&scenario("", "", &layers));
+    assert_eq!(e.fleets[0].worst_case_attempts, Bound::Unbounded);
+    assert_eq!(e.fleets[0].backoff_per_request, Bound::Unbounded);
+    let text = e.render();
+    assert!(
+        text.contains("= unbounded attempts per request (worst case)"),
+        "{text}"
+    );
+    assert!(text.contains("if every attempt fails: no bound on the attempts at the dependency"));
+
+    let unlimited = CLEAN_LAYER.replace("max_attempts = 3", "max_attempts = \"unlimited\"");
+    let e = explain_text(&scenario("", "", &unlimited));
+    assert_eq!(e.fleets[0].worst_case_attempts, Bound::Unbounded);
+    assert_eq!(e.fleets[0].layers[0].backoff_total, Bound::Unbounded);
+    assert!(e
+        .render()
+        .contains("unbounded attempts per request (worst case)"));
+    let got = ids(&e);
+    for id in [
+        lint::TOO_MANY_ATTEMPTS,
+        lint::BACKOFF_EXCEEDS_DEADLINE,
+        lint::TIMEOUTS_EXCEED_DEADLINE,
+    ] {
+        assert!(got.contains(id), "{id} missing from {got:?}");
+    }
+}
+
+#[test]
+fn explain_is_deterministic() {
+    for (id, _) in LINTS {
+        let a = explain_fixture(id, &[]);
+        let b = explain_fixture(id, &[]);
+        assert_eq!(a, b);
+        assert_eq!(a.render(), b.render());
+    }
+}
+
+// ----- budget caps against the model's own budget ----------------------------------------
+
+/// Retries the model's budget allows when every attempt fails, from full.
+fn retries_at_total_failure(cfg: BudgetConfig, after_timeout: bool) -> u64 {
+    let mut b = Budget::new(cfg);
+    let mut n = 0;
+    for _ in 0..100_000 {
+        b.on_failure();
+        if b.try_retry(0, after_timeout).is_some() {
+            n += 1;
+        }
+    }
+    n
+}
+
+#[test]
+fn token_bucket_cap_is_ceil_half_minus_one_and_matches_the_model() {
+    for (max_milli, expect) in [
+        (10_000, 4),
+        (11_000, 5),
+        (4_000, 1),
+        (100_000, 49),
+        (1_000, 0),
+        (2_500, 1),
+        (500, 0),
+        (3_000, 1),
+        (10_001, 5),
+    ] {
+        let cfg = BudgetConfig::TokenBucket {
+            max_milli,
+            ratio_milli: 100,
+        };
+        let BudgetCap::TokenBucket {
+            retries_at_total_failure: cap,
+            ..
+        } = budget_cap(&cfg)
+        else {
+            panic!("a token bucket's cap");
+        };
+        assert_eq!(cap, expect, "max_milli {max_milli}");
+        assert_eq!(
+            cap,
+            retries_at_total_failure(cfg, false),
+            "max_milli {max_milli}"
+        );
+    }
+}
+
+#[test]
+fn aws_quota_cap_is_capacity_over_cost_and_matches_the_model() {
+    for (capacity, retry_cost, timeout_cost) in [(500, 5, 10), (20, 5, 10), (7, 3, 8), (4, 5, 5)] {
+        let cfg = BudgetConfig::AwsStandard {
+            capacity,
+            retry_cost,
+            timeout_cost,
+            success_refund: 1,
+        };
+        let BudgetCap::AwsStandard {
+            retries,
+            retries_after_timeouts,
+            ..
+        } = budget_cap(&cfg)
+        else {
+            panic!("an AWS quota's cap");
+        };
+        assert_eq!(retries, Bound::Finite(capacity / retry_cost));
+        assert_eq!(retries, Bound::Finite(retries_at_total_failure(cfg, false)));
+        assert_eq!(
+            retries_after_timeouts,
+            Bound::Finite(retries_at_total_failure(cfg, true))
+        );
+    }
+    let free = BudgetConfig::AwsStandard {
+        capacity: 500,
+        retry_cost: 0,
+        timeout_cost: 10,
+        success_refund: 1,
+    };
+    let cap = budget_cap(&free);
+    assert!(matches!(
+        cap,
+        BudgetCap::AwsStandard {
+            retries: Bound::Unbounded,
+            ..
+        }
+    ));
+    assert_eq!(cap.sustained_attempts(3), 3.0);
+    assert_eq!(cap.sustained_attempts(u32::MAX), f64::INFINITY);
+}
+
+#[test]
+fn ratio_cap_is_a_fraction_of_calls_plus_the_floor_and_matches_the_model() {
+    let sec = 1_000_000_000;
+    let cfg = BudgetConfig::Ratio {
+        fraction: 0.2,
+        min_per_sec: 1.5,
+        window: 10 * sec,
+    };
+    let cap = budget_cap(&cfg);
+    let BudgetCap::Ratio {
+        floor_per_window, ..
+    } = cap
+    else {
+        panic!("a ratio budget's cap");
+    };
+    assert!((floor_per_window - 15.0).abs() < 1e-12);
+    assert!((cap.sustained_attempts(3) - 1.2).abs() < 1e-12);
+    assert!((cap.sustained_attempts(u32::MAX) - 1.2).abs() < 1e-12);
+    assert_eq!(cap.sustained_attempts(1), 1.0);
+    // The model: 1000 calls in one window allow 20% of them + 15 retries.
+    let mut b = Budget::new(cfg);
+    for _ in 0..1000 {
+        b.on_call(sec);
+    }
+    let allowed = (0..10_000)
+        .filter(|_| b.try_retry(sec, false).is_some())
+        .count();
+    assert_eq!(allowed, 215);
+}
+
+// ----- no panics on any valid scenario ----------------------------------------------------
+
+fn dur(ns: u64) -> String {
+    format!("{ns}ns")
+}
+
+prop_compose! {
+    fn layer_toml(i: usize)(
+        attempts in prop_oneof![1u64..=6, 7u64..=1_000_000, Just(0u64)],
+        timeout in proptest::option::of(1u64..=1_000_000_000_000_000),
+        kind in 0u8..4,
+        base in 1u64..=u64::MAX / 4,
+        cap in proptest::option::of(0u64..=u64::MAX / 4),
+        multiplier in 1.0f64..=1000.0,
+        jitter in prop_oneof![Just("none"), Just("full"), Just("equal"), Just("decorrelated")],
+        budget in 0u8..4,
+        tokens in 0.001f64..=1e9,
+        cost in 0u64..=1000,
+        capacity in 1u64..=i64::MAX as u64,
+        percent in 0.0f64..=100_000.0,
+        retry_on in prop_oneof![Just("[]"), Just("[\"error\", \"breaker_open\"]"), Just("[\"rejected\", \"timeout\"]")],
+        flags in any::<[bool; 4]>(),
+    ) -> String {
+        let mut s = format!("[[fleets.layers]]\nname = \"l{i}\"\n");
+        s += &if attempts == 0 { "max_attempts = \"unlimited\"\n".to_string() } else { format!("max_attempts = {attempts}\n") };
+        if let Some(t) = timeout { s += &format!("attempt_timeout = \"{}\"\n", dur(t)); }
+        s += &match kind {
+            0 => "backoff = { kind = \"none\" }\n".to_string(),
+            1 => format!("backoff = {{ kind = \"fixed\", delay = \"{}\" }}\n", dur(base)),
+            _ => format!(
+                "backoff = {{ kind = \"exponential\", base = \"{}\", {}multiplier = {multiplier}, jitter = \"{jitter}\" }}\n",
+                dur(base),
+                cap.map_or(String::new(), |c| format!("cap = \"{}\", ", dur(c)))
+            ),
+        };
+        s += &match budget {
+            0 => String::new(),
+            1 => format!("budget = {{ kind = \"token_bucket\", max_tokens = {tokens}, token_ratio = 0.1 }}\n"),
+            2 => format!("budget = {{ kind = \"aws_standard\", capacity = {capacity}, retry_cost = {cost}, timeout_cost = {cost} }}\n"),
+            _ => format!("budget = {{ kind = \"ratio\", percent = {percent}, min_per_sec = {tokens} }}\n"),
+        };
+        s += &format!("retry_on = {retry_on}\nretry_ambiguous_writes = {}\nrespect_retry_after = {}\n", flags[0], flags[1]);
+        if flags[2] {
+            s += &format!("breaker = {{ kind = \"consecutive\", failures = 3, open_for = \"1s\", placement = \"{}\" }}\n", if flags[3] { "inside" } else { "outside" });
+        }
+        s
+    }
+}
+
+fn layers_toml() -> impl Strategy<Value = String> {
+    (0usize..=16).prop_flat_map(|n| {
+        (0..n)
+            .map(layer_toml)
+            .collect::<Vec<_>>()
+            .prop_map(|v| v.concat())
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn explain_never_panics_on_a_valid_scenario(
+        layers in layers_toml(),
+        servers in prop_oneof![Just("\"unlimited\"".to_string()), (1u64..=10_000_000).prop_map(|n| n.to_string())],
+        queue in prop_oneof![Just("\"unlimited\"".to_string()), (0u64..=u64::MAX / 2).prop_map(|n| n.to_string())],
+        service in 0u64..=u64::MAX / 4,
+        rate in 1e-6f64..=1e8,
+        clients in 1u64..=10_000_000,
+        deadline in proptest::option::of(1u64..=u64::MAX / 4),
+        writes in 0.0f64..=1.0,
+        flags in any::<[bool; 3]>(),
+    ) {
+        let text = format!(
+            "duration = \"10s\"\n[dependency]\nservers = {servers}\nqueue_limit = {queue}\nservice_time = {{ kind = \"deterministic\", value = \"{}\" }}\nretry_after = \"1s\"\ndrop_expired = {}\nper_concurrent = \"1ms\"\n[[fleets]]\nname = \"f\"\narrival = {{ kind = \"poisson\", rate = {rate}, clients = {clients} }}\n{}writes = {writes}\nidempotency_keys = {}\n{}\n",
+            dur(service.max(1)),
+            flags[0],
+            deadline.map_or(String::new(), |d| format!("deadline = \"{}\"\n", dur(d))),
+            flags[1],
+            if flags[2] { "load_profile = [{ at = \"1s\", multiplier = 1000 }]\n" } else { "" },
+        ) + &layers;
+        let source = Source { path: "<prop>".into(), stem: "prop".into(), text };
+        let loaded = load(source, &[]).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let e = explain(&loaded.scenario);
+        let product = loaded.scenario.fleets[0].layers.iter().try_fold(1u128, |acc, l| {
+            (l.max_attempts != u32::MAX).then(|| acc.checked_mul(u128::from(l.max_attempts))).flatten()
+        });
+        let expect = match product {
+            Some(p) if p <= u128::from(u64::MAX) => Bound::Finite(p as u64),
+            _ => Bound::Unbounded,
+        };
+        prop_assert_eq!(e.fleets[0].worst_case_attempts, expect);
+        let text = e.render();
+        prop_assert!(text.contains("lints: "));
+        for l in &e.lints {
+            prop_assert!(LINTS.iter().any(|(id, _)| *id == l.id));
+        }
+    }
+}
+
+// ----- the command ---------------------------------------------------------------------
+
+fn retrysim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_retrysim"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().expect("exited with a code")
+}
+
+fn path(name: &str) -> String {
+    fixture(name).display().to_string()
+}
+
+#[test]
+fn explain_prints_the_model_and_exits_0_when_nothing_is_denied() {
+    let o = retrysim(&["explain", &path("too-many-attempts")]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("capacity 1000 attempts/s"), "{out}");
+    assert!(
+        out.contains("[too-many-attempts] fleet 'web', layer 'client'"),
+        "{out}"
+    );
+    // Denying a lint that does not fire is fine.
+    let o = retrysim(&[
+        "explain",
+        &path("too-many-attempts_fixed"),
+        "--deny",
+        "too-many-attempts",
+    ]);
+    assert_eq!(code(&o), 0);
+}
+
+#[test]
+fn a_denied_lint_that_fires_exits_1_and_says_which() {
+    let o = retrysim(&[
+        "explain",
+        &path("too-many-attempts"),
+        "--deny",
+        "too-many-attempts",
+    ]);
+    assert_eq!(code(&o), 1);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("denied lint fired: [too-many-attempts] fleet 'web', layer 'client'"),
+        "{err}"
+    );
+    assert!(err.contains("too-many-attempts.toml"), "{err}");
+    let o = retrysim(&[
+        "explain",
+        &path("overload-without-shedding"),
+        "--deny",
+        "all",
+    ]);
+    assert_eq!(code(&o), 1);
+    let o = retrysim(&[
+        "explain",
+        &path("overload-without-shedding_fixed"),
+        "--deny",
+        "all",
+    ]);
+    assert_eq!(code(&o), 0);
+}
+
+#[test]
+fn set_overrides_apply_before_the_lints() {
+    let o = retrysim(&[
+        "explain",
+        &path("too-many-attempts_fixed"),
+        "--set",
+        "fleets.0.layers.0.max_attempts=6",
+        "--deny",
+        "too-many-attempts",
+    ]);
+    assert_eq!(code(&o), 1);
+}
+
+#[test]
+fn an_unknown_lint_is_bad_input_and_lists_the_known_ones() {
+    let o = retrysim(&["explain", &path("too-many-attempts"), "--deny", "too-many"]);
+    assert_eq!(code(&o), 2);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("error: --deny: unknown lint \"too-many\""),
+        "{err}"
+    );
+    for (id, _) in LINTS {
+        assert!(err.contains(id), "{id} not listed: {err}");
+    }
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn a_missing_or_invalid_file_is_bad_input() {
+    let o = retrysim(&["explain", "no/such/scenario.toml"]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("cannot read scenario 'no/such/scenario.toml'")
+    );
+    let o = retrysim(&[
+        "explain",
+        &path("too-many-attempts"),
+        "--set",
+        "fleets.0.layers.0.max_attempts=0",
+    ]);
+    assert_eq!(code(&o), 2);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("fleets[0].layers[0].max_attempts"), "{err}");
+}
+
+#[test]
+fn the_readme_lists_every_lint_and_no_other() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md is readable");
+    let section = readme
+        .split("## Lints")
+        .nth(1)
+        .expect("README has a Lints section");
+    let listed: BTreeSet<&str> = section
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split('`').next())
+        .collect();
+    let known: BTreeSet<&str> = LINTS.iter().map(|(id, _)| *id).collect();
+    assert_eq!(listed, known);
+}
