@@ -189,7 +189,7 @@ impl Budget {
                 };
                 if *tokens >= cost {
                     *tokens -= cost;
-                    Some(cost.max(1))
+                    Some(cost)
                 } else {
                     None
                 }

@@ -97,14 +97,12 @@ impl ClassSet {
     /// The empty set.
     pub const EMPTY: ClassSet = ClassSet(0);
 
-    /// `["rejected", "error", "timeout"]` (plus `conflict`, which only an OCC
-    /// dependency produces).
+    /// `["rejected", "error", "timeout"]`.
     pub fn default_retry_on() -> ClassSet {
         ClassSet::EMPTY
             .with(Class::Rejected)
             .with(Class::Error)
             .with(Class::Timeout)
-            .with(Class::Conflict)
     }
 
     /// This set plus `c`.

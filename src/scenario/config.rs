@@ -119,13 +119,14 @@ impl LoadProfile {
 
     /// The largest multiplier at any time.
     pub fn max(&self) -> f64 {
-        let pts = match self {
+        match self {
+            // Before the first step the multiplier is 1.
             LoadProfile::Steps(p) => {
-                return p.iter().map(|(_, m)| *m).fold(1.0, f64::max);
+                let before = if p[0].0 > 0 { 1.0 } else { 0.0 };
+                p.iter().map(|(_, m)| *m).fold(before, f64::max)
             }
-            LoadProfile::Ramp(p) => p,
-        };
-        pts.iter().map(|(_, m)| *m).fold(0.0, f64::max)
+            LoadProfile::Ramp(p) => p.iter().map(|(_, m)| *m).fold(0.0, f64::max),
+        }
     }
 
     /// The next time after `t` at which the profile changes slope or level.

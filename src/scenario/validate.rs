@@ -659,8 +659,12 @@ fn validate_budget(c: &Ctx, p: &str, b: &BudgetFile) -> R<BudgetConfig> {
             success_refund,
         } => BudgetConfig::AwsStandard {
             capacity: c.at_least(&format!("{p}.capacity"), capacity.unwrap_or(500), 1)?,
-            retry_cost: retry_cost.unwrap_or(5),
-            timeout_cost: timeout_cost.unwrap_or(10),
+            retry_cost: c.at_least(&format!("{p}.retry_cost"), retry_cost.unwrap_or(5), 1)?,
+            timeout_cost: c.at_least(
+                &format!("{p}.timeout_cost"),
+                timeout_cost.unwrap_or(10),
+                1,
+            )?,
             success_refund: success_refund.unwrap_or(1),
         },
     })
