@@ -97,6 +97,10 @@ pub struct Totals {
     pub truncated: Option<String>,
     /// Time of the last logical completion.
     pub last_completion: Nanos,
+    /// Time of the last logical success.
+    pub last_success: Option<Nanos>,
+    /// Conditional writes processed by an OCC dependency.
+    pub write_calls: u64,
 }
 
 /// Everything a finished run measured.
@@ -135,6 +139,7 @@ pub struct Recorder {
     herd_start: Nanos,
     herd_width: Nanos,
     herd: Vec<u64>,
+    herd_writes: bool,
 }
 
 fn new_histogram() -> Histogram<u64> {
@@ -178,7 +183,30 @@ impl Recorder {
             herd_start,
             herd_width,
             herd: vec![0; herd_n],
+            herd_writes: false,
         }
+    }
+
+    /// Makes the herd series count conditional writes (OCC) instead of arrivals.
+    pub fn herd_counts_writes(&mut self) {
+        self.herd_writes = true;
+    }
+
+    #[inline]
+    fn herd_count(&mut self, now: Nanos) {
+        if now >= self.herd_start {
+            let i = ((now - self.herd_start) / self.herd_width) as usize;
+            if let Some(c) = self.herd.get_mut(i) {
+                *c += 1;
+            }
+        }
+    }
+
+    /// An OCC dependency processed a conditional write.
+    #[inline]
+    pub fn write_call(&mut self, now: Nanos, _success: bool) {
+        self.totals.write_calls += 1;
+        self.herd_count(now);
     }
 
     /// Whether `now` is past the current bucket (the caller then passes the budget
@@ -252,11 +280,8 @@ impl Recorder {
         if let Some(b) = self.row() {
             b.inbound += 1;
         }
-        if now >= self.herd_start {
-            let i = ((now - self.herd_start) / self.herd_width) as usize;
-            if let Some(c) = self.herd.get_mut(i) {
-                *c += 1;
-            }
+        if !self.herd_writes {
+            self.herd_count(now);
         }
     }
 
@@ -290,6 +315,9 @@ impl Recorder {
         }
         self.totals.latency_sum_ns += u128::from(latency);
         self.totals.last_completion = now;
+        if success {
+            self.totals.last_success = Some(now);
+        }
         let us = latency.div_ceil(1000).max(1);
         let _ = self.latency.record(us);
         if self.cur < self.buckets.len() {

@@ -164,8 +164,10 @@ pub const BASE_COLUMNS: [&str; 26] = [
 ];
 
 /// Extra columns after the per-layer ones.
-pub const EXTRA_COLUMNS: [&str; 12] = [
+pub const EXTRA_COLUMNS: [&str; 14] = [
     "conflicts",
+    "write_calls",
+    "completion_time_s",
     "served",
     "shed",
     "duplicate_applies",
@@ -316,6 +318,12 @@ impl Summary {
         });
         cells.extend([
             ("conflicts".into(), o(Class::Conflict)),
+            ("write_calls".into(), Cell::Int(t.write_calls)),
+            (
+                "completion_time_s".into(),
+                t.last_success
+                    .map_or(Cell::Empty, |at| Cell::float(to_secs(at))),
+            ),
             ("served".into(), Cell::Int(t.served)),
             ("shed".into(), Cell::Int(t.shed)),
             ("duplicate_applies".into(), Cell::Int(t.duplicate_applies)),

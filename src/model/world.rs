@@ -16,7 +16,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::engine::{stream, Control, Handler, LaneId, Nanos, Scheduler};
 use crate::metrics::{Recorder, RunMetrics};
-use crate::scenario::config::{Arrival, Discipline, Placement, Scenario};
+use crate::scenario::config::{Arrival, DependencyKind, Discipline, Placement, Scenario};
 
 use super::arrival::OpenArrivals;
 use super::backoff;
@@ -100,6 +100,14 @@ pub enum Event {
         /// Window index.
         window: u32,
     },
+    /// An OCC attempt's conditional write reaches the record (after the read's answer
+    /// and the write's request legs).
+    OccWrite {
+        /// Node.
+        node: u32,
+        /// Generation.
+        gen: u32,
+    },
     /// An open breaker's timer ran out.
     BreakerTimer {
         /// Global layer index.
@@ -141,6 +149,8 @@ struct Dependency {
     service: ChaCha8Rng,
     errors: ChaCha8Rng,
     effect: Effect,
+    /// The record's version, for an OCC dependency.
+    version: Option<u64>,
 }
 
 impl Dependency {
@@ -218,7 +228,10 @@ impl World {
         let windows = outage::windows(&scn.outages, seed, horizon);
         let max_depth = scn.fleets.iter().map(|f| f.layers.len()).max().unwrap_or(0);
         let herd = herd_window(scn, &windows, horizon);
-        let rec = Recorder::new(scn.duration, scn.bucket, scn.fleets.len(), max_depth, herd);
+        let mut rec = Recorder::new(scn.duration, scn.bucket, scn.fleets.len(), max_depth, herd);
+        if scn.dependency.kind == DependencyKind::Occ {
+            rec.herd_counts_writes();
+        }
         let mut w = World {
             fleets,
             layer_index,
@@ -230,6 +243,7 @@ impl World {
                 service: stream(seed, "service"),
                 errors: stream(seed, "errors"),
                 effect: Effect::default(),
+                version: (scn.dependency.kind == DependencyKind::Occ).then_some(0),
             },
             arena: Arena::default(),
             windows,
@@ -738,6 +752,10 @@ impl World {
         let now = s.now();
         let fi = self.fleet_of(node);
         self.rec.inbound(now, fi);
+        if let Some(version) = self.dep.version {
+            self.occ_read(node, fi, version, s);
+            return;
+        }
         if self.dep.effect.blackhole {
             self.arena.free_node(node); // swallowed: no answer, ever
             return;
@@ -813,6 +831,45 @@ impl World {
             self.finish_call(node, outcome, s);
         }
         self.dispatch(s);
+    }
+
+    /// An OCC attempt reads the record's version; its conditional write arrives after
+    /// the read's answer travels back and the write travels out (two more legs).
+    fn occ_read(&mut self, node: u32, fi: usize, version: u64, s: &mut Scheduler<Event>) {
+        let depth = self.arena.nodes[node as usize].depth as usize;
+        let legs = match depth.checked_sub(1) {
+            Some(d) => {
+                let layer = &mut self.fleets[fi].layers[d];
+                match layer.cfg.hop_latency {
+                    Some(h) => {
+                        let back = h.sample(&mut layer.network);
+                        back.saturating_add(h.sample(&mut layer.network))
+                    }
+                    None => 0,
+                }
+            }
+            None => 0,
+        };
+        let nm = &mut self.arena.nodes[node as usize];
+        nm.state = NodeState::InService;
+        nm.prev = version;
+        s.after(legs, Event::OccWrite { node, gen: nm.gen });
+    }
+
+    /// The conditional write: succeeds only if nobody wrote since this attempt's read.
+    fn occ_write(&mut self, node: u32, s: &mut Scheduler<Event>) {
+        let now = s.now();
+        let read = self.arena.nodes[node as usize].prev;
+        let version = self.dep.version.as_mut().expect("occ dependency");
+        let outcome = if *version == read {
+            *version += 1;
+            Outcome::of(Class::Success)
+        } else {
+            self.rec.outcome(Class::Conflict);
+            Outcome::of(Class::Conflict)
+        };
+        self.rec.write_call(now, outcome.class == Class::Success);
+        self.finish_call(node, outcome, s);
     }
 
     /// Starts queued attempts while servers are free.
@@ -952,6 +1009,11 @@ impl Handler<Event> for World {
             Event::OutageEnd { window } => {
                 self.active.retain(|&w| w != window);
                 self.set_effect(s);
+            }
+            Event::OccWrite { node, gen } => {
+                if self.arena.nodes[node as usize].gen == gen {
+                    self.occ_write(node, s);
+                }
             }
             Event::BreakerTimer { layer, instance } => {
                 let (fi, depth) = self.layer_index[layer as usize];

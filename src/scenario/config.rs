@@ -324,9 +324,21 @@ pub enum Discipline {
     Lifo,
 }
 
+/// What kind of dependency the fleets call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DependencyKind {
+    /// Servers and a queue (MODEL.md §4).
+    Queue,
+    /// One versioned record under optimistic concurrency: an attempt reads the version,
+    /// then writes conditionally; a write after another's success is a `conflict`.
+    Occ,
+}
+
 /// The capacity-limited dependency.
 #[derive(Debug, Clone)]
 pub struct DependencyConfig {
+    /// Queue or optimistic-concurrency record.
+    pub kind: DependencyKind,
     /// Servers (`None` = unlimited).
     pub servers: Option<u32>,
     /// Waiting room (`None` = unlimited).
@@ -350,6 +362,9 @@ pub struct DependencyConfig {
 impl DependencyConfig {
     /// Attempts per second the dependency completes at full load, if finite.
     pub fn capacity(&self) -> Option<f64> {
+        if self.kind == DependencyKind::Occ {
+            return None;
+        }
         let s = self.servers?;
         Some(f64::from(s) / (self.service_time.mean_ns() / 1e9))
     }

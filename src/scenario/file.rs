@@ -411,18 +411,18 @@ pub struct LayerFile {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DependencyFile {
-    /// `"queue"` (default).
+    /// `"queue"` (default) or `"occ"` (one record under optimistic concurrency).
     pub kind: Option<String>,
-    /// Attempts served at once.
-    pub servers: Limit,
+    /// Attempts served at once (queue only; required there).
+    pub servers: Option<Limit>,
     /// Attempts that may wait (default unlimited).
     pub queue_limit: Option<Limit>,
     /// 503 (default) or 429.
     pub reject_status: Option<u16>,
     /// Retry-After carried by rejections.
     pub retry_after: Option<Dur>,
-    /// Service time.
-    pub service_time: DistOrDur,
+    /// Service time (queue only; required there).
+    pub service_time: Option<DistOrDur>,
     /// Extra service time per attempt already in service.
     pub per_concurrent: Option<Dur>,
     /// `"fifo"` or `"lifo"`.

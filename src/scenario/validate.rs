@@ -211,7 +211,7 @@ pub fn validate(file: &ScenarioFile, path: &str, stem: &str) -> R<Scenario> {
     }
     let mut fleets = Vec::with_capacity(file.fleets.len());
     for (i, f) in file.fleets.iter().enumerate() {
-        let fleet = validate_fleet(&c, i, f)?;
+        let fleet = validate_fleet(&c, i, f, dependency.kind == DependencyKind::Occ)?;
         if fleets.iter().any(|o: &FleetConfig| o.name == fleet.name) {
             return c.err(
                 format!("fleets[{i}].name"),
@@ -219,6 +219,12 @@ pub fn validate(file: &ScenarioFile, path: &str, stem: &str) -> R<Scenario> {
             );
         }
         fleets.push(fleet);
+    }
+    if dependency.kind == DependencyKind::Occ && !file.outages.is_empty() {
+        return c.err(
+            "outages",
+            "apply only to a queueing dependency, not kind = \"occ\"",
+        );
     }
     let mut outages = Vec::with_capacity(file.outages.len());
     for (i, o) in file.outages.iter().enumerate() {
@@ -267,14 +273,27 @@ pub fn validate(file: &ScenarioFile, path: &str, stem: &str) -> R<Scenario> {
 fn validate_dependency(c: &Ctx, d: &DependencyFile) -> R<DependencyConfig> {
     match d.kind.as_deref() {
         None | Some("queue") => {}
+        Some("occ") => return validate_occ(c, d),
         Some(other) => {
             return c.err(
                 "dependency.kind",
-                format!("must be \"queue\" (found \"{other}\")"),
+                format!("must be \"queue\" or \"occ\" (found \"{other}\")"),
             );
         }
     }
-    let servers = match d.servers {
+    let Some(servers) = d.servers else {
+        return c.err(
+            "dependency.servers",
+            "is required for a queueing dependency (a count or \"unlimited\")",
+        );
+    };
+    let Some(service_time) = &d.service_time else {
+        return c.err(
+            "dependency.service_time",
+            "is required for a queueing dependency",
+        );
+    };
+    let servers = match servers {
         Limit::Unlimited => None,
         Limit::Finite(n) => {
             let n = c.at_least("dependency.servers", n, 1)?;
@@ -308,11 +327,12 @@ fn validate_dependency(c: &Ctx, d: &DependencyFile) -> R<DependencyConfig> {
             )
         }
     };
-    let service_time = c.dist("dependency.service_time", &d.service_time.0)?;
+    let service_time = c.dist("dependency.service_time", &service_time.0)?;
     if service_time.mean_ns() <= 0.0 {
         return c.err("dependency.service_time", "must have a positive mean");
     }
     Ok(DependencyConfig {
+        kind: DependencyKind::Queue,
         servers,
         queue_limit,
         reject_status,
@@ -325,7 +345,41 @@ fn validate_dependency(c: &Ctx, d: &DependencyFile) -> R<DependencyConfig> {
     })
 }
 
-fn validate_fleet(c: &Ctx, i: usize, f: &FleetFile) -> R<FleetConfig> {
+/// An optimistic-concurrency record: no servers, no queue, no service time; the time
+/// an attempt takes is its four network legs.
+fn validate_occ(c: &Ctx, d: &DependencyFile) -> R<DependencyConfig> {
+    let queue_only = [
+        ("servers", d.servers.is_some()),
+        ("queue_limit", d.queue_limit.is_some()),
+        ("reject_status", d.reject_status.is_some()),
+        ("retry_after", d.retry_after.is_some()),
+        ("service_time", d.service_time.is_some()),
+        ("per_concurrent", d.per_concurrent.is_some()),
+        ("discipline", d.discipline.is_some()),
+        ("drop_expired", d.drop_expired.is_some()),
+        ("error_rate", d.error_rate.is_some()),
+    ];
+    if let Some((k, _)) = queue_only.iter().find(|(_, set)| *set) {
+        return c.err(
+            format!("dependency.{k}"),
+            "applies only to kind = \"queue\", not \"occ\"",
+        );
+    }
+    Ok(DependencyConfig {
+        kind: DependencyKind::Occ,
+        servers: None,
+        queue_limit: None,
+        reject_status: 503,
+        retry_after: None,
+        service_time: Dist::Deterministic(0),
+        per_concurrent: 0,
+        discipline: Discipline::Fifo,
+        drop_expired: false,
+        error_rate: 0.0,
+    })
+}
+
+fn validate_fleet(c: &Ctx, i: usize, f: &FleetFile, occ: bool) -> R<FleetConfig> {
     let p = format!("fleets[{i}]");
     let name = f.name.trim().to_string();
     if name.is_empty() || name.len() > 100 || name.contains(['/', ',', '"', '\n']) {
@@ -457,6 +511,7 @@ fn validate_fleet(c: &Ctx, i: usize, f: &FleetFile) -> R<FleetConfig> {
             j,
             l,
             clients,
+            occ,
         )?);
     }
     Ok(FleetConfig {
@@ -471,7 +526,14 @@ fn validate_fleet(c: &Ctx, i: usize, f: &FleetFile) -> R<FleetConfig> {
     })
 }
 
-fn validate_layer(c: &Ctx, p: &str, index: usize, l: &LayerFile, clients: u64) -> R<LayerConfig> {
+fn validate_layer(
+    c: &Ctx,
+    p: &str,
+    index: usize,
+    l: &LayerFile,
+    clients: u64,
+    occ: bool,
+) -> R<LayerConfig> {
     let name = match &l.name {
         Some(n) if !n.trim().is_empty() => n.trim().to_string(),
         Some(_) => return c.err(format!("{p}.name"), "must not be empty"),
@@ -534,6 +596,8 @@ fn validate_layer(c: &Ctx, p: &str, index: usize, l: &LayerFile, clients: u64) -
         }
     };
     let retry_on = match &l.retry_on {
+        // Against an OCC record a lost race is the failure that retries exist for.
+        None if occ => ClassSet::default_retry_on().with(Class::Conflict),
         None => ClassSet::default_retry_on(),
         Some(list) => {
             let mut set = ClassSet::EMPTY;
