@@ -39,17 +39,34 @@ pub const TIMESERIES_COLUMNS: [&str; 25] = [
 /// Columns of `herd.csv`.
 pub const HERD_COLUMNS: [&str; 4] = ["run", "replication", "t", "inbound"];
 
-/// Renders one CSV record (with quoting where needed) and a newline.
+/// Renders one CSV record and a newline (RFC 4180 quoting: a field holding a comma,
+/// quote or line break is quoted, its quotes doubled).
+///
+/// ```
+/// use retrysim::export::csv::record;
+/// assert_eq!(record(["a", "b,c", "say \"hi\""]), "a,\"b,c\",\"say \"\"hi\"\"\"\n");
+/// ```
 pub fn record<I, S>(fields: I) -> String
 where
     I: IntoIterator<Item = S>,
-    S: AsRef<[u8]>,
+    S: AsRef<str>,
 {
-    let mut w = ::csv::WriterBuilder::new()
-        .terminator(::csv::Terminator::Any(b'\n'))
-        .from_writer(Vec::new());
-    w.write_record(fields).expect("writing to memory");
-    String::from_utf8(w.into_inner().expect("flush to memory")).expect("utf-8 fields")
+    let mut out = String::new();
+    for (i, f) in fields.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let f = f.as_ref();
+        if f.contains([',', '"', '\n', '\r']) {
+            out.push('"');
+            out.push_str(&f.replace('"', "\"\""));
+            out.push('"');
+        } else {
+            out.push_str(f);
+        }
+    }
+    out.push('\n');
+    out
 }
 
 /// The header line of `summary.csv`.

@@ -135,11 +135,18 @@ pub struct Recorder {
     open: u64,
     totals: Totals,
     latency: Histogram<u64>,
-    bucket_latency: Histogram<u64>,
+    /// Latencies (ns) of the current bucket's completions.
+    bucket_latency: Vec<u64>,
     herd_start: Nanos,
     herd_width: Nanos,
     herd: Vec<u64>,
     herd_writes: bool,
+}
+
+/// The nearest-rank `q`-quantile of `xs` (reorders `xs`; linear time).
+fn nearest_rank(xs: &mut [u64], q: f64) -> u64 {
+    let rank = ((q * xs.len() as f64).ceil() as usize).clamp(1, xs.len());
+    *xs.select_nth_unstable(rank - 1).1
 }
 
 fn new_histogram() -> Histogram<u64> {
@@ -179,7 +186,7 @@ impl Recorder {
                 ..Totals::default()
             },
             latency: new_histogram(),
-            bucket_latency: new_histogram(),
+            bucket_latency: Vec::new(),
             herd_start,
             herd_width,
             herd: vec![0; herd_n],
@@ -228,8 +235,8 @@ impl Recorder {
     }
 
     /// Moves the clock to `now`, closing buckets on the way; `budget_level` is the mean
-    /// budget fill level to record for closed buckets.
-    #[inline]
+    /// budget fill level to record for closed buckets. Call it when [`crosses`](Self::crosses)
+    /// says so, before recording anything at `now`.
     pub fn advance(&mut self, now: Nanos, budget_level: Option<f64>) {
         while now >= self.next_boundary {
             self.accrue(self.next_boundary);
@@ -242,7 +249,6 @@ impl Recorder {
                 self.next_boundary = Nanos::MAX;
             }
         }
-        self.accrue(now);
     }
 
     fn close_bucket(&mut self, budget_level: Option<f64>) {
@@ -251,9 +257,9 @@ impl Recorder {
         };
         b.budget_level = budget_level;
         if !self.bucket_latency.is_empty() {
-            b.latency_p50 = Some(self.bucket_latency.value_at_quantile(0.5) * 1000);
-            b.latency_p99 = Some(self.bucket_latency.value_at_quantile(0.99) * 1000);
-            self.bucket_latency.reset();
+            b.latency_p50 = Some(nearest_rank(&mut self.bucket_latency, 0.5));
+            b.latency_p99 = Some(nearest_rank(&mut self.bucket_latency, 0.99));
+            self.bucket_latency.clear();
         }
     }
 
@@ -321,7 +327,7 @@ impl Recorder {
         let us = latency.div_ceil(1000).max(1);
         let _ = self.latency.record(us);
         if self.cur < self.buckets.len() {
-            let _ = self.bucket_latency.record(us);
+            self.bucket_latency.push(latency);
             let b = &mut self.buckets[self.cur];
             b.completions += 1;
             if success {
@@ -345,24 +351,27 @@ impl Recorder {
         self.totals.layer_calls[depth] += 1;
     }
 
-    /// The dependency's queue length changed (call after `advance`).
+    /// The dependency's queue length changed at `now`.
     #[inline]
-    pub fn set_queue(&mut self, len: u64) {
+    pub fn set_queue(&mut self, now: Nanos, len: u64) {
+        self.accrue(now);
         self.queue_len = len;
         if let Some(b) = self.buckets.get_mut(self.cur) {
             b.queue_max = b.queue_max.max(len);
         }
     }
 
-    /// Busy servers changed (call after `advance`).
+    /// Busy servers changed at `now`.
     #[inline]
-    pub fn set_busy(&mut self, busy: u64) {
+    pub fn set_busy(&mut self, now: Nanos, busy: u64) {
+        self.accrue(now);
         self.busy = busy;
     }
 
-    /// Open breaker instances changed (call after `advance`).
+    /// Open breaker instances changed at `now`.
     #[inline]
-    pub fn set_open_breakers(&mut self, open: u64) {
+    pub fn set_open_breakers(&mut self, now: Nanos, open: u64) {
+        self.accrue(now);
         self.open = open;
     }
 
@@ -402,6 +411,7 @@ impl Recorder {
         let series_end = self.buckets.len() as Nanos * self.bucket;
         let stop = end.min(series_end);
         self.advance(stop, budget_level);
+        self.accrue(stop);
         if self.cur < self.buckets.len() {
             self.close_bucket(budget_level);
         }
@@ -427,10 +437,9 @@ mod tests {
     #[test]
     fn levels_are_split_at_bucket_boundaries() {
         let mut r = Recorder::new(3_000, 1_000, 1, 0, None);
-        r.advance(500, None);
-        r.set_queue(4); // 4 from 500 to 2500
+        r.set_queue(500, 4); // 4 from 500 to 2500
         r.advance(2_500, None);
-        r.set_queue(0);
+        r.set_queue(2_500, 0);
         let m = r.finish(3_000, None, 0, 0, None);
         let areas: Vec<u128> = m.buckets.iter().map(|b| b.queue_area).collect();
         assert_eq!(areas, vec![2_000, 4_000, 2_000]);

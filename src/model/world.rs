@@ -676,7 +676,7 @@ impl World {
             NodeState::Sleeping | NodeState::InTransit => self.abandon(node, s),
             NodeState::Queued => {
                 self.dep.queued -= 1;
-                self.rec.set_queue(self.dep.queued);
+                self.rec.set_queue(s.now(), self.dep.queued);
                 self.arena.free_node(node);
             }
         }
@@ -741,7 +741,7 @@ impl World {
             } else {
                 self.open_breakers -= 1;
             }
-            self.rec.set_open_breakers(self.open_breakers);
+            self.rec.set_open_breakers(now, self.open_breakers);
         }
         out
     }
@@ -767,7 +767,7 @@ impl World {
             self.arena.nodes[node as usize].state = NodeState::Queued;
             self.dep.queue.push_back((node, gen));
             self.dep.queued += 1;
-            self.rec.set_queue(self.dep.queued);
+            self.rec.set_queue(s.now(), self.dep.queued);
         } else {
             self.rec.outcome(Class::Rejected);
             let outcome = Outcome {
@@ -795,7 +795,7 @@ impl World {
             }
         };
         dep.busy += 1;
-        self.rec.set_busy(u64::from(dep.busy));
+        self.rec.set_busy(s.now(), u64::from(dep.busy));
         let nm = &mut self.arena.nodes[node as usize];
         nm.state = NodeState::InService;
         nm.prev = service;
@@ -806,7 +806,7 @@ impl World {
     fn on_service_done(&mut self, node: u32, s: &mut Scheduler<Event>) {
         let now = s.now();
         self.dep.busy -= 1;
-        self.rec.set_busy(u64::from(self.dep.busy));
+        self.rec.set_busy(s.now(), u64::from(self.dep.busy));
         let n = self.arena.nodes[node as usize];
         let useful = self.arena.useful(node, now);
         self.rec.served(n.prev, !useful);
@@ -886,7 +886,7 @@ impl World {
                 continue; // cancelled while queued
             }
             self.dep.queued -= 1;
-            self.rec.set_queue(self.dep.queued);
+            self.rec.set_queue(s.now(), self.dep.queued);
             if self.dep.cfg.drop_expired && !self.arena.useful(node, now) {
                 self.rec.shed();
                 self.arena.free_node(node);
@@ -944,8 +944,6 @@ impl Handler<Event> for World {
         if self.rec.crosses(now) {
             let level = self.budget_level_at(now);
             self.rec.advance(now, level);
-        } else {
-            self.rec.advance(now, None);
         }
         match ev {
             Event::Arrival { fleet } => {
