@@ -4,11 +4,12 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 use rayon::prelude::*;
 
 use crate::export::run_dir;
 use crate::metrics::summary::{Cell, Layout};
+pub use crate::plot::Format;
 use crate::run::{run_one, RunResult};
 use crate::scenario::{self, Loaded, ScenarioError, Source};
 
@@ -25,15 +26,6 @@ pub const EXIT_BAD_INPUT: i32 = 2;
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
-}
-
-/// Image format of plots.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// PNG bitmaps.
-    Png,
-    /// SVG vector images.
-    Svg,
 }
 
 #[derive(Debug, Subcommand)]

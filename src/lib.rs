@@ -30,5 +30,6 @@ pub mod engine;
 pub mod export;
 pub mod metrics;
 pub mod model;
+pub mod plot;
 pub mod run;
 pub mod scenario;
