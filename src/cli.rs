@@ -39,6 +39,14 @@ enum Command {
         #[arg(required = true)]
         scenarios: Vec<PathBuf>,
     },
+    /// Redraw the plots and report.html of a run or sweep folder from its CSV files.
+    Plot {
+        /// The result folder (holds manifest.toml, summary.csv, timeseries.csv...).
+        dir: PathBuf,
+        /// Image format of the plots.
+        #[arg(long, value_enum, default_value = "png")]
+        format: Format,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -92,6 +100,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Run(args) => cmd_run(args),
         Command::Validate { scenarios } => cmd_validate(&scenarios),
+        Command::Plot { dir, format } => cmd_plot(&dir, format),
     }
 }
 
@@ -142,6 +151,9 @@ fn cmd_run(args: RunArgs) -> Result<i32> {
     let rendered = run_dir::render(&results, &layout, scn.dependency.servers, &[]);
     run_dir::write(&dir, &loaded, &rendered, results.len() as u64)
         .with_context(|| format!("cannot write results to '{}'", dir.display()))?;
+    if !args.no_plots {
+        crate::plot::draw_folder(&dir, args.format)?;
+    }
     let truncated: Vec<String> = results
         .iter()
         .filter_map(|r| r.metrics.totals.truncated.clone())
@@ -200,6 +212,12 @@ fn print_run_table(loaded: &Loaded, results: &[RunResult], dir: &Path) {
         "wrote {}/{{summary.csv, timeseries.csv, herd.csv, manifest.toml}}",
         dir.display()
     );
+}
+
+fn cmd_plot(dir: &Path, format: Format) -> Result<i32> {
+    let files = crate::plot::draw_folder(dir, format)?;
+    println!("wrote {} files in {}", files.len(), dir.display());
+    Ok(EXIT_OK)
 }
 
 fn cmd_validate(paths: &[PathBuf]) -> Result<i32> {

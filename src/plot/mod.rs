@@ -1,16 +1,49 @@
 //! Plots and the HTML report of a result folder, drawn from its CSV files alone.
 //!
-//! This module reads a result folder back ([`data`]), with a bundled font ([`font`]),
-//! stable colours ([`palette`]) and the drawing plumbing every chart shares ([`canvas`]).
-//! The same CSVs give byte-identical SVG files: nothing depends on time, hashing
-//! order or the machine's fonts.
+//! [`draw_folder`] reads `manifest.toml`, `summary.csv`, `timeseries.csv`, `herd.csv`
+//! and (sweeps) `aggregate.csv`, draws every chart that applies into `DIR/plots/`, and
+//! writes `DIR/report.html`, one self-contained page with every chart inline as SVG.
+//!
+//! ```text
+//! manifest.toml ─┐
+//! summary.csv ───┤                ┌─► plots/timeseries.png  phase  herd  latency   (run)
+//! timeseries.csv ┼─► data (typed) ┤
+//! herd.csv ──────┘                └─► report.html (inline SVG, tables, scenario)
+//! ```
+//!
+//! | chart | folder | what it shows |
+//! | --- | --- | --- |
+//! | `timeseries` | run | offered, inbound, goodput per second, capacity, success rate (right axis); outages shaded; breaker-open and budget-exhausted strips |
+//! | `phase` | run | success rate against inbound load as a trajectory; branches before/during/after outages, or while the load rises/falls |
+//! | `herd` | run | attempt arrivals in fine buckets around the outage end or burst |
+//! | `latency` | run | p50 and p99 per bucket |
+//!
+//! In a run folder the charts show the first run (replication 0). Colours are fixed
+//! per series.
+//!
+//! The same CSVs give byte-identical SVG files and report: nothing depends on time,
+//! hashing order or the machine's fonts (the font is bundled: [`font`]).
 
 pub mod canvas;
 pub mod data;
 pub mod font;
+pub mod herd;
+pub mod latency;
 pub mod palette;
+pub mod phase;
+pub mod report;
+pub mod timeseries;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use crate::export::write_atomic;
+
+use canvas::{render_png, render_svg, Chart};
+use data::{CsvTable, FolderKind, HerdSeries, Manifest, RunSeries, Sweep};
+use herd::HerdChart;
+use latency::{LatencyChart, LatencyInput};
+use phase::{PhaseChart, PhaseInput};
+use timeseries::TimeseriesChart;
 
 /// Image format of plots.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -96,4 +129,207 @@ pub enum PlotError {
         /// The cause.
         source: std::io::Error,
     },
+}
+
+/// Everything read from a result folder.
+#[derive(Debug)]
+pub struct Folder {
+    /// The folder.
+    pub dir: PathBuf,
+    /// `manifest.toml`.
+    pub manifest: Manifest,
+    /// `summary.csv`.
+    pub summary: CsvTable,
+    /// `timeseries.csv`, per run (empty when a sweep folder has none).
+    pub series: Vec<RunSeries>,
+    /// `herd.csv`, per run (empty when absent or header only).
+    pub herd: Vec<HerdSeries>,
+    /// The cells of a sweep.
+    pub sweep: Option<Sweep>,
+}
+
+impl Folder {
+    /// Reads the files of `dir`.
+    pub fn read(dir: &Path) -> Result<Folder, PlotError> {
+        let manifest = Manifest::read(&dir.join("manifest.toml"))?;
+        let summary = CsvTable::read(&dir.join("summary.csv"))?;
+        let ts_path = dir.join("timeseries.csv");
+        let series = if manifest.kind == FolderKind::Sweep && !ts_path.exists() {
+            Vec::new()
+        } else {
+            data::read_timeseries(&ts_path)?
+        };
+        let herd_path = dir.join("herd.csv");
+        let herd = if herd_path.exists() {
+            data::read_herd(&herd_path)?
+        } else {
+            Vec::new()
+        };
+        let sweep = match manifest.kind {
+            FolderKind::Run => None,
+            FolderKind::Sweep => {
+                let agg_path = dir.join("aggregate.csv");
+                let agg = if agg_path.exists() {
+                    Some(CsvTable::read(&agg_path)?)
+                } else {
+                    None
+                };
+                Some(Sweep::read(&manifest.params, &summary, agg.as_ref())?)
+            }
+        };
+        Ok(Folder {
+            dir: dir.to_path_buf(),
+            manifest,
+            summary,
+            series,
+            herd,
+            sweep,
+        })
+    }
+}
+
+/// A drawn chart: its file stem, title and SVG text (for the report).
+#[derive(Debug, Clone)]
+pub struct Drawn {
+    /// File stem under `plots/`.
+    pub name: String,
+    /// Title.
+    pub title: String,
+    /// Whether the report shows it among the main charts (else in a folded section).
+    pub main: bool,
+    /// The chart as SVG.
+    pub svg: String,
+    /// The file written.
+    pub path: PathBuf,
+}
+
+/// Draws `chart` into `plots/` in `format` and keeps its SVG for the report.
+fn emit<C: Chart>(
+    chart: &C,
+    dir: &Path,
+    format: Format,
+    main: bool,
+    out: &mut Vec<Drawn>,
+) -> Result<(), PlotError> {
+    let name = chart.name();
+    let path = dir
+        .join("plots")
+        .join(format!("{name}.{}", format.extension()));
+    let svg = render_svg(chart, &path)?;
+    let bytes = match format {
+        Format::Svg => svg.clone().into_bytes(),
+        Format::Png => render_png(chart, &path)?,
+    };
+    write_atomic(&path, &bytes).map_err(|source| PlotError::Write {
+        path: path.clone(),
+        source,
+    })?;
+    out.push(Drawn {
+        name,
+        title: chart.title(),
+        main,
+        svg,
+        path,
+    });
+    Ok(())
+}
+
+/// Reads the CSVs of the run or sweep folder `dir`, draws every chart that applies into
+/// `dir/plots/` in `format`, writes `dir/report.html`, and returns the files written
+/// (the report last).
+pub fn draw_folder(dir: &Path, format: Format) -> Result<Vec<PathBuf>, PlotError> {
+    let folder = Folder::read(dir)?;
+    let drawn = draw_charts(&folder, format)?;
+    let html = report::render(&folder, &drawn);
+    let report_path = dir.join("report.html");
+    write_atomic(&report_path, html.as_bytes()).map_err(|source| PlotError::Write {
+        path: report_path.clone(),
+        source,
+    })?;
+    let mut files: Vec<PathBuf> = drawn.into_iter().map(|d| d.path).collect();
+    files.push(report_path);
+    Ok(files)
+}
+
+/// The whole-run latency percentiles of `run` from `summary.csv`.
+fn run_percentiles(summary: &CsvTable, run: u64) -> Vec<(String, f64)> {
+    let Ok(runs) = summary.integers("run") else {
+        return Vec::new();
+    };
+    let Some(row) = runs.iter().position(|r| *r == run) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (label, col) in [("p50", "latency_p50_ms"), ("p99", "latency_p99_ms")] {
+        if let Ok(i) = summary.index(col) {
+            if let Ok(Some(v)) = data::parse_number(&summary.rows[row][i]) {
+                out.push((label.to_string(), v));
+            }
+        }
+    }
+    out
+}
+
+fn draw_charts(folder: &Folder, format: Format) -> Result<Vec<Drawn>, PlotError> {
+    let m = &folder.manifest;
+    let dir = &folder.dir;
+    let scenario = m.scenario_name.as_str();
+    let mut out = Vec::new();
+    // The charts of a sweep come with the sweep module.
+    #[allow(clippy::single_match)]
+    match &folder.sweep {
+        None => {
+            let Some(s) = folder.series.first() else {
+                return Ok(out);
+            };
+            emit(
+                &TimeseriesChart {
+                    series: s,
+                    scenario,
+                    capacity: m.capacity_per_s,
+                },
+                dir,
+                format,
+                true,
+                &mut out,
+            )?;
+            emit(
+                &PhaseChart {
+                    input: PhaseInput::Run(s),
+                    scenario,
+                    capacity: m.capacity_per_s,
+                },
+                dir,
+                format,
+                true,
+                &mut out,
+            )?;
+            if let Some(h) = folder.herd.iter().find(|h| h.run == s.run) {
+                emit(
+                    &HerdChart {
+                        runs: vec![("attempt arrivals".to_string(), palette::INBOUND, h)],
+                        outages: s.spans(|i| s.outage[i].unwrap_or(0.0) > 0.0),
+                        scenario,
+                        capacity: m.capacity_per_s,
+                    },
+                    dir,
+                    format,
+                    true,
+                    &mut out,
+                )?;
+            }
+            emit(
+                &LatencyChart {
+                    input: LatencyInput::Run(s, run_percentiles(&folder.summary, s.run)),
+                    scenario,
+                },
+                dir,
+                format,
+                true,
+                &mut out,
+            )?;
+        }
+        Some(_) => {}
+    }
+    Ok(out)
 }
