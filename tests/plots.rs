@@ -270,6 +270,300 @@ fn plotting_a_300_bucket_run_takes_well_under_a_second() {
     );
 }
 
+// ---- sweeps, from hand-made folders --------------------------------------------------
+
+const RATE: &str = "fleets.0.arrival.rate";
+const ATTEMPTS: &str = "fleets.0.layers.0.max_attempts";
+
+struct SweepFixture {
+    keys: Vec<&'static str>,
+    /// Values of each key, in grid order (first key slowest).
+    values: Vec<Vec<&'static str>>,
+    replications: u64,
+    aggregate: bool,
+}
+
+impl SweepFixture {
+    fn cells(&self) -> Vec<Vec<&'static str>> {
+        let mut cells: Vec<Vec<&'static str>> = vec![vec![]];
+        for vals in &self.values {
+            cells = cells
+                .into_iter()
+                .flat_map(|c| {
+                    vals.iter().map(move |v| {
+                        let mut c = c.clone();
+                        c.push(*v);
+                        c
+                    })
+                })
+                .collect();
+        }
+        cells
+    }
+
+    /// Synthetic but plausible numbers: success falls with load, faster with retries.
+    fn metrics(&self, cell: &[&str], rep: u64) -> Vec<(&'static str, f64)> {
+        let get = |k: &str, d: f64| {
+            self.keys
+                .iter()
+                .position(|x| *x == k)
+                .and_then(|i| cell[i].parse::<f64>().ok())
+                .unwrap_or(d)
+        };
+        let rate = get(RATE, 700.0);
+        let n = get(ATTEMPTS, 3.0);
+        let noise = 0.01 * rep as f64;
+        let over = (rate / 1000.0 - 0.6).max(0.0);
+        let success = (1.0 - over * (0.4 + 0.2 * n) - noise).clamp(0.0, 1.0);
+        let amp = 1.0 + (n - 1.0) * (1.0 - success) + noise;
+        vec![
+            ("success_fraction", success),
+            ("amplification", amp),
+            (
+                "latency_p99_ms",
+                40.0 + 200.0 * (1.0 - success) + rep as f64,
+            ),
+            ("peak_inbound_ratio", rate * amp / 1000.0),
+            ("offered_rate", rate),
+            ("metastable", if success < 0.5 { 1.0 } else { 0.0 }),
+            ("events", 1000.0 + rep as f64),
+        ]
+    }
+
+    fn write(&self, dir: &Path) {
+        let table: toml::Table = toml::from_str(include_str!("../scenarios/default.toml")).unwrap();
+        let cells = self.cells();
+        let runs = cells.len() as u64 * self.replications;
+        let mut run = toml::Table::new();
+        run.insert("kind".into(), "sweep".into());
+        run.insert(
+            "params".into(),
+            toml::Value::Array(self.keys.iter().map(|k| (*k).into()).collect()),
+        );
+        run.insert("scenario".into(), "default".into());
+        run.insert("seed".into(), 1.into());
+        run.insert("runs".into(), (runs as i64).into());
+        let mut resolved = toml::Table::new();
+        resolved.insert("capacity_per_s".into(), 1000.0.into());
+        resolved.insert("offered_per_s".into(), 700.0.into());
+        let mut root = toml::Table::new();
+        root.insert("run".into(), run.into());
+        root.insert("resolved".into(), resolved.into());
+        root.insert("scenario".into(), table.into());
+        std::fs::write(dir.join("manifest.toml"), toml::to_string(&root).unwrap()).unwrap();
+
+        let names: Vec<&str> = self.metrics(&cells[0], 0).iter().map(|m| m.0).collect();
+        let params: Vec<String> = self.keys.iter().map(|k| format!("param_{k}")).collect();
+        let mut summary = format!(
+            "run,replication,seed,{},{}\n",
+            names.join(","),
+            params.join(",")
+        );
+        let mut ts = String::from("run,replication,t,offered,inbound,served,goodput,success_rate,amplification,queue_mean,queue_max,utilisation,wasted,breaker_open_fraction,budget_level,completions,rejected,errors,timeouts,breaker_open,budget_exhausted,deadline_exceeded,latency_p50_ms,latency_p99_ms,outage\n");
+        let mut herd = String::from("run,replication,t,inbound\n");
+        let mut agg = format!("cell,{},runs", params.join(","));
+        for n in &names {
+            agg.push_str(&format!(",{n}_mean,{n}_ci_low,{n}_ci_high"));
+        }
+        agg.push('\n');
+        let mut r = 0u64;
+        for (ci, cell) in cells.iter().enumerate() {
+            let mut per_rep: Vec<Vec<(&str, f64)>> = Vec::new();
+            for rep in 0..self.replications {
+                let m = self.metrics(cell, rep);
+                let vals: Vec<String> = m.iter().map(|x| x.1.to_string()).collect();
+                summary.push_str(&format!(
+                    "{r},{rep},{},{},{}\n",
+                    rep + 1,
+                    vals.join(","),
+                    cell.join(",")
+                ));
+                let s = m[0].1;
+                for t in 0..10 {
+                    let dip = if (4..6).contains(&t) { 0.5 } else { 1.0 };
+                    let inbound = 700.0 * (2.0 - dip);
+                    let outage = if (4..6).contains(&t) { "1" } else { "0" };
+                    ts.push_str(&format!(
+                        "{r},{rep},{t},700,{inbound},700,{},{},1,0,0,0.7,0,,,700,0,0,0,0,0,0,8,{},{outage}\n",
+                        700.0 * s * dip,
+                        s * dip,
+                        40.0 + 10.0 * t as f64,
+                    ));
+                }
+                for k in 0..50 {
+                    herd.push_str(&format!(
+                        "{r},{rep},{},{}\n",
+                        5.0 + 0.01 * k as f64,
+                        5 + (k * (ci + 1)) % 17
+                    ));
+                }
+                per_rep.push(m);
+                r += 1;
+            }
+            agg.push_str(&format!("{ci},{},{}", cell.join(","), self.replications));
+            for (j, _) in names.iter().enumerate() {
+                let xs: Vec<f64> = per_rep.iter().map(|m| m[j].1).collect();
+                let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+                let half = if xs.len() > 1 {
+                    0.05 * mean.abs() + 0.01
+                } else {
+                    0.0
+                };
+                agg.push_str(&format!(",{mean},{},{}", mean - half, mean + half));
+            }
+            agg.push('\n');
+        }
+        std::fs::write(dir.join("summary.csv"), summary).unwrap();
+        std::fs::write(dir.join("timeseries.csv"), ts).unwrap();
+        std::fs::write(dir.join("herd.csv"), herd).unwrap();
+        if self.aggregate {
+            std::fs::write(dir.join("aggregate.csv"), agg).unwrap();
+        }
+    }
+}
+
+fn rate_by_attempts() -> SweepFixture {
+    SweepFixture {
+        keys: vec![RATE, ATTEMPTS],
+        values: vec![vec!["400", "800", "1200"], vec!["1", "3"]],
+        replications: 2,
+        aggregate: true,
+    }
+}
+
+#[test]
+fn a_sweep_draws_load_vs_success_with_a_line_per_policy_and_bands() {
+    let d = tempfile::tempdir().unwrap();
+    rate_by_attempts().write(d.path());
+    draw_folder(d.path(), Format::Svg).expect("drawn");
+    let lvs = read(&plot_file(d.path(), "load_vs_success", "svg"));
+    assert_has(
+        &lvs,
+        "load_vs_success.svg",
+        &[
+            "Success against load: default",
+            "max_attempts=1",
+            "max_attempts=3",
+            "rate (swept load, requests/s)",
+            "logical requests that succeeded (%)",
+            "95% confidence band",
+        ],
+    );
+    // Two policies: two legend lines, no line per load value.
+    assert!(!lvs.contains("rate=400"), "the load is on x, not a policy");
+}
+
+#[test]
+fn a_sweep_draws_each_varying_metric_against_each_swept_key() {
+    let d = tempfile::tempdir().unwrap();
+    rate_by_attempts().write(d.path());
+    let files = draw_folder(d.path(), Format::Png).expect("drawn");
+    let names: Vec<String> = files
+        .iter()
+        .filter_map(|f| f.strip_prefix(d.path().join("plots")).ok())
+        .map(|f| f.to_string_lossy().into_owned())
+        .collect();
+    for m in [
+        "success_fraction",
+        "amplification",
+        "latency_p99_ms",
+        "metastable",
+    ] {
+        for k in ["rate", "max_attempts"] {
+            let n = format!("metrics/{m}_vs_{k}.png");
+            assert!(names.contains(&n), "{n} missing from {names:?}");
+        }
+    }
+    // `events` is bookkeeping, not a behaviour.
+    assert!(!names.iter().any(|n| n.contains("events")), "{names:?}");
+    let (_, _, colours, ink) =
+        png_stats(&d.path().join("plots/metrics/latency_p99_ms_vs_rate.png"));
+    assert!(colours > 50 && ink > 0.03);
+    let svg = retrysim::plot::draw_folder(d.path(), Format::Svg).unwrap();
+    let m = svg
+        .iter()
+        .find(|f| f.ends_with("metrics/latency_p99_ms_vs_max_attempts.svg"))
+        .expect("drawn");
+    assert_has(
+        &read(m),
+        "latency_p99_ms_vs_max_attempts.svg",
+        &[
+            "latency_p99_ms against max_attempts: default",
+            "max_attempts (swept)",
+            "latency_p99_ms (ms)",
+            "rate=400",
+            "rate=1200",
+        ],
+    );
+}
+
+#[test]
+fn a_sweep_over_max_attempts_draws_measured_amplification_against_n_to_the_l() {
+    let d = tempfile::tempdir().unwrap();
+    rate_by_attempts().write(d.path());
+    draw_folder(d.path(), Format::Svg).unwrap();
+    let amp = read(&plot_file(d.path(), "amplification", "svg"));
+    assert_has(
+        &amp,
+        "amplification.svg",
+        &[
+            "Retry amplification against N^L: default",
+            "worst-case attempts per request N^L (product of max_attempts)",
+            "measured attempts per logical request",
+            "N^L: every attempt fails",
+            "rate=800",
+        ],
+    );
+}
+
+#[test]
+fn a_sweep_overlays_one_trajectory_per_cell_in_phase_herd_and_latency() {
+    let d = tempfile::tempdir().unwrap();
+    rate_by_attempts().write(d.path());
+    draw_folder(d.path(), Format::Svg).unwrap();
+    for n in ["phase", "herd", "latency"] {
+        let s = read(&plot_file(d.path(), n, "svg"));
+        assert_has(
+            &s,
+            n,
+            &["rate=400, max_attempts=1", "rate=1200, max_attempts=3"],
+        );
+    }
+}
+
+#[test]
+fn a_sweep_with_no_load_key_skips_load_vs_success_and_amplification_without_failing() {
+    let d = tempfile::tempdir().unwrap();
+    SweepFixture {
+        keys: vec!["dependency.queue_limit"],
+        values: vec![vec!["50", "200", "800"]],
+        replications: 1,
+        aggregate: true,
+    }
+    .write(d.path());
+    let files = draw_folder(d.path(), Format::Svg).expect("drawn");
+    assert!(!plot_file(d.path(), "load_vs_success", "svg").exists());
+    assert!(!plot_file(d.path(), "amplification", "svg").exists());
+    assert!(files.iter().any(|f| f.ends_with("phase.svg")));
+    assert!(d.path().join("report.html").exists());
+}
+
+#[test]
+fn a_sweep_without_aggregate_csv_is_drawn_from_summary_means() {
+    let d = tempfile::tempdir().unwrap();
+    SweepFixture {
+        aggregate: false,
+        ..rate_by_attempts()
+    }
+    .write(d.path());
+    draw_folder(d.path(), Format::Svg).expect("drawn");
+    let lvs = read(&plot_file(d.path(), "load_vs_success", "svg"));
+    assert!(lvs.contains("max_attempts=3"));
+    assert!(!lvs.contains("95% confidence band"));
+    let report = read(&d.path().join("report.html"));
+    assert!(report.contains("no <code>aggregate.csv</code>"));
+}
+
 // ---- bad input -------------------------------------------------------------------------
 
 #[test]
@@ -398,6 +692,24 @@ fn the_report_is_self_contained_and_holds_every_plot_and_the_tables() {
     let files = draw_folder(d.path(), Format::Png).unwrap();
     let html = read(&d.path().join("report.html"));
     assert_report(&html, files.len() - 1, &["plots/timeseries.png"]);
+}
+
+#[test]
+fn a_sweep_report_also_holds_the_cells_with_their_intervals() {
+    let d = tempfile::tempdir().unwrap();
+    rate_by_attempts().write(d.path());
+    let files = draw_folder(d.path(), Format::Png).unwrap();
+    let html = read(&d.path().join("report.html"));
+    assert_report(
+        &html,
+        files.len() - 1,
+        &[
+            "id=\"cell-table\"",
+            "plots/load_vs_success.png",
+            "plots/metrics/success_fraction_vs_rate.png",
+            "id=\"metric-charts\"",
+        ],
+    );
 }
 
 /// Checks a report holds `plots` inline SVGs, the tables and `needles`, and loads

@@ -7,19 +7,25 @@
 //! ```text
 //! manifest.toml ─┐
 //! summary.csv ───┤                ┌─► plots/timeseries.png  phase  herd  latency   (run)
-//! timeseries.csv ┼─► data (typed) ┤
-//! herd.csv ──────┘                └─► report.html (inline SVG, tables, scenario)
+//! timeseries.csv ┼─► data (typed) ┼─► plots/load_vs_success  amplification
+//! herd.csv ──────┤                │         metrics/<metric>_vs_<key>           (sweep)
+//! aggregate.csv ─┘                └─► report.html (inline SVG, tables, scenario)
 //! ```
 //!
 //! | chart | folder | what it shows |
 //! | --- | --- | --- |
 //! | `timeseries` | run | offered, inbound, goodput per second, capacity, success rate (right axis); outages shaded; breaker-open and budget-exhausted strips |
-//! | `phase` | run | success rate against inbound load as a trajectory; branches before/during/after outages, or while the load rises/falls |
-//! | `herd` | run | attempt arrivals in fine buckets around the outage end or burst |
-//! | `latency` | run | p50 and p99 per bucket |
+//! | `phase` | run, sweep | success rate against inbound load as a trajectory; branches before/during/after outages, or while the load rises/falls |
+//! | `herd` | run, sweep | attempt arrivals in fine buckets around the outage end or burst |
+//! | `latency` | run, sweep | p50 and p99 per bucket (sweep: p99 per cell) |
+//! | `load_vs_success` | sweep | success fraction against the swept load, a line per policy, 95% band |
+//! | `metrics/<m>_vs_<k>` | sweep | every summary metric that varies against each swept key |
+//! | `amplification` | sweep | measured attempts per request against N^L |
 //!
-//! In a run folder the charts show the first run (replication 0). Colours are fixed
-//! per series.
+//! In a run folder the per-run charts show the first run (replication 0). In a sweep
+//! folder they overlay replication 0 of each grid cell, when there are at most
+//! [`MAX_OVERLAY`] cells. Colours: fixed per series in run charts; per policy label
+//! in sweep charts, in grid order, the same in every chart of a folder.
 //!
 //! The same CSVs give byte-identical SVG files and report: nothing depends on time,
 //! hashing order or the machine's fonts (the font is bundled: [`font`]).
@@ -32,6 +38,7 @@ pub mod latency;
 pub mod palette;
 pub mod phase;
 pub mod report;
+pub mod sweep;
 pub mod timeseries;
 
 use std::path::{Path, PathBuf};
@@ -42,8 +49,12 @@ use canvas::{render_png, render_svg, Chart};
 use data::{CsvTable, FolderKind, HerdSeries, Manifest, RunSeries, Sweep};
 use herd::HerdChart;
 use latency::{LatencyChart, LatencyInput};
+use palette::Palette;
 use phase::{PhaseChart, PhaseInput};
 use timeseries::TimeseriesChart;
+
+/// At most this many grid cells are overlaid in a sweep's per-run charts.
+pub const MAX_OVERLAY: usize = 12;
 
 /// Image format of plots.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -275,8 +286,6 @@ fn draw_charts(folder: &Folder, format: Format) -> Result<Vec<Drawn>, PlotError>
     let dir = &folder.dir;
     let scenario = m.scenario_name.as_str();
     let mut out = Vec::new();
-    // The charts of a sweep come with the sweep module.
-    #[allow(clippy::single_match)]
     match &folder.sweep {
         None => {
             let Some(s) = folder.series.first() else {
@@ -329,7 +338,91 @@ fn draw_charts(folder: &Folder, format: Format) -> Result<Vec<Drawn>, PlotError>
                 &mut out,
             )?;
         }
-        Some(_) => {}
+        Some(sw) => {
+            let ctx = sweep::SweepContext::new(sw, m);
+            let palette = ctx.palette();
+            sweep::draw(&ctx, &palette, dir, format, &mut out)?;
+            draw_overlays(folder, sw, &ctx, &palette, format, &mut out)?;
+        }
     }
     Ok(out)
+}
+
+/// The per-run charts of a sweep: replication 0 of each cell, overlaid.
+fn draw_overlays(
+    folder: &Folder,
+    sw: &Sweep,
+    ctx: &sweep::SweepContext,
+    palette: &Palette,
+    format: Format,
+    out: &mut Vec<Drawn>,
+) -> Result<(), PlotError> {
+    if sw.cells.len() > MAX_OVERLAY || folder.series.is_empty() {
+        return Ok(());
+    }
+    let m = &folder.manifest;
+    let scenario = m.scenario_name.as_str();
+    // The first run of each cell, in grid order.
+    let mut firsts: Vec<(usize, u64)> = Vec::new();
+    for (run, _, cell) in &sw.runs {
+        if !firsts.iter().any(|(c, _)| c == cell) {
+            firsts.push((*cell, *run));
+        }
+    }
+    firsts.sort_by_key(|(c, _)| *c);
+    let mut series = Vec::new();
+    let mut herds = Vec::new();
+    for (cell, run) in &firsts {
+        let label = ctx.cell_label(&sw.cells[*cell]);
+        let colour = palette.colour(&label);
+        if let Some(s) = folder.series.iter().find(|s| s.run == *run) {
+            series.push((label.clone(), colour, s));
+        }
+        if let Some(h) = folder.herd.iter().find(|h| h.run == *run) {
+            herds.push((label, colour, h));
+        }
+    }
+    if series.is_empty() {
+        return Ok(());
+    }
+    let outages = {
+        let s = series[0].2;
+        s.spans(|i| s.outage[i].unwrap_or(0.0) > 0.0)
+    };
+    emit(
+        &PhaseChart {
+            input: PhaseInput::Overlay(series.clone()),
+            scenario,
+            capacity: m.capacity_per_s,
+        },
+        &folder.dir,
+        format,
+        true,
+        out,
+    )?;
+    if !herds.is_empty() {
+        emit(
+            &HerdChart {
+                runs: herds,
+                outages,
+                scenario,
+                capacity: m.capacity_per_s,
+            },
+            &folder.dir,
+            format,
+            true,
+            out,
+        )?;
+    }
+    emit(
+        &LatencyChart {
+            input: LatencyInput::Overlay(series),
+            scenario,
+        },
+        &folder.dir,
+        format,
+        true,
+        out,
+    )?;
+    Ok(())
 }

@@ -1,5 +1,5 @@
 //! `report.html`: one self-contained page per result folder — every chart inline as
-//! SVG, the summary table, the
+//! SVG, the summary table (and, for a sweep, the cells with their intervals), the
 //! warnings of `explain` when the manifest records them, and the resolved scenario.
 //!
 //! The page loads nothing: no script, no stylesheet, no font, no image from anywhere,
@@ -9,10 +9,21 @@
 use std::fmt::Write as _;
 
 use super::data::FolderKind;
+use super::sweep::SweepContext;
 use super::{Drawn, Folder};
 
 /// Rows of `summary.csv` shown at most (the file has them all).
 pub const MAX_SUMMARY_ROWS: usize = 500;
+
+/// Metrics shown in a sweep's cell table, when present.
+const CELL_METRICS: [&str; 6] = [
+    "success_fraction",
+    "amplification",
+    "latency_p99_ms",
+    "peak_inbound_ratio",
+    "recovery_time_s",
+    "metastable",
+];
 
 const STYLE: &str = "body{font-family:sans-serif;margin:24px auto;max-width:1100px;color:#222;padding:0 12px}\
 h1{font-size:1.6em;margin-bottom:4px}h2{font-size:1.25em;margin-top:32px;border-bottom:1px solid #ddd}\
@@ -146,6 +157,56 @@ pub fn render(folder: &Folder, drawn: &[Drawn]) -> String {
     }
     h.push_str("</section>\n");
 
+    if let Some(sw) = &folder.sweep {
+        let ctx = SweepContext::new(sw, m);
+        h.push_str("<section id=\"cells\">\n<h2>Cells</h2>\n");
+        if sw.has_intervals {
+            h.push_str("<p>Mean over the replications [95% confidence interval], from <code>aggregate.csv</code>.</p>\n");
+        } else {
+            h.push_str("<p>Mean over the replications, from <code>summary.csv</code> (no <code>aggregate.csv</code>: no intervals).</p>\n");
+        }
+        h.push_str("<div class=\"scroll\">\n<table id=\"cell-table\">\n<thead><tr><th>cell</th>");
+        for s in &ctx.short {
+            let _ = write!(h, "<th>{}</th>", escape(s));
+        }
+        h.push_str("<th>runs</th>");
+        let metrics: Vec<&str> = CELL_METRICS
+            .iter()
+            .copied()
+            .filter(|c| sw.metrics.iter().any(|m| m == c))
+            .collect();
+        for c in &metrics {
+            let _ = write!(h, "<th>{}</th>", escape(c));
+        }
+        h.push_str("</tr></thead>\n<tbody>\n");
+        for (i, cell) in sw.cells.iter().enumerate() {
+            let _ = write!(h, "<tr><td>{i}</td>");
+            for v in &cell.values {
+                let _ = write!(h, "<td>{}</td>", escape(v));
+            }
+            let _ = write!(h, "<td>{}</td>", cell.runs);
+            for c in &metrics {
+                match cell.metrics.get(*c) {
+                    Some(s) if s.low != s.high => {
+                        let _ = write!(
+                            h,
+                            "<td>{} [{}, {}]</td>",
+                            fmt(s.mean),
+                            fmt(s.low),
+                            fmt(s.high)
+                        );
+                    }
+                    Some(s) => {
+                        let _ = write!(h, "<td>{}</td>", fmt(s.mean));
+                    }
+                    None => h.push_str("<td></td>"),
+                }
+            }
+            h.push_str("</tr>\n");
+        }
+        h.push_str("</tbody>\n</table>\n</div>\n</section>\n");
+    }
+
     let s = &folder.summary;
     h.push_str("<section id=\"summary\">\n<h2>Summary</h2>\n");
     if s.rows.len() > MAX_SUMMARY_ROWS {
@@ -179,6 +240,11 @@ pub fn render(folder: &Folder, drawn: &[Drawn]) -> String {
         escape(&m.text)
     );
     h
+}
+
+/// A number for the cell table: the CSV's float format.
+fn fmt(x: f64) -> String {
+    crate::metrics::summary::format_float(x)
 }
 
 #[cfg(test)]
