@@ -125,7 +125,7 @@ pub fn legend_font() -> TextStyle<'static> {
 }
 
 const LEGEND_ROW: i32 = 22;
-const LEGEND_MAX_WIDTH: u32 = 330;
+const LEGEND_MAX_WIDTH: u32 = 350;
 const LEGEND_MAX_CHARS: usize = 40;
 
 /// Shortens a label to what the legend panel can show.
@@ -159,7 +159,7 @@ where
         let (w, _) = root.estimate_text_size(&fit(&e.label), &font)?;
         widest = widest.max(w);
     }
-    let panel = (widest + 60).min(LEGEND_MAX_WIDTH);
+    let panel = (widest + 80).min(LEGEND_MAX_WIDTH);
     let (w, _) = body.dim_in_pixel();
     let (plot, side) = body.split_horizontally(w.saturating_sub(panel));
     draw_legend(&side, legend)?;

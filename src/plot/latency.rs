@@ -93,9 +93,9 @@ impl Chart for LatencyChart<'_> {
             .iter()
             .map(|(l, c, _, _)| Entry::new(l.clone(), Swatch::Line(*c)))
             .collect();
-        for (l, _) in refs {
+        if !refs.is_empty() {
             legend.push(Entry::new(
-                format!("{l} of the whole run"),
+                "percentiles of the whole run",
                 Swatch::Dashed(palette::REFERENCE),
             ));
         }
