@@ -621,6 +621,33 @@ fn an_empty_herd_file_leaves_out_the_herd_chart() {
     assert!(!files.iter().any(|f| f.ends_with("herd.svg")));
 }
 
+#[test]
+fn degenerate_folders_draw_without_panicking() {
+    let d = tempfile::tempdir().unwrap();
+    write_run(STORM, &[], d.path());
+    let header = read(&d.path().join("timeseries.csv"))
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    // One bucket, every optional cell empty, nothing arriving.
+    let one = format!("{header}\n0,0,0,0,0,0,0,,,0,0,,0,,,0,0,0,0,0,0,0,,,0\n");
+    std::fs::write(d.path().join("timeseries.csv"), one).unwrap();
+    std::fs::write(
+        d.path().join("herd.csv"),
+        "run,replication,t,inbound\n0,0,5,3\n",
+    )
+    .unwrap();
+    let files = draw_folder(d.path(), Format::Png).expect("drawn");
+    assert_eq!(files.len(), RUN_CHARTS.len() + 1, "{files:?}");
+
+    // No runs at all: no chart, still a report.
+    std::fs::write(d.path().join("timeseries.csv"), format!("{header}\n")).unwrap();
+    let files = draw_folder(d.path(), Format::Svg).expect("drawn");
+    assert_eq!(files, vec![d.path().join("report.html")]);
+    assert!(read(&files[0]).contains("No chart applies"));
+}
+
 // ---- the command line --------------------------------------------------------------------
 
 fn retrysim(args: &[&str]) -> std::process::Output {
