@@ -4,10 +4,11 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 use rayon::prelude::*;
 
 use crate::metrics::summary::{Cell, Layout};
+pub use crate::plot::Format;
 use crate::run::{run_one, RunResult};
 use crate::scenario::{self, Loaded, ScenarioError, Source};
 
@@ -24,15 +25,6 @@ pub const EXIT_BAD_INPUT: i32 = 2;
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
-}
-
-/// Image format of plots.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// PNG bitmaps.
-    Png,
-    /// SVG vector images.
-    Svg,
 }
 
 #[derive(Debug, Subcommand)]
@@ -70,6 +62,14 @@ enum Command {
     /// Print the resolved model (capacity, offered load, worst-case attempts, budgets,
     /// backoff against deadlines) and lint it for retry anti-patterns.
     Explain(ExplainArgs),
+    /// Redraw the plots and report.html of a run or sweep folder from its CSV files.
+    Plot {
+        /// The result folder (holds manifest.toml, summary.csv, timeseries.csv...).
+        dir: PathBuf,
+        /// Image format of the plots.
+        #[arg(long, value_enum, default_value = "png")]
+        format: Format,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -165,12 +165,13 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Command::Merge {
             dirs,
             out,
-            no_plots: _,
-            format: _,
+            no_plots,
+            format,
             force,
-        } => cmd_merge(&dirs, &out, force),
+        } => cmd_merge(&dirs, &out, force, (!no_plots).then_some(format)),
         Command::Validate { scenarios } => cmd_validate(&scenarios),
         Command::Explain(args) => cmd_explain(args),
+        Command::Plot { dir, format } => cmd_plot(&dir, format),
     }
 }
 
@@ -229,6 +230,9 @@ fn cmd_run(args: RunArgs) -> Result<i32> {
     let m = dir.join("manifest.toml");
     crate::export::write_atomic(&m, crate::sweep::manifest_for(&plan, false).as_bytes())
         .with_context(|| format!("cannot write '{}'", m.display()))?;
+    if !args.no_plots {
+        crate::plot::draw_folder(&dir, args.format)?;
+    }
     let truncated: Vec<String> = results
         .iter()
         .filter_map(|r| r.metrics.totals.truncated.clone())
@@ -305,6 +309,10 @@ fn cmd_sweep(args: SweepArgs) -> Result<i32> {
         }
         other => other?,
     };
+    // A shard holds part of the grid: its plots would mislead; the merge draws them.
+    if !args.no_plots && args.shard.is_none() {
+        crate::plot::draw_folder(&out, args.format)?;
+    }
     if !args.quiet {
         println!(
             "retrysim {}: sweep '{}': {} cells × {} replications = {} runs{}; {} run here ({} resumed from disk)",
@@ -331,8 +339,11 @@ fn cmd_sweep(args: SweepArgs) -> Result<i32> {
     Ok(EXIT_OK)
 }
 
-fn cmd_merge(dirs: &[PathBuf], out: &Path, force: bool) -> Result<i32> {
+fn cmd_merge(dirs: &[PathBuf], out: &Path, force: bool, plots: Option<Format>) -> Result<i32> {
     let plan = crate::sweep::merge(dirs, out, force)?;
+    if let Some(format) = plots {
+        crate::plot::draw_folder(out, format)?;
+    }
     println!(
         "merged {} shards of sweep '{}' ({} runs) into {}",
         dirs.len(),
@@ -384,6 +395,12 @@ fn print_run_table(loaded: &Loaded, results: &[RunResult], dir: &Path) {
         "wrote {}/{{summary.csv, timeseries.csv, herd.csv, manifest.toml}}",
         dir.display()
     );
+}
+
+fn cmd_plot(dir: &Path, format: Format) -> Result<i32> {
+    let files = crate::plot::draw_folder(dir, format)?;
+    println!("wrote {} files in {}", files.len(), dir.display());
+    Ok(EXIT_OK)
 }
 
 fn cmd_validate(paths: &[PathBuf]) -> Result<i32> {

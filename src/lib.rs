@@ -31,6 +31,7 @@ pub mod explain;
 pub mod export;
 pub mod metrics;
 pub mod model;
+pub mod plot;
 pub mod run;
 pub mod scenario;
 pub mod sweep;

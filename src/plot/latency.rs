@@ -1,0 +1,158 @@
+//! `latency`: latency percentiles of the logical requests completed in each bucket,
+//! against time, with outages shaded and the whole run's percentiles as dashed
+//! reference lines. In a sweep folder, the 99th percentile of each grid cell.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::canvas::{
+    axis_font, frame, segments, tick, tick_font, upper, Chart, DrawResult, Entry, Swatch,
+};
+use super::data::RunSeries;
+use super::palette;
+
+/// What the latency chart draws.
+#[derive(Debug)]
+pub enum LatencyInput<'a> {
+    /// One run: p50 and p99 per bucket, and the whole run's `(label, ms)` percentiles.
+    Run(&'a RunSeries, Vec<(String, f64)>),
+    /// The p99 of several labelled runs.
+    Overlay(Vec<(String, RGBColor, &'a RunSeries)>),
+}
+
+/// Latency percentiles over time.
+#[derive(Debug)]
+pub struct LatencyChart<'a> {
+    /// The runs drawn.
+    pub input: LatencyInput<'a>,
+    /// Scenario name (for the title).
+    pub scenario: &'a str,
+}
+
+impl LatencyChart<'_> {
+    /// `(label, colour, dashed, series of one run, column)` lines to draw.
+    fn lines(&self) -> Vec<(String, RGBColor, &RunSeries, &[Option<f64>])> {
+        match &self.input {
+            LatencyInput::Run(s, _) => vec![
+                (
+                    "p50 per bucket".into(),
+                    palette::P50,
+                    *s,
+                    &s.latency_p50[..],
+                ),
+                (
+                    "p99 per bucket".into(),
+                    palette::P99,
+                    *s,
+                    &s.latency_p99[..],
+                ),
+            ],
+            LatencyInput::Overlay(runs) => runs
+                .iter()
+                .map(|(l, c, s)| (format!("{l} (p99)"), *c, *s, &s.latency_p99[..]))
+                .collect(),
+        }
+    }
+
+    fn first(&self) -> Option<&RunSeries> {
+        match &self.input {
+            LatencyInput::Run(s, _) => Some(s),
+            LatencyInput::Overlay(runs) => runs.first().map(|r| r.2),
+        }
+    }
+}
+
+impl Chart for LatencyChart<'_> {
+    fn name(&self) -> String {
+        "latency".into()
+    }
+
+    fn title(&self) -> String {
+        match &self.input {
+            LatencyInput::Run(s, _) => {
+                format!("Latency over time: {} (run {})", self.scenario, s.run)
+            }
+            LatencyInput::Overlay(_) => format!("Latency over time: {}", self.scenario),
+        }
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
+    where
+        DB::ErrorType: 'static,
+    {
+        let lines = self.lines();
+        let refs: &[(String, f64)] = match &self.input {
+            LatencyInput::Run(_, r) => r,
+            LatencyInput::Overlay(_) => &[],
+        };
+        let outages = self
+            .first()
+            .map_or_else(Vec::new, |s| s.spans(|i| s.outage[i].unwrap_or(0.0) > 0.0));
+        let mut legend: Vec<Entry> = lines
+            .iter()
+            .map(|(l, c, _, _)| Entry::new(l.clone(), Swatch::Line(*c)))
+            .collect();
+        if !refs.is_empty() {
+            legend.push(Entry::new(
+                "percentiles of the whole run",
+                Swatch::Dashed(palette::REFERENCE),
+            ));
+        }
+        if !outages.is_empty() {
+            legend.push(Entry::new("outage", Swatch::Band(palette::OUTAGE, 0.15)));
+        }
+        let area = frame(root, &self.title(), &legend)?;
+        let end = lines.iter().map(|(_, _, s, _)| s.end()).fold(1.0, f64::max);
+        let ymax = upper(
+            lines
+                .iter()
+                .flat_map(|(_, _, _, c)| c.iter().flatten().copied())
+                .chain(refs.iter().map(|r| r.1))
+                .fold(0.0, f64::max),
+        );
+        let mut chart = ChartBuilder::on(&area)
+            .margin(5)
+            .x_label_area_size(45)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0f64..end, 0f64..ymax)?;
+        chart
+            .configure_mesh()
+            .x_desc("time (s)")
+            .y_desc("latency of logical requests (ms)")
+            .axis_desc_style(axis_font())
+            .label_style(tick_font())
+            .x_label_formatter(&|v| tick(*v))
+            .y_label_formatter(&|v| tick(*v))
+            .light_line_style(RGBColor(247, 247, 247))
+            .bold_line_style(RGBColor(218, 218, 218))
+            .draw()?;
+        for (a, b) in outages {
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(a, 0.0), (b, ymax)],
+                palette::OUTAGE.mix(0.15).filled(),
+            )))?;
+        }
+        for (label, v) in refs {
+            chart.draw_series(DashedLineSeries::new(
+                [(0.0, *v), (end, *v)],
+                8,
+                5,
+                palette::REFERENCE.stroke_width(1),
+            ))?;
+            let anchor = Pos::new(HPos::Left, VPos::Bottom);
+            chart.draw_series(std::iter::once(Text::new(
+                format!("{label} of the run: {} ms", tick(*v)),
+                (end * 0.01, *v),
+                tick_font().color(&palette::REFERENCE).pos(anchor),
+            )))?;
+        }
+        for (_, colour, s, col) in &lines {
+            let mid: Vec<f64> = s.t.iter().map(|t| t + s.bucket() / 2.0).collect();
+            for seg in segments(&mid, col) {
+                chart.draw_series(LineSeries::new(seg, colour.stroke_width(2)))?;
+            }
+        }
+        Ok(())
+    }
+}

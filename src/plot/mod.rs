@@ -1,0 +1,428 @@
+//! Plots and the HTML report of a result folder, drawn from its CSV files alone.
+//!
+//! [`draw_folder`] reads `manifest.toml`, `summary.csv`, `timeseries.csv`, `herd.csv`
+//! and (sweeps) `aggregate.csv`, draws every chart that applies into `DIR/plots/`, and
+//! writes `DIR/report.html`, one self-contained page with every chart inline as SVG.
+//!
+//! ```text
+//! manifest.toml ─┐
+//! summary.csv ───┤                ┌─► plots/timeseries.png  phase  herd  latency   (run)
+//! timeseries.csv ┼─► data (typed) ┼─► plots/load_vs_success  amplification
+//! herd.csv ──────┤                │         metrics/<metric>_vs_<key>           (sweep)
+//! aggregate.csv ─┘                └─► report.html (inline SVG, tables, scenario)
+//! ```
+//!
+//! | chart | folder | what it shows |
+//! | --- | --- | --- |
+//! | `timeseries` | run | offered, inbound, goodput per second, capacity, success rate (right axis); outages shaded; breaker-open and budget-exhausted strips |
+//! | `phase` | run, sweep | success rate against inbound load as a trajectory; branches before/during/after outages, or while the load rises/falls |
+//! | `herd` | run, sweep | attempt arrivals in fine buckets around the outage end or burst |
+//! | `latency` | run, sweep | p50 and p99 per bucket (sweep: p99 per cell) |
+//! | `load_vs_success` | sweep | success fraction against the swept load, a line per policy, 95% band |
+//! | `metrics/<m>_vs_<k>` | sweep | every summary metric that varies against each swept key |
+//! | `amplification` | sweep | measured attempts per request against N^L |
+//!
+//! In a run folder the per-run charts show the first run (replication 0). In a sweep
+//! folder they overlay replication 0 of each grid cell, when there are at most
+//! [`MAX_OVERLAY`] cells. Colours: fixed per series in run charts; per policy label
+//! in sweep charts, in grid order, the same in every chart of a folder.
+//!
+//! The same CSVs give byte-identical SVG files and report: nothing depends on time,
+//! hashing order or the machine's fonts (the font is bundled: [`font`]).
+
+pub mod canvas;
+pub mod data;
+pub mod font;
+pub mod herd;
+pub mod latency;
+pub mod palette;
+pub mod phase;
+pub mod report;
+pub mod sweep;
+pub mod timeseries;
+
+use std::path::{Path, PathBuf};
+
+use crate::export::write_atomic;
+
+use canvas::{render_png, render_svg, Chart};
+use data::{CsvTable, FolderKind, HerdSeries, Manifest, RunSeries, Sweep};
+use herd::HerdChart;
+use latency::{LatencyChart, LatencyInput};
+use palette::Palette;
+use phase::{PhaseChart, PhaseInput};
+use timeseries::TimeseriesChart;
+
+/// At most this many grid cells are overlaid in a sweep's per-run charts.
+pub const MAX_OVERLAY: usize = 12;
+
+/// Image format of plots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// PNG bitmaps.
+    Png,
+    /// SVG vector images.
+    Svg,
+}
+
+impl Format {
+    /// The file extension.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Png => "png",
+            Format::Svg => "svg",
+        }
+    }
+}
+
+/// Why a folder could not be plotted.
+#[derive(Debug, thiserror::Error)]
+pub enum PlotError {
+    /// A file could not be read.
+    #[error("cannot read '{}': {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A CSV file is malformed.
+    #[error("cannot read '{}': {message}", path.display())]
+    Csv {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// A CSV file lacks a column the plots need.
+    #[error("cannot read '{}': the file has no column '{column}'", path.display())]
+    MissingColumn {
+        /// The file.
+        path: PathBuf,
+        /// The column.
+        column: String,
+    },
+    /// A CSV cell holds something other than what its column needs.
+    #[error("cannot read '{}': line {line}, column '{column}': expected {expected} (found '{found}')", path.display())]
+    BadValue {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line in the file.
+        line: u64,
+        /// The column.
+        column: String,
+        /// What the column holds.
+        expected: &'static str,
+        /// The cell's text.
+        found: String,
+    },
+    /// The manifest is malformed.
+    #[error("cannot read '{}': {message}", path.display())]
+    Manifest {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// Drawing a chart failed.
+    #[error("cannot draw '{}': {message}", path.display())]
+    Draw {
+        /// The chart's file.
+        path: PathBuf,
+        /// What failed.
+        message: String,
+    },
+    /// Writing a file failed.
+    #[error("cannot write '{}': {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// Everything read from a result folder.
+#[derive(Debug)]
+pub struct Folder {
+    /// The folder.
+    pub dir: PathBuf,
+    /// `manifest.toml`.
+    pub manifest: Manifest,
+    /// `summary.csv`.
+    pub summary: CsvTable,
+    /// `timeseries.csv`, per run (empty when a sweep folder has none).
+    pub series: Vec<RunSeries>,
+    /// `herd.csv`, per run (empty when absent or header only).
+    pub herd: Vec<HerdSeries>,
+    /// The cells of a sweep.
+    pub sweep: Option<Sweep>,
+}
+
+impl Folder {
+    /// Reads the files of `dir`.
+    pub fn read(dir: &Path) -> Result<Folder, PlotError> {
+        let manifest = Manifest::read(&dir.join("manifest.toml"))?;
+        let summary = CsvTable::read(&dir.join("summary.csv"))?;
+        let ts_path = dir.join("timeseries.csv");
+        let series = if manifest.kind == FolderKind::Sweep && !ts_path.exists() {
+            Vec::new()
+        } else {
+            data::read_timeseries(&ts_path)?
+        };
+        let herd_path = dir.join("herd.csv");
+        let herd = if herd_path.exists() {
+            data::read_herd(&herd_path)?
+        } else {
+            Vec::new()
+        };
+        let sweep = match manifest.kind {
+            FolderKind::Run => None,
+            FolderKind::Sweep => {
+                let agg_path = dir.join("aggregate.csv");
+                let agg = if agg_path.exists() {
+                    Some(CsvTable::read(&agg_path)?)
+                } else {
+                    None
+                };
+                Some(Sweep::read(&manifest.params, &summary, agg.as_ref())?)
+            }
+        };
+        Ok(Folder {
+            dir: dir.to_path_buf(),
+            manifest,
+            summary,
+            series,
+            herd,
+            sweep,
+        })
+    }
+}
+
+/// A drawn chart: its file stem, title and SVG text (for the report).
+#[derive(Debug, Clone)]
+pub struct Drawn {
+    /// File stem under `plots/`.
+    pub name: String,
+    /// Title.
+    pub title: String,
+    /// Whether the report shows it among the main charts (else in a folded section).
+    pub main: bool,
+    /// The chart as SVG.
+    pub svg: String,
+    /// The file written.
+    pub path: PathBuf,
+}
+
+/// Draws `chart` into `plots/` in `format` and keeps its SVG for the report.
+fn emit<C: Chart>(
+    chart: &C,
+    dir: &Path,
+    format: Format,
+    main: bool,
+    out: &mut Vec<Drawn>,
+) -> Result<(), PlotError> {
+    let name = chart.name();
+    let path = dir
+        .join("plots")
+        .join(format!("{name}.{}", format.extension()));
+    let svg = render_svg(chart, &path)?;
+    let bytes = match format {
+        Format::Svg => svg.clone().into_bytes(),
+        Format::Png => render_png(chart, &path)?,
+    };
+    write_atomic(&path, &bytes).map_err(|source| PlotError::Write {
+        path: path.clone(),
+        source,
+    })?;
+    out.push(Drawn {
+        name,
+        title: chart.title(),
+        main,
+        svg,
+        path,
+    });
+    Ok(())
+}
+
+/// Reads the CSVs of the run or sweep folder `dir`, draws every chart that applies into
+/// `dir/plots/` in `format`, writes `dir/report.html`, and returns the files written
+/// (the report last).
+pub fn draw_folder(dir: &Path, format: Format) -> Result<Vec<PathBuf>, PlotError> {
+    let folder = Folder::read(dir)?;
+    let drawn = draw_charts(&folder, format)?;
+    let html = report::render(&folder, &drawn);
+    let report_path = dir.join("report.html");
+    write_atomic(&report_path, html.as_bytes()).map_err(|source| PlotError::Write {
+        path: report_path.clone(),
+        source,
+    })?;
+    let mut files: Vec<PathBuf> = drawn.into_iter().map(|d| d.path).collect();
+    files.push(report_path);
+    Ok(files)
+}
+
+/// The whole-run latency percentiles of `run` from `summary.csv`.
+fn run_percentiles(summary: &CsvTable, run: u64) -> Vec<(String, f64)> {
+    let Ok(runs) = summary.integers("run") else {
+        return Vec::new();
+    };
+    let Some(row) = runs.iter().position(|r| *r == run) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (label, col) in [("p50", "latency_p50_ms"), ("p99", "latency_p99_ms")] {
+        if let Ok(i) = summary.index(col) {
+            if let Ok(Some(v)) = data::parse_number(&summary.rows[row][i]) {
+                out.push((label.to_string(), v));
+            }
+        }
+    }
+    out
+}
+
+fn draw_charts(folder: &Folder, format: Format) -> Result<Vec<Drawn>, PlotError> {
+    let m = &folder.manifest;
+    let dir = &folder.dir;
+    let scenario = m.scenario_name.as_str();
+    let mut out = Vec::new();
+    match &folder.sweep {
+        None => {
+            let Some(s) = folder.series.first() else {
+                return Ok(out);
+            };
+            emit(
+                &TimeseriesChart {
+                    series: s,
+                    scenario,
+                    capacity: m.capacity_per_s,
+                },
+                dir,
+                format,
+                true,
+                &mut out,
+            )?;
+            emit(
+                &PhaseChart {
+                    input: PhaseInput::Run(s),
+                    scenario,
+                    capacity: m.capacity_per_s,
+                },
+                dir,
+                format,
+                true,
+                &mut out,
+            )?;
+            if let Some(h) = folder.herd.iter().find(|h| h.run == s.run) {
+                emit(
+                    &HerdChart {
+                        runs: vec![("attempt arrivals".to_string(), palette::INBOUND, h)],
+                        outages: s.spans(|i| s.outage[i].unwrap_or(0.0) > 0.0),
+                        scenario,
+                        capacity: m.capacity_per_s,
+                    },
+                    dir,
+                    format,
+                    true,
+                    &mut out,
+                )?;
+            }
+            emit(
+                &LatencyChart {
+                    input: LatencyInput::Run(s, run_percentiles(&folder.summary, s.run)),
+                    scenario,
+                },
+                dir,
+                format,
+                true,
+                &mut out,
+            )?;
+        }
+        Some(sw) => {
+            let ctx = sweep::SweepContext::new(sw, m);
+            let palette = ctx.palette();
+            sweep::draw(&ctx, &palette, dir, format, &mut out)?;
+            draw_overlays(folder, sw, &ctx, &palette, format, &mut out)?;
+        }
+    }
+    Ok(out)
+}
+
+/// The per-run charts of a sweep: replication 0 of each cell, overlaid.
+fn draw_overlays(
+    folder: &Folder,
+    sw: &Sweep,
+    ctx: &sweep::SweepContext,
+    palette: &Palette,
+    format: Format,
+    out: &mut Vec<Drawn>,
+) -> Result<(), PlotError> {
+    if sw.cells.len() > MAX_OVERLAY || folder.series.is_empty() {
+        return Ok(());
+    }
+    let m = &folder.manifest;
+    let scenario = m.scenario_name.as_str();
+    // The first run of each cell, in grid order.
+    let mut firsts: Vec<(usize, u64)> = Vec::new();
+    for (run, _, cell) in &sw.runs {
+        if !firsts.iter().any(|(c, _)| c == cell) {
+            firsts.push((*cell, *run));
+        }
+    }
+    firsts.sort_by_key(|(c, _)| *c);
+    let mut series = Vec::new();
+    let mut herds = Vec::new();
+    for (cell, run) in &firsts {
+        let label = ctx.cell_label(&sw.cells[*cell]);
+        let colour = palette.colour(&label);
+        if let Some(s) = folder.series.iter().find(|s| s.run == *run) {
+            series.push((label.clone(), colour, s));
+        }
+        if let Some(h) = folder.herd.iter().find(|h| h.run == *run) {
+            herds.push((label, colour, h));
+        }
+    }
+    if series.is_empty() {
+        return Ok(());
+    }
+    let outages = {
+        let s = series[0].2;
+        s.spans(|i| s.outage[i].unwrap_or(0.0) > 0.0)
+    };
+    emit(
+        &PhaseChart {
+            input: PhaseInput::Overlay(series.clone()),
+            scenario,
+            capacity: m.capacity_per_s,
+        },
+        &folder.dir,
+        format,
+        true,
+        out,
+    )?;
+    if !herds.is_empty() {
+        emit(
+            &HerdChart {
+                runs: herds,
+                outages,
+                scenario,
+                capacity: m.capacity_per_s,
+            },
+            &folder.dir,
+            format,
+            true,
+            out,
+        )?;
+    }
+    emit(
+        &LatencyChart {
+            input: LatencyInput::Overlay(series),
+            scenario,
+        },
+        &folder.dir,
+        format,
+        true,
+        out,
+    )?;
+    Ok(())
+}

@@ -1,0 +1,91 @@
+//! Colours: fixed ones for the series of a run, and a stable colour per policy label.
+//!
+//! A policy's colour is its position in the order labels were first registered (the
+//! sweep's grid order), so the same policy has the same colour in every chart of a
+//! folder. The categorical colours are Okabe and Ito's colour-blind-safe set, then
+//! Tableau's, without yellow (too pale on white) and grey (kept for reference lines).
+
+use plotters::style::RGBColor;
+
+/// Logical arrivals per second.
+pub const OFFERED: RGBColor = RGBColor(64, 64, 64);
+/// Attempts arriving at the dependency.
+pub const INBOUND: RGBColor = RGBColor(230, 159, 0);
+/// Logical successes per second.
+pub const GOODPUT: RGBColor = RGBColor(0, 114, 178);
+/// The dependency's capacity.
+pub const CAPACITY: RGBColor = RGBColor(190, 30, 45);
+/// Success rate.
+pub const SUCCESS: RGBColor = RGBColor(0, 158, 115);
+/// Outage shading (drawn with transparency).
+pub const OUTAGE: RGBColor = RGBColor(213, 94, 0);
+/// Breaker-open periods.
+pub const BREAKER: RGBColor = RGBColor(204, 121, 167);
+/// Budget-exhausted periods.
+pub const BUDGET: RGBColor = RGBColor(86, 180, 233);
+/// Median latency.
+pub const P50: RGBColor = RGBColor(0, 114, 178);
+/// 99th percentile latency.
+pub const P99: RGBColor = RGBColor(213, 94, 0);
+/// Reference lines (worst case, whole-run percentiles).
+pub const REFERENCE: RGBColor = RGBColor(110, 110, 110);
+
+/// Categorical colours, in order of use.
+pub const CATEGORICAL: [RGBColor; 12] = [
+    RGBColor(0, 114, 178),
+    RGBColor(230, 159, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(86, 180, 233),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 0, 0),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(51, 34, 136),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+/// Policy label → colour, in registration order.
+#[derive(Debug, Clone, Default)]
+pub struct Palette {
+    labels: Vec<String>,
+}
+
+impl Palette {
+    /// Gives `label` the next colour, unless it already has one.
+    pub fn register(&mut self, label: &str) {
+        if !self.labels.iter().any(|l| l == label) {
+            self.labels.push(label.to_string());
+        }
+    }
+
+    /// The colour of `label`: its registration index, or (unregistered) one picked by
+    /// a hash of the text, which is still the same on every run.
+    pub fn colour(&self, label: &str) -> RGBColor {
+        let i = match self.labels.iter().position(|l| l == label) {
+            Some(i) => i,
+            None => crate::engine::rng::stream_id(label) as usize,
+        };
+        CATEGORICAL[i % CATEGORICAL.len()]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_label_keeps_its_colour_whatever_else_is_registered_later() {
+        let mut p = Palette::default();
+        p.register("retries=3");
+        p.register("retries=1");
+        p.register("retries=3");
+        let c = p.colour("retries=3");
+        p.register("retries=5");
+        assert_eq!(p.colour("retries=3"), c);
+        assert_eq!(p.colour("retries=3"), CATEGORICAL[0]);
+        assert_eq!(p.colour("retries=1"), CATEGORICAL[1]);
+        assert_eq!(p.colour("unknown"), p.colour("unknown"));
+    }
+}

@@ -1,0 +1,272 @@
+//! `report.html`: one self-contained page per result folder — every chart inline as
+//! SVG, the summary table (and, for a sweep, the cells with their intervals), the
+//! warnings of `explain` when the manifest records them, and the resolved scenario.
+//!
+//! The page loads nothing: no script, no stylesheet, no font, no image from anywhere,
+//! so it opens from disk with no server and no network. Every text from the files is
+//! escaped. The same folder gives the same bytes.
+
+use std::fmt::Write as _;
+
+use super::data::FolderKind;
+use super::sweep::SweepContext;
+use super::{Drawn, Folder};
+
+/// Rows of `summary.csv` shown at most (the file has them all).
+pub const MAX_SUMMARY_ROWS: usize = 500;
+
+/// Metrics shown in a sweep's cell table, when present.
+const CELL_METRICS: [&str; 6] = [
+    "success_fraction",
+    "amplification",
+    "latency_p99_ms",
+    "peak_inbound_ratio",
+    "recovery_time_s",
+    "metastable",
+];
+
+const STYLE: &str = "body{font-family:sans-serif;margin:24px auto;max-width:1100px;color:#222;padding:0 12px}\
+h1{font-size:1.6em;margin-bottom:4px}h2{font-size:1.25em;margin-top:32px;border-bottom:1px solid #ddd}\
+.meta{color:#555;margin-top:0}figure{margin:16px 0}figure svg{max-width:100%;height:auto;border:1px solid #eee}\
+figcaption{color:#555;font-size:.9em}.scroll{overflow-x:auto}\
+table{border-collapse:collapse;font-size:.8em}th,td{border:1px solid #ddd;padding:3px 6px;text-align:right;white-space:nowrap}\
+th{background:#f4f4f4;position:sticky;top:0}pre{background:#f7f7f7;padding:12px;overflow-x:auto;font-size:.85em}\
+ul.lints li{margin:4px 0}";
+
+/// Escapes text for HTML content and attribute values.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Prepares a chart's SVG for inlining: no XML declaration, no namespace URL (HTML
+/// gives inline `<svg>` its namespace), and an accessible name.
+pub fn inline_svg(svg: &str, title: &str) -> String {
+    let body = match svg.find("<svg") {
+        Some(i) => &svg[i..],
+        None => svg,
+    };
+    let body = body.replacen(" xmlns=\"http://www.w3.org/2000/svg\"", "", 1);
+    body.replacen(
+        "<svg",
+        &format!("<svg role=\"img\" aria-label=\"{}\"", escape(title)),
+        1,
+    )
+}
+
+/// Renders the report of `folder` with its drawn charts.
+pub fn render(folder: &Folder, drawn: &[Drawn]) -> String {
+    let m = &folder.manifest;
+    let mut h = String::new();
+    let name = escape(&m.scenario_name);
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>retrysim: {name}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
+         <h1>retrysim report: {name}</h1>\n"
+    );
+    let mut meta: Vec<String> = vec![match m.kind {
+        FolderKind::Run => "run".to_string(),
+        FolderKind::Sweep => format!(
+            "sweep over {}",
+            m.params
+                .iter()
+                .map(|p| format!("<code>{}</code>", escape(p)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }];
+    if let Some(s) = m.seed {
+        meta.push(format!("seed {s}"));
+    }
+    if let Some(r) = m.runs {
+        meta.push(format!("{r} run{}", if r == 1 { "" } else { "s" }));
+    }
+    if let Some(c) = m.capacity_per_s {
+        meta.push(format!("capacity {c} attempts/s"));
+    }
+    if let Some(o) = m.offered_per_s {
+        meta.push(format!("offered {o} requests/s"));
+    }
+    let _ = writeln!(h, "<p class=\"meta\">{}</p>", meta.join(" · "));
+
+    if !m.lints.is_empty() {
+        h.push_str("<section id=\"lints\">\n<h2>Warnings from <code>retrysim explain</code></h2>\n<ul class=\"lints\">\n");
+        for l in &m.lints {
+            let _ = writeln!(h, "<li>{}</li>", escape(l));
+        }
+        h.push_str("</ul>\n</section>\n");
+    }
+
+    h.push_str("<section id=\"plots\">\n<h2>Charts</h2>\n");
+    if drawn.is_empty() {
+        h.push_str("<p>No chart applies to this folder.</p>\n");
+    }
+    if m.kind == FolderKind::Run && folder.series.len() > 1 {
+        let _ = writeln!(
+            h,
+            "<p>The charts show run {} of the {} runs in this folder.</p>",
+            folder.series[0].run,
+            folder.series.len()
+        );
+    }
+    let figure = |h: &mut String, d: &Drawn| {
+        let file = d
+            .path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let rel = match d.name.rsplit_once('/') {
+            Some((sub, _)) => format!("plots/{sub}/{file}"),
+            None => format!("plots/{file}"),
+        };
+        let _ = write!(
+            h,
+            "<figure id=\"plot-{}\">\n{}<figcaption>{} — <code>{}</code></figcaption>\n</figure>\n",
+            escape(&d.name.replace('/', "-")),
+            inline_svg(&d.svg, &d.title),
+            escape(&d.title),
+            escape(&rel)
+        );
+    };
+    for d in drawn.iter().filter(|d| d.main) {
+        figure(&mut h, d);
+    }
+    let rest: Vec<&Drawn> = drawn.iter().filter(|d| !d.main).collect();
+    if !rest.is_empty() {
+        let _ = writeln!(
+            h,
+            "<details id=\"metric-charts\">\n<summary>Every metric that varies, against each swept key ({} charts)</summary>",
+            rest.len()
+        );
+        for d in rest {
+            figure(&mut h, d);
+        }
+        h.push_str("</details>\n");
+    }
+    h.push_str("</section>\n");
+
+    if let Some(sw) = &folder.sweep {
+        let ctx = SweepContext::new(sw, m);
+        h.push_str("<section id=\"cells\">\n<h2>Cells</h2>\n");
+        if sw.has_intervals {
+            h.push_str("<p>Mean over the replications [95% confidence interval], from <code>aggregate.csv</code>.</p>\n");
+        } else {
+            h.push_str("<p>Mean over the replications, from <code>summary.csv</code> (no <code>aggregate.csv</code>: no intervals).</p>\n");
+        }
+        h.push_str("<div class=\"scroll\">\n<table id=\"cell-table\">\n<thead><tr><th>cell</th>");
+        for s in &ctx.short {
+            let _ = write!(h, "<th>{}</th>", escape(s));
+        }
+        h.push_str("<th>runs</th>");
+        let metrics: Vec<&str> = CELL_METRICS
+            .iter()
+            .copied()
+            .filter(|c| sw.metrics.iter().any(|m| m == c))
+            .collect();
+        for c in &metrics {
+            let _ = write!(h, "<th>{}</th>", escape(c));
+        }
+        h.push_str("</tr></thead>\n<tbody>\n");
+        for (i, cell) in sw.cells.iter().enumerate() {
+            let _ = write!(h, "<tr><td>{i}</td>");
+            for v in &cell.values {
+                let _ = write!(h, "<td>{}</td>", escape(v));
+            }
+            let _ = write!(h, "<td>{}</td>", cell.runs);
+            for c in &metrics {
+                match cell.metrics.get(*c) {
+                    Some(s) if s.low != s.high => {
+                        let _ = write!(
+                            h,
+                            "<td>{} [{}, {}]</td>",
+                            fmt(s.mean),
+                            fmt(s.low),
+                            fmt(s.high)
+                        );
+                    }
+                    Some(s) => {
+                        let _ = write!(h, "<td>{}</td>", fmt(s.mean));
+                    }
+                    None => h.push_str("<td></td>"),
+                }
+            }
+            h.push_str("</tr>\n");
+        }
+        h.push_str("</tbody>\n</table>\n</div>\n</section>\n");
+    }
+
+    let s = &folder.summary;
+    h.push_str("<section id=\"summary\">\n<h2>Summary</h2>\n");
+    if s.rows.len() > MAX_SUMMARY_ROWS {
+        let _ = writeln!(
+            h,
+            "<p>The first {MAX_SUMMARY_ROWS} of {} rows of <code>summary.csv</code>.</p>",
+            s.rows.len()
+        );
+    } else {
+        h.push_str("<p>One row per run, as in <code>summary.csv</code>.</p>\n");
+    }
+    h.push_str("<div class=\"scroll\">\n<table id=\"summary-table\">\n<thead><tr>");
+    for c in &s.headers {
+        let _ = write!(h, "<th>{}</th>", escape(c));
+    }
+    h.push_str("</tr></thead>\n<tbody>\n");
+    for row in s.rows.iter().take(MAX_SUMMARY_ROWS) {
+        h.push_str("<tr>");
+        for c in row {
+            let _ = write!(h, "<td>{}</td>", escape(c));
+        }
+        h.push_str("</tr>\n");
+    }
+    h.push_str("</tbody>\n</table>\n</div>\n</section>\n");
+
+    let _ = write!(
+        h,
+        "<section id=\"scenario\">\n<h2>Resolved scenario</h2>\n\
+         <p>The folder's <code>manifest.toml</code>: what produced these files.</p>\n\
+         <pre>{}</pre>\n</section>\n</body>\n</html>\n",
+        escape(&m.text)
+    );
+    h
+}
+
+/// A number for the cell table: the CSV's float format.
+fn fmt(x: f64) -> String {
+    crate::metrics::summary::format_float(x)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_escaped() {
+        assert_eq!(
+            escape("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
+    }
+
+    #[test]
+    fn inline_svg_drops_the_namespace_url_and_gets_a_name() {
+        let svg = "<svg width=\"10\" height=\"10\" viewBox=\"0 0 10 10\" xmlns=\"http://www.w3.org/2000/svg\">\n</svg>\n";
+        let s = inline_svg(svg, "a < b");
+        assert!(!s.contains("http"), "{s}");
+        assert!(
+            s.starts_with("<svg role=\"img\" aria-label=\"a &lt; b\" width=\"10\""),
+            "{s}"
+        );
+    }
+}

@@ -1,0 +1,650 @@
+//! The charts of a sweep, from its cells (`aggregate.csv`: means and 95% intervals over
+//! the replications):
+//!
+//! - `load_vs_success`: success fraction against load, a line per policy, with the
+//!   confidence band. The x axis is the swept key that looks like a load (a path ending
+//!   in `arrival.rate`, or in `.multiplier` inside a `load_profile`: a backoff's
+//!   multiplier is a policy, not a load); a policy is one combination of the other
+//!   swept values. Without such a key, x is the measured `offered_rate` if it varies
+//!   over the cells, else `peak_inbound`, each cell its own point; with neither the
+//!   chart is skipped.
+//! - `metrics/<metric>_vs_<key>`: every summary metric whose mean varies over the cells,
+//!   against each swept key (numeric keys on a numeric axis, others as categories), a
+//!   line per combination of the other keys.
+//! - `amplification`: measured attempts per logical request against N^L, the worst case
+//!   (every attempt fails) of the cell's retry stack: the product of `max_attempts`
+//!   over the layers, taken from the manifest's scenario table with the cell's values
+//!   applied (the largest over fleets when there are several). Drawn when a swept key
+//!   ends in `max_attempts` or passes through `layers`, and N^L can be computed for
+//!   every cell; the diagonal y = N^L is the bound.
+
+use std::path::Path;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::canvas::{
+    axis_font, frame, padded, tick, tick_font, upper, Chart, DrawResult, Entry, Swatch,
+};
+use super::data::{Manifest, Stat, Sweep, SweepCell};
+use super::palette::{self, Palette};
+use super::{emit, Drawn, Format, PlotError};
+
+/// Metrics left out of the per-metric charts: simulator bookkeeping, not behaviour.
+const SKIPPED_METRICS: [&str; 1] = ["events"];
+
+/// A sweep with the names and labels its charts share.
+#[derive(Debug)]
+pub struct SweepContext<'a> {
+    /// The cells.
+    pub sweep: &'a Sweep,
+    /// Scenario name.
+    pub scenario: &'a str,
+    /// The scenario table of the manifest.
+    pub table: &'a toml::Table,
+    /// Short name of each swept key (shortest unique dotted suffix).
+    pub short: Vec<String>,
+    /// Index of the swept key that is the load, if one is.
+    pub load_key: Option<usize>,
+}
+
+/// Whether a dotted key sweeps the load.
+pub fn is_load_key(key: &str) -> bool {
+    key == "arrival.rate"
+        || key.ends_with(".arrival.rate")
+        || (key.ends_with(".multiplier") && key.split('.').any(|p| p == "load_profile"))
+}
+
+/// Shortest dotted suffixes that tell the keys apart; a suffix never starts with an
+/// array index (`layers.1.max_attempts`, not `1.max_attempts`).
+pub fn short_names(keys: &[String]) -> Vec<String> {
+    let parts: Vec<Vec<&str>> = keys.iter().map(|k| k.split('.').collect()).collect();
+    let suffix = |p: &[&str], n: usize| -> String {
+        let mut n = n.min(p.len());
+        while n < p.len() && p[p.len() - n].parse::<usize>().is_ok() {
+            n += 1;
+        }
+        p[p.len() - n..].join(".")
+    };
+    parts
+        .iter()
+        .map(|p| {
+            for n in 1..=p.len() {
+                let s = suffix(p, n);
+                let unique = parts
+                    .iter()
+                    .filter(|q| q.len() >= n && suffix(q, n) == s)
+                    .count()
+                    == 1;
+                if unique {
+                    return s;
+                }
+            }
+            p.join(".")
+        })
+        .collect()
+}
+
+impl<'a> SweepContext<'a> {
+    /// The context of `sweep` described by `manifest`.
+    pub fn new(sweep: &'a Sweep, manifest: &'a Manifest) -> SweepContext<'a> {
+        SweepContext {
+            sweep,
+            scenario: &manifest.scenario_name,
+            table: &manifest.scenario,
+            short: short_names(&sweep.keys),
+            load_key: sweep.keys.iter().position(|k| is_load_key(k)),
+        }
+    }
+
+    /// `short=value, ...` over the swept keys not in `excluded`; the scenario name when
+    /// none is left.
+    pub fn label_without(&self, cell: &SweepCell, excluded: &[usize]) -> String {
+        let parts: Vec<String> = (0..self.sweep.keys.len())
+            .filter(|i| !excluded.contains(i))
+            .map(|i| format!("{}={}", self.short[i], cell.values[i]))
+            .collect();
+        if parts.is_empty() {
+            self.scenario.to_string()
+        } else {
+            parts.join(", ")
+        }
+    }
+
+    /// The policy of a cell: its values other than the load key's.
+    pub fn policy_label(&self, cell: &SweepCell) -> String {
+        match self.load_key {
+            Some(k) => self.label_without(cell, &[k]),
+            None => self.label_without(cell, &[]),
+        }
+    }
+
+    /// All the swept values of a cell.
+    pub fn cell_label(&self, cell: &SweepCell) -> String {
+        self.label_without(cell, &[])
+    }
+
+    /// Every label a chart of this sweep may use, registered in a fixed order: the
+    /// policies, the cells, then the other-keys labels of each key.
+    pub fn palette(&self) -> Palette {
+        let mut p = Palette::default();
+        for c in &self.sweep.cells {
+            p.register(&self.policy_label(c));
+        }
+        for c in &self.sweep.cells {
+            p.register(&self.cell_label(c));
+        }
+        for k in 0..self.sweep.keys.len() {
+            for c in &self.sweep.cells {
+                p.register(&self.label_without(c, &[k]));
+            }
+        }
+        p
+    }
+
+    /// The values of key `k` as numbers, if every cell's value is one.
+    fn numeric(&self, k: usize) -> Option<Vec<f64>> {
+        self.sweep
+            .cells
+            .iter()
+            .map(|c| c.values[k].parse::<f64>().ok().filter(|v| v.is_finite()))
+            .collect()
+    }
+
+    /// Whether metric `m`'s mean differs between cells.
+    fn varies(&self, m: &str) -> bool {
+        let xs: Vec<f64> = self
+            .sweep
+            .cells
+            .iter()
+            .filter_map(|c| c.metrics.get(m).map(|s| s.mean))
+            .collect();
+        let lo = xs.iter().copied().fold(f64::MAX, f64::min);
+        let hi = xs.iter().copied().fold(f64::MIN, f64::max);
+        xs.len() >= 2 && hi - lo > 1e-9 * (hi.abs() + lo.abs()).max(1e-300)
+    }
+
+    /// Whether any cell has more than one run with a real interval.
+    fn has_bands(&self) -> bool {
+        self.sweep.has_intervals && self.sweep.cells.iter().any(|c| c.runs > 1)
+    }
+}
+
+/// The unit of a summary metric, for axis labels.
+pub fn unit(metric: &str) -> &'static str {
+    match metric {
+        m if m.starts_with("latency_") => "ms",
+        m if m.starts_with("attempts_layer_") => "calls per logical request",
+        "recovery_time_s" | "last_completion_s" => "s",
+        "amplification" => "attempts per logical request",
+        "success_fraction" | "wasted_fraction" | "baseline_success" => "fraction",
+        m if m.ends_with("_success_fraction") => "fraction",
+        m if m.ends_with("_amplification") => "attempts per logical request",
+        "metastable" | "truncated" => "fraction of runs",
+        "peak_inbound_ratio" => "× capacity",
+        "peak_inbound" => "attempts/s",
+        "offered_rate" => "requests/s",
+        "herd_peak" => "attempts per fine bucket",
+        _ => "count",
+    }
+}
+
+/// One line of a sweep chart: points `(x, stat)` sorted by x.
+#[derive(Debug, Clone)]
+pub struct Line {
+    /// Legend label (a policy).
+    pub label: String,
+    /// Colour.
+    pub colour: RGBColor,
+    /// Points.
+    pub points: Vec<(f64, Stat)>,
+}
+
+/// A chart of lines with optional confidence bands and an optional diagonal.
+#[derive(Debug)]
+pub struct LinesChart {
+    /// File stem.
+    pub name: String,
+    /// Title.
+    pub title: String,
+    /// X axis description.
+    pub x_desc: String,
+    /// Y axis description.
+    pub y_desc: String,
+    /// Category names when x is categorical (x = index).
+    pub categories: Option<Vec<String>>,
+    /// The lines.
+    pub lines: Vec<Line>,
+    /// Whether to draw the 95% bands.
+    pub bands: bool,
+    /// Show y as a percentage of 1.
+    pub percent: bool,
+    /// A reference diagonal y = x with this label.
+    pub diagonal: Option<String>,
+}
+
+impl Chart for LinesChart {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn title(&self) -> String {
+        self.title.clone()
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
+    where
+        DB::ErrorType: 'static,
+    {
+        let mut legend: Vec<Entry> = self
+            .lines
+            .iter()
+            .map(|l| Entry::new(l.label.clone(), Swatch::LineMarker(l.colour)))
+            .collect();
+        if self.bands {
+            legend.push(Entry::new(
+                "95% confidence band",
+                Swatch::Band(palette::REFERENCE, 0.25),
+            ));
+        }
+        if let Some(d) = &self.diagonal {
+            legend.push(Entry::new(d.clone(), Swatch::Dashed(palette::REFERENCE)));
+        }
+        let area = frame(root, &self.title, &legend)?;
+        let pts = || self.lines.iter().flat_map(|l| l.points.iter());
+        let (xlo, xhi) = match &self.categories {
+            Some(c) => (-0.5, c.len() as f64 - 0.5),
+            None => padded(
+                pts().map(|p| p.0).fold(f64::MAX, f64::min),
+                pts().map(|p| p.0).fold(f64::MIN, f64::max),
+            ),
+        };
+        let mut ylo = pts().map(|p| p.1.low).fold(f64::MAX, f64::min).min(0.0);
+        let mut yhi = pts().map(|p| p.1.high).fold(f64::MIN, f64::max);
+        if self.diagonal.is_some() {
+            yhi = yhi.max(xhi);
+            ylo = ylo.min(0.0);
+        }
+        if self.percent {
+            yhi = yhi.max(1.0);
+        }
+        let (ylo, yhi) = if ylo >= 0.0 {
+            (0.0, upper(yhi))
+        } else {
+            padded(ylo, yhi)
+        };
+        let mut chart = ChartBuilder::on(&area)
+            .margin(5)
+            .x_label_area_size(45)
+            .y_label_area_size(75)
+            .build_cartesian_2d(xlo..xhi, ylo..yhi)?;
+        let cats = self.categories.clone();
+        let x_fmt = move |v: &f64| match &cats {
+            Some(c) => {
+                let i = v.round();
+                if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < c.len() {
+                    c[i as usize].clone()
+                } else {
+                    String::new()
+                }
+            }
+            None => tick(*v),
+        };
+        let percent = self.percent;
+        let y_fmt = move |v: &f64| {
+            if percent {
+                format!("{:.0}", v * 100.0)
+            } else {
+                tick(*v)
+            }
+        };
+        let mut mesh = chart.configure_mesh();
+        mesh.x_desc(self.x_desc.as_str())
+            .y_desc(self.y_desc.as_str())
+            .axis_desc_style(axis_font())
+            .label_style(tick_font())
+            .x_label_formatter(&x_fmt)
+            .y_label_formatter(&y_fmt)
+            .light_line_style(RGBColor(247, 247, 247))
+            .bold_line_style(RGBColor(218, 218, 218));
+        if let Some(c) = &self.categories {
+            mesh.x_labels(c.len() * 2 + 1);
+        }
+        mesh.draw()?;
+        if self.diagonal.is_some() {
+            let top = xhi.min(yhi);
+            chart.draw_series(DashedLineSeries::new(
+                [(xlo.max(0.0), xlo.max(0.0)), (top, top)],
+                8,
+                5,
+                palette::REFERENCE.stroke_width(2),
+            ))?;
+        }
+        if self.bands {
+            for l in &self.lines {
+                if l.points.iter().all(|p| p.1.low == p.1.high) {
+                    continue;
+                }
+                if l.points.len() == 1 {
+                    let (x, s) = l.points[0];
+                    chart.draw_series(std::iter::once(PathElement::new(
+                        vec![(x, s.low), (x, s.high)],
+                        l.colour.mix(0.5).stroke_width(6),
+                    )))?;
+                    continue;
+                }
+                let mut poly: Vec<(f64, f64)> = l.points.iter().map(|p| (p.0, p.1.low)).collect();
+                poly.extend(l.points.iter().rev().map(|p| (p.0, p.1.high)));
+                chart.draw_series(std::iter::once(Polygon::new(
+                    poly,
+                    l.colour.mix(0.18).filled(),
+                )))?;
+            }
+        }
+        for l in &self.lines {
+            chart.draw_series(LineSeries::new(
+                l.points.iter().map(|p| (p.0, p.1.mean)),
+                l.colour.stroke_width(2),
+            ))?;
+            chart.draw_series(
+                l.points
+                    .iter()
+                    .map(|p| Circle::new((p.0, p.1.mean), 4, l.colour.filled())),
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Groups cells into lines by `label`, placing each cell at `x` (skipping cells where
+/// either is missing), points sorted by x; lines in order of first appearance.
+fn lines_of(
+    ctx: &SweepContext,
+    palette: &Palette,
+    label: impl Fn(&SweepCell) -> String,
+    x: impl Fn(usize, &SweepCell) -> Option<f64>,
+    metric: &str,
+) -> Vec<Line> {
+    let mut lines: Vec<Line> = Vec::new();
+    for (i, c) in ctx.sweep.cells.iter().enumerate() {
+        let (Some(xv), Some(st)) = (x(i, c), c.metrics.get(metric)) else {
+            continue;
+        };
+        let l = label(c);
+        match lines.iter_mut().find(|x| x.label == l) {
+            Some(line) => line.points.push((xv, *st)),
+            None => lines.push(Line {
+                colour: palette.colour(&l),
+                label: l,
+                points: vec![(xv, *st)],
+            }),
+        }
+    }
+    for l in &mut lines {
+        l.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    lines
+}
+
+/// The x positions of key `k`: numbers, or category indices with their names.
+fn key_axis(ctx: &SweepContext, k: usize) -> (Vec<f64>, Option<Vec<String>>) {
+    if let Some(v) = ctx.numeric(k) {
+        return (v, None);
+    }
+    let mut cats: Vec<String> = Vec::new();
+    let mut xs = Vec::new();
+    for c in &ctx.sweep.cells {
+        let v = &c.values[k];
+        let i = match cats.iter().position(|x| x == v) {
+            Some(i) => i,
+            None => {
+                cats.push(v.clone());
+                cats.len() - 1
+            }
+        };
+        xs.push(i as f64);
+    }
+    (xs, Some(cats))
+}
+
+/// File-name form of a key or metric.
+fn slug(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
+}
+
+/// `load_vs_success`, or `None` when the sweep has no load to put on x.
+pub fn load_vs_success(ctx: &SweepContext, palette: &Palette) -> Option<LinesChart> {
+    let sw = ctx.sweep;
+    if !sw.metrics.iter().any(|m| m == "success_fraction") {
+        return None;
+    }
+    let numeric_load = ctx.load_key.and_then(|k| ctx.numeric(k).map(|v| (k, v)));
+    let (x_desc, lines) = match numeric_load {
+        Some((k, xs)) => {
+            let unit = if sw.keys[k].ends_with("multiplier") {
+                "× base rate"
+            } else {
+                "requests/s"
+            };
+            (
+                format!("{} (swept load, {unit})", ctx.short[k]),
+                lines_of(
+                    ctx,
+                    palette,
+                    |c| ctx.policy_label(c),
+                    |i, _| Some(xs[i]),
+                    "success_fraction",
+                ),
+            )
+        }
+        None => {
+            let (metric, desc) = if ctx.varies("offered_rate") {
+                ("offered_rate", "offered load (requests/s, measured)")
+            } else if ctx.varies("peak_inbound") {
+                ("peak_inbound", "peak inbound load (attempts/s, measured)")
+            } else {
+                return None;
+            };
+            (
+                desc.to_string(),
+                lines_of(
+                    ctx,
+                    palette,
+                    |c| ctx.policy_label(c),
+                    |_, c| c.metrics.get(metric).map(|s| s.mean),
+                    "success_fraction",
+                ),
+            )
+        }
+    };
+    if lines.is_empty() {
+        return None;
+    }
+    Some(LinesChart {
+        name: "load_vs_success".into(),
+        title: format!("Success against load: {}", ctx.scenario),
+        x_desc,
+        y_desc: "logical requests that succeeded (%)".into(),
+        categories: None,
+        lines,
+        bands: ctx.has_bands(),
+        percent: true,
+        diagonal: None,
+    })
+}
+
+/// The per-metric charts: every varying metric against every swept key.
+pub fn metric_charts(ctx: &SweepContext, palette: &Palette) -> Vec<LinesChart> {
+    let sw = ctx.sweep;
+    let mut out = Vec::new();
+    for k in 0..sw.keys.len() {
+        let (xs, cats) = key_axis(ctx, k);
+        for m in &sw.metrics {
+            if SKIPPED_METRICS.contains(&m.as_str()) || !ctx.varies(m) {
+                continue;
+            }
+            let lines = lines_of(
+                ctx,
+                palette,
+                |c| ctx.label_without(c, &[k]),
+                |i, _| Some(xs[i]),
+                m,
+            );
+            if lines.is_empty() {
+                continue;
+            }
+            let percent = unit(m) == "fraction";
+            let y_desc = if percent {
+                format!("{m} (%)")
+            } else {
+                format!("{m} ({})", unit(m))
+            };
+            out.push(LinesChart {
+                name: format!("metrics/{}_vs_{}", slug(m), slug(&ctx.short[k])),
+                title: format!("{m} against {}: {}", ctx.short[k], ctx.scenario),
+                x_desc: format!("{} (swept)", ctx.short[k]),
+                y_desc,
+                categories: cats.clone(),
+                lines,
+                bands: ctx.has_bands(),
+                percent,
+                diagonal: None,
+            });
+        }
+    }
+    out
+}
+
+/// Whether a swept key changes the retry stack's worst case.
+fn shapes_attempts(key: &str) -> bool {
+    key.ends_with("max_attempts") || key.split('.').any(|p| p == "layers")
+}
+
+/// N^L of a cell: the scenario table with the cell's values applied, validated, and
+/// the largest product of `max_attempts` over the fleets.
+fn worst_case(ctx: &SweepContext, cell: &SweepCell) -> Option<f64> {
+    use crate::scenario::{from_table, overrides, Source};
+    let mut table = ctx.table.clone();
+    for (k, v) in ctx.sweep.keys.iter().zip(&cell.values) {
+        overrides::apply(&mut table, k, overrides::parse_value(v)).ok()?;
+    }
+    let source = Source {
+        path: "<manifest scenario>".into(),
+        stem: ctx.scenario.to_string(),
+        text: String::new(),
+    };
+    let loaded = from_table(&source, table).ok()?;
+    loaded
+        .scenario
+        .fleets
+        .iter()
+        .map(|f| {
+            f.layers
+                .iter()
+                .map(|l| f64::from(l.max_attempts))
+                .product::<f64>()
+        })
+        .reduce(f64::max)
+}
+
+/// `amplification`, when the sweep changes the retry stack (see the module docs).
+pub fn amplification(ctx: &SweepContext, palette: &Palette) -> Option<LinesChart> {
+    let sw = ctx.sweep;
+    let shaping: Vec<usize> = (0..sw.keys.len())
+        .filter(|&k| shapes_attempts(&sw.keys[k]))
+        .collect();
+    if shaping.is_empty() || !sw.metrics.iter().any(|m| m == "amplification") {
+        return None;
+    }
+    let worst: Vec<f64> = sw
+        .cells
+        .iter()
+        .map(|c| worst_case(ctx, c))
+        .collect::<Option<_>>()?;
+    let lines = lines_of(
+        ctx,
+        palette,
+        |c| ctx.label_without(c, &shaping),
+        |i, _| Some(worst[i]),
+        "amplification",
+    );
+    if lines.is_empty() {
+        return None;
+    }
+    Some(LinesChart {
+        name: "amplification".into(),
+        title: format!("Retry amplification against N^L: {}", ctx.scenario),
+        x_desc: "worst-case attempts per request N^L (product of max_attempts)".into(),
+        y_desc: "measured attempts per logical request".into(),
+        categories: None,
+        lines,
+        bands: ctx.has_bands(),
+        percent: false,
+        diagonal: Some("N^L: every attempt fails".into()),
+    })
+}
+
+/// Draws the sweep charts of `ctx` into `dir/plots/`.
+pub fn draw(
+    ctx: &SweepContext,
+    palette: &Palette,
+    dir: &Path,
+    format: Format,
+    out: &mut Vec<Drawn>,
+) -> Result<(), PlotError> {
+    if let Some(c) = load_vs_success(ctx, palette) {
+        emit(&c, dir, format, true, out)?;
+    }
+    if let Some(c) = amplification(ctx, palette) {
+        emit(&c, dir, format, true, out)?;
+    }
+    for c in metric_charts(ctx, palette) {
+        emit(&c, dir, format, false, out)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_names_are_unique_suffixes_that_do_not_start_with_an_index() {
+        let keys: Vec<String> = [
+            "fleets.0.layers.0.max_attempts",
+            "fleets.0.layers.1.max_attempts",
+            "fleets.0.arrival.rate",
+            "dependency.servers",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            short_names(&keys),
+            [
+                "layers.0.max_attempts",
+                "layers.1.max_attempts",
+                "rate",
+                "servers"
+            ]
+        );
+    }
+
+    #[test]
+    fn load_keys_are_rates_and_multipliers() {
+        assert!(is_load_key("fleets.0.arrival.rate"));
+        assert!(is_load_key("fleets.0.load_profile.1.multiplier"));
+        assert!(!is_load_key("fleets.0.layers.0.max_attempts"));
+        assert!(!is_load_key("fleets.0.layers.0.backoff.multiplier"));
+    }
+
+    #[test]
+    fn units_follow_the_metric_names() {
+        assert_eq!(unit("latency_p99_ms"), "ms");
+        assert_eq!(unit("success_fraction"), "fraction");
+        assert_eq!(unit("attempts_layer_1"), "calls per logical request");
+        assert_eq!(unit("rejected"), "count");
+    }
+}

@@ -1,0 +1,888 @@
+//! The pictures: every chart renders for a small scenario, as SVG holding its series
+//! names and axis labels and as PNG that decodes and is not blank; sweep charts render
+//! from hand-made sweep folders; bad input is an error naming the file; and
+//! `report.html` renders in headless Chromium with every plot and the table.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use retrysim::export::run_dir;
+use retrysim::metrics::summary::Layout;
+use retrysim::plot::{draw_folder, Format};
+use retrysim::scenario::{self, Source};
+
+/// A short storm: two layers, a retry budget, a breaker, an outage.
+const STORM: &str = r#"
+name = "storm"
+seed = 3
+duration = "20s"
+drain = "5s"
+warmup = "3s"
+
+[dependency]
+servers = 10
+queue_limit = 100
+service_time = { kind = "exponential", mean = "10ms" }
+
+[[fleets]]
+name = "web"
+arrival = { kind = "poisson", rate = 600, clients = 20 }
+deadline = "2s"
+
+[[fleets.layers]]
+name = "client"
+max_attempts = 3
+attempt_timeout = "500ms"
+backoff = { kind = "exponential", base = "50ms", cap = "1s", jitter = "full" }
+budget = { kind = "token_bucket", max_tokens = 10, token_ratio = 0.1 }
+
+[[fleets.layers]]
+name = "sdk"
+max_attempts = 2
+backoff = { kind = "fixed", delay = "20ms" }
+breaker = { kind = "consecutive", failures = 5, open_for = "2s" }
+
+[[outages]]
+start = "8s"
+end = "12s"
+mode = { kind = "fail", after = "1ms" }
+"#;
+
+/// Load swept up then down in one run, past capacity, with eager retries: metastable.
+const RAMP: &str = r#"
+name = "ramp"
+seed = 1
+duration = "40s"
+drain = "5s"
+warmup = "2s"
+
+[dependency]
+servers = 10
+queue_limit = 400
+service_time = { kind = "exponential", mean = "10ms" }
+
+[[fleets]]
+name = "web"
+arrival = { kind = "poisson", rate = 700, clients = 50 }
+deadline = "2s"
+load_profile = { ramp = [{ at = "0s", multiplier = 0.6 }, { at = "18s", multiplier = 1.6 }, { at = "22s", multiplier = 1.6 }, { at = "38s", multiplier = 0.6 }] }
+
+[[fleets.layers]]
+name = "client"
+max_attempts = 4
+attempt_timeout = "150ms"
+backoff = { kind = "fixed", delay = "10ms" }
+"#;
+
+const RUN_CHARTS: [&str; 4] = ["timeseries", "phase", "herd", "latency"];
+
+/// Runs `text` with `sets` and writes its CSVs and manifest into `dir` (no plots).
+fn write_run(text: &str, sets: &[&str], dir: &Path) {
+    let source = Source {
+        path: "<test>".into(),
+        stem: "test".into(),
+        text: text.into(),
+    };
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let loaded = scenario::load(source, &sets).expect("valid scenario");
+    let results = retrysim::cli::run_replications(&loaded);
+    let layout = Layout::of(&loaded.scenario);
+    let rendered = run_dir::render(&results, &layout, loaded.scenario.dependency.servers, &[]);
+    run_dir::write(dir, &loaded, &rendered, results.len() as u64).expect("written");
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("cannot read {}: {e}", p.display()))
+}
+
+fn assert_has(text: &str, what: &str, needles: &[&str]) {
+    for n in needles {
+        assert!(text.contains(n), "{what} lacks {n:?}");
+    }
+}
+
+/// Decodes a PNG; returns (width, height, distinct colours, fraction of non-white pixels).
+fn png_stats(p: &Path) -> (u32, u32, usize, f64) {
+    let f = std::fs::File::open(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    let mut dec = png::Decoder::new(std::io::BufReader::new(f));
+    dec.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
+    let mut reader = dec.read_info().expect("png header");
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).expect("png data");
+    let ch = info.color_type.samples();
+    let px = &buf[..info.buffer_size()];
+    let mut colours = std::collections::BTreeSet::new();
+    let mut ink = 0usize;
+    let n = px.len() / ch;
+    for p in px.chunks(ch) {
+        let rgb = (p[0], p[1 % ch], p[2 % ch]);
+        colours.insert(rgb);
+        if rgb != (255, 255, 255) {
+            ink += 1;
+        }
+    }
+    (
+        info.width,
+        info.height,
+        colours.len(),
+        ink as f64 / n as f64,
+    )
+}
+
+fn plot_file(dir: &Path, name: &str, ext: &str) -> PathBuf {
+    dir.join("plots").join(format!("{name}.{ext}"))
+}
+
+#[test]
+fn every_run_chart_renders_as_svg_with_its_series_names_and_axis_labels() {
+    let d = tempfile::tempdir().unwrap();
+    write_run(STORM, &[], d.path());
+    let files = draw_folder(d.path(), Format::Svg).expect("drawn");
+    assert_eq!(files.len(), RUN_CHARTS.len() + 1, "{files:?}");
+    assert_eq!(files.last().unwrap(), &d.path().join("report.html"));
+    let svg = |n: &str| read(&plot_file(d.path(), n, "svg"));
+
+    let ts = svg("timeseries");
+    assert_has(
+        &ts,
+        "timeseries.svg",
+        &[
+            "Traffic over time: storm (run 0)",
+            "offered (requests/s)",
+            "inbound (attempts/s)",
+            "goodput (successes/s)",
+            "capacity (attempts/s)",
+            "success rate (right axis)",
+            "outage",
+            "breaker open",
+            "time (s)",
+            "rate (per second)",
+            "success rate (%)",
+        ],
+    );
+    assert_has(
+        &svg("phase"),
+        "phase.svg",
+        &[
+            "Phase portrait",
+            "before the outage",
+            "during the outage",
+            "after the outage",
+            "inbound load at the dependency (attempts/s)",
+            "success rate (%)",
+            "start",
+            "end",
+        ],
+    );
+    assert_has(
+        &svg("herd"),
+        "herd.svg",
+        &[
+            "Thundering herd: attempt arrivals per 10 ms",
+            "attempt arrivals",
+            "attempts arriving per 10 ms",
+            "time (s)",
+            "capacity (10 attempts per 10 ms)",
+        ],
+    );
+    assert_has(
+        &svg("latency"),
+        "latency.svg",
+        &[
+            "Latency over time",
+            "p50 per bucket",
+            "p99 per bucket",
+            "percentiles of the whole run",
+            "p99 of the run: ",
+            "latency of logical requests (ms)",
+            "time (s)",
+        ],
+    );
+}
+
+#[test]
+fn every_run_chart_renders_as_a_png_that_decodes_and_is_not_blank() {
+    let d = tempfile::tempdir().unwrap();
+    write_run(STORM, &[], d.path());
+    draw_folder(d.path(), Format::Png).expect("drawn");
+    for n in RUN_CHARTS {
+        let p = plot_file(d.path(), n, "png");
+        let (w, h, colours, ink) = png_stats(&p);
+        assert_eq!((w, h), (1000, 600), "{n}");
+        assert!(colours > 50, "{n}.png has only {colours} colours");
+        assert!(ink > 0.03, "{n}.png is almost blank ({ink:.3} ink)");
+        let size = std::fs::metadata(&p).unwrap().len();
+        assert!(size < 150_000, "{n}.png is {size} bytes");
+    }
+}
+
+#[test]
+fn the_same_csvs_give_byte_identical_svgs_pngs_and_report() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    write_run(STORM, &[], a.path());
+    for f in ["manifest.toml", "summary.csv", "timeseries.csv", "herd.csv"] {
+        std::fs::copy(a.path().join(f), b.path().join(f)).unwrap();
+    }
+    for format in [Format::Svg, Format::Png] {
+        let fa = draw_folder(a.path(), format).unwrap();
+        let fb = draw_folder(b.path(), format).unwrap();
+        assert_eq!(fa.len(), fb.len());
+        for (x, y) in fa.iter().zip(&fb) {
+            assert_eq!(
+                std::fs::read(x).unwrap(),
+                std::fs::read(y).unwrap(),
+                "{} differs",
+                x.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_load_swept_up_then_down_in_one_run_shows_both_branches_in_phase() {
+    let d = tempfile::tempdir().unwrap();
+    write_run(RAMP, &[], d.path());
+    draw_folder(d.path(), Format::Svg).unwrap();
+    let phase = read(&plot_file(d.path(), "phase", "svg"));
+    assert_has(&phase, "phase.svg", &["load rising", "load falling"]);
+    assert!(!phase.contains("outage"), "no outage in this run");
+}
+
+#[test]
+fn plotting_a_300_bucket_run_takes_well_under_a_second() {
+    let d = tempfile::tempdir().unwrap();
+    write_run(
+        STORM,
+        &["duration=\"300s\"", "fleets.0.arrival.rate=100"],
+        d.path(),
+    );
+    let lines = read(&d.path().join("timeseries.csv")).lines().count();
+    assert_eq!(lines, 301);
+    let start = Instant::now();
+    draw_folder(d.path(), Format::Png).unwrap();
+    let took = start.elapsed();
+    // Unoptimised test builds are several times slower; CI runs the release profile.
+    let limit = if cfg!(debug_assertions) { 5.0 } else { 1.0 };
+    assert!(
+        took.as_secs_f64() < limit,
+        "plotting took {took:?} (limit {limit} s)"
+    );
+}
+
+// ---- sweeps, from hand-made folders --------------------------------------------------
+
+const RATE: &str = "fleets.0.arrival.rate";
+const ATTEMPTS: &str = "fleets.0.layers.0.max_attempts";
+
+struct SweepFixture {
+    keys: Vec<&'static str>,
+    /// Values of each key, in grid order (first key slowest).
+    values: Vec<Vec<&'static str>>,
+    replications: u64,
+    aggregate: bool,
+}
+
+impl SweepFixture {
+    fn cells(&self) -> Vec<Vec<&'static str>> {
+        let mut cells: Vec<Vec<&'static str>> = vec![vec![]];
+        for vals in &self.values {
+            cells = cells
+                .into_iter()
+                .flat_map(|c| {
+                    vals.iter().map(move |v| {
+                        let mut c = c.clone();
+                        c.push(*v);
+                        c
+                    })
+                })
+                .collect();
+        }
+        cells
+    }
+
+    /// Synthetic but plausible numbers: success falls with load, faster with retries.
+    fn metrics(&self, cell: &[&str], rep: u64) -> Vec<(&'static str, f64)> {
+        let get = |k: &str, d: f64| {
+            self.keys
+                .iter()
+                .position(|x| *x == k)
+                .and_then(|i| cell[i].parse::<f64>().ok())
+                .unwrap_or(d)
+        };
+        let rate = get(RATE, 700.0);
+        let n = get(ATTEMPTS, 3.0);
+        let noise = 0.01 * rep as f64;
+        let over = (rate / 1000.0 - 0.6).max(0.0);
+        let success = (1.0 - over * (0.4 + 0.2 * n) - noise).clamp(0.0, 1.0);
+        let amp = 1.0 + (n - 1.0) * (1.0 - success) + noise;
+        vec![
+            ("success_fraction", success),
+            ("amplification", amp),
+            (
+                "latency_p99_ms",
+                40.0 + 200.0 * (1.0 - success) + rep as f64,
+            ),
+            ("peak_inbound_ratio", rate * amp / 1000.0),
+            ("offered_rate", rate),
+            ("metastable", if success < 0.5 { 1.0 } else { 0.0 }),
+            ("events", 1000.0 + rep as f64),
+        ]
+    }
+
+    fn write(&self, dir: &Path) {
+        let table: toml::Table = toml::from_str(include_str!("../scenarios/default.toml")).unwrap();
+        let cells = self.cells();
+        let runs = cells.len() as u64 * self.replications;
+        let mut run = toml::Table::new();
+        run.insert("kind".into(), "sweep".into());
+        run.insert(
+            "params".into(),
+            toml::Value::Array(self.keys.iter().map(|k| (*k).into()).collect()),
+        );
+        run.insert("scenario".into(), "default".into());
+        run.insert("seed".into(), 1.into());
+        run.insert("runs".into(), (runs as i64).into());
+        let mut resolved = toml::Table::new();
+        resolved.insert("capacity_per_s".into(), 1000.0.into());
+        resolved.insert("offered_per_s".into(), 700.0.into());
+        let mut root = toml::Table::new();
+        root.insert("run".into(), run.into());
+        root.insert("resolved".into(), resolved.into());
+        root.insert("scenario".into(), table.into());
+        std::fs::write(dir.join("manifest.toml"), toml::to_string(&root).unwrap()).unwrap();
+
+        let names: Vec<&str> = self.metrics(&cells[0], 0).iter().map(|m| m.0).collect();
+        let params: Vec<String> = self.keys.iter().map(|k| format!("param_{k}")).collect();
+        let mut summary = format!(
+            "run,replication,seed,{},{}\n",
+            names.join(","),
+            params.join(",")
+        );
+        let mut ts = String::from("run,replication,t,offered,inbound,served,goodput,success_rate,amplification,queue_mean,queue_max,utilisation,wasted,breaker_open_fraction,budget_level,completions,rejected,errors,timeouts,breaker_open,budget_exhausted,deadline_exceeded,latency_p50_ms,latency_p99_ms,outage\n");
+        let mut herd = String::from("run,replication,t,inbound\n");
+        let mut agg = format!("cell,{},runs", params.join(","));
+        for n in &names {
+            agg.push_str(&format!(",{n}_mean,{n}_ci_low,{n}_ci_high"));
+        }
+        agg.push('\n');
+        let mut r = 0u64;
+        for (ci, cell) in cells.iter().enumerate() {
+            let mut per_rep: Vec<Vec<(&str, f64)>> = Vec::new();
+            for rep in 0..self.replications {
+                let m = self.metrics(cell, rep);
+                let vals: Vec<String> = m.iter().map(|x| x.1.to_string()).collect();
+                summary.push_str(&format!(
+                    "{r},{rep},{},{},{}\n",
+                    rep + 1,
+                    vals.join(","),
+                    cell.join(",")
+                ));
+                let s = m[0].1;
+                for t in 0..10 {
+                    let dip = if (4..6).contains(&t) { 0.5 } else { 1.0 };
+                    let inbound = 700.0 * (2.0 - dip);
+                    let outage = if (4..6).contains(&t) { "1" } else { "0" };
+                    ts.push_str(&format!(
+                        "{r},{rep},{t},700,{inbound},700,{},{},1,0,0,0.7,0,,,700,0,0,0,0,0,0,8,{},{outage}\n",
+                        700.0 * s * dip,
+                        s * dip,
+                        40.0 + 10.0 * t as f64,
+                    ));
+                }
+                for k in 0..50 {
+                    herd.push_str(&format!(
+                        "{r},{rep},{},{}\n",
+                        5.0 + 0.01 * k as f64,
+                        5 + (k * (ci + 1)) % 17
+                    ));
+                }
+                per_rep.push(m);
+                r += 1;
+            }
+            agg.push_str(&format!("{ci},{},{}", cell.join(","), self.replications));
+            for (j, _) in names.iter().enumerate() {
+                let xs: Vec<f64> = per_rep.iter().map(|m| m[j].1).collect();
+                let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+                let half = if xs.len() > 1 {
+                    0.05 * mean.abs() + 0.01
+                } else {
+                    0.0
+                };
+                agg.push_str(&format!(",{mean},{},{}", mean - half, mean + half));
+            }
+            agg.push('\n');
+        }
+        std::fs::write(dir.join("summary.csv"), summary).unwrap();
+        std::fs::write(dir.join("timeseries.csv"), ts).unwrap();
+        std::fs::write(dir.join("herd.csv"), herd).unwrap();
+        if self.aggregate {
+            std::fs::write(dir.join("aggregate.csv"), agg).unwrap();
+        }
+    }
+}
+
+fn rate_by_attempts() -> SweepFixture {
+    SweepFixture {
+        keys: vec![RATE, ATTEMPTS],
+        values: vec![vec!["400", "800", "1200"], vec!["1", "3"]],
+        replications: 2,
+        aggregate: true,
+    }
+}
+
+#[test]
+fn a_sweep_draws_load_vs_success_with_a_line_per_policy_and_bands() {
+    let d = tempfile::tempdir().unwrap();
+    rate_by_attempts().write(d.path());
+    draw_folder(d.path(), Format::Svg).expect("drawn");
+    let lvs = read(&plot_file(d.path(), "load_vs_success", "svg"));
+    assert_has(
+        &lvs,
+        "load_vs_success.svg",
+        &[
+            "Success against load: default",
+            "max_attempts=1",
+            "max_attempts=3",
+            "rate (swept load, requests/s)",
+            "logical requests that succeeded (%)",
+            "95% confidence band",
+        ],
+    );
+    // Two policies: two legend lines, no line per load value.
+    assert!(!lvs.contains("rate=400"), "the load is on x, not a policy");
+}
+
+#[test]
+fn a_sweep_draws_each_varying_metric_against_each_swept_key() {
+    let d = tempfile::tempdir().unwrap();
+    rate_by_attempts().write(d.path());
+    let files = draw_folder(d.path(), Format::Png).expect("drawn");
+    let names: Vec<String> = files
+        .iter()
+        .filter_map(|f| f.strip_prefix(d.path().join("plots")).ok())
+        .map(|f| f.to_string_lossy().into_owned())
+        .collect();
+    for m in [
+        "success_fraction",
+        "amplification",
+        "latency_p99_ms",
+        "metastable",
+    ] {
+        for k in ["rate", "max_attempts"] {
+            let n = format!("metrics/{m}_vs_{k}.png");
+            assert!(names.contains(&n), "{n} missing from {names:?}");
+        }
+    }
+    // `events` is bookkeeping, not a behaviour.
+    assert!(!names.iter().any(|n| n.contains("events")), "{names:?}");
+    let (_, _, colours, ink) =
+        png_stats(&d.path().join("plots/metrics/latency_p99_ms_vs_rate.png"));
+    assert!(colours > 50 && ink > 0.03);
+    let svg = retrysim::plot::draw_folder(d.path(), Format::Svg).unwrap();
+    let m = svg
+        .iter()
+        .find(|f| f.ends_with("metrics/latency_p99_ms_vs_max_attempts.svg"))
+        .expect("drawn");
+    assert_has(
+        &read(m),
+        "latency_p99_ms_vs_max_attempts.svg",
+        &[
+            "latency_p99_ms against max_attempts: default",
+            "max_attempts (swept)",
+            "latency_p99_ms (ms)",
+            "rate=400",
+            "rate=1200",
+        ],
+    );
+}
+
+#[test]
+fn a_sweep_over_max_attempts_draws_measured_amplification_against_n_to_the_l() {
+    let d = tempfile::tempdir().unwrap();
+    rate_by_attempts().write(d.path());
+    draw_folder(d.path(), Format::Svg).unwrap();
+    let amp = read(&plot_file(d.path(), "amplification", "svg"));
+    assert_has(
+        &amp,
+        "amplification.svg",
+        &[
+            "Retry amplification against N^L: default",
+            "worst-case attempts per request N^L (product of max_attempts)",
+            "measured attempts per logical request",
+            "N^L: every attempt fails",
+            "rate=800",
+        ],
+    );
+}
+
+#[test]
+fn a_sweep_overlays_one_trajectory_per_cell_in_phase_herd_and_latency() {
+    let d = tempfile::tempdir().unwrap();
+    rate_by_attempts().write(d.path());
+    draw_folder(d.path(), Format::Svg).unwrap();
+    for n in ["phase", "herd", "latency"] {
+        let s = read(&plot_file(d.path(), n, "svg"));
+        assert_has(
+            &s,
+            n,
+            &["rate=400, max_attempts=1", "rate=1200, max_attempts=3"],
+        );
+    }
+}
+
+#[test]
+fn a_sweep_with_no_load_key_skips_load_vs_success_and_amplification_without_failing() {
+    let d = tempfile::tempdir().unwrap();
+    SweepFixture {
+        keys: vec!["dependency.queue_limit"],
+        values: vec![vec!["50", "200", "800"]],
+        replications: 1,
+        aggregate: true,
+    }
+    .write(d.path());
+    let files = draw_folder(d.path(), Format::Svg).expect("drawn");
+    assert!(!plot_file(d.path(), "load_vs_success", "svg").exists());
+    assert!(!plot_file(d.path(), "amplification", "svg").exists());
+    assert!(files.iter().any(|f| f.ends_with("phase.svg")));
+    assert!(d.path().join("report.html").exists());
+}
+
+#[test]
+fn a_sweep_without_aggregate_csv_is_drawn_from_summary_means() {
+    let d = tempfile::tempdir().unwrap();
+    SweepFixture {
+        aggregate: false,
+        ..rate_by_attempts()
+    }
+    .write(d.path());
+    draw_folder(d.path(), Format::Svg).expect("drawn");
+    let lvs = read(&plot_file(d.path(), "load_vs_success", "svg"));
+    assert!(lvs.contains("max_attempts=3"));
+    assert!(!lvs.contains("95% confidence band"));
+    let report = read(&d.path().join("report.html"));
+    assert!(report.contains("no <code>aggregate.csv</code>"));
+}
+
+// ---- bad input -------------------------------------------------------------------------
+
+#[test]
+fn a_bad_cell_is_an_error_naming_the_file_the_line_and_the_column() {
+    let d = tempfile::tempdir().unwrap();
+    write_run(STORM, &[], d.path());
+    let p = d.path().join("timeseries.csv");
+    let text = read(&p);
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let mut cells: Vec<String> = lines[3].split(',').map(str::to_string).collect();
+    cells[4] = "lots".into();
+    lines[3] = cells.join(",");
+    std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+    let e = draw_folder(d.path(), Format::Png).unwrap_err().to_string();
+    assert!(e.contains("timeseries.csv"), "{e}");
+    assert!(e.contains("line 4"), "{e}");
+    assert!(e.contains("column 'inbound'"), "{e}");
+    assert!(e.contains("found 'lots'"), "{e}");
+}
+
+#[test]
+fn missing_files_and_columns_are_errors_not_panics() {
+    let d = tempfile::tempdir().unwrap();
+    let e = draw_folder(d.path(), Format::Png).unwrap_err().to_string();
+    assert!(e.starts_with("cannot read '"), "{e}");
+    assert!(e.contains("manifest.toml"), "{e}");
+
+    write_run(STORM, &[], d.path());
+    std::fs::write(d.path().join("herd.csv"), "run,t\n0,1\n").unwrap();
+    let e = draw_folder(d.path(), Format::Png).unwrap_err().to_string();
+    assert!(e.contains("herd.csv"), "{e}");
+    assert!(
+        e.contains("no column 'replication'") || e.contains("no column 'inbound'"),
+        "{e}"
+    );
+
+    std::fs::write(d.path().join("herd.csv"), "run,replication,t,inbound\n").unwrap();
+    std::fs::write(d.path().join("timeseries.csv"), "run,replication,t\n0,0\n").unwrap();
+    let e = draw_folder(d.path(), Format::Png).unwrap_err().to_string();
+    assert!(e.contains("timeseries.csv"), "{e}");
+
+    std::fs::write(d.path().join("manifest.toml"), "[run]\nkind = \"walk\"\n").unwrap();
+    let e = draw_folder(d.path(), Format::Png).unwrap_err().to_string();
+    assert!(e.contains("run.kind"), "{e}");
+}
+
+#[test]
+fn an_empty_herd_file_leaves_out_the_herd_chart() {
+    let d = tempfile::tempdir().unwrap();
+    write_run(STORM, &[], d.path());
+    std::fs::write(d.path().join("herd.csv"), "run,replication,t,inbound\n").unwrap();
+    let files = draw_folder(d.path(), Format::Svg).unwrap();
+    assert_eq!(files.len(), 4, "{files:?}");
+    assert!(!files.iter().any(|f| f.ends_with("herd.svg")));
+}
+
+#[test]
+fn degenerate_folders_draw_without_panicking() {
+    let d = tempfile::tempdir().unwrap();
+    write_run(STORM, &[], d.path());
+    let header = read(&d.path().join("timeseries.csv"))
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    // One bucket, every optional cell empty, nothing arriving.
+    let one = format!("{header}\n0,0,0,0,0,0,0,,,0,0,,0,,,0,0,0,0,0,0,0,,,0\n");
+    std::fs::write(d.path().join("timeseries.csv"), one).unwrap();
+    std::fs::write(
+        d.path().join("herd.csv"),
+        "run,replication,t,inbound\n0,0,5,3\n",
+    )
+    .unwrap();
+    let files = draw_folder(d.path(), Format::Png).expect("drawn");
+    assert_eq!(files.len(), RUN_CHARTS.len() + 1, "{files:?}");
+
+    // No runs at all: no chart, still a report.
+    std::fs::write(d.path().join("timeseries.csv"), format!("{header}\n")).unwrap();
+    let files = draw_folder(d.path(), Format::Svg).expect("drawn");
+    assert_eq!(files, vec![d.path().join("report.html")]);
+    assert!(read(&files[0]).contains("No chart applies"));
+}
+
+// ---- the command line --------------------------------------------------------------------
+
+fn retrysim(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_retrysim"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+#[test]
+fn run_draws_png_plots_and_a_report_unless_told_not_to() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("a");
+    let o = retrysim(&[
+        "run",
+        "--set",
+        "duration=\"20s\"",
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for n in RUN_CHARTS {
+        assert!(plot_file(&out, n, "png").exists(), "{n}");
+    }
+    assert!(out.join("report.html").exists());
+
+    let out = d.path().join("b");
+    let o = retrysim(&[
+        "run",
+        "--set",
+        "duration=\"20s\"",
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+        "--no-plots",
+    ]);
+    assert!(o.status.success());
+    assert!(!out.join("plots").exists());
+    assert!(!out.join("report.html").exists());
+}
+
+#[test]
+fn plot_redraws_a_folder_from_its_csvs_in_the_format_asked() {
+    let d = tempfile::tempdir().unwrap();
+    write_run(STORM, &[], d.path());
+    let dir = d.path().to_str().unwrap();
+    let o = retrysim(&["plot", dir, "--format", "svg"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for n in RUN_CHARTS {
+        assert!(plot_file(d.path(), n, "svg").exists(), "{n}");
+    }
+    let o = retrysim(&["plot", d.path().join("nowhere").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.starts_with("error: cannot read '"), "{err}");
+    assert!(err.contains("manifest.toml"), "{err}");
+}
+
+// ---- the report ----------------------------------------------------------------------------
+
+fn svg_count(html: &str) -> usize {
+    html.matches("<svg").count()
+}
+
+#[test]
+fn the_report_is_self_contained_and_holds_every_plot_and_the_tables() {
+    let d = tempfile::tempdir().unwrap();
+    write_run(STORM, &[], d.path());
+    let files = draw_folder(d.path(), Format::Png).unwrap();
+    let html = read(&d.path().join("report.html"));
+    assert_report(&html, files.len() - 1, &["plots/timeseries.png"]);
+}
+
+#[test]
+fn a_sweep_report_also_holds_the_cells_with_their_intervals() {
+    let d = tempfile::tempdir().unwrap();
+    rate_by_attempts().write(d.path());
+    let files = draw_folder(d.path(), Format::Png).unwrap();
+    let html = read(&d.path().join("report.html"));
+    assert_report(
+        &html,
+        files.len() - 1,
+        &[
+            "id=\"cell-table\"",
+            "plots/load_vs_success.png",
+            "plots/metrics/success_fraction_vs_rate.png",
+            "id=\"metric-charts\"",
+        ],
+    );
+}
+
+/// Checks a report holds `plots` inline SVGs, the tables and `needles`, and loads
+/// nothing from anywhere.
+fn assert_report(html: &str, plots: usize, needles: &[&str]) {
+    assert_eq!(svg_count(html), plots);
+    assert_has(
+        html,
+        "report.html",
+        &[
+            "<!DOCTYPE html>",
+            "id=\"summary-table\"",
+            "Resolved scenario",
+            "[[scenario.fleets]]",
+        ],
+    );
+    assert_has(html, "report.html", needles);
+    for banned in ["http://", "https://", "<script", "<link", "src=", "url("] {
+        assert!(!html.contains(banned), "report.html holds {banned:?}");
+    }
+}
+
+#[test]
+fn the_report_lists_the_lints_of_explain_when_the_manifest_has_them() {
+    let d = tempfile::tempdir().unwrap();
+    write_run(STORM, &[], d.path());
+    let m = d.path().join("manifest.toml");
+    let text = read(&m) + "\n[explain]\nlints = [\"retries at 2 layers multiply: <6> attempts\"]\n";
+    std::fs::write(&m, text).unwrap();
+    draw_folder(d.path(), Format::Svg).unwrap();
+    let html = read(&d.path().join("report.html"));
+    assert!(html.contains("retries at 2 layers multiply: &lt;6&gt; attempts"));
+}
+
+/// Runs `cmd`, killing it after `limit`; returns its exit status and what it printed.
+/// The output goes to files, not pipes: a full pipe would block the browser forever.
+fn run_with_limit(
+    mut cmd: Command,
+    scratch: &Path,
+    limit: Duration,
+) -> (std::process::ExitStatus, String, String) {
+    let out_path = scratch.join("stdout.txt");
+    let err_path = scratch.join("stderr.txt");
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .spawn()
+        .expect("chromium starts");
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "chromium did not finish within {limit:?}: {}",
+                std::fs::read_to_string(&err_path).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let out = std::fs::read_to_string(&out_path).unwrap_or_default();
+    let err = std::fs::read_to_string(&err_path).unwrap_or_default();
+    (status, out, err)
+}
+
+fn chromium(profile: &Path, extra: &[String], url: &str) -> Command {
+    let mut c = Command::new("/usr/bin/chromium");
+    c.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1280,4000",
+    ]);
+    c.arg(format!("--user-data-dir={}", profile.display()));
+    c.args(extra);
+    c.arg(url);
+    c
+}
+
+#[test]
+fn the_report_renders_in_headless_chromium_with_every_plot_and_the_table() {
+    if !Path::new("/usr/bin/chromium").exists() {
+        if std::env::var("CI_REQUIRE_CHROMIUM").as_deref() == Ok("1") {
+            panic!("CI_REQUIRE_CHROMIUM=1 but /usr/bin/chromium is missing (apt-get install -y chromium)");
+        }
+        eprintln!("skipped: /usr/bin/chromium is not installed");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let run = d.path().join("run");
+    write_run(STORM, &[], &run);
+    let files = draw_folder(&run, Format::Png).unwrap();
+    let report = std::fs::canonicalize(run.join("report.html")).unwrap();
+    let url = format!("file://{}", report.display());
+    let limit = Duration::from_secs(120);
+
+    let shot = d.path().join("shot.png");
+    let (status, _, err) = run_with_limit(
+        chromium(
+            &d.path().join("profile-a"),
+            &[format!("--screenshot={}", shot.display())],
+            &url,
+        ),
+        d.path(),
+        limit,
+    );
+    assert!(status.success(), "chromium failed: {err}");
+    assert!(
+        !err.contains("net::ERR"),
+        "the page tried to load something: {err}"
+    );
+    let (w, h, colours, ink) = png_stats(&shot);
+    assert_eq!((w, h), (1280, 4000));
+    assert!(colours > 100, "the screenshot has only {colours} colours");
+    assert!(ink > 0.05, "the screenshot is almost blank ({ink:.3} ink)");
+
+    let (status, dom, err) = run_with_limit(
+        chromium(&d.path().join("profile-b"), &["--dump-dom".into()], &url),
+        d.path(),
+        limit,
+    );
+    assert!(status.success(), "chromium failed: {err}");
+    assert_eq!(
+        svg_count(&dom),
+        files.len() - 1,
+        "every plot is in the page"
+    );
+    assert!(dom.contains("id=\"summary-table\""));
+    // The table holds the run's row: its `logical` count is a cell of the page.
+    let summary = read(&run.join("summary.csv"));
+    let mut rows = summary.lines();
+    let header: Vec<&str> = rows.next().unwrap().split(',').collect();
+    let row: Vec<&str> = rows.next().unwrap().split(',').collect();
+    let logical = row[header.iter().position(|h| *h == "logical").unwrap()];
+    assert!(
+        dom.contains(&format!("<td>{logical}</td>")),
+        "the summary row ({logical} logical requests) is not in the page"
+    );
+}
