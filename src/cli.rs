@@ -3,13 +3,12 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Parser, Subcommand};
-use rayon::prelude::*;
 
-use crate::metrics::summary::{Cell, Layout};
+use crate::metrics::summary::Cell;
 pub use crate::plot::Format;
-use crate::run::{run_one, RunResult};
+use crate::run::RunResult;
 use crate::scenario::{self, Loaded, ScenarioError, Source};
 
 /// Exit code: success.
@@ -200,23 +199,10 @@ pub fn load_scenario(
     scenario::load(source, &sets)
 }
 
-/// Runs every replication of a scenario in parallel, results in replication order.
-pub fn run_replications(loaded: &Loaded) -> Vec<RunResult> {
-    let scn = &loaded.scenario;
-    let layout = Layout::of(scn);
-    (0..scn.replications)
-        .into_par_iter()
-        .map(|r| run_one(scn, &layout, u64::from(r), r))
-        .collect()
-}
-
 fn cmd_run(args: RunArgs) -> Result<i32> {
-    let mut loaded = load_scenario(args.scenario.as_deref(), &args.set, args.seed)?;
-    if loaded.file.sweep.take().is_some() {
-        loaded.table.remove("sweep");
-        if !args.quiet {
-            eprintln!("note: the scenario has a [sweep]: `run` runs its base point; `retrysim sweep` runs the grid");
-        }
+    let loaded = load_scenario(args.scenario.as_deref(), &args.set, args.seed)?;
+    if loaded.file.sweep.is_some() && !args.quiet {
+        eprintln!("note: the scenario has a [sweep]: `run` runs its base point; `retrysim sweep` runs the grid");
     }
     let scn = &loaded.scenario;
     let dir = args
@@ -224,12 +210,7 @@ fn cmd_run(args: RunArgs) -> Result<i32> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("output").join(&scn.name));
     guard_run_folder(&dir, &loaded, args.force)?;
-    let plan = crate::sweep::plan(loaded.clone())?;
-    let (results, tables) = crate::sweep::run_in_memory(&plan);
-    crate::sweep::write_files(&dir, &tables, scn.replications > 1)?;
-    let m = dir.join("manifest.toml");
-    crate::export::write_atomic(&m, crate::sweep::manifest_for(&plan, false).as_bytes())
-        .with_context(|| format!("cannot write '{}'", m.display()))?;
+    let results = crate::sweep::run_folder(&loaded, &dir)?;
     if !args.no_plots {
         crate::plot::draw_folder(&dir, args.format)?;
     }

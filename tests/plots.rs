@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use retrysim::export::run_dir;
 use retrysim::metrics::summary::Layout;
 use retrysim::plot::{draw_folder, Format};
 use retrysim::scenario::{self, Source};
@@ -86,10 +85,7 @@ fn write_run(text: &str, sets: &[&str], dir: &Path) {
     };
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     let loaded = scenario::load(source, &sets).expect("valid scenario");
-    let results = retrysim::cli::run_replications(&loaded);
-    let layout = Layout::of(&loaded.scenario);
-    let rendered = run_dir::render(&results, &layout, loaded.scenario.dependency.servers, &[]);
-    run_dir::write(dir, &loaded, &rendered, results.len() as u64).expect("written");
+    retrysim::sweep::run_folder(&loaded, dir).expect("written");
 }
 
 fn read(p: &Path) -> String {

@@ -4,6 +4,5 @@
 pub mod atomic;
 pub mod csv;
 pub mod manifest;
-pub mod run_dir;
 
 pub use atomic::write_atomic;

@@ -359,13 +359,26 @@ pub fn run_in_memory(plan: &Plan) -> (Vec<crate::run::RunResult>, Tables) {
     (results, tables)
 }
 
-/// The manifest of a plan (for a single run or a sweep).
-pub fn manifest_for(plan: &Plan, sweep: bool) -> String {
-    if sweep {
-        manifest_text(plan, None)
-    } else {
-        manifest::render(&plan.base, plan.total_runs(), &[])
-    }
+/// Runs the base point of a scenario (its replications, in parallel; any `[sweep]` is
+/// left out) and writes a run folder: the tables (`aggregate.csv` with replications)
+/// and the manifest. Returns the results in replication order.
+pub fn run_folder(
+    loaded: &crate::scenario::Loaded,
+    dir: &Path,
+) -> Result<Vec<crate::run::RunResult>, SweepError> {
+    let mut base = loaded.clone();
+    base.file.sweep = None;
+    base.table.remove("sweep");
+    let plan = plan::plan(base)?;
+    let (results, tables) = run_in_memory(&plan);
+    write_files(dir, &tables, plan.replications > 1)?;
+    let m = dir.join("manifest.toml");
+    write_atomic(
+        &m,
+        manifest::render(&plan.base, plan.total_runs(), &[]).as_bytes(),
+    )
+    .map_err(io_err("cannot write", &m))?;
+    Ok(results)
 }
 
 /// Rebuilds the plan recorded in a manifest (its `[scenario]` table and source).
