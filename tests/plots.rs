@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use retrysim::metrics::summary::Layout;
 use retrysim::plot::{draw_folder, Format};
 use retrysim::scenario::{self, Source};
 
