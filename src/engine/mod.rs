@@ -92,14 +92,15 @@ impl<E: Copy> Scheduler<E> {
 
     /// Schedules `event` at absolute time `time` (clamped to now: the past is closed).
     #[inline]
-    pub fn at(&mut self, time: Nanos, event: E) {
-        self.queue.push(time.max(self.now), event);
+    pub fn at(&mut self, time: Nanos, event: impl Into<E>) {
+        self.queue.push(time.max(self.now), event.into());
     }
 
     /// Schedules `event` `delay` nanoseconds from now (saturating).
     #[inline]
-    pub fn after(&mut self, delay: Nanos, event: E) {
-        self.queue.push(self.now.saturating_add(delay), event);
+    pub fn after(&mut self, delay: Nanos, event: impl Into<E>) {
+        self.queue
+            .push(self.now.saturating_add(delay), event.into());
     }
 
     /// Registers a FIFO lane for timers that always use the same delay.
@@ -110,9 +111,9 @@ impl<E: Copy> Scheduler<E> {
     /// Schedules `event` `delay` from now in `lane`: cheaper than the heap when every
     /// event of the lane has the same delay, so they arrive already in order.
     #[inline]
-    pub fn after_in_lane(&mut self, lane: LaneId, delay: Nanos, event: E) {
+    pub fn after_in_lane(&mut self, lane: LaneId, delay: Nanos, event: impl Into<E>) {
         self.queue
-            .push_lane(lane, self.now.saturating_add(delay), event);
+            .push_lane(lane, self.now.saturating_add(delay), event.into());
     }
 
     /// Pops the next event and advances the clock to it.

@@ -1,13 +1,12 @@
 //! The pending-event set, ordered by `(time, sequence)`.
 //!
-//! A binary min-heap holds events at arbitrary times. Beside it, FIFO *lanes* hold
+//! A 4-ary min-heap holds events at arbitrary times. Beside it, FIFO *lanes* hold
 //! timers whose delay is fixed (all attempt timeouts of one layer, say): such timers are
 //! pushed in time order, so a ring buffer keeps them sorted for O(1). `pop` takes the
 //! smallest `(time, sequence)` over the heap top and every lane front, so the order is
 //! exactly the one a single heap would give.
 
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 use super::Nanos;
 
@@ -29,22 +28,86 @@ impl<E> Entry<E> {
     }
 }
 
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, other: &Self) -> bool {
-        self.key() == other.key()
-    }
+/// A 4-ary min-heap on `(time, sequence)`: keys packed into one `u128` and kept apart
+/// from the events, so sifting compares dense integers and moves little.
+#[derive(Debug)]
+struct QuadHeap<E> {
+    keys: Vec<u128>,
+    events: Vec<E>,
 }
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
+
+impl<E: Copy> QuadHeap<E> {
+    fn new() -> Self {
+        QuadHeap {
+            keys: Vec::new(),
+            events: Vec::new(),
+        }
     }
-}
-impl<E> Ord for Entry<E> {
-    /// Reversed, so that `BinaryHeap` (a max-heap) pops the earliest event.
+
     #[inline]
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.key().cmp(&self.key())
+    fn pack(time: Nanos, seq: u64) -> u128 {
+        (u128::from(time) << 64) | u128::from(seq)
+    }
+
+    #[inline]
+    fn peek_key(&self) -> Option<(Nanos, u64)> {
+        self.keys.first().map(|k| ((k >> 64) as u64, *k as u64))
+    }
+
+    #[inline]
+    fn push(&mut self, time: Nanos, seq: u64, event: E) {
+        let key = Self::pack(time, seq);
+        let mut i = self.keys.len();
+        self.keys.push(key);
+        self.events.push(event);
+        while i > 0 {
+            let parent = (i - 1) / 4;
+            if self.keys[parent] <= key {
+                break;
+            }
+            self.keys[i] = self.keys[parent];
+            self.events[i] = self.events[parent];
+            i = parent;
+        }
+        self.keys[i] = key;
+        self.events[i] = event;
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<(Nanos, E)> {
+        let top_key = *self.keys.first()?;
+        let top_event = self.events[0];
+        let last_key = self.keys.pop().expect("non-empty");
+        let last_event = self.events.pop().expect("non-empty");
+        let n = self.keys.len();
+        if n > 0 {
+            let mut i = 0;
+            loop {
+                let first = 4 * i + 1;
+                if first >= n {
+                    break;
+                }
+                let end = (first + 4).min(n);
+                let mut best = first;
+                let mut best_key = self.keys[first];
+                for c in first + 1..end {
+                    let k = self.keys[c];
+                    if k < best_key {
+                        best = c;
+                        best_key = k;
+                    }
+                }
+                if best_key >= last_key {
+                    break;
+                }
+                self.keys[i] = best_key;
+                self.events[i] = self.events[best];
+                i = best;
+            }
+            self.keys[i] = last_key;
+            self.events[i] = last_event;
+        }
+        Some(((top_key >> 64) as u64, top_event))
     }
 }
 
@@ -63,7 +126,7 @@ impl<E> Ord for Entry<E> {
 /// ```
 #[derive(Debug)]
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
+    heap: QuadHeap<E>,
     lanes: Vec<VecDeque<Entry<E>>>,
     seq: u64,
     len: usize,
@@ -79,7 +142,7 @@ impl<E: Copy> EventQueue<E> {
     /// An empty queue.
     pub fn new() -> Self {
         EventQueue {
-            heap: BinaryHeap::new(),
+            heap: QuadHeap::new(),
             lanes: Vec::new(),
             seq: 0,
             len: 0,
@@ -116,7 +179,7 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     pub fn push(&mut self, time: Nanos, event: E) {
         let seq = self.next_seq();
-        self.heap.push(Entry { time, seq, event });
+        self.heap.push(time, seq, event);
     }
 
     /// Schedules `event` at `time` in a lane. If `time` is earlier than the lane's last
@@ -126,7 +189,7 @@ impl<E: Copy> EventQueue<E> {
         let seq = self.next_seq();
         let q = &mut self.lanes[lane.0 as usize];
         match q.back() {
-            Some(last) if last.time > time => self.heap.push(Entry { time, seq, event }),
+            Some(last) if last.time > time => self.heap.push(time, seq, event),
             _ => q.push_back(Entry { time, seq, event }),
         }
     }
@@ -154,26 +217,26 @@ impl<E: Copy> EventQueue<E> {
         } else {
             self.best_lane()
         };
-        let from_lane = match (lane, self.heap.peek()) {
+        let from_lane = match (lane, self.heap.peek_key()) {
             (None, None) => return None,
             (Some(_), None) => true,
             (None, Some(_)) => false,
-            (Some((_, lk)), Some(h)) => lk < h.key(),
+            (Some((_, lk)), Some(hk)) => lk < hk,
         };
         self.len -= 1;
-        let e = if from_lane {
+        if from_lane {
             let (i, _) = lane.expect("lane chosen");
-            self.lanes[i].pop_front().expect("lane front")
+            let e = self.lanes[i].pop_front().expect("lane front");
+            Some((e.time, e.event))
         } else {
-            self.heap.pop().expect("heap top")
-        };
-        Some((e.time, e.event))
+            self.heap.pop()
+        }
     }
 
     /// Time of the earliest event.
     pub fn peek_time(&self) -> Option<Nanos> {
         let lane = self.best_lane().map(|(_, k)| k);
-        let heap = self.heap.peek().map(|e| e.key());
+        let heap = self.heap.peek_key();
         match (lane, heap) {
             (Some(a), Some(b)) => Some(a.min(b).0),
             (a, b) => a.or(b).map(|k| k.0),

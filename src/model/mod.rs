@@ -12,4 +12,4 @@ pub mod outcome;
 pub mod request;
 pub mod world;
 
-pub use world::{Event, World};
+pub use world::{Event, Packed, World};

@@ -50,6 +50,21 @@ impl Class {
         }
     }
 
+    /// The class with discriminant `v` (`Success` for an unknown value).
+    #[inline]
+    pub fn from_u8(v: u8) -> Class {
+        match v {
+            1 => Class::Rejected,
+            2 => Class::Error,
+            3 => Class::Timeout,
+            4 => Class::BreakerOpen,
+            5 => Class::BudgetExhausted,
+            6 => Class::DeadlineExceeded,
+            7 => Class::Conflict,
+            _ => Class::Success,
+        }
+    }
+
     /// Parses a class name as written in `retry_on`.
     pub fn parse(s: &str) -> Option<Class> {
         Class::FAILURES.into_iter().find(|c| c.name() == s)

@@ -27,7 +27,7 @@ use super::outcome::{Class, Outcome};
 use super::request::{Arena, NodeState, Request, NONE};
 
 /// Everything that can happen.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event {
     /// Next open-loop arrival of a fleet.
     Arrival {
@@ -117,6 +117,78 @@ pub enum Event {
     },
 }
 
+/// An [`Event`] packed into two words: what the event queue stores. Moving two whole
+/// words is cheaper than moving an enum with padding (whose copies the compiler splits
+/// into overlapping moves that defeat store-to-load forwarding).
+///
+/// Word 0: kind (bits 0–7), outcome class (8–15), Retry-After flag (16), first field
+/// (32–63); word 1: second field (0–31), third field (32–63).
+#[derive(Debug, Clone, Copy)]
+pub struct Packed([u64; 2]);
+
+impl From<Event> for Packed {
+    #[inline]
+    fn from(e: Event) -> Packed {
+        let w = |kind: u64, a: u32, b: u32| Packed([kind | (u64::from(a) << 32), u64::from(b)]);
+        match e {
+            Event::Arrival { fleet } => w(0, u32::from(fleet), 0),
+            Event::Burst { fleet } => w(1, u32::from(fleet), 0),
+            Event::ClientSend { fleet, client } => w(2, u32::from(fleet), client),
+            Event::Deliver { node, gen } => w(3, node, gen),
+            Event::Answer { node, gen, outcome } => {
+                let aux =
+                    (u64::from(outcome.class as u8) << 8) | (u64::from(outcome.retry_after) << 16);
+                w(4 | aux, node, gen)
+            }
+            Event::Timeout { node, gen } => w(5, node, gen),
+            Event::Retry { node, gen } => w(6, node, gen),
+            Event::ServiceDone { node, gen } => w(7, node, gen),
+            Event::Deadline { req, gen } => w(8, req, gen),
+            Event::OutageStart { window } => w(9, window, 0),
+            Event::OutageEnd { window } => w(10, window, 0),
+            Event::OccWrite { node, gen } => w(11, node, gen),
+            Event::BreakerTimer { layer, instance } => w(12, u32::from(layer), instance),
+        }
+    }
+}
+
+impl From<Packed> for Event {
+    #[inline]
+    fn from(p: Packed) -> Event {
+        let [w0, w1] = p.0;
+        let a = (w0 >> 32) as u32;
+        let b = w1 as u32;
+        match w0 & 0xff {
+            0 => Event::Arrival { fleet: a as u16 },
+            1 => Event::Burst { fleet: a as u16 },
+            2 => Event::ClientSend {
+                fleet: a as u16,
+                client: b,
+            },
+            3 => Event::Deliver { node: a, gen: b },
+            4 => Event::Answer {
+                node: a,
+                gen: b,
+                outcome: Outcome {
+                    class: Class::from_u8((w0 >> 8) as u8),
+                    retry_after: (w0 >> 16) & 1 == 1,
+                },
+            },
+            5 => Event::Timeout { node: a, gen: b },
+            6 => Event::Retry { node: a, gen: b },
+            7 => Event::ServiceDone { node: a, gen: b },
+            8 => Event::Deadline { req: a, gen: b },
+            9 => Event::OutageStart { window: a },
+            10 => Event::OutageEnd { window: a },
+            11 => Event::OccWrite { node: a, gen: b },
+            _ => Event::BreakerTimer {
+                layer: a as u16,
+                instance: b,
+            },
+        }
+    }
+}
+
 /// Runtime of one retry layer of one fleet.
 struct Layer {
     cfg: crate::scenario::config::LayerConfig,
@@ -183,7 +255,7 @@ pub struct World {
 impl World {
     /// Builds the world for `scn` with random streams from `seed`, and schedules the
     /// first events.
-    pub fn new(scn: &Scenario, seed: u64, sched: &mut Scheduler<Event>) -> World {
+    pub fn new(scn: &Scenario, seed: u64, sched: &mut Scheduler<Packed>) -> World {
         let horizon = scn.duration.saturating_add(scn.drain);
         let mut layer_index = Vec::new();
         let mut budget_instances = 0u64;
@@ -328,7 +400,7 @@ impl World {
 
     // ----- requests -------------------------------------------------------------
 
-    fn start_request(&mut self, fleet: usize, client: u64, s: &mut Scheduler<Event>) {
+    fn start_request(&mut self, fleet: usize, client: u64, s: &mut Scheduler<Packed>) {
         let now = s.now();
         let f = &mut self.fleets[fleet];
         let is_write = f.cfg.writes > 0.0 && f.writes.random::<f64>() < f.cfg.writes;
@@ -358,7 +430,7 @@ impl World {
         }
     }
 
-    fn finish_request(&mut self, req: u32, outcome: Outcome, s: &mut Scheduler<Event>) {
+    fn finish_request(&mut self, req: u32, outcome: Outcome, s: &mut Scheduler<Packed>) {
         let now = s.now();
         let r = &mut self.arena.reqs[req as usize];
         if r.done {
@@ -392,7 +464,7 @@ impl World {
     }
 
     /// A call node has arrived at its layer.
-    fn begin_call(&mut self, node: u32, s: &mut Scheduler<Event>) {
+    fn begin_call(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let now = s.now();
         let fi = self.fleet_of(node);
         let n = self.arena.nodes[node as usize];
@@ -434,7 +506,7 @@ impl World {
     }
 
     /// Makes the next attempt of a call node.
-    fn start_attempt(&mut self, node: u32, s: &mut Scheduler<Event>) {
+    fn start_attempt(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let now = s.now();
         let fi = self.fleet_of(node);
         let n = self.arena.nodes[node as usize];
@@ -497,7 +569,7 @@ impl World {
         }
     }
 
-    fn deliver(&mut self, node: u32, s: &mut Scheduler<Event>) {
+    fn deliver(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let fi = self.fleet_of(node);
         if self.arena.nodes[node as usize].depth as usize == self.fleets[fi].layers.len() {
             self.dep_arrive(node, s);
@@ -507,7 +579,7 @@ impl World {
     }
 
     /// The current attempt of `node` timed out.
-    fn on_timeout(&mut self, node: u32, s: &mut Scheduler<Event>) {
+    fn on_timeout(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let now = s.now();
         let n = self.arena.nodes[node as usize];
         let fi = self.fleet_of(node);
@@ -533,7 +605,7 @@ impl World {
     }
 
     /// The outcome of `node`'s current attempt has arrived.
-    fn on_answer(&mut self, node: u32, gen: u32, outcome: Outcome, s: &mut Scheduler<Event>) {
+    fn on_answer(&mut self, node: u32, gen: u32, outcome: Outcome, s: &mut Scheduler<Packed>) {
         let n = self.arena.nodes[node as usize];
         if n.gen != gen || n.state != NodeState::Waiting {
             return; // the attempt already timed out: an orphan's answer
@@ -559,7 +631,7 @@ impl World {
     }
 
     /// Decides what follows a failed attempt: a retry after backoff, or the end of the call.
-    fn attempt_failed(&mut self, node: u32, outcome: Outcome, s: &mut Scheduler<Event>) {
+    fn attempt_failed(&mut self, node: u32, outcome: Outcome, s: &mut Scheduler<Packed>) {
         let now = s.now();
         let n = self.arena.nodes[node as usize];
         let r = self.arena.reqs[n.req as usize];
@@ -615,7 +687,7 @@ impl World {
     }
 
     /// The call at `node` is over with `outcome`: report it to the caller.
-    fn finish_call(&mut self, node: u32, outcome: Outcome, s: &mut Scheduler<Event>) {
+    fn finish_call(&mut self, node: u32, outcome: Outcome, s: &mut Scheduler<Packed>) {
         let n = self.arena.nodes[node as usize];
         let fi = self.fleet_of(node);
         let depth = n.depth as usize;
@@ -649,7 +721,7 @@ impl World {
     }
 
     /// Ends a node silently: its request's deadline has passed (counted once there).
-    fn abandon(&mut self, node: u32, s: &mut Scheduler<Event>) {
+    fn abandon(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let n = self.arena.nodes[node as usize];
         if n.outside_admitted {
             let fi = self.fleet_of(node);
@@ -659,7 +731,7 @@ impl World {
     }
 
     /// Cancels a node and, below it, its current attempt. Work in service runs on.
-    fn cancel(&mut self, node: u32, gen: u32, s: &mut Scheduler<Event>) {
+    fn cancel(&mut self, node: u32, gen: u32, s: &mut Scheduler<Packed>) {
         if node == NONE {
             return;
         }
@@ -689,7 +761,7 @@ impl World {
         fi: usize,
         depth: usize,
         inst: u32,
-        s: &mut Scheduler<Event>,
+        s: &mut Scheduler<Packed>,
     ) -> bool {
         self.breaker_op(fi, depth, inst, s, |b, now| b.allow(now))
     }
@@ -700,7 +772,7 @@ impl World {
         depth: usize,
         inst: u32,
         ok: bool,
-        s: &mut Scheduler<Event>,
+        s: &mut Scheduler<Packed>,
     ) {
         self.breaker_op(fi, depth, inst, s, |b, now| b.record(now, ok));
     }
@@ -711,7 +783,7 @@ impl World {
         fi: usize,
         depth: usize,
         inst: u32,
-        s: &mut Scheduler<Event>,
+        s: &mut Scheduler<Packed>,
         op: impl FnOnce(&mut Breaker, Nanos) -> T,
     ) -> T {
         let now = s.now();
@@ -748,7 +820,7 @@ impl World {
 
     // ----- the dependency -------------------------------------------------------
 
-    fn dep_arrive(&mut self, node: u32, s: &mut Scheduler<Event>) {
+    fn dep_arrive(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let now = s.now();
         let fi = self.fleet_of(node);
         self.rec.inbound(now, fi);
@@ -778,7 +850,7 @@ impl World {
         }
     }
 
-    fn start_service(&mut self, node: u32, s: &mut Scheduler<Event>) {
+    fn start_service(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let dep = &mut self.dep;
         let (service, class) = match dep.effect.fail_after {
             Some(after) => (after, Class::Error),
@@ -803,7 +875,7 @@ impl World {
         s.after(service, Event::ServiceDone { node, gen: nm.gen });
     }
 
-    fn on_service_done(&mut self, node: u32, s: &mut Scheduler<Event>) {
+    fn on_service_done(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let now = s.now();
         self.dep.busy -= 1;
         self.rec.set_busy(s.now(), u64::from(self.dep.busy));
@@ -835,7 +907,7 @@ impl World {
 
     /// An OCC attempt reads the record's version; its conditional write arrives after
     /// the read's answer travels back and the write travels out (two more legs).
-    fn occ_read(&mut self, node: u32, fi: usize, version: u64, s: &mut Scheduler<Event>) {
+    fn occ_read(&mut self, node: u32, fi: usize, version: u64, s: &mut Scheduler<Packed>) {
         let depth = self.arena.nodes[node as usize].depth as usize;
         let legs = match depth.checked_sub(1) {
             Some(d) => {
@@ -857,7 +929,7 @@ impl World {
     }
 
     /// The conditional write: succeeds only if nobody wrote since this attempt's read.
-    fn occ_write(&mut self, node: u32, s: &mut Scheduler<Event>) {
+    fn occ_write(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let now = s.now();
         let read = self.arena.nodes[node as usize].prev;
         let version = self.dep.version.as_mut().expect("occ dependency");
@@ -873,7 +945,7 @@ impl World {
     }
 
     /// Starts queued attempts while servers are free.
-    fn dispatch(&mut self, s: &mut Scheduler<Event>) {
+    fn dispatch(&mut self, s: &mut Scheduler<Packed>) {
         let now = s.now();
         while self.dep.busy < self.dep.capacity() {
             let next = match self.dep.cfg.discipline {
@@ -896,7 +968,7 @@ impl World {
         }
     }
 
-    fn set_effect(&mut self, s: &mut Scheduler<Event>) {
+    fn set_effect(&mut self, s: &mut Scheduler<Packed>) {
         let windows = &self.windows;
         self.dep.effect = Effect::combine(self.active.iter().map(|&i| &windows[i as usize].mode));
         self.dispatch(s);
@@ -935,8 +1007,10 @@ fn herd_window(
     Some((start, scn.herd_bucket, n))
 }
 
-impl Handler<Event> for World {
-    fn handle(&mut self, ev: Event, s: &mut Scheduler<Event>) -> Control {
+impl Handler<Packed> for World {
+    #[inline]
+    fn handle(&mut self, ev: Packed, s: &mut Scheduler<Packed>) -> Control {
+        let ev = Event::from(ev);
         let now = s.now();
         if now > self.horizon {
             return Control::Stop;
@@ -1040,5 +1114,52 @@ impl Handler<Event> for World {
             return Control::Stop;
         }
         Control::Continue
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_event_survives_packing() {
+        let o = Outcome {
+            class: Class::Rejected,
+            retry_after: true,
+        };
+        let max = u32::MAX;
+        for e in [
+            Event::Arrival { fleet: 7 },
+            Event::Burst { fleet: u16::MAX },
+            Event::ClientSend {
+                fleet: 3,
+                client: max,
+            },
+            Event::Deliver { node: max, gen: 1 },
+            Event::Answer {
+                node: 1,
+                gen: max,
+                outcome: o,
+            },
+            Event::Answer {
+                node: 2,
+                gen: 3,
+                outcome: Outcome::of(Class::Conflict),
+            },
+            Event::Timeout { node: 4, gen: 5 },
+            Event::Retry { node: 6, gen: 7 },
+            Event::ServiceDone { node: 8, gen: 9 },
+            Event::Deadline { req: max, gen: max },
+            Event::OutageStart { window: 10 },
+            Event::OutageEnd { window: 11 },
+            Event::OccWrite { node: 12, gen: 13 },
+            Event::BreakerTimer {
+                layer: 14,
+                instance: max,
+            },
+        ] {
+            assert_eq!(Event::from(Packed::from(e)), e);
+        }
+        assert_eq!(std::mem::size_of::<Packed>(), 16);
     }
 }
