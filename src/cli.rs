@@ -573,15 +573,9 @@ fn cmd_check(args: CheckArgs) -> Result<i32> {
             Some(p) => p.install(|| crate::sweep::run_in_memory(plan)),
             None => crate::sweep::run_in_memory(plan),
         };
-        let stopped: Vec<String> = results
+        let stopped: Vec<(u64, &String)> = results
             .iter()
-            .filter_map(|r| {
-                r.metrics
-                    .totals
-                    .truncated
-                    .as_ref()
-                    .map(|t| format!("scenario '{path}': run {} stopped early: {t}", r.run))
-            })
+            .filter_map(|r| r.metrics.totals.truncated.as_ref().map(|t| (r.run, t)))
             .collect();
         rows.extend(crate::check::check_plan(plan, &c.expectations, &results));
         if let Some(b) = &c.baseline {
@@ -611,7 +605,17 @@ fn cmd_check(args: CheckArgs) -> Result<i32> {
                 "note: scenario '{path}' has no [[expect]] and no --baseline was given: nothing to check"
             );
         }
-        truncated.extend(stopped);
+        if let Some((run, why)) = stopped.first() {
+            let mut message = format!(
+                "scenario '{path}': run {run} stopped early: {why} ({} of {} runs stopped early); the summary is incomplete, so the check cannot pass (raise [limits] or shorten the scenario)",
+                stopped.len(),
+                results.len()
+            );
+            if let (Some(file), true) = (&args.baseline, args.write_baseline) {
+                message.push_str(&format!("; baseline '{}' was not written", file.display()));
+            }
+            truncated.push(message);
+        }
     }
     let failed = rows.iter().filter(|r| !r.pass).count();
     if !args.quiet {
@@ -626,7 +630,7 @@ fn cmd_check(args: CheckArgs) -> Result<i32> {
     }
     print!("{}", crate::check::render_failures(&rows));
     for t in &truncated {
-        eprintln!("error: {t}; its summary is incomplete, so the check cannot pass (raise [limits] or shorten the scenario)");
+        eprintln!("error: {t}");
     }
     Ok(if !truncated.is_empty() {
         EXIT_BAD_INPUT

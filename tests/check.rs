@@ -538,3 +538,28 @@ fn a_baseline_of_another_grid_is_bad_input_naming_the_file() {
     assert_eq!(code(&o), 2);
     assert!(stderr(&o).contains("baseline 'junk.csv': not a retrysim baseline"));
 }
+
+#[test]
+fn a_run_stopped_at_a_limit_is_bad_input_and_writes_no_baseline() {
+    let text = format!("{STORM}{}", expect("amplification", "max = 5", ""));
+    let d = folder(&[("s.toml", &text)]);
+    let args = [
+        "check",
+        "s.toml",
+        "--set",
+        "limits.max_events=1000",
+        "--baseline",
+        "b.csv",
+        "--write-baseline",
+    ];
+    let o = retrysim(d.path(), &args);
+    assert_eq!(code(&o), 2, "{}{}", stdout(&o), stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("error: scenario 's.toml': run 0 stopped early: limits.max_events = 1000")
+            && err.contains("(2 of 2 runs stopped early)")
+            && err.contains("baseline 'b.csv' was not written"),
+        "{err}"
+    );
+    assert!(!d.path().join("b.csv").exists());
+}
