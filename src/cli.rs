@@ -517,6 +517,7 @@ fn prepare_check(path: &Path, args: &CheckArgs) -> Result<Checked> {
 }
 
 fn cmd_check(args: CheckArgs) -> Result<i32> {
+    use anyhow::Context as _;
     if args.write_baseline && args.baseline.is_none() {
         anyhow::bail!("--write-baseline needs --baseline FILE.csv: the file to write");
     }
