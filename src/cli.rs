@@ -69,6 +69,9 @@ enum Command {
         #[arg(long, value_enum, default_value = "png")]
         format: Format,
     },
+    /// Run scenarios in memory and check their `[[expect]]` bounds (and drift against a
+    /// baseline): exit 0 if all pass, 1 if any fails, 2 on bad input.
+    Check(CheckArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -171,6 +174,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Command::Validate { scenarios } => cmd_validate(&scenarios),
         Command::Explain(args) => cmd_explain(args),
         Command::Plot { dir, format } => cmd_plot(&dir, format),
+        Command::Check(args) => cmd_check(args),
     }
 }
 
@@ -449,5 +453,189 @@ fn cmd_explain(args: ExplainArgs) -> Result<i32> {
         EXIT_OK
     } else {
         EXIT_DENIED_LINT
+    })
+}
+
+#[derive(Debug, clap::Args)]
+struct CheckArgs {
+    /// Scenario files (TOML).
+    #[arg(required = true)]
+    scenarios: Vec<PathBuf>,
+    /// Compare the summary with this baseline CSV (one scenario only).
+    #[arg(long, value_name = "FILE.csv")]
+    baseline: Option<PathBuf>,
+    /// Largest relative drift from the baseline per metric: `5%` or `0.05`; the
+    /// scenario's `[check.tolerance]` overrides it per metric.
+    #[arg(long, value_name = "TOL", default_value = "5%", value_parser = crate::check::baseline::parse_tolerance)]
+    tolerance: f64,
+    /// Write (or refresh) the `--baseline` file from this run instead of comparing.
+    #[arg(long)]
+    write_baseline: bool,
+    /// Worker threads [default: all cores].
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
+    /// Base seed, overriding the scenarios' `seed`.
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// Override a scenario key: `--set fleets.0.layers.0.max_attempts=5`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Print nothing but failures and errors.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+/// A scenario of `check`, validated before anything runs.
+struct Checked {
+    plan: crate::sweep::Plan,
+    expectations: Vec<crate::check::Expectation>,
+    tolerances: crate::check::baseline::Tolerances,
+    baseline: Option<crate::check::baseline::Baseline>,
+}
+
+fn prepare_check(path: &Path, args: &CheckArgs) -> Result<Checked> {
+    let loaded = load_scenario(Some(path), &args.set, args.seed)?;
+    let plan = crate::sweep::plan(loaded)?;
+    let expectations = crate::check::resolve(&plan)?;
+    let tolerances = crate::check::baseline::tolerances(&plan, args.tolerance)?;
+    let baseline = match &args.baseline {
+        Some(b) if !args.write_baseline => {
+            let base = crate::check::baseline::read(b)?;
+            base.check_shape(&plan)?;
+            Some(base)
+        }
+        _ => None,
+    };
+    Ok(Checked {
+        plan,
+        expectations,
+        tolerances,
+        baseline,
+    })
+}
+
+fn cmd_check(args: CheckArgs) -> Result<i32> {
+    use anyhow::Context as _;
+    if args.write_baseline && args.baseline.is_none() {
+        anyhow::bail!("--write-baseline needs --baseline FILE.csv: the file to write");
+    }
+    if args.baseline.is_some() && args.scenarios.len() != 1 {
+        anyhow::bail!(
+            "--baseline holds the summary of one scenario: give exactly one (found {})",
+            args.scenarios.len()
+        );
+    }
+    // Everything is validated before anything runs.
+    let mut checked = Vec::new();
+    let mut bad = false;
+    for p in &args.scenarios {
+        match prepare_check(p, &args) {
+            Ok(c) => checked.push(c),
+            Err(e) => {
+                eprintln!("error: {}", error_chain(&e));
+                bad = true;
+            }
+        }
+    }
+    if bad {
+        return Ok(EXIT_BAD_INPUT);
+    }
+    let pool = match args.jobs {
+        Some(j) => Some(
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(j.max(1))
+                .build()
+                .with_context(|| format!("cannot start {j} worker threads"))?,
+        ),
+        None => None,
+    };
+    let mut rows = Vec::new();
+    let mut truncated = Vec::new();
+    for c in &checked {
+        let plan = &c.plan;
+        let path = &plan.base.source.path;
+        if !args.quiet {
+            println!(
+                "retrysim {}: check '{}' ({}): {} cell{} × {} replication{} = {} run{}",
+                env!("CARGO_PKG_VERSION"),
+                plan.base.scenario.name,
+                path,
+                plan.cells.len(),
+                if plan.cells.len() == 1 { "" } else { "s" },
+                plan.replications,
+                if plan.replications == 1 { "" } else { "s" },
+                plan.total_runs(),
+                if plan.total_runs() == 1 { "" } else { "s" },
+            );
+        }
+        let (results, _) = match &pool {
+            Some(p) => p.install(|| crate::sweep::run_in_memory(plan)),
+            None => crate::sweep::run_in_memory(plan),
+        };
+        let stopped: Vec<(u64, &String)> = results
+            .iter()
+            .filter_map(|r| r.metrics.totals.truncated.as_ref().map(|t| (r.run, t)))
+            .collect();
+        rows.extend(crate::check::check_plan(plan, &c.expectations, &results));
+        if let Some(b) = &c.baseline {
+            rows.extend(crate::check::baseline::compare(
+                plan,
+                b,
+                &c.tolerances,
+                &results,
+            )?);
+        }
+        if let (Some(file), true) = (&args.baseline, args.write_baseline) {
+            if stopped.is_empty() {
+                let text = crate::check::baseline::render(plan, &results);
+                crate::export::write_atomic(file, text.as_bytes())
+                    .with_context(|| format!("cannot write baseline '{}'", file.display()))?;
+                if !args.quiet {
+                    println!(
+                        "wrote baseline {} ({} cell{})",
+                        file.display(),
+                        plan.cells.len(),
+                        if plan.cells.len() == 1 { "" } else { "s" }
+                    );
+                }
+            }
+        } else if c.expectations.is_empty() && c.baseline.is_none() && !args.quiet {
+            eprintln!(
+                "note: scenario '{path}' has no [[expect]] and no --baseline was given: nothing to check"
+            );
+        }
+        if let Some((run, why)) = stopped.first() {
+            let mut message = format!(
+                "scenario '{path}': run {run} stopped early: {why} ({} of {} runs stopped early); the summary is incomplete, so the check cannot pass (raise [limits] or shorten the scenario)",
+                stopped.len(),
+                results.len()
+            );
+            if let (Some(file), true) = (&args.baseline, args.write_baseline) {
+                message.push_str(&format!("; baseline '{}' was not written", file.display()));
+            }
+            truncated.push(message);
+        }
+    }
+    let failed = rows.iter().filter(|r| !r.pass).count();
+    if !args.quiet {
+        if !rows.is_empty() {
+            print!("{}", crate::check::render_table(&rows));
+        }
+        if rows.is_empty() {
+            println!("check: nothing to check");
+        } else {
+            println!("check: {} passed, {failed} failed", rows.len() - failed);
+        }
+    }
+    print!("{}", crate::check::render_failures(&rows));
+    for t in &truncated {
+        eprintln!("error: {t}");
+    }
+    Ok(if !truncated.is_empty() {
+        EXIT_BAD_INPUT
+    } else if failed > 0 {
+        EXIT_FAILED_EXPECTATION
+    } else {
+        EXIT_OK
     })
 }

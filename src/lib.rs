@@ -25,6 +25,7 @@
 
 #![warn(missing_docs)]
 
+pub mod check;
 pub mod cli;
 pub mod engine;
 pub mod explain;

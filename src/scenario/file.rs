@@ -492,6 +492,17 @@ pub struct ExpectFile {
     /// Cell filter: swept key → value.
     #[serde(rename = "where")]
     pub where_: Option<toml::Table>,
+    /// What a bound applies to in a sweep: `"cell"` (the mean over a cell's
+    /// replications, the default) or `"run"` (every run).
+    pub per: Option<String>,
+}
+
+/// Settings of `retrysim check`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckFile {
+    /// Per-metric baseline tolerance (`latency_p99_ms = "20%"`), overriding `--tolerance`.
+    pub tolerance: Option<toml::Table>,
 }
 
 /// Safety caps on one run.
@@ -542,6 +553,8 @@ pub struct ScenarioFile {
     /// Expectations.
     #[serde(default)]
     pub expect: Vec<ExpectFile>,
+    /// Settings of `retrysim check`.
+    pub check: Option<CheckFile>,
     /// Caps.
     pub limits: Option<LimitsFile>,
 }
