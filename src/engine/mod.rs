@@ -29,7 +29,7 @@ pub mod queue;
 pub mod rng;
 pub mod time;
 
-pub use queue::{EventQueue, LaneId};
+pub use queue::EventQueue;
 pub use rng::{stream, stream_id};
 pub use time::Nanos;
 
@@ -103,17 +103,18 @@ impl<E: Copy> Scheduler<E> {
             .push(self.now.saturating_add(delay), event.into());
     }
 
-    /// Registers a FIFO lane for timers that always use the same delay.
-    pub fn add_lane(&mut self) -> LaneId {
-        self.queue.add_lane()
+    /// Takes the next sequence number now, for an event to be scheduled later with
+    /// [`at_seq`](Self::at_seq) (it then sorts as if scheduled now).
+    #[inline]
+    pub fn reserve_seq(&mut self) -> u64 {
+        self.queue.reserve_seq()
     }
 
-    /// Schedules `event` `delay` from now in `lane`: cheaper than the heap when every
-    /// event of the lane has the same delay, so they arrive already in order.
+    /// Schedules `event` at `time` (clamped to now) with a reserved sequence number.
     #[inline]
-    pub fn after_in_lane(&mut self, lane: LaneId, delay: Nanos, event: impl Into<E>) {
+    pub fn at_seq(&mut self, time: Nanos, seq: u64, event: impl Into<E>) {
         self.queue
-            .push_lane(lane, self.now.saturating_add(delay), event.into());
+            .push_with_seq(time.max(self.now), seq, event.into());
     }
 
     /// Pops the next event and advances the clock to it.

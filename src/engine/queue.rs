@@ -1,35 +1,16 @@
 //! The pending-event set, ordered by `(time, sequence)`.
 //!
-//! A 4-ary min-heap holds events at arbitrary times. Beside it, FIFO *lanes* hold
-//! timers whose delay is fixed (all attempt timeouts of one layer, say): such timers are
-//! pushed in time order, so a ring buffer keeps them sorted for O(1). `pop` takes the
-//! smallest `(time, sequence)` over the heap top and every lane front, so the order is
-//! exactly the one a single heap would give.
-
-use std::collections::VecDeque;
+//! A 4-ary min-heap whose keys (`time`, `sequence` packed into one `u128`) are kept apart
+//! from the events, so sifting compares dense integers and moves little.
+//!
+//! A sequence number can be *reserved* when something is decided and the event pushed
+//! later with it ([`EventQueue::push_with_seq`]): it then sorts exactly as if it had been
+//! scheduled at the moment of the reservation. Models use this to keep fixed-delay
+//! timers in their own FIFO lanes and put only the earliest live one in the heap.
 
 use super::Nanos;
 
-/// Index of a FIFO lane, from [`EventQueue::add_lane`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LaneId(pub(crate) u16);
-
-#[derive(Debug, Clone, Copy)]
-struct Entry<E> {
-    time: Nanos,
-    seq: u64,
-    event: E,
-}
-
-impl<E> Entry<E> {
-    #[inline]
-    fn key(&self) -> (Nanos, u64) {
-        (self.time, self.seq)
-    }
-}
-
-/// A 4-ary min-heap on `(time, sequence)`: keys packed into one `u128` and kept apart
-/// from the events, so sifting compares dense integers and moves little.
+/// A 4-ary min-heap on packed `(time, sequence)` keys.
 #[derive(Debug)]
 struct QuadHeap<E> {
     keys: Vec<u128>,
@@ -50,8 +31,8 @@ impl<E: Copy> QuadHeap<E> {
     }
 
     #[inline]
-    fn peek_key(&self) -> Option<(Nanos, u64)> {
-        self.keys.first().map(|k| ((k >> 64) as u64, *k as u64))
+    fn peek_time(&self) -> Option<Nanos> {
+        self.keys.first().map(|k| (k >> 64) as u64)
     }
 
     #[inline]
@@ -111,25 +92,26 @@ impl<E: Copy> QuadHeap<E> {
     }
 }
 
-/// Events ordered by time, ties broken by insertion order.
+/// Events ordered by time, ties broken by insertion (or reservation) order.
 ///
 /// ```
 /// use retrysim::engine::EventQueue;
 /// let mut q = EventQueue::new();
 /// q.push(20, 'b');
 /// q.push(10, 'a');
+/// let early = q.reserve_seq();
 /// q.push(20, 'c');
+/// q.push_with_seq(20, early, 'r'); // sorts as if pushed before 'c'
 /// assert_eq!(q.pop(), Some((10, 'a')));
 /// assert_eq!(q.pop(), Some((20, 'b'))); // same time: first scheduled runs first
+/// assert_eq!(q.pop(), Some((20, 'r')));
 /// assert_eq!(q.pop(), Some((20, 'c')));
 /// assert_eq!(q.pop(), None);
 /// ```
 #[derive(Debug)]
 pub struct EventQueue<E> {
     heap: QuadHeap<E>,
-    lanes: Vec<VecDeque<Entry<E>>>,
     seq: u64,
-    len: usize,
 }
 
 impl<E: Copy> Default for EventQueue<E> {
@@ -143,104 +125,56 @@ impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             heap: QuadHeap::new(),
-            lanes: Vec::new(),
             seq: 0,
-            len: 0,
         }
     }
 
     /// Number of pending events.
     #[inline]
     pub fn len(&self) -> usize {
-        self.len
+        self.heap.keys.len()
     }
 
     /// Whether no event is pending.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.heap.keys.is_empty()
     }
 
-    /// Adds a FIFO lane for events pushed in non-decreasing time order.
-    pub fn add_lane(&mut self) -> LaneId {
-        self.lanes.push(VecDeque::new());
-        LaneId((self.lanes.len() - 1) as u16)
-    }
-
+    /// Takes the next sequence number without scheduling anything.
     #[inline]
-    fn next_seq(&mut self) -> u64 {
+    pub fn reserve_seq(&mut self) -> u64 {
         let s = self.seq;
         self.seq += 1;
-        self.len += 1;
         s
     }
 
     /// Schedules `event` at `time`.
     #[inline]
     pub fn push(&mut self, time: Nanos, event: E) {
-        let seq = self.next_seq();
+        let seq = self.reserve_seq();
         self.heap.push(time, seq, event);
     }
 
-    /// Schedules `event` at `time` in a lane. If `time` is earlier than the lane's last
-    /// event, the event goes to the heap instead, so the order stays exact.
+    /// Schedules `event` at `time` with a sequence number reserved earlier.
     #[inline]
-    pub fn push_lane(&mut self, lane: LaneId, time: Nanos, event: E) {
-        let seq = self.next_seq();
-        let q = &mut self.lanes[lane.0 as usize];
-        match q.back() {
-            Some(last) if last.time > time => self.heap.push(time, seq, event),
-            _ => q.push_back(Entry { time, seq, event }),
-        }
-    }
-
-    /// Index of the lane whose front is the earliest, and its key.
-    #[inline]
-    fn best_lane(&self) -> Option<(usize, (Nanos, u64))> {
-        let mut best: Option<(usize, (Nanos, u64))> = None;
-        for (i, q) in self.lanes.iter().enumerate() {
-            if let Some(f) = q.front() {
-                let k = f.key();
-                if best.is_none_or(|(_, bk)| k < bk) {
-                    best = Some((i, k));
-                }
-            }
-        }
-        best
+    pub fn push_with_seq(&mut self, time: Nanos, seq: u64, event: E) {
+        debug_assert!(
+            seq < self.seq,
+            "the sequence number must come from reserve_seq"
+        );
+        self.heap.push(time, seq, event);
     }
 
     /// Removes and returns the earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<(Nanos, E)> {
-        let lane = if self.lanes.is_empty() {
-            None
-        } else {
-            self.best_lane()
-        };
-        let from_lane = match (lane, self.heap.peek_key()) {
-            (None, None) => return None,
-            (Some(_), None) => true,
-            (None, Some(_)) => false,
-            (Some((_, lk)), Some(hk)) => lk < hk,
-        };
-        self.len -= 1;
-        if from_lane {
-            let (i, _) = lane.expect("lane chosen");
-            let e = self.lanes[i].pop_front().expect("lane front");
-            Some((e.time, e.event))
-        } else {
-            self.heap.pop()
-        }
+        self.heap.pop()
     }
 
     /// Time of the earliest event.
     pub fn peek_time(&self) -> Option<Nanos> {
-        let lane = self.best_lane().map(|(_, k)| k);
-        let heap = self.heap.peek_key();
-        match (lane, heap) {
-            (Some(a), Some(b)) => Some(a.min(b).0),
-            (a, b) => a.or(b).map(|k| k.0),
-        }
+        self.heap.peek_time()
     }
 }
 
@@ -251,53 +185,42 @@ mod tests {
     use rand_chacha::ChaCha8Rng;
 
     #[test]
-    fn lanes_and_heap_interleave_in_time_then_sequence_order() {
-        let mut q = EventQueue::new();
-        let l = q.add_lane();
-        q.push_lane(l, 10, 1);
-        q.push(10, 2);
-        q.push_lane(l, 30, 3);
-        q.push(5, 4);
-        q.push(30, 5);
-        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
-        assert_eq!(order, vec![(5, 4), (10, 1), (10, 2), (30, 3), (30, 5)]);
-    }
-
-    #[test]
-    fn out_of_order_lane_push_falls_back_to_the_heap() {
-        let mut q = EventQueue::new();
-        let l = q.add_lane();
-        q.push_lane(l, 50, 'a');
-        q.push_lane(l, 20, 'b');
-        assert_eq!(q.pop(), Some((20, 'b')));
-        assert_eq!(q.pop(), Some((50, 'a')));
-        assert!(q.is_empty());
-    }
-
-    #[test]
     fn matches_a_sorted_reference_on_random_input() {
         let mut rng = ChaCha8Rng::seed_from_u64(1);
         let mut q = EventQueue::new();
-        let lanes = [q.add_lane(), q.add_lane()];
         let mut reference = Vec::new();
-        let mut lane_t = [0u64; 2];
-        for seq in 0..5000u64 {
-            let pick = rng.next_u32() % 3;
-            let t = match pick {
-                0 => rng.next_u64() % 1000,
-                i => {
-                    lane_t[i as usize - 1] += rng.next_u64() % 7;
-                    lane_t[i as usize - 1]
+        let mut reserved = Vec::new();
+        for i in 0..20_000u64 {
+            let t = rng.next_u64() % 1000;
+            match rng.next_u32() % 4 {
+                0 => reserved.push((t, q.reserve_seq(), i)),
+                _ => {
+                    let seq = q.seq;
+                    q.push(t, i);
+                    reference.push(((t, seq), i));
                 }
-            };
-            match pick {
-                0 => q.push(t, seq),
-                i => q.push_lane(lanes[i as usize - 1], t, seq),
             }
-            reference.push((t, seq));
+            // Sometimes push a reserved one, out of order.
+            if rng.next_u32() % 3 == 0 {
+                if let Some((t, s, id)) = reserved.pop() {
+                    q.push_with_seq(t, s, id);
+                    reference.push(((t, s), id));
+                }
+            }
+            // Interleave pops with pushes, as a simulation does.
+            if rng.next_u32() % 5 == 0 {
+                reference.sort();
+                let want = reference.remove(0);
+                assert_eq!(q.pop(), Some((want.0 .0, want.1)));
+            }
+        }
+        for (t, s, id) in reserved {
+            q.push_with_seq(t, s, id);
+            reference.push(((t, s), id));
         }
         reference.sort();
         let got: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
-        assert_eq!(got, reference);
+        let want: Vec<_> = reference.into_iter().map(|((t, _), id)| (t, id)).collect();
+        assert_eq!(got, want);
     }
 }

@@ -1,5 +1,7 @@
 //! Atomic file writes: the bytes go to a temporary file in the same folder, which is
-//! then renamed over the target. A crash leaves either the old file or the new one.
+//! then renamed over the target. A killed or interrupted process leaves either the old
+//! file or the new one, never half of one. (No fsync: results are cheap to recompute,
+//! and an fsync per file would dominate the time of a short run.)
 
 use std::io::Write;
 use std::path::Path;
@@ -19,7 +21,6 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
-        f.sync_all()?;
     }
     std::fs::rename(&tmp, path).inspect_err(|_| {
         let _ = std::fs::remove_file(&tmp);

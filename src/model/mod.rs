@@ -10,6 +10,7 @@ pub mod dist;
 pub mod outage;
 pub mod outcome;
 pub mod request;
+pub mod timers;
 pub mod world;
 
 pub use world::{Event, Packed, World};

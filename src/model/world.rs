@@ -14,7 +14,7 @@
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
-use crate::engine::{stream, Control, Handler, LaneId, Nanos, Scheduler};
+use crate::engine::{stream, Control, Handler, Nanos, Scheduler};
 use crate::metrics::{Recorder, RunMetrics};
 use crate::scenario::config::{Arrival, DependencyKind, Discipline, Placement, Scenario};
 
@@ -25,6 +25,7 @@ use super::budget::Budget;
 use super::outage::{self, Effect, Window};
 use super::outcome::{Class, Outcome};
 use super::request::{Arena, NodeState, Request, NONE};
+use super::timers::{Timer, TimerLane};
 
 /// Everything that can happen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,7 +63,8 @@ pub enum Event {
         /// The outcome.
         outcome: Outcome,
     },
-    /// A layer attempt's timeout.
+    /// A layer attempt's timeout cut short by the request's deadline (timeouts at
+    /// their full delay go through the layer's timer lane).
     Timeout {
         /// Node.
         node: u32,
@@ -83,12 +85,12 @@ pub enum Event {
         /// Generation.
         gen: u32,
     },
-    /// A logical request's deadline.
-    Deadline {
-        /// Request slot.
-        req: u32,
-        /// Its generation.
-        gen: u32,
+    /// The front timer of a timer lane is due (a layer's attempt timeout, or a
+    /// fleet's deadline).
+    Lane {
+        /// Lane index: layers' timeout lanes first (by global layer index), then one
+        /// deadline lane per fleet.
+        lane: u32,
     },
     /// An outage window starts.
     OutageStart {
@@ -143,7 +145,7 @@ impl From<Event> for Packed {
             Event::Timeout { node, gen } => w(5, node, gen),
             Event::Retry { node, gen } => w(6, node, gen),
             Event::ServiceDone { node, gen } => w(7, node, gen),
-            Event::Deadline { req, gen } => w(8, req, gen),
+            Event::Lane { lane } => w(8, lane, 0),
             Event::OutageStart { window } => w(9, window, 0),
             Event::OutageEnd { window } => w(10, window, 0),
             Event::OccWrite { node, gen } => w(11, node, gen),
@@ -177,7 +179,7 @@ impl From<Packed> for Event {
             5 => Event::Timeout { node: a, gen: b },
             6 => Event::Retry { node: a, gen: b },
             7 => Event::ServiceDone { node: a, gen: b },
-            8 => Event::Deadline { req: a, gen: b },
+            8 => Event::Lane { lane: a },
             9 => Event::OutageStart { window: a },
             10 => Event::OutageEnd { window: a },
             11 => Event::OccWrite { node: a, gen: b },
@@ -194,7 +196,6 @@ struct Layer {
     cfg: crate::scenario::config::LayerConfig,
     jitter: ChaCha8Rng,
     network: ChaCha8Rng,
-    lane: Option<LaneId>,
     budgets: Vec<Budget>,
     breakers: Vec<Breaker>,
     /// Global index (over all fleets) for breaker timers.
@@ -241,6 +242,8 @@ pub struct World {
     arena: Arena,
     windows: Vec<Window>,
     active: Vec<u32>,
+    /// Timer lanes: one per layer (timeouts), then one per fleet (deadlines).
+    lanes: Vec<TimerLane>,
     rec: Recorder,
     duration: Nanos,
     horizon: Nanos,
@@ -279,7 +282,6 @@ impl World {
                             cfg: l.clone(),
                             jitter: stream(seed, &format!("jitter/{}/{}", f.name, li)),
                             network: stream(seed, &format!("network/{}/{}", f.name, li)),
-                            lane: l.attempt_timeout.map(|_| sched.add_lane()),
                             budgets: l.budget.map_or(Vec::new(), |b| vec![Budget::new(b); n]),
                             breakers: l.breaker.map_or(Vec::new(), |b| vec![Breaker::new(b); n]),
                             global,
@@ -297,6 +299,7 @@ impl World {
                 }
             })
             .collect();
+        let n_lanes = layer_index.len() + scn.fleets.len();
         let windows = outage::windows(&scn.outages, seed, horizon);
         let max_depth = scn.fleets.iter().map(|f| f.layers.len()).max().unwrap_or(0);
         let herd = herd_window(scn, &windows, horizon);
@@ -318,6 +321,7 @@ impl World {
                 version: (scn.dependency.kind == DependencyKind::Occ).then_some(0),
             },
             arena: Arena::default(),
+            lanes: (0..n_lanes).map(|_| TimerLane::default()).collect(),
             windows,
             active: Vec::new(),
             rec,
@@ -420,7 +424,8 @@ impl World {
         self.rec.offered(fleet);
         if deadline != Nanos::MAX {
             let gen = self.arena.reqs[req as usize].gen;
-            s.at(deadline, Event::Deadline { req, gen });
+            let lane = self.layer_index.len() + fleet;
+            self.set_timer(lane, deadline, req, gen, s);
         }
         let node = self.arena.alloc_node(req, 0, NONE, 0);
         if self.fleets[fleet].layers.is_empty() {
@@ -542,19 +547,21 @@ impl World {
             nm.state = NodeState::Waiting;
         }
         let layer = &mut self.fleets[fi].layers[depth];
-        if let Some(t) = layer.cfg.attempt_timeout {
+        let (timeout, hop, global) = (
+            layer.cfg.attempt_timeout,
+            layer.cfg.hop_latency,
+            layer.global,
+        );
+        if let Some(t) = timeout {
             let at = now.saturating_add(t);
             if at <= deadline {
-                s.after_in_lane(
-                    layer.lane.expect("timeout lane"),
-                    t,
-                    Event::Timeout { node, gen },
-                );
+                self.set_timer(usize::from(global), at, node, gen, s);
             } else {
                 s.at(deadline, Event::Timeout { node, gen });
             }
         }
-        match layer.cfg.hop_latency {
+        let layer = &mut self.fleets[fi].layers[depth];
+        match hop {
             Some(d) => {
                 let delay = d.sample(&mut layer.network);
                 s.after(
@@ -566,6 +573,52 @@ impl World {
                 );
             }
             None => self.deliver(child, s),
+        }
+    }
+
+    // ----- timer lanes ----------------------------------------------------------
+
+    /// Sets a fixed-delay timer in `lane` for object `id` of generation `gen`.
+    #[inline]
+    fn set_timer(&mut self, lane: usize, at: Nanos, id: u32, gen: u32, s: &mut Scheduler<Packed>) {
+        let seq = s.reserve_seq();
+        if self.lanes[lane].push(Timer { at, seq, id, gen }) {
+            s.at_seq(at, seq, Event::Lane { lane: lane as u32 });
+        }
+    }
+
+    /// Whether a timer still matters: for a timeout, the node still waits on the same
+    /// attempt; for a deadline, the request is still going.
+    #[inline]
+    fn timer_live(arena: &Arena, timeout: bool, t: &Timer) -> bool {
+        if timeout {
+            let n = &arena.nodes[t.id as usize];
+            n.gen == t.gen && n.state == NodeState::Waiting
+        } else {
+            let r = &arena.reqs[t.id as usize];
+            r.gen == t.gen && !r.done
+        }
+    }
+
+    /// The front timer of `lane` is due: fire it if it still matters, then arm the next
+    /// live one.
+    fn on_lane(&mut self, lane: usize, s: &mut Scheduler<Packed>) {
+        let timeout = lane < self.layer_index.len();
+        let t = self.lanes[lane]
+            .pop()
+            .expect("an armed lane has a front timer");
+        if Self::timer_live(&self.arena, timeout, &t) {
+            if timeout {
+                self.on_timeout(t.id, s);
+            } else {
+                self.rec.outcome(Class::DeadlineExceeded);
+                self.finish_request(t.id, Outcome::of(Class::DeadlineExceeded), s);
+            }
+        }
+        let arena = &self.arena;
+        let next = self.lanes[lane].next_live(|t| Self::timer_live(arena, timeout, t));
+        if let Some(n) = next {
+            s.at_seq(n.at, n.seq, Event::Lane { lane: lane as u32 });
         }
     }
 
@@ -1067,13 +1120,7 @@ impl Handler<Packed> for World {
                     self.on_service_done(node, s);
                 }
             }
-            Event::Deadline { req, gen } => {
-                let r = self.arena.reqs[req as usize];
-                if r.gen == gen && !r.done {
-                    self.rec.outcome(Class::DeadlineExceeded);
-                    self.finish_request(req, Outcome::of(Class::DeadlineExceeded), s);
-                }
-            }
+            Event::Lane { lane } => self.on_lane(lane as usize, s),
             Event::OutageStart { window } => {
                 self.active.push(window);
                 self.set_effect(s);
@@ -1149,7 +1196,7 @@ mod tests {
             Event::Timeout { node: 4, gen: 5 },
             Event::Retry { node: 6, gen: 7 },
             Event::ServiceDone { node: 8, gen: 9 },
-            Event::Deadline { req: max, gen: max },
+            Event::Lane { lane: max },
             Event::OutageStart { window: 10 },
             Event::OutageEnd { window: 11 },
             Event::OccWrite { node: 12, gen: 13 },

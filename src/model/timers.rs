@@ -1,0 +1,103 @@
+//! Timer lanes: fixed-delay timers (a layer's attempt timeouts, a fleet's deadlines)
+//! kept in FIFO order outside the event queue, cancelled lazily.
+//!
+//! Timers of one lane are armed in time order, so a ring buffer holds them sorted.
+//! Only the lane's front timer has an event in the queue; when it fires, the model
+//! skips the fronts that went stale meanwhile (the attempt answered, the request
+//! finished) without an event each, and arms the next live one. Each timer keeps the
+//! sequence number reserved when it was set, so it fires in exactly the `(time,
+//! sequence)` order a queue event set at that moment would.
+
+use std::collections::VecDeque;
+
+use crate::engine::Nanos;
+
+/// One timer: due at `at`, ordered by `seq`, for object `id` in generation `gen`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timer {
+    /// When it is due.
+    pub at: Nanos,
+    /// Sequence number reserved when it was set.
+    pub seq: u64,
+    /// The node or request it is for.
+    pub id: u32,
+    /// That object's generation when it was set.
+    pub gen: u32,
+}
+
+/// A FIFO of timers with at most one event in the queue (for its front).
+#[derive(Debug, Default)]
+pub struct TimerLane {
+    q: VecDeque<Timer>,
+    armed: bool,
+}
+
+impl TimerLane {
+    /// Adds a timer. Returns true when the lane was idle: the caller must then schedule
+    /// the lane's event for this timer.
+    #[inline]
+    pub fn push(&mut self, t: Timer) -> bool {
+        debug_assert!(self.q.back().is_none_or(|b| (b.at, b.seq) < (t.at, t.seq)));
+        self.q.push_back(t);
+        !std::mem::replace(&mut self.armed, true)
+    }
+
+    /// Takes the front timer, whose event has fired.
+    #[inline]
+    pub fn pop(&mut self) -> Option<Timer> {
+        self.q.pop_front()
+    }
+
+    /// Drops stale fronts and returns the next live timer, which the caller must
+    /// schedule; `None` leaves the lane idle.
+    #[inline]
+    pub fn next_live(&mut self, live: impl Fn(&Timer) -> bool) -> Option<Timer> {
+        while let Some(f) = self.q.front() {
+            if live(f) {
+                return Some(*f);
+            }
+            self.q.pop_front();
+        }
+        self.armed = false;
+        None
+    }
+
+    /// Timers held, live or stale.
+    pub fn len(&self) -> usize {
+        self.q.len()
+    }
+
+    /// Whether the lane holds no timer.
+    pub fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(at: Nanos, id: u32) -> Timer {
+        Timer {
+            at,
+            seq: at,
+            id,
+            gen: 0,
+        }
+    }
+
+    #[test]
+    fn only_an_idle_lane_asks_to_be_armed_and_stale_fronts_are_skipped() {
+        let mut l = TimerLane::default();
+        assert!(l.push(t(10, 1)));
+        assert!(!l.push(t(20, 2)));
+        assert!(!l.push(t(30, 3)));
+        assert_eq!(l.pop(), Some(t(10, 1)));
+        // 2 went stale: the next live one is 3.
+        assert_eq!(l.next_live(|x| x.id != 2), Some(t(30, 3)));
+        assert_eq!(l.pop(), Some(t(30, 3)));
+        assert_eq!(l.next_live(|_| true), None);
+        assert!(l.push(t(40, 4)), "idle again: the next push arms it");
+        assert_eq!(l.len(), 1);
+    }
+}
