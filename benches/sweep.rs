@@ -38,7 +38,6 @@ fn sweep(c: &mut Criterion) {
     let p = plan(load(src, &[]).expect("valid")).expect("plan");
     assert_eq!(p.total_runs(), 64);
     let events: u64 = run_in_memory(&p)
-        .0
         .iter()
         .map(|r| r.metrics.totals.events)
         .sum();

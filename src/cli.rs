@@ -568,7 +568,7 @@ fn cmd_check(args: CheckArgs) -> Result<i32> {
                 if plan.total_runs() == 1 { "" } else { "s" },
             );
         }
-        let (results, _) = match &pool {
+        let results = match &pool {
             Some(p) => p.install(|| crate::sweep::run_in_memory(plan)),
             None => crate::sweep::run_in_memory(plan),
         };

@@ -454,7 +454,7 @@ mod tests {
             text: text.into(),
         };
         let p = crate::sweep::plan(crate::scenario::load(src, &[]).unwrap()).unwrap();
-        let (results, _) = crate::sweep::run_in_memory(&p);
+        let results = crate::sweep::run_in_memory(&p);
         (p, results)
     }
 

@@ -5,4 +5,4 @@ pub mod atomic;
 pub mod csv;
 pub mod manifest;
 
-pub use atomic::write_atomic;
+pub use atomic::{write_atomic, AtomicFile};

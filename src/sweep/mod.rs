@@ -23,7 +23,7 @@ use crate::run::run_one;
 use crate::scenario::{from_table, ScenarioError, Source};
 
 pub use plan::{plan, Plan, RunSpec};
-pub use store::{Chunk, Tables};
+pub use store::Chunk;
 
 /// A shard: this process runs the runs with `run % count == index`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -307,38 +307,14 @@ pub fn run(plan: &Plan, opts: &Options) -> Result<Outcome, SweepError> {
 }
 
 fn write_tables(plan: &Plan, dir: &Path, runs: &[u64], complete: bool) -> Result<(), SweepError> {
-    let chunks: Vec<Chunk> = runs
-        .iter()
-        .map(|&r| store::read_chunk(dir, r))
-        .collect::<Result<_, _>>()
-        .map_err(io_err("cannot read a finished run in", dir))?;
-    let t = store::assemble(plan, chunks.iter(), complete)
-        .map_err(io_err("cannot read a finished run in", dir))?;
-    write_files(dir, &t, complete)
-}
-
-/// Writes assembled tables into `dir` (`aggregate.csv` only with `aggregate`).
-pub fn write_files(dir: &Path, t: &Tables, aggregate: bool) -> Result<(), SweepError> {
-    let files = [
-        ("summary.csv", &t.summary),
-        ("timeseries.csv", &t.timeseries),
-        ("herd.csv", &t.herd),
-    ];
-    for (name, text) in files {
-        let p = dir.join(name);
-        write_atomic(&p, text.as_bytes()).map_err(io_err("cannot write", &p))?;
-    }
-    if aggregate {
-        let p = dir.join("aggregate.csv");
-        write_atomic(&p, t.aggregate.as_bytes()).map_err(io_err("cannot write", &p))?;
-    }
-    Ok(())
+    store::write_tables(dir, plan, runs, |r| store::read_chunk(dir, r), complete)
+        .map_err(io_err("cannot write the tables of", dir))
 }
 
 /// Runs every run of a plan in memory (in parallel on the current rayon pool) and
-/// returns the results in plan order with the assembled tables.
-pub fn run_in_memory(plan: &Plan) -> (Vec<crate::run::RunResult>, Tables) {
-    let results: Vec<crate::run::RunResult> = (0..plan.total_runs())
+/// returns the results in plan order.
+pub fn run_in_memory(plan: &Plan) -> Vec<crate::run::RunResult> {
+    (0..plan.total_runs())
         .into_par_iter()
         .map(|run| {
             let spec = plan.spec(run);
@@ -349,14 +325,7 @@ pub fn run_in_memory(plan: &Plan) -> (Vec<crate::run::RunResult>, Tables) {
                 spec.replication,
             )
         })
-        .collect();
-    let chunks: Vec<Chunk> = results
-        .iter()
-        .map(|r| store::render_chunk(plan, r))
-        .collect();
-    let tables =
-        store::assemble(plan, chunks.iter(), true).expect("rows rendered by this process parse");
-    (results, tables)
+        .collect()
 }
 
 /// Runs the base point of a scenario (its replications, in parallel; any `[sweep]` is
@@ -370,8 +339,16 @@ pub fn run_folder(
     base.file.sweep = None;
     base.table.remove("sweep");
     let plan = plan::plan(base)?;
-    let (results, tables) = run_in_memory(&plan);
-    write_files(dir, &tables, plan.replications > 1)?;
+    let results = run_in_memory(&plan);
+    let runs: Vec<u64> = (0..plan.total_runs()).collect();
+    store::write_tables(
+        dir,
+        &plan,
+        &runs,
+        |r| Ok(store::render_chunk(&plan, &results[r as usize])),
+        plan.replications > 1,
+    )
+    .map_err(io_err("cannot write the tables of", dir))?;
     let m = dir.join("manifest.toml");
     write_atomic(
         &m,

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::export::csv::{
     herd_rows, record, summary_row, timeseries_rows, HERD_COLUMNS, TIMESERIES_COLUMNS,
 };
+use crate::export::AtomicFile;
 use crate::metrics::summary::Cell;
 use crate::run::RunResult;
 
@@ -103,47 +104,46 @@ pub fn done_runs(dir: &Path) -> io::Result<BTreeSet<u64>> {
     Ok(done)
 }
 
-/// The assembled tables of a sweep.
-#[derive(Debug, Clone, Default)]
-pub struct Tables {
-    /// `summary.csv`.
-    pub summary: String,
-    /// `timeseries.csv`.
-    pub timeseries: String,
-    /// `herd.csv`.
-    pub herd: String,
-    /// `aggregate.csv`.
-    pub aggregate: String,
-}
-
-/// Concatenates chunks (in plan order) under their headers and aggregates the cells.
-/// `complete` says whether the chunks are the whole plan (the aggregate needs it).
-pub fn assemble<'a>(
+/// Writes the tables of `runs` (in the order given) into `dir`, streaming: one run's
+/// rows at a time come from `chunk`, so memory does not grow with the number of runs
+/// or the horizon. `aggregate.csv` is written when `aggregate` is set.
+pub fn write_tables(
+    dir: &Path,
     plan: &Plan,
-    chunks: impl Iterator<Item = &'a Chunk>,
-    complete: bool,
-) -> io::Result<Tables> {
-    let mut t = Tables {
-        summary: record(&plan.columns),
-        timeseries: record(TIMESERIES_COLUMNS),
-        herd: record(HERD_COLUMNS),
-        aggregate: String::new(),
-    };
+    runs: &[u64],
+    mut chunk: impl FnMut(u64) -> io::Result<Chunk>,
+    aggregate: bool,
+) -> io::Result<()> {
+    let mut summary = AtomicFile::create(&dir.join("summary.csv"))?;
+    let mut timeseries = AtomicFile::create(&dir.join("timeseries.csv"))?;
+    let mut herd = AtomicFile::create(&dir.join("herd.csv"))?;
+    summary.write_all(record(&plan.columns).as_bytes())?;
+    timeseries.write_all(record(TIMESERIES_COLUMNS).as_bytes())?;
+    herd.write_all(record(HERD_COLUMNS).as_bytes())?;
     let mut rows: Vec<Vec<String>> = Vec::new();
-    for c in chunks {
-        t.summary.push_str(&c.summary);
-        t.timeseries.push_str(&c.timeseries);
-        t.herd.push_str(&c.herd);
-        let mut rdr = csv::ReaderBuilder::new()
-            .has_headers(false)
-            .from_reader(c.summary.as_bytes());
-        for rec in rdr.records() {
-            let rec = rec.map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-            rows.push(rec.iter().map(str::to_string).collect());
+    for &run in runs {
+        let c = chunk(run)?;
+        summary.write_all(c.summary.as_bytes())?;
+        timeseries.write_all(c.timeseries.as_bytes())?;
+        herd.write_all(c.herd.as_bytes())?;
+        if aggregate {
+            let mut rdr = csv::ReaderBuilder::new()
+                .has_headers(false)
+                .from_reader(c.summary.as_bytes());
+            for rec in rdr.records() {
+                let rec = rec.map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+                rows.push(rec.iter().map(str::to_string).collect());
+            }
         }
     }
-    if complete {
-        t.aggregate = super::aggregate::render(&plan.columns, &rows, plan.replications as usize);
+    summary.commit()?;
+    timeseries.commit()?;
+    herd.commit()?;
+    if aggregate {
+        let text = super::aggregate::render(&plan.columns, &rows, plan.replications as usize);
+        let mut f = AtomicFile::create(&dir.join("aggregate.csv"))?;
+        f.write_all(text.as_bytes())?;
+        f.commit()?;
     }
-    Ok(t)
+    Ok(())
 }
