@@ -233,3 +233,89 @@ fn budget_level_and_breaker_fraction_appear_in_the_time_series() {
     assert!(levels[0].unwrap() < 1.0);
     assert!(levels[9].unwrap() <= 0.5);
 }
+
+fn flaky(p: f64, budget: &str) -> String {
+    format!(
+        r#"
+duration = "100s"
+[dependency]
+servers = "unlimited"
+service_time = {{ kind = "deterministic", value = "1ms" }}
+error_rate = {p}
+[[fleets]]
+name = "f"
+arrival = {{ kind = "poisson", rate = 200 }}
+[[fleets.layers]]
+max_attempts = 3
+instances = 1
+budget = {budget}
+"#
+    )
+}
+
+/// AWS quota over a long run with independent failures p: a retry takes 5 tokens, a
+/// success refunds the last retry's 5 or gives 1 without retry, and the bucket holds
+/// 0..500. So 5·R ≤ 500 + 5·S_after_retry + S_first_try ≤ 500 + 5·S: R ≤ 100 + S.
+#[test]
+fn the_aws_quota_bounds_the_long_run_retries_by_its_token_arithmetic() {
+    for p in [0.5, 0.8, 0.95] {
+        let r = run(&flaky(p, "{ kind = \"aws_standard\" }"), &[]);
+        let logical = col(&r, "logical");
+        let retries = col(&r, "attempts") - logical;
+        let s = col(&r, "succeeded");
+        assert!(retries <= 100.0 + s, "p={p}: retries {retries} > 100 + {s}");
+        let plain = ((1.0 - f64::powi(p, 3)) / (1.0 - p) - 1.0) * logical;
+        if p >= 0.8 {
+            assert!(
+                retries < 0.8 * plain,
+                "p={p}: the quota should bind ({retries} vs {plain})"
+            );
+            assert!(col(&r, "budget_exhausted") > 0.0);
+        }
+    }
+}
+
+/// Ratio budget: in every window retries ≤ percent·calls + min_per_sec·window, so over
+/// the run (windows tile it) R ≤ 0.2·N + 5/s·100 s, plus one window's allowance for
+/// the window straddling the end.
+#[test]
+fn the_ratio_budget_bounds_the_long_run_retries_at_several_failure_rates() {
+    for p in [0.3, 0.6, 0.9] {
+        let r = run(
+            &flaky(
+                p,
+                "{ kind = \"ratio\", percent = 20, min_per_sec = 5, window = \"10s\" }",
+            ),
+            &[],
+        );
+        let logical = col(&r, "logical");
+        let retries = col(&r, "attempts") - logical;
+        let bound = 0.2 * logical + 5.0 * 100.0 + (0.2 * 2000.0 + 50.0);
+        assert!(retries <= bound, "p={p}: retries {retries} > {bound}");
+        let plain = ((1.0 - f64::powi(p, 3)) / (1.0 - p) - 1.0) * logical;
+        if plain > bound {
+            assert!(col(&r, "budget_exhausted") > 0.0, "p={p}");
+        } else {
+            assert!(
+                (retries / plain - 1.0).abs() < 0.05,
+                "p={p}: under the cap it retries freely"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_breaker_per_client_behaves_unlike_one_shared_breaker() {
+    // 100 clients each sending 1 request/s to a dead dependency; breakers trip after
+    // 3 consecutive failures and stay open 100 s. One shared breaker opens after 3
+    // failures for everybody; one per client lets each client fail 3 times first.
+    let layer =
+        "max_attempts = 1\nbreaker = { kind = \"consecutive\", failures = 3, open_for = \"100s\" }";
+    let text = dead(layer, r#"{ kind = "constant", rate = 100, clients = 100 }"#);
+    let per_client = run(&text, &[]);
+    let shared = run(&text, &["fleets.0.layers.0.instances=1"]);
+    assert_eq!(count(&shared, "attempts"), 3);
+    assert_eq!(count(&per_client, "attempts"), 300);
+    assert_eq!(count(&per_client, "breaker_trips"), 100);
+    assert_eq!(count(&shared, "breaker_trips"), 1);
+}
