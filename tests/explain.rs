@@ -538,7 +538,7 @@ prop_compose! {
         jitter in prop_oneof![Just("none"), Just("full"), Just("equal"), Just("decorrelated")],
         budget in 0u8..4,
         tokens in 0.001f64..=1e9,
-        cost in 0u64..=1000,
+        cost in 1u64..=1000,
         capacity in 1u64..=i64::MAX as u64,
         percent in 0.0f64..=100_000.0,
         retry_on in prop_oneof![Just("[]"), Just("[\"error\", \"breaker_open\"]"), Just("[\"rejected\", \"timeout\"]")],
