@@ -213,6 +213,7 @@ fn cmd_run(args: RunArgs) -> Result<i32> {
     let mut loaded = load_scenario(args.scenario.as_deref(), &args.set, args.seed)?;
     if loaded.file.sweep.take().is_some() {
         loaded.table.remove("sweep");
+        loaded.resolved.remove("sweep");
         if !args.quiet {
             eprintln!("note: the scenario has a [sweep]: `run` runs its base point; `retrysim sweep` runs the grid");
         }

@@ -187,7 +187,7 @@ fn claim_folder(
     shard: Option<Shard>,
     force: bool,
 ) -> Result<(), SweepError> {
-    let fp = manifest::fingerprint(&plan.base.table);
+    let fp = manifest::fingerprint(&plan.base.resolved);
     let shard_text = shard.map(|s| format!("{}/{}", s.index, s.count));
     let occupied = |reason: String| SweepError::Occupied {
         path: dir.to_path_buf(),
