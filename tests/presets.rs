@@ -1131,3 +1131,104 @@ fn the_presets_scenario_validates_and_sweeps_every_preset() {
         retrysim::scenario::preset::LAYER_PRESETS.len() as u64
     );
 }
+
+#[test]
+fn bad_values_of_the_library_kinds_name_their_field() {
+    for (layer, field, rule) in [
+        (
+            "backoff = { kind = \"envoy\", base = \"0ms\" }",
+            "backoff.base",
+            "positive",
+        ),
+        (
+            "backoff = { kind = \"envoy\", base = \"50ms\", max = \"10ms\" }",
+            "backoff.max",
+            "at least base",
+        ),
+        (
+            "backoff = { kind = \"polly\", backoff_type = \"quadratic\" }",
+            "backoff.backoff_type",
+            "\"constant\", \"linear\", \"exponential\"",
+        ),
+        (
+            "backoff = { kind = \"resilience4j\", randomization_factor = 1.5 }",
+            "backoff.randomization_factor",
+            "between 0 and 1",
+        ),
+        (
+            "backoff = { kind = \"aws_standard\", version = \"3\" }",
+            "backoff.version",
+            "\"2.0\", \"2.1\"",
+        ),
+        (
+            "backoff = { kind = \"grpc\", initial = \"0s\", max = \"1s\", multiplier = 2 }",
+            "backoff.initial",
+            "positive",
+        ),
+        (
+            "budget = { kind = \"finagle\", ttl = \"61s\" }",
+            "budget.ttl",
+            "between 1s and 60s",
+        ),
+        (
+            "budget = { kind = \"tower\", deposit = \"retry\" }",
+            "budget.deposit",
+            "\"success\", \"call\"",
+        ),
+        (
+            "budget = { kind = \"envoy\", percent = 120 }",
+            "budget.percent",
+            "between 0 and 100",
+        ),
+        (
+            "budget = { kind = \"resilience4j\", window = \"1500ms\" }",
+            "budget.window",
+            "whole number of seconds",
+        ),
+        (
+            "budget = { kind = \"sre\", percent = 0 }",
+            "budget.percent",
+            "greater than 0",
+        ),
+        (
+            "breaker = { kind = \"polly\", min_throughput = 1 }",
+            "breaker.min_throughput",
+            "at least 2",
+        ),
+        (
+            "breaker = { kind = \"polly\", sampling_duration = \"100ms\" }",
+            "breaker.sampling_duration",
+            "500ms",
+        ),
+        (
+            "breaker = { kind = \"resilience4j\", window_type = \"sliding\" }",
+            "breaker.window_type",
+            "\"count\", \"time\"",
+        ),
+        (
+            "breaker = { kind = \"resilience4j\", failure_rate = 0 }",
+            "breaker.failure_rate",
+            "greater than 0",
+        ),
+        (
+            "limiter = { kind = \"adaptive_throttling\", accepts = \"all\" }",
+            "limiter.accepts",
+            "\"success\", \"not_rejected\"",
+        ),
+        ("max_attempts_cap = 0", "max_attempts_cap", "at least 1"),
+        ("total_timeout = \"0s\"", "total_timeout", "positive"),
+    ] {
+        let text = format!("{BASE}[[fleets.layers]]\nmax_attempts = 3\n{layer}\n");
+        let src = retrysim::scenario::Source {
+            path: "bad.toml".into(),
+            stem: "bad".into(),
+            text,
+        };
+        let e = retrysim::scenario::load(src, &[]).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("fleets[0].layers[0].{field}")),
+            "{layer}: {e}"
+        );
+        assert!(e.contains(rule), "{layer}: {e}");
+    }
+}

@@ -759,8 +759,11 @@ fn validate_backoff(c: &Ctx, p: &str, b: Option<&BackoffFile>) -> R<Backoff> {
             }
         }
         Some(BackoffFile::Envoy { base, max, formula }) => {
-            // Envoy reads whole milliseconds; below 1 ms it uses 1 ms.
-            let base = base.map_or(25 * MILLISECOND, |d| d.0);
+            // Envoy reads whole milliseconds (base_interval > 0; below 1 ms it uses 1 ms).
+            let base = match base {
+                Some(b) => c.positive_dur(&f("base"), *b)?,
+                None => 25 * MILLISECOND,
+            };
             let base = at_most_dur(c, &f("base"), base, MAX_BACKOFF_PARAM)?;
             let base_ms = (base / MILLISECOND).max(1);
             let max_ms = match max {
