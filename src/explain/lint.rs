@@ -9,7 +9,7 @@
 //! | id | fires when |
 //! | --- | --- |
 //! | `multi-layer-retries-without-budget` | two or more layers of the fleet retry and have no `budget` (one lint per fleet) |
-//! | `unjittered-backoff-many-clients` | a retrying layer's waits are deterministic and positive (`fixed` with a delay > 0, or `exponential` with `jitter = "none"` and a first wait > 0) and the fleet has many clients: `clients` ≥ [`MANY_CLIENTS`], or a burst of at least that many requests |
+//! | `unjittered-backoff-many-clients` | a retrying layer's waits are deterministic and positive (`fixed` with a delay > 0, or `exponential` with `jitter = "none"` and a first wait > 0, or a library kind without jitter: `polly` without `jitter`, `resilience4j` without `randomization_factor`, `aws_legacy` with a fixed `base`) and the fleet has many clients: `clients` ≥ [`MANY_CLIENTS`], or a burst of at least that many requests |
 //! | `retries-ambiguous-writes` | the fleet has `writes` > 0 without `idempotency_keys`, and a retrying layer has `retry_ambiguous_writes = true` and `timeout` in `retry_on`, and a timeout can reach it (an `attempt_timeout` at this layer or below) |
 //! | `retries-breaker-open` | a retrying layer has `breaker_open` in `retry_on` and a breaker can produce it: its own breaker with `placement = "inside"`, or any breaker below it |
 //! | `ignores-retry-after` | a retrying layer has `respect_retry_after = false` and `rejected` in `retry_on`, and the dependency can reject (finite `servers` and `queue_limit`) with a `retry_after` |
@@ -25,13 +25,15 @@
 
 use std::fmt;
 
-use crate::model::backoff::max_wait;
+use crate::model::backoff::{is_jittered, max_wait};
 use crate::model::outcome::Class;
 use crate::scenario::config::{
     Arrival, Backoff, FleetConfig, Jitter, LayerConfig, Placement, Scenario,
 };
 
-use super::render::{fmt_count, fmt_duration, fmt_num, fmt_time, fmt_total, quoted_list};
+use super::render::{
+    backoff_kind, fmt_count, fmt_duration, fmt_num, fmt_time, fmt_total, quoted_list,
+};
 use super::{backoff_total, fleet_load, offered_peak, retries, Bound};
 
 /// A fleet has "many clients" from this many clients (or burst requests) on.
@@ -300,6 +302,9 @@ fn unjittered(found: &mut Found, fi: usize, f: &FleetConfig, li: usize, l: &Laye
                 "exponential backoff without jitter (waits {})",
                 waits.join(", ")
             )
+        }
+        ref b if !is_jittered(b) && max_wait(b, 1) > 0 => {
+            format!("an unjittered backoff ({})", backoff_kind(b))
         }
         _ => return,
     };

@@ -41,11 +41,11 @@ pub use lint::{Lint, LINTS};
 
 use crate::engine::time::to_secs;
 use crate::engine::Nanos;
-use crate::model::backoff::max_wait;
+use crate::model::backoff::{max_wait, settled_wait};
 use crate::model::outcome::{Class, ClassSet};
 use crate::scenario::config::{
     Arrival, Backoff, BreakerConfig, BudgetConfig, DependencyConfig, FleetConfig, LayerConfig,
-    LoadProfile, Scenario,
+    LimiterConfig, LoadProfile, PartPresets, Scenario,
 };
 
 /// A count or a duration in nanoseconds that may be unbounded (unlimited attempts, or
@@ -234,6 +234,65 @@ pub enum BudgetCap {
         /// `min_per_sec · window`: retries always allowed per window.
         floor_per_window: f64,
     },
+    /// AWS quota with its own cost after a throttling error (version 2.1).
+    AwsThrottling {
+        /// Bucket size.
+        capacity: u64,
+        /// Cost of a retry after a transient error.
+        retry_cost: u64,
+        /// Cost after a timeout.
+        timeout_cost: u64,
+        /// Cost after a throttling error.
+        throttling_cost: u64,
+        /// `floor(capacity / retry_cost)`.
+        retries: Bound,
+        /// `floor(capacity / throttling_cost)`.
+        retries_after_throttling: Bound,
+    },
+    /// Finagle `RetryBudget` or tower `TpsBudget`: a leaky token bucket.
+    Leaky {
+        /// "Finagle" or "tower".
+        library: &'static str,
+        /// Deposit lifetime.
+        ttl: Nanos,
+        /// Retries per second of reserve.
+        min_per_sec: u64,
+        /// The configured percentage (20 for 20%).
+        percent: f64,
+        /// Tokens per deposit.
+        deposit: i64,
+        /// Tokens per retry.
+        withdraw: i64,
+        /// Reserve tokens: `min_per_sec · ttl_s · withdraw`.
+        reserve: i64,
+        /// Whether deposits come from successes (tower's policy) rather than calls.
+        deposit_on_success: bool,
+    },
+    /// Envoy's concurrent-retry budget: a bound on retries in flight, not on their rate.
+    Envoy {
+        /// `budget_percent`.
+        percent: f64,
+        /// `min_retry_concurrency`.
+        min_concurrency: u32,
+        /// Whether retries in backoff count as pending requests.
+        count_backoff: bool,
+    },
+    /// Resilience4j retry budget.
+    Resilience4j {
+        /// Window in seconds.
+        window_s: u32,
+        /// Largest failure rate (percent) that allows a retry.
+        max_retry_ratio: f64,
+        /// Warm-up calls.
+        min_sample_size: i64,
+    },
+    /// SRE per-client retry ratio.
+    Sre {
+        /// Largest retries / requests.
+        fraction: f64,
+        /// Window.
+        window: Nanos,
+    },
 }
 
 impl BudgetCap {
@@ -248,12 +307,32 @@ impl BudgetCap {
             f64::from(max_attempts)
         };
         let cap = match *self {
-            BudgetCap::TokenBucket { .. } => 1.0,
+            BudgetCap::TokenBucket { .. } | BudgetCap::AwsThrottling { .. } => 1.0,
             BudgetCap::AwsStandard { retries, .. } => match retries {
                 Bound::Finite(_) => 1.0,
                 Bound::Unbounded => f64::INFINITY,
             },
             BudgetCap::Ratio { fraction, .. } => 1.0 + fraction,
+            // With every attempt failing no success deposits: only the reserve is left.
+            BudgetCap::Leaky {
+                deposit_on_success: true,
+                ..
+            } => 1.0,
+            BudgetCap::Leaky {
+                deposit, withdraw, ..
+            } => 1.0 + deposit as f64 / withdraw.max(1) as f64,
+            // A bound on concurrency: fast failures retry as often as max_attempts lets them.
+            BudgetCap::Envoy { .. } => f64::INFINITY,
+            // Past its warm-up the window's failure rate is 100%.
+            BudgetCap::Resilience4j { .. } => 1.0,
+            // retries < f · (calls + retries): retries per call < f / (1 − f).
+            BudgetCap::Sre { fraction, .. } => {
+                if fraction >= 1.0 {
+                    f64::INFINITY
+                } else {
+                    1.0 + fraction / (1.0 - fraction)
+                }
+            }
         };
         n.min(cap)
     }
@@ -308,6 +387,88 @@ pub fn budget_cap(b: &BudgetConfig) -> BudgetCap {
             window,
             floor_per_window: min_per_sec * to_secs(window),
         },
+        BudgetConfig::AwsThrottling {
+            capacity,
+            retry_cost,
+            timeout_cost,
+            throttling_cost,
+            ..
+        } => BudgetCap::AwsThrottling {
+            capacity,
+            retry_cost,
+            timeout_cost,
+            throttling_cost,
+            retries: capacity
+                .checked_div(retry_cost)
+                .map_or(Bound::Unbounded, Bound::Finite),
+            retries_after_throttling: capacity
+                .checked_div(throttling_cost)
+                .map_or(Bound::Unbounded, Bound::Finite),
+        },
+        BudgetConfig::Finagle {
+            ttl_ms,
+            min_per_sec,
+            percent_can_retry,
+        } => {
+            let f =
+                crate::model::budget::FinagleBudget::new(ttl_ms, min_per_sec, percent_can_retry);
+            let (deposit, withdraw, reserve) = f.amounts();
+            BudgetCap::Leaky {
+                library: "Finagle",
+                ttl: ttl_ms as u64 * 1_000_000,
+                min_per_sec: min_per_sec.max(0) as u64,
+                percent: percent_can_retry * 100.0,
+                deposit,
+                withdraw,
+                reserve,
+                deposit_on_success: false,
+            }
+        }
+        BudgetConfig::Tower {
+            ttl,
+            min_per_sec,
+            retry_percent,
+            truncate,
+            deposit_on_success,
+        } => {
+            let t = crate::model::budget::TowerBudget::new(
+                ttl,
+                min_per_sec,
+                retry_percent,
+                truncate,
+                deposit_on_success,
+            );
+            let (deposit, withdraw) = t.amounts();
+            BudgetCap::Leaky {
+                library: "tower",
+                ttl,
+                min_per_sec: u64::from(min_per_sec),
+                percent: f64::from(retry_percent) * 100.0,
+                deposit,
+                withdraw,
+                reserve: t.reserve(),
+                deposit_on_success,
+            }
+        }
+        BudgetConfig::Envoy {
+            percent,
+            min_concurrency,
+            count_backoff,
+        } => BudgetCap::Envoy {
+            percent,
+            min_concurrency,
+            count_backoff,
+        },
+        BudgetConfig::Resilience4j {
+            window_s,
+            max_retry_ratio,
+            min_sample_size,
+        } => BudgetCap::Resilience4j {
+            window_s,
+            max_retry_ratio,
+            min_sample_size,
+        },
+        BudgetConfig::Sre { fraction, window } => BudgetCap::Sre { fraction, window },
     }
 }
 
@@ -345,6 +506,16 @@ pub struct LayerExplanation {
     pub timeouts_total: Option<Bound>,
     /// What the budget allows, if the layer has one.
     pub budget: Option<BudgetCap>,
+    /// Time a call may take, all attempts and backoff included.
+    pub total_timeout: Option<Nanos>,
+    /// Client-side rate limiter.
+    pub limiter: Option<LimiterConfig>,
+    /// The named preset of the whole layer.
+    pub preset: Option<String>,
+    /// The named presets of its parts.
+    pub part_presets: PartPresets,
+    /// `max_attempts` as written, when `max_attempts_cap` lowered it.
+    pub capped_from: Option<u32>,
 }
 
 /// One fleet in numbers.
@@ -408,12 +579,7 @@ pub fn backoff_total(b: &Backoff, max_attempts: u32, floor: Nanos) -> Bound {
         };
     }
     // The wait every later term settles at, once reached.
-    let limit = match *b {
-        Backoff::None => 0,
-        Backoff::Fixed(d) => d,
-        Backoff::Exponential { cap, .. } => cap,
-    }
-    .max(floor);
+    let limit = settled_wait(b).max(floor);
     let retries = max_attempts.saturating_sub(1);
     let mut sum = Bound::Finite(0);
     for k in 1..=retries {
@@ -583,6 +749,11 @@ fn explain_fleet(scn: &Scenario, dep: &DependencyExplanation, f: &FleetConfig) -
                     .attempt_timeout
                     .map(|t| Bound::Finite(t) * Bound::attempts(l.max_attempts)),
                 budget: l.budget.as_ref().map(budget_cap),
+                total_timeout: l.total_timeout,
+                limiter: l.limiter,
+                preset: l.preset.clone(),
+                part_presets: l.part_presets.clone(),
+                capped_from: l.capped_from,
             }
         })
         .collect();

@@ -2,9 +2,13 @@
 
 use std::fmt::Write;
 
+use crate::engine::time::MILLISECOND;
 use crate::engine::Nanos;
 use crate::model::outcome::Class;
-use crate::scenario::config::{Backoff, BreakerConfig, Jitter, Placement, Trip};
+use crate::scenario::config::{
+    Accepts, AwsVersion, Backoff, BreakerConfig, EnvoyFormula, Jitter, LimiterConfig, Placement,
+    PollyType, R4jWindow, Trip,
+};
 
 use super::{
     Bound, BudgetCap, DependencyExplanation, Explanation, FleetExplanation, LayerExplanation, Load,
@@ -399,6 +403,7 @@ fn render_layer(o: &mut String, l: &LayerExplanation, deadline: Option<Nanos>) {
         l.name,
         attempts_noun(&attempts(l.max_attempts))
     );
+    render_presets(o, l);
     match (l.attempt_timeout, l.timeouts_total) {
         (Some(t), Some(total)) => {
             let _ = writeln!(
@@ -413,8 +418,24 @@ fn render_layer(o: &mut String, l: &LayerExplanation, deadline: Option<Nanos>) {
         }
         _ => o.push_str("      no attempt timeout\n"),
     }
+    if let Some(t) = l.total_timeout {
+        let _ = writeln!(
+            o,
+            "      total timeout {}: a call ends then, attempts and backoff included, {}",
+            fmt_time(t),
+            versus_deadline(deadline)
+        );
+    }
     if l.retries {
         render_backoff(o, l, deadline);
+    }
+    if let Some(lim) = &l.limiter {
+        let _ = writeln!(
+            o,
+            "      limiter ({}): {}",
+            plural(l.instances, "instance", "instances"),
+            limiter_text(lim)
+        );
     }
     if let Some(b) = &l.budget {
         let _ = writeln!(
@@ -434,7 +455,8 @@ fn render_layer(o: &mut String, l: &LayerExplanation, deadline: Option<Nanos>) {
     }
 }
 
-fn backoff_kind(b: &Backoff) -> String {
+/// The backoff in words, e.g. `exponential from 50ms, ×2, capped at 1s, full jitter`.
+pub(crate) fn backoff_kind(b: &Backoff) -> String {
     match *b {
         Backoff::None => "none (retries at once)".to_string(),
         Backoff::Fixed(d) => format!("fixed {}", fmt_time(d)),
@@ -461,6 +483,115 @@ fn backoff_kind(b: &Backoff) -> String {
                 fmt_num(multiplier)
             )
         }
+        Backoff::Grpc {
+            initial,
+            max,
+            multiplier,
+        } => format!(
+            "gRPC full jitter: uniform in [0, interval), interval from {} ×{} up to {}; a server pushback (Retry-After) is the wait and resets the interval",
+            fmt_time(initial),
+            fmt_num(multiplier),
+            fmt_time(max)
+        ),
+        Backoff::Envoy {
+            base_ms,
+            max_ms,
+            formula: EnvoyFormula::Current,
+        } => format!(
+            "Envoy full jitter: uniform whole ms in [0, interval), interval from {} doubling up to {}",
+            fmt_time(base_ms * MILLISECOND),
+            fmt_time(max_ms * MILLISECOND)
+        ),
+        Backoff::Envoy {
+            base_ms,
+            max_ms,
+            formula: EnvoyFormula::Documented,
+        } => format!(
+            "Envoy (documented formula): uniform whole ms in [0, (2^N − 1)·{}), capped at {}",
+            fmt_time(base_ms * MILLISECOND),
+            fmt_time(max_ms * MILLISECOND)
+        ),
+        Backoff::Polly {
+            delay_ticks,
+            backoff_type,
+            jitter,
+            max_delay_ticks,
+        } => {
+            let d = fmt_time(delay_ticks * 100);
+            let shape = match (backoff_type, jitter) {
+                (PollyType::Constant, false) => format!("constant {d}"),
+                (PollyType::Constant, true) => format!("constant {d} ±25% jitter"),
+                (PollyType::Linear, false) => format!("linear (k+1)·{d}"),
+                (PollyType::Linear, true) => format!("linear (k+1)·{d} ±25% jitter"),
+                (PollyType::Exponential, false) => format!("exponential 2^k·{d}"),
+                (PollyType::Exponential, true) => {
+                    format!("exponential from {d} with DecorrelatedJitterBackoffV2")
+                }
+            };
+            match max_delay_ticks {
+                Some(m) => format!("Polly {shape}, capped at {}", fmt_time(m * 100)),
+                None => format!("Polly {shape}"),
+            }
+        }
+        Backoff::Resilience4j {
+            initial_ms,
+            multiplier,
+            randomization,
+            max_ms,
+        } => {
+            let i = fmt_time(initial_ms * MILLISECOND);
+            let mut t = if multiplier == 1.0 {
+                format!("Resilience4j fixed {i}")
+            } else {
+                format!("Resilience4j exponential from {i} ×{}", fmt_num(multiplier))
+            };
+            if randomization > 0.0 {
+                t.push_str(&format!(", randomized ±{}%", fmt_num(randomization * 100.0)));
+            }
+            if let Some(m) = max_ms {
+                t.push_str(&format!(", capped at {}", fmt_time(m * MILLISECOND)));
+            }
+            t
+        }
+        Backoff::AwsLegacy { base, growth } => match base {
+            None => format!("AWS legacy: rand × {}^(n−1) s, no cap", fmt_num(growth)),
+            Some(b) => format!(
+                "AWS legacy: {} × {}^(n−1), no cap, no jitter",
+                fmt_time(b),
+                fmt_num(growth)
+            ),
+        },
+        Backoff::AwsStandard {
+            version: AwsVersion::V2_0,
+            max_backoff,
+            ..
+        } => format!(
+            "AWS standard: rand × min(2^(n−1) s, {})",
+            fmt_time(max_backoff)
+        ),
+        Backoff::AwsStandard {
+            version: AwsVersion::V2_1,
+            max_backoff,
+            dynamodb,
+        } => format!(
+            "AWS standard 2.1: rand × min(scale × 2^(n−1), {}), scale 1s after throttling, {} otherwise; a Retry-After is honoured within [t, t + 5s]",
+            fmt_time(max_backoff),
+            if dynamodb { "25ms" } else { "50ms" }
+        ),
+        Backoff::Finagle { start, max } => format!(
+            "Finagle decorrelated jitter: {}, then uniform in [previous, 3 × previous) up to {}",
+            fmt_time(start),
+            fmt_time(max)
+        ),
+        Backoff::Tower { min, max, jitter } => format!(
+            "tower exponential from {} ×2, plus up to {}% jitter, {}",
+            fmt_time(min),
+            fmt_num(jitter * 100.0),
+            match max {
+                Some(m) => format!("capped at {}", fmt_time(m)),
+                None => "no cap".to_string(),
+            }
+        ),
     }
 }
 
@@ -543,6 +674,90 @@ fn budget_text(b: &BudgetCap, instances: u64) -> String {
             fmt_num(1.0 + fraction),
             w = fmt_time(window),
         ),
+        BudgetCap::AwsThrottling {
+            capacity,
+            retry_cost,
+            timeout_cost,
+            throttling_cost,
+            retries,
+            retries_after_throttling,
+        } => format!(
+            "AWS standard quota of {capacity}, a retry costs {retry_cost} ({timeout_cost} after a timeout, {throttling_cost} after a throttling error); when every attempt fails it allows at most floor({capacity}/{retry_cost}) = {} retries per instance{} (floor({capacity}/{throttling_cost}) = {} after throttling errors), then none until successes refund it",
+            fmt_count(retries),
+            across(retries, instances),
+            fmt_count(retries_after_throttling)
+        ),
+        BudgetCap::Leaky {
+            library,
+            ttl,
+            min_per_sec,
+            percent,
+            deposit,
+            withdraw,
+            reserve,
+            deposit_on_success,
+        } => format!(
+            "{library} retry budget: each {} deposits {deposit} for {}, a retry withdraws {withdraw} (a reserve of {min_per_sec}/s × {} × {withdraw} = {reserve}); {}% configured, {}% effective ({deposit}/{withdraw}); in a long outage that is {} attempts per call, beyond the reserve",
+            if deposit_on_success { "success" } else { "call" },
+            fmt_time(ttl),
+            fmt_time(ttl / 1_000_000_000 * 1_000_000_000),
+            fmt_num(percent),
+            fmt_num(if withdraw > 0 { deposit as f64 / withdraw as f64 * 100.0 } else { 0.0 }),
+            if deposit_on_success {
+                "1".to_string()
+            } else {
+                fmt_num(1.0 + deposit as f64 / withdraw.max(1) as f64)
+            }
+        ),
+        BudgetCap::Envoy {
+            percent,
+            min_concurrency,
+            count_backoff,
+        } => format!(
+            "Envoy retry budget: retries in flight < max({}% of the attempts in flight, {min_concurrency}) per instance, a bound on concurrency, not on the retry rate; {}",
+            fmt_num(percent),
+            if count_backoff {
+                "retries waiting in backoff count as pending requests"
+            } else {
+                "as shipped, a retry waiting in backoff counts as a retry but not as a request (Envoy issue #30205)"
+            }
+        ),
+        BudgetCap::Resilience4j {
+            window_s,
+            max_retry_ratio,
+            min_sample_size,
+        } => format!(
+            "Resilience4j retry budget: over the last {window_s}s, retries stop while more than {}% of the recorded calls failed, once more than {min_sample_size} are recorded",
+            fmt_num(max_retry_ratio)
+        ),
+        BudgetCap::Sre { fraction, window } => format!(
+            "SRE retry budget: retry only while retries are below {}% of the requests over {} per instance (about {} attempts per call at most)",
+            fmt_num(fraction * 100.0),
+            fmt_time(window),
+            fmt_num(b.sustained_attempts(u32::MAX))
+        ),
+    }
+}
+
+/// The limiter in words.
+pub(crate) fn limiter_text(l: &LimiterConfig) -> String {
+    match *l {
+        LimiterConfig::AdaptiveThrottling {
+            k,
+            window,
+            padding,
+            accepts,
+        } => format!(
+            "SRE adaptive throttling over {}: each attempt is rejected locally (budget_exhausted) with probability max(0, (requests − {}·accepts) / (requests + {})), accepts being {}",
+            fmt_time(window),
+            fmt_num(k),
+            fmt_num(padding),
+            match accepts {
+                Accepts::Success => "successes",
+                Accepts::NotRejected => "answers other than rejected",
+            }
+        ),
+        LimiterConfig::AwsAdaptive => "AWS adaptive: a CUBIC send-rate limiter (β 0.7, C 0.4, at least 0.5/s), enabled by the first throttling error (a 429 rejection); every attempt then waits for a token".to_string(),
     }
 }
 
@@ -560,11 +775,42 @@ fn breaker_text(b: &BreakerConfig) -> String {
             "opens at {}% failures over the last {window} calls (once {min_calls} are recorded)",
             fmt_num(rate * 100.0)
         ),
+        Trip::Resilience4j {
+            window,
+            min_calls,
+            failure_rate,
+            slow_call_rate,
+            slow_call_duration,
+        } => {
+            let w = match window {
+                R4jWindow::Count(n) => format!("the last {n} calls"),
+                R4jWindow::Time(s) => format!("the last {s} seconds"),
+            };
+            let place = placement_text(b.placement);
+            return format!(
+                "Resilience4j: opens at {}% failures or {}% calls slower than {} over {w} (once {min_calls} are recorded), stays open {}, then lets {} calls through and closes unless they fail as often; {place}",
+                fmt_num(f64::from(failure_rate)),
+                fmt_num(f64::from(slow_call_rate)),
+                fmt_time(slow_call_duration),
+                fmt_time(b.open_for),
+                b.half_open_probes
+            );
+        }
+        Trip::Polly {
+            sampling,
+            min_throughput,
+            failure_ratio,
+        } => {
+            let place = placement_text(b.placement);
+            return format!(
+                "Polly: opens at {}% failures over {} (once {min_throughput} calls are recorded), stays open {}, then lets 1 call through: its success closes it; {place}",
+                fmt_num(failure_ratio * 100.0),
+                fmt_time(sampling),
+                fmt_time(b.open_for)
+            );
+        }
     };
-    let place = match b.placement {
-        Placement::Inside => "inside the retry loop: it counts every attempt, and an open breaker fails an attempt at once with breaker_open",
-        Placement::Outside => "outside the retry loop: it counts one outcome per call, after its retries",
-    };
+    let place = placement_text(b.placement);
     format!(
         "{trip}, stays open {}, closes after {}; {place}",
         fmt_time(b.open_for),
@@ -574,6 +820,271 @@ fn breaker_text(b: &BreakerConfig) -> String {
             "successful probes"
         )
     )
+}
+
+fn placement_text(p: Placement) -> &'static str {
+    match p {
+        Placement::Inside => "inside the retry loop: it counts every attempt, and an open breaker fails an attempt at once with breaker_open",
+        Placement::Outside => "outside the retry loop: it counts one outcome per call, after its retries",
+    }
+}
+
+/// A short form of a backoff, for the preset line.
+fn short_backoff(b: &Backoff) -> String {
+    match *b {
+        Backoff::None => "none".to_string(),
+        Backoff::Fixed(d) => format!("fixed {}", fmt_time(d)),
+        Backoff::Exponential {
+            base,
+            cap,
+            multiplier,
+            jitter,
+        } => {
+            let j = match jitter {
+                Jitter::None => "no jitter",
+                Jitter::Full => "full jitter",
+                Jitter::Equal => "equal jitter",
+                Jitter::Decorrelated => "decorrelated jitter",
+            };
+            let cap = if cap == u64::MAX {
+                String::new()
+            } else {
+                format!(" up to {}", fmt_time(cap))
+            };
+            format!("{j} {}×{}{cap}", fmt_time(base), fmt_num(multiplier))
+        }
+        Backoff::Grpc {
+            initial,
+            max,
+            multiplier,
+        } => format!(
+            "full jitter {}×{} up to {} with pushback",
+            fmt_time(initial),
+            fmt_num(multiplier),
+            fmt_time(max)
+        ),
+        Backoff::Envoy {
+            base_ms,
+            max_ms,
+            formula,
+        } => match formula {
+            EnvoyFormula::Current => format!(
+                "U[0, {}·2^(N−1)) up to {}",
+                fmt_time(base_ms * MILLISECOND),
+                fmt_time(max_ms * MILLISECOND)
+            ),
+            EnvoyFormula::Documented => format!(
+                "U[0, (2^N − 1)·{}) up to {}",
+                fmt_time(base_ms * MILLISECOND),
+                fmt_time(max_ms * MILLISECOND)
+            ),
+        },
+        Backoff::AwsStandard {
+            version: AwsVersion::V2_0,
+            max_backoff,
+            ..
+        } => format!("rand × min(2^(n−1) s, {})", fmt_time(max_backoff)),
+        Backoff::AwsStandard {
+            version: AwsVersion::V2_1,
+            max_backoff,
+            dynamodb,
+        } => format!(
+            "rand × min({}·2^(n−1), {}) (1s·2^(n−1) after throttling)",
+            if dynamodb { "25ms" } else { "50ms" },
+            fmt_time(max_backoff)
+        ),
+        Backoff::Finagle { start, max } => format!(
+            "decorrelated jitter {} up to {}",
+            fmt_time(start),
+            fmt_time(max)
+        ),
+        _ => backoff_kind(b),
+    }
+}
+
+/// A short form of a budget, for the preset line.
+fn short_budget(b: &BudgetCap) -> String {
+    match *b {
+        BudgetCap::TokenBucket {
+            max_tokens,
+            token_ratio,
+            ..
+        } => format!(
+            "token bucket {} / {}",
+            fmt_num(max_tokens),
+            fmt_num(token_ratio)
+        ),
+        BudgetCap::Ratio {
+            fraction,
+            min_per_sec,
+            window,
+            ..
+        } => format!(
+            "ratio {}% + {}/s over {}",
+            fmt_num(fraction * 100.0),
+            fmt_num(min_per_sec),
+            fmt_time(window)
+        ),
+        BudgetCap::AwsStandard {
+            capacity,
+            retry_cost,
+            timeout_cost,
+            ..
+        } => format!("retry quota {capacity}, cost {retry_cost} ({timeout_cost} after a timeout)"),
+        BudgetCap::AwsThrottling {
+            capacity,
+            retry_cost,
+            throttling_cost,
+            ..
+        } => format!(
+            "retry quota {capacity}, cost {retry_cost} ({throttling_cost} after throttling)"
+        ),
+        BudgetCap::Leaky {
+            library,
+            ttl,
+            min_per_sec,
+            percent,
+            deposit,
+            withdraw,
+            deposit_on_success,
+            ..
+        } => format!(
+            "{library} budget {}% (deposit {deposit}, withdraw {withdraw}) + {min_per_sec}/s, ttl {}, deposit per {}",
+            fmt_num(percent),
+            fmt_time(ttl),
+            if deposit_on_success { "success" } else { "call" }
+        ),
+        BudgetCap::Envoy {
+            percent,
+            min_concurrency,
+            ..
+        } => format!(
+            "concurrent retries < max({}% of requests in flight, {min_concurrency})",
+            fmt_num(percent)
+        ),
+        BudgetCap::Resilience4j {
+            window_s,
+            max_retry_ratio,
+            min_sample_size,
+        } => format!(
+            "retry budget: failure rate ≤ {}% over {window_s}s after {min_sample_size} calls",
+            fmt_num(max_retry_ratio)
+        ),
+        BudgetCap::Sre { fraction, window } => format!(
+            "retries < {}% of requests over {}",
+            fmt_num(fraction * 100.0),
+            fmt_time(window)
+        ),
+    }
+}
+
+/// A short form of a breaker, for the preset line.
+fn short_breaker(b: &BreakerConfig) -> String {
+    let place = match b.placement {
+        Placement::Inside => "inside",
+        Placement::Outside => "outside",
+    };
+    let trip = match b.trip {
+        Trip::Consecutive(n) => format!("{n} failures in a row"),
+        Trip::Rate { window, rate, .. } => {
+            format!("{}% of {window} calls", fmt_num(rate * 100.0))
+        }
+        Trip::Resilience4j {
+            window,
+            failure_rate,
+            slow_call_rate,
+            slow_call_duration,
+            min_calls,
+        } => format!(
+            "{} window {}, {}% failures or {}% slower than {}, min {min_calls} calls, {} half-open calls",
+            match window {
+                R4jWindow::Count(_) => "count",
+                R4jWindow::Time(_) => "time",
+            },
+            match window {
+                R4jWindow::Count(n) => n.to_string(),
+                R4jWindow::Time(s) => format!("{s}s"),
+            },
+            fmt_num(f64::from(failure_rate)),
+            fmt_num(f64::from(slow_call_rate)),
+            fmt_time(slow_call_duration),
+            b.half_open_probes
+        ),
+        Trip::Polly {
+            sampling,
+            min_throughput,
+            failure_ratio,
+        } => format!(
+            "{}% failures over {}, min {min_throughput} calls",
+            fmt_num(failure_ratio * 100.0),
+            fmt_time(sampling)
+        ),
+    };
+    format!("{trip}, open {}, {place}", fmt_time(b.open_for))
+}
+
+/// A short form of a limiter, for the preset line.
+fn short_limiter(l: &LimiterConfig) -> String {
+    match *l {
+        LimiterConfig::AdaptiveThrottling { k, window, .. } => format!(
+            "adaptive throttling K = {} over {}",
+            fmt_num(k),
+            fmt_time(window)
+        ),
+        LimiterConfig::AwsAdaptive => "CUBIC client rate limiter".to_string(),
+    }
+}
+
+/// The preset lines of a layer: what its named preset, or its parts' presets, resolve to.
+fn render_presets(o: &mut String, l: &LayerExplanation) {
+    if let Some(name) = &l.preset {
+        let mut parts = vec![match l.capped_from {
+            Some(from) => format!(
+                "max_attempts {} (capped from {})",
+                attempts(l.max_attempts),
+                attempts(from)
+            ),
+            None => format!("max_attempts {}", attempts(l.max_attempts)),
+        }];
+        parts.push(format!("backoff {}", short_backoff(&l.backoff)));
+        if let Some(b) = &l.budget {
+            parts.push(format!("budget {}", short_budget(b)));
+        }
+        if let Some(b) = &l.breaker {
+            parts.push(format!("breaker {}", short_breaker(b)));
+        }
+        if let Some(lim) = &l.limiter {
+            parts.push(format!("limiter {}", short_limiter(lim)));
+        }
+        if let Some(t) = l.total_timeout {
+            parts.push(format!("total timeout {}", fmt_time(t)));
+        }
+        let _ = writeln!(o, "      preset {name} → {}", parts.join(", "));
+    } else if let Some(from) = l.capped_from {
+        let _ = writeln!(
+            o,
+            "      max_attempts {} capped from {} by max_attempts_cap",
+            attempts(l.max_attempts),
+            attempts(from)
+        );
+    }
+    let p = &l.part_presets;
+    if let Some(name) = &p.backoff {
+        let _ = writeln!(
+            o,
+            "      backoff preset {name} → {}",
+            short_backoff(&l.backoff)
+        );
+    }
+    if let (Some(name), Some(b)) = (&p.budget, &l.budget) {
+        let _ = writeln!(o, "      budget preset {name} → {}", short_budget(b));
+    }
+    if let (Some(name), Some(b)) = (&p.breaker, &l.breaker) {
+        let _ = writeln!(o, "      breaker preset {name} → {}", short_breaker(b));
+    }
+    if let (Some(name), Some(lim)) = (&p.limiter, &l.limiter) {
+        let _ = writeln!(o, "      limiter preset {name} → {}", short_limiter(lim));
+    }
 }
 
 #[cfg(test)]

@@ -15,7 +15,8 @@ pub fn fingerprint(table: &toml::Table) -> String {
 ///
 /// `[run]` holds `kind` (`"run"` or `"sweep"`), `params` (the swept keys, in column
 /// order), the scenario name and source, the seed, and the fingerprint; `[resolved]`
-/// the capacity and offered load; `[scenario]` the scenario table after overrides.
+/// the capacity and offered load; `[scenario]` the scenario table after overrides, with
+/// its presets resolved.
 pub fn render(loaded: &Loaded, runs: u64, extra: &[(&str, toml::Value)]) -> String {
     let s = &loaded.scenario;
     let mut meta = toml::Table::new();
@@ -31,7 +32,7 @@ pub fn render(loaded: &Loaded, runs: u64, extra: &[(&str, toml::Value)]) -> Stri
         toml::Value::Integer(i64::from(s.replications)),
     );
     run.insert("runs".into(), toml::Value::Integer(runs as i64));
-    run.insert("fingerprint".into(), fingerprint(&loaded.table).into());
+    run.insert("fingerprint".into(), fingerprint(&loaded.resolved).into());
     for (k, v) in extra {
         run.insert((*k).to_string(), v.clone());
     }
@@ -53,7 +54,7 @@ pub fn render(loaded: &Loaded, runs: u64, extra: &[(&str, toml::Value)]) -> Stri
     root.insert("retrysim".into(), meta.into());
     root.insert("run".into(), run.into());
     root.insert("resolved".into(), resolved.into());
-    root.insert("scenario".into(), loaded.table.clone().into());
+    root.insert("scenario".into(), loaded.resolved.clone().into());
     format!(
         "# Written by retrysim: what produced the files in this folder.\n{}",
         toml::to_string(&root).unwrap_or_default()

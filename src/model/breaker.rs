@@ -6,6 +6,24 @@
 //! `half_open_probes` calls pass; when that many succeed it closes, and any failure
 //! opens it again.
 //!
+//! Two trips follow their library's state machine exactly:
+//! - **Resilience4j** (`CircuitBreakerStateMachine`, `CircuitBreakerMetrics`): a count-
+//!   or time-based window ([`CountWindow`], [`EpochWindow`]); after each recorded call,
+//!   once `minimumNumberOfCalls` are in the window (for a count window at most its size),
+//!   it opens when the failure rate (`f32` percent) reaches its threshold or the share
+//!   of calls slower than `slowCallDurationThreshold` (strictly) reaches its own. Open,
+//!   it admits a call only strictly after `waitDurationInOpenState`, turning half-open:
+//!   `permittedNumberOfCallsInHalfOpenState` calls are admitted in all, recorded in a
+//!   count window of that size, and evaluated with the same thresholds once
+//!   `min(minimumNumberOfCalls, permitted)` are recorded: above → open again, below →
+//!   closed, with fresh metrics.
+//! - **Polly** (`CircuitStateController`, `AdvancedCircuitBehavior`,
+//!   `RollingHealthMetrics`): successes and failures in [`HealthMetrics`] over the
+//!   sampling duration; a failure while closed opens the circuit when the throughput
+//!   is at least `MinimumThroughput` and the failure ratio at least `FailureRatio`.
+//!   After `BreakDuration` one call passes; its success closes (and resets the
+//!   metrics), its failure reopens.
+//!
 //! ```
 //! use retrysim::model::breaker::{Breaker, State};
 //! use retrysim::scenario::config::{BreakerConfig, Placement, Trip};
@@ -23,7 +41,9 @@
 //! ```
 
 use crate::engine::Nanos;
-use crate::scenario::config::{BreakerConfig, Trip};
+use crate::scenario::config::{BreakerConfig, R4jWindow, Trip};
+
+use super::windows::{Agg, CountWindow, EpochWindow, HealthMetrics};
 
 /// Breaker state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,11 +57,27 @@ pub enum State {
     },
     /// Up to `half_open_probes` calls pass as probes.
     HalfOpen {
-        /// Probes admitted and not yet recorded.
+        /// Probes admitted and not yet recorded (Resilience4j: admitted in all).
         in_flight: u32,
         /// Probes that succeeded.
         successes: u32,
     },
+}
+
+/// Resilience4j's metrics of the current state.
+#[derive(Debug, Clone)]
+enum R4jMetrics {
+    Count(CountWindow),
+    Time(EpochWindow),
+}
+
+impl R4jMetrics {
+    fn record(&mut self, now: Nanos, failed: bool, slow: bool) -> Agg {
+        match self {
+            R4jMetrics::Count(w) => w.record(failed, slow),
+            R4jMetrics::Time(w) => w.record(now, failed, slow),
+        }
+    }
 }
 
 /// One instance's circuit breaker.
@@ -56,6 +92,10 @@ pub struct Breaker {
     ring_len: usize,
     ring_failures: usize,
     opened: u64,
+    /// Resilience4j: the metrics of the closed or half-open state.
+    r4j: Option<R4jMetrics>,
+    /// Polly: the health metrics.
+    polly: Option<HealthMetrics>,
 }
 
 impl Breaker {
@@ -63,9 +103,9 @@ impl Breaker {
     pub fn new(cfg: BreakerConfig) -> Breaker {
         let window = match cfg.trip {
             Trip::Rate { window, .. } => window as usize,
-            Trip::Consecutive(_) => 0,
+            _ => 0,
         };
-        Breaker {
+        let mut b = Breaker {
             cfg,
             state: State::Closed,
             consecutive: 0,
@@ -74,6 +114,28 @@ impl Breaker {
             ring_len: 0,
             ring_failures: 0,
             opened: 0,
+            r4j: None,
+            polly: None,
+        };
+        match cfg.trip {
+            Trip::Resilience4j { .. } => b.r4j = Some(b.r4j_closed_metrics(0)),
+            Trip::Polly { sampling, .. } => b.polly = Some(HealthMetrics::new(sampling, 0)),
+            _ => {}
+        }
+        b
+    }
+
+    fn r4j_closed_metrics(&self, now: Nanos) -> R4jMetrics {
+        match self.cfg.trip {
+            Trip::Resilience4j {
+                window: R4jWindow::Time(s),
+                ..
+            } => R4jMetrics::Time(EpochWindow::new(s, now)),
+            Trip::Resilience4j {
+                window: R4jWindow::Count(n),
+                ..
+            } => R4jMetrics::Count(CountWindow::new(n)),
+            _ => R4jMetrics::Count(CountWindow::new(1)),
         }
     }
 
@@ -100,6 +162,10 @@ impl Breaker {
                     in_flight: 0,
                     successes: 0,
                 };
+                if let Some(m) = &mut self.r4j {
+                    // forHalfOpen: a count window of the permitted calls.
+                    *m = R4jMetrics::Count(CountWindow::new(self.cfg.half_open_probes));
+                }
                 return true;
             }
         }
@@ -127,8 +193,10 @@ impl Breaker {
     }
 
     fn trip(&mut self, now: Nanos) {
+        // Resilience4j admits a call only strictly after the wait (`isAfter`).
+        let extra = u64::from(matches!(self.cfg.trip, Trip::Resilience4j { .. }));
         self.state = State::Open {
-            until: now.saturating_add(self.cfg.open_for),
+            until: now.saturating_add(self.cfg.open_for).saturating_add(extra),
         };
         self.opened += 1;
         self.reset_counts();
@@ -141,8 +209,137 @@ impl Breaker {
         self.ring_failures = 0;
     }
 
+    fn close(&mut self, now: Nanos) {
+        self.state = State::Closed;
+        self.reset_counts();
+        if self.r4j.is_some() {
+            self.r4j = Some(self.r4j_closed_metrics(now));
+        }
+        if let Some(p) = &mut self.polly {
+            p.reset(now);
+        }
+    }
+
     /// Records the outcome of a call it let pass. Returns true when the breaker opened.
     pub fn record(&mut self, now: Nanos, success: bool) -> bool {
+        self.record_timed(now, success, 0)
+    }
+
+    /// Records the outcome of a call it let pass that took `duration` (Resilience4j's
+    /// slow calls). Returns true when the breaker opened.
+    pub fn record_timed(&mut self, now: Nanos, success: bool, duration: Nanos) -> bool {
+        match self.cfg.trip {
+            Trip::Resilience4j {
+                min_calls,
+                failure_rate,
+                slow_call_rate,
+                slow_call_duration,
+                window,
+            } => {
+                let slow = duration > slow_call_duration;
+                self.record_r4j(
+                    now,
+                    !success,
+                    slow,
+                    min_calls,
+                    failure_rate,
+                    slow_call_rate,
+                    window,
+                )
+            }
+            Trip::Polly {
+                min_throughput,
+                failure_ratio,
+                ..
+            } => self.record_polly(now, success, min_throughput, failure_ratio),
+            _ => self.record_classic(now, success),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn record_r4j(
+        &mut self,
+        now: Nanos,
+        failed: bool,
+        slow: bool,
+        min_calls: u32,
+        failure_rate: f32,
+        slow_call_rate: f32,
+        window: R4jWindow,
+    ) -> bool {
+        let half_open = matches!(self.state, State::HalfOpen { .. });
+        let Some(m) = &mut self.r4j else { return false };
+        // A late answer while open is recorded in metrics that are dropped unread.
+        if matches!(self.state, State::Open { .. }) {
+            return false;
+        }
+        let snap = m.record(now, failed, slow);
+        let min = if half_open {
+            min_calls.min(self.cfg.half_open_probes)
+        } else {
+            match window {
+                R4jWindow::Count(n) => min_calls.min(n),
+                R4jWindow::Time(_) => min_calls,
+            }
+        };
+        if snap.calls == 0 || snap.calls < min {
+            return false; // BELOW_MINIMUM_CALLS_THRESHOLD
+        }
+        let exceeded =
+            snap.failure_rate() >= failure_rate || snap.slow_call_rate() >= slow_call_rate;
+        if exceeded {
+            self.trip(now);
+            true
+        } else {
+            if half_open {
+                self.close(now);
+            }
+            false
+        }
+    }
+
+    fn record_polly(
+        &mut self,
+        now: Nanos,
+        success: bool,
+        min_throughput: u32,
+        failure_ratio: f64,
+    ) -> bool {
+        match &mut self.state {
+            State::Open { .. } => {
+                // Recorded, but the metrics are reset before they are read again.
+                false
+            }
+            State::HalfOpen { in_flight, .. } => {
+                *in_flight = in_flight.saturating_sub(1);
+                if success {
+                    self.close(now);
+                    false
+                } else {
+                    self.trip(now);
+                    true
+                }
+            }
+            State::Closed => {
+                let Some(h) = &mut self.polly else {
+                    return false;
+                };
+                h.increment(now, !success);
+                if success {
+                    return false;
+                }
+                let (throughput, rate) = h.health(now);
+                if throughput >= min_throughput && rate >= failure_ratio {
+                    self.trip(now);
+                    true
+                } else {
+                    false
+                }
+            }
+        }
+    }
+
+    fn record_classic(&mut self, now: Nanos, success: bool) -> bool {
         match &mut self.state {
             State::Open { .. } => false, // a late answer from before it opened
             State::HalfOpen {
@@ -204,6 +401,7 @@ impl Breaker {
                         false
                     }
                 }
+                _ => false,
             },
         }
     }

@@ -1,6 +1,6 @@
 //! Retry budgets: per-instance state that may deny a retry.
 //!
-//! Three kinds, after the libraries that ship them:
+//! Three generic kinds, after the libraries that ship them:
 //! - **token bucket** (gRPC retry throttling, gRFC A6): integer milli-tokens, starting
 //!   full; every failed attempt takes 1000 (floored at 0), every success gives back
 //!   `token_ratio · 1000` (capped at the max); a retry is allowed only while
@@ -8,7 +8,38 @@
 //! - **ratio** (Finagle / SRE book): in any trailing `window`, retries may not exceed
 //!   `percent` of the calls plus `min_per_sec · window`.
 //! - **AWS standard retry quota**: 500 tokens, a retry costs 5 (10 after a timeout); a
-//!   success refunds the last retry's cost, or 1 when the call did not retry.
+//!   success refunds the last retry's cost, or 1 when the call did not retry. Version
+//!   2.1 (the 2026 update) costs 14, and 5 after a throttling error.
+//!
+//! And the libraries' own arithmetic, exactly:
+//! - **finagle** (`RetryBudget.scala` on twitter/util `TokenBucket.newLeakyBucket`):
+//!   each call deposits 1000 into a [`WindowedAdder`] of `ttl` in 10 slices; a retry
+//!   withdraws `(int)(1000 / percentCanRetry)` if the window's sum plus the reserve
+//!   `minRetriesPerSec · ttl_s · withdrawal` covers it.
+//! - **tower** (`TpsBudget`): the same on a [`TpsBucket`], but for `retry_percent <= 1`
+//!   a deposit is 1 and a withdrawal `(isize)(1 / retry_percent)` (`f32`): 30% allows
+//!   one retry per 3 deposits (33%); `truncate = false` scales by 1000 as Finagle does.
+//!   tower leaves the deposit to the policy: its documented policy deposits on each
+//!   success (`deposit = "success"`), Finagle's filter on each call.
+//! - **envoy** (`RetryBudgetImpl` in `resource_manager_impl.h`): a concurrency bound:
+//!   a retry is allowed while the outstanding retries (granted, not yet answered) are
+//!   fewer than `max((uint64)(percent/100 · (active + pending)), min_concurrency)`,
+//!   active + pending being this instance's attempts in flight. A retry waiting in
+//!   backoff counts as a retry but not as a request (issue #30205);
+//!   `count_backoff = true` counts the retries waiting to be sent, and the proposed one,
+//!   as pending requests.
+//! - **resilience4j** (`BudgetRetryImpl`, synchronous context): failed attempts and
+//!   successful calls in an [`EpochWindow`]; a failure asks *before* it is recorded:
+//!   allowed while the window holds at most `min_sample_size` calls or its failure rate
+//!   is at most `max_retry_ratio` percent.
+//! - **sre** (SRE book, "Handling Overload"): retry only while retries / requests
+//!   (first attempts and retries) over the trailing window is below `percent`.
+//!
+//! The model calls [`Budget::on_call`] when a call enters the layer,
+//! [`Budget::on_sent`] / [`Budget::on_done`] around each attempt in flight,
+//! [`Budget::on_failed`] / [`Budget::on_succeeded`] with each attempt's outcome,
+//! [`Budget::ask`] before a retry and [`Budget::release`] when a granted retry is
+//! resolved (its attempt answered, or the call gone).
 //!
 //! ```
 //! use retrysim::model::budget::Budget;
@@ -22,9 +53,209 @@
 
 use std::collections::VecDeque;
 
-use crate::engine::time::to_secs;
+use crate::engine::time::{to_secs, MILLISECOND};
 use crate::engine::Nanos;
+use crate::model::outcome::Class;
 use crate::scenario::config::BudgetConfig;
+
+use super::windows::{EpochWindow, TpsBucket, WindowedAdder};
+
+/// Why a retry is asked for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RetryCause {
+    /// The failed attempt timed out.
+    pub timeout: bool,
+    /// The failed attempt was a throttling error (a rejection with status 429).
+    pub throttled: bool,
+}
+
+/// Finagle's `TokenRetryBudget` on a leaky bucket.
+#[derive(Debug, Clone)]
+pub struct FinagleBudget {
+    adder: WindowedAdder,
+    reserve: i64,
+    deposit: i64,
+    withdraw: i64,
+    /// `RetryBudget.Empty`: both `minRetriesPerSec` and `percentCanRetry` are 0.
+    empty: bool,
+}
+
+impl FinagleBudget {
+    /// `RetryBudget(ttl, minRetriesPerSec, percentCanRetry)` created at time 0.
+    pub fn new(ttl_ms: i64, min_per_sec: i32, percent_can_retry: f64) -> FinagleBudget {
+        let empty = min_per_sec == 0 && percent_can_retry == 0.0;
+        let deposit = if percent_can_retry == 0.0 { 0 } else { 1000 };
+        // (ScaleFactor / percentCanRetry).toInt: truncation, saturating at Int bounds.
+        let withdraw: i32 = if percent_can_retry == 0.0 {
+            1
+        } else {
+            (1000.0 / percent_can_retry) as i32
+        };
+        // minRetriesPerSec * ttl.inSeconds * withdrawalAmount in Scala Int arithmetic.
+        let ttl_s = (ttl_ms / 1000) as i32;
+        let reserve = min_per_sec.wrapping_mul(ttl_s).wrapping_mul(withdraw);
+        FinagleBudget {
+            adder: WindowedAdder::new(ttl_ms, 10, 0),
+            reserve: i64::from(reserve),
+            deposit,
+            withdraw: i64::from(withdraw),
+            empty,
+        }
+    }
+
+    /// `deposit()` at `now`.
+    pub fn deposit(&mut self, now: Nanos) {
+        if !self.empty {
+            self.adder.add(ms(now), self.deposit);
+        }
+    }
+
+    /// `tryWithdraw()` at `now`.
+    pub fn try_withdraw(&mut self, now: Nanos) -> bool {
+        if self.empty {
+            return false;
+        }
+        let ok = self.count(now) >= self.withdraw;
+        if ok {
+            self.adder.add(ms(now), -self.withdraw);
+        }
+        ok
+    }
+
+    /// The bucket's `count` at `now`: the window's sum plus the reserve.
+    pub fn count(&mut self, now: Nanos) -> i64 {
+        self.adder.sum(ms(now)) + self.reserve
+    }
+
+    /// (deposit, withdrawal, reserve) amounts.
+    pub fn amounts(&self) -> (i64, i64, i64) {
+        (self.deposit, self.withdraw, self.reserve)
+    }
+
+    /// `balance`: retries that can be made now (`count / withdrawal`).
+    pub fn balance(&mut self, now: Nanos) -> i64 {
+        if self.empty {
+            0
+        } else {
+            self.count(now) / self.withdraw
+        }
+    }
+}
+
+/// Milliseconds of simulated time (Finagle's `Stopwatch.systemMillis`).
+fn ms(t: Nanos) -> i64 {
+    (t / MILLISECOND) as i64
+}
+
+/// tower's `TpsBudget`.
+#[derive(Debug, Clone)]
+pub struct TowerBudget {
+    bucket: TpsBucket,
+    deposit: i64,
+    withdraw: i64,
+    reserve: i64,
+    deposit_on_success: bool,
+}
+
+impl TowerBudget {
+    /// `TpsBudget::new(ttl, min_per_sec, retry_percent)` created at time 0.
+    pub fn new(
+        ttl: Nanos,
+        min_per_sec: u32,
+        retry_percent: f32,
+        truncate: bool,
+        deposit_on_success: bool,
+    ) -> TowerBudget {
+        let (deposit, withdraw): (i64, i64) = if retry_percent == 0.0 {
+            (0, 1)
+        } else if truncate && retry_percent <= 1.0 {
+            (1, (1.0f32 / retry_percent) as i64)
+        } else {
+            (1000, (1000.0f32 / retry_percent) as i64)
+        };
+        let reserve = i64::from(min_per_sec)
+            .saturating_mul((ttl / 1_000_000_000) as i64)
+            .saturating_mul(withdraw);
+        TowerBudget {
+            bucket: TpsBucket::new(ttl, reserve, 0),
+            deposit,
+            withdraw,
+            reserve,
+            deposit_on_success,
+        }
+    }
+
+    /// `deposit()` at `now`.
+    pub fn deposit(&mut self, now: Nanos) {
+        self.bucket.put(now, self.deposit);
+    }
+
+    /// `withdraw()` at `now`.
+    pub fn withdraw(&mut self, now: Nanos) -> bool {
+        self.bucket.try_get(now, self.withdraw)
+    }
+
+    /// (deposit, withdrawal) amounts.
+    pub fn amounts(&self) -> (i64, i64) {
+        (self.deposit, self.withdraw)
+    }
+
+    /// Reserve tokens.
+    pub fn reserve(&self) -> i64 {
+        self.reserve
+    }
+}
+
+/// Envoy's concurrent-retry budget state.
+#[derive(Debug, Clone)]
+pub struct EnvoyBudget {
+    percent: f64,
+    min: u32,
+    count_backoff: bool,
+    /// Attempts of this instance in flight (Envoy's active + pending requests).
+    in_flight: u64,
+    /// Retries granted and not yet resolved (Envoy's `retries().count()`).
+    retries: u64,
+    /// Of those, retries not yet sent (waiting in backoff).
+    scheduled: u64,
+}
+
+impl EnvoyBudget {
+    /// `max()`: the most concurrent retries allowed now.
+    pub fn limit(&self) -> u64 {
+        let requests = if self.count_backoff {
+            self.in_flight + self.scheduled + 1
+        } else {
+            self.in_flight
+        };
+        ((self.percent / 100.0 * requests as f64) as u64).max(u64::from(self.min))
+    }
+
+    /// (attempts in flight, outstanding retries, of which waiting to be sent).
+    pub fn counts(&self) -> (u64, u64, u64) {
+        (self.in_flight, self.retries, self.scheduled)
+    }
+}
+
+/// Resilience4j's retry budget state.
+#[derive(Debug, Clone)]
+pub struct R4jBudget {
+    window: EpochWindow,
+    max_retry_ratio: f64,
+    min_sample_size: i64,
+    /// The answer of `allowRetry()` taken before the last failure was recorded.
+    allowed: bool,
+}
+
+impl R4jBudget {
+    fn allow(&mut self, now: Nanos) -> bool {
+        let snap = self.window.snapshot(now);
+        if i64::from(snap.calls) <= self.min_sample_size {
+            return true;
+        }
+        f64::from(snap.failure_rate()) <= self.max_retry_ratio
+    }
+}
 
 /// One instance's retry budget.
 #[derive(Debug, Clone)]
@@ -63,7 +294,36 @@ pub enum Budget {
         timeout_cost: u64,
         /// Refund of a success without retry.
         success_refund: u64,
+        /// Cost after a throttling error (version 2.1), if it has its own.
+        throttling_cost: Option<u64>,
     },
+    /// Finagle `RetryBudget`.
+    Finagle(FinagleBudget),
+    /// tower `TpsBudget`.
+    Tower(TowerBudget),
+    /// Envoy concurrent-retry budget.
+    Envoy(EnvoyBudget),
+    /// Resilience4j retry budget.
+    Resilience4j(R4jBudget),
+    /// SRE per-client retry ratio.
+    Sre {
+        /// Times of calls (first attempts) in the window.
+        calls: VecDeque<Nanos>,
+        /// Times of retries in the window.
+        retries: VecDeque<Nanos>,
+        /// Largest retries / requests.
+        fraction: f64,
+        /// Window.
+        window: Nanos,
+    },
+}
+
+/// Drops the times at or before `now − window` (the window is `(now − window, now]`).
+fn evict(q: &mut VecDeque<Nanos>, now: Nanos, window: Nanos) {
+    let from = now.saturating_sub(window);
+    while q.front().is_some_and(|&t| t <= from && now >= window) {
+        q.pop_front();
+    }
 }
 
 impl Budget {
@@ -100,6 +360,67 @@ impl Budget {
                 retry_cost,
                 timeout_cost,
                 success_refund,
+                throttling_cost: None,
+            },
+            BudgetConfig::AwsThrottling {
+                capacity,
+                retry_cost,
+                timeout_cost,
+                throttling_cost,
+                success_refund,
+            } => Budget::AwsStandard {
+                tokens: capacity,
+                capacity,
+                retry_cost,
+                timeout_cost,
+                success_refund,
+                throttling_cost: Some(throttling_cost),
+            },
+            BudgetConfig::Finagle {
+                ttl_ms,
+                min_per_sec,
+                percent_can_retry,
+            } => Budget::Finagle(FinagleBudget::new(ttl_ms, min_per_sec, percent_can_retry)),
+            BudgetConfig::Tower {
+                ttl,
+                min_per_sec,
+                retry_percent,
+                truncate,
+                deposit_on_success,
+            } => Budget::Tower(TowerBudget::new(
+                ttl,
+                min_per_sec,
+                retry_percent,
+                truncate,
+                deposit_on_success,
+            )),
+            BudgetConfig::Envoy {
+                percent,
+                min_concurrency,
+                count_backoff,
+            } => Budget::Envoy(EnvoyBudget {
+                percent,
+                min: min_concurrency,
+                count_backoff,
+                in_flight: 0,
+                retries: 0,
+                scheduled: 0,
+            }),
+            BudgetConfig::Resilience4j {
+                window_s,
+                max_retry_ratio,
+                min_sample_size,
+            } => Budget::Resilience4j(R4jBudget {
+                window: EpochWindow::new(window_s, 0),
+                max_retry_ratio,
+                min_sample_size,
+                allowed: true,
+            }),
+            BudgetConfig::Sre { fraction, window } => Budget::Sre {
+                calls: VecDeque::new(),
+                retries: VecDeque::new(),
+                fraction,
+                window,
             },
         }
     }
@@ -107,8 +428,62 @@ impl Budget {
     /// A new call entered the layer (its first attempt).
     #[inline]
     pub fn on_call(&mut self, now: Nanos) {
-        if let Budget::Ratio { calls, .. } = self {
-            calls.push_back(now);
+        match self {
+            Budget::Ratio { calls, .. } | Budget::Sre { calls, .. } => calls.push_back(now),
+            Budget::Finagle(f) => f.deposit(now),
+            Budget::Tower(t) if !t.deposit_on_success => t.deposit(now),
+            _ => {}
+        }
+    }
+
+    /// An attempt was sent to the layer below (`is_retry`: not the call's first).
+    #[inline]
+    pub fn on_sent(&mut self, is_retry: bool) {
+        if let Budget::Envoy(e) = self {
+            e.in_flight += 1;
+            if is_retry {
+                e.scheduled = e.scheduled.saturating_sub(1);
+            }
+        }
+    }
+
+    /// An attempt in flight ended: answered, timed out or cancelled.
+    #[inline]
+    pub fn on_done(&mut self) {
+        if let Budget::Envoy(e) = self {
+            e.in_flight = e.in_flight.saturating_sub(1);
+        }
+    }
+
+    /// A retry granted by [`Budget::ask`] (`cost` is what it returned) is resolved: the
+    /// retried attempt was answered (`sent`), or the call went on or ended without it.
+    #[inline]
+    pub fn release(&mut self, cost: u64, sent: bool) {
+        if let Budget::Envoy(e) = self {
+            if cost > 0 {
+                e.retries = e.retries.saturating_sub(1);
+                if !sent {
+                    e.scheduled = e.scheduled.saturating_sub(1);
+                }
+            }
+        }
+    }
+
+    /// An attempt failed with `class`; `retryable` when the layer retries that class.
+    #[inline]
+    pub fn on_failed(&mut self, now: Nanos, class: Class, retryable: bool) {
+        match self {
+            Budget::Resilience4j(r) => {
+                // The synchronous context asks allowRetry() before recording the error,
+                // and records every exception, retried or not.
+                r.allowed = r.allow(now);
+                r.window.record(now, true, false);
+            }
+            _ => {
+                if retryable && class != Class::BreakerOpen && class != Class::BudgetExhausted {
+                    self.on_failure();
+                }
+            }
         }
     }
 
@@ -120,6 +495,24 @@ impl Budget {
         }
     }
 
+    /// An attempt succeeded at `now`; `last_retry_cost` is what the call's last retry
+    /// acquired (0 when the call did not retry).
+    #[inline]
+    pub fn on_succeeded(&mut self, now: Nanos, last_retry_cost: u64) {
+        match self {
+            Budget::Tower(t) => {
+                if t.deposit_on_success {
+                    t.deposit(now);
+                }
+            }
+            Budget::Envoy(_) => self.release(last_retry_cost, true),
+            Budget::Resilience4j(r) => {
+                r.window.record(now, false, false);
+            }
+            _ => self.on_success(last_retry_cost),
+        }
+    }
+
     /// An attempt succeeded; `last_retry_cost` is what the call's last retry acquired
     /// (0 when the call did not retry).
     #[inline]
@@ -128,7 +521,6 @@ impl Budget {
             Budget::TokenBucket { tokens, max, ratio } => {
                 *tokens = (*tokens + *ratio).min(*max);
             }
-            Budget::Ratio { .. } => {}
             Budget::AwsStandard {
                 tokens,
                 capacity,
@@ -142,12 +534,13 @@ impl Budget {
                 };
                 *tokens = (*tokens + refund).min(*capacity);
             }
+            _ => {}
         }
     }
 
     /// Asks for one retry at `now`. `Some(cost)` allows it (`cost` is what the AWS quota
-    /// took, 0 otherwise); `None` denies it.
-    pub fn try_retry(&mut self, now: Nanos, after_timeout: bool) -> Option<u64> {
+    /// took, 1 for an Envoy retry slot, 0 otherwise); `None` denies it.
+    pub fn ask(&mut self, now: Nanos, cause: RetryCause) -> Option<u64> {
         match self {
             Budget::TokenBucket { tokens, max, .. } => (*tokens > *max / 2).then_some(0),
             Budget::Ratio {
@@ -157,17 +550,8 @@ impl Budget {
                 min_per_sec,
                 window,
             } => {
-                let from = now.saturating_sub(*window);
-                // The window is (now - window, now].
-                while calls.front().is_some_and(|&t| t <= from && now >= *window) {
-                    calls.pop_front();
-                }
-                while retries
-                    .front()
-                    .is_some_and(|&t| t <= from && now >= *window)
-                {
-                    retries.pop_front();
-                }
+                evict(calls, now, *window);
+                evict(retries, now, *window);
                 let allowed = *fraction * calls.len() as f64 + *min_per_sec * to_secs(*window);
                 if (retries.len() + 1) as f64 <= allowed + 1e-9 {
                     retries.push_back(now);
@@ -180,12 +564,14 @@ impl Budget {
                 tokens,
                 retry_cost,
                 timeout_cost,
+                throttling_cost,
                 ..
             } => {
-                let cost = if after_timeout {
-                    *timeout_cost
-                } else {
-                    *retry_cost
+                let cost = match (throttling_cost, cause.throttled) {
+                    // Version 2.1 asks "throttling?" first; a timeout is not one.
+                    (Some(t), true) => *t,
+                    _ if cause.timeout => *timeout_cost,
+                    _ => *retry_cost,
                 };
                 if *tokens >= cost {
                     *tokens -= cost;
@@ -194,7 +580,46 @@ impl Budget {
                     None
                 }
             }
+            Budget::Finagle(f) => f.try_withdraw(now).then_some(0),
+            Budget::Tower(t) => t.withdraw(now).then_some(0),
+            Budget::Envoy(e) => {
+                if e.retries < e.limit() {
+                    e.retries += 1;
+                    e.scheduled += 1;
+                    Some(1)
+                } else {
+                    None
+                }
+            }
+            Budget::Resilience4j(r) => r.allowed.then_some(0),
+            Budget::Sre {
+                calls,
+                retries,
+                fraction,
+                window,
+            } => {
+                evict(calls, now, *window);
+                evict(retries, now, *window);
+                let requests = calls.len() + retries.len();
+                if requests == 0 || (retries.len() as f64 / requests as f64) < *fraction {
+                    retries.push_back(now);
+                    Some(0)
+                } else {
+                    None
+                }
+            }
         }
+    }
+
+    /// Asks for one retry at `now` (`after_timeout`: the failed attempt timed out).
+    pub fn try_retry(&mut self, now: Nanos, after_timeout: bool) -> Option<u64> {
+        self.ask(
+            now,
+            RetryCause {
+                timeout: after_timeout,
+                throttled: false,
+            },
+        )
     }
 
     /// Fill level in [0, 1], for the `budget_level` time series.
@@ -229,14 +654,60 @@ impl Budget {
                     (1.0 - r as f64 / allowed).clamp(0.0, 1.0)
                 }
             }
+            // The share of the reserve still there (or whether one retry is, without one).
+            Budget::Finagle(f) => {
+                let mut f = f.clone();
+                let count = f.count(now);
+                let full = if f.reserve > 0 { f.reserve } else { f.withdraw };
+                (count as f64 / full.max(1) as f64).clamp(0.0, 1.0)
+            }
+            Budget::Tower(t) => {
+                let full = if t.reserve > 0 { t.reserve } else { t.withdraw };
+                (t.bucket.balance(now) as f64 / full.max(1) as f64).clamp(0.0, 1.0)
+            }
+            Budget::Envoy(e) => (1.0 - e.retries as f64 / e.limit().max(1) as f64).clamp(0.0, 1.0),
+            Budget::Resilience4j(r) => {
+                let mut w = r.window.clone();
+                let snap = w.snapshot(now);
+                if i64::from(snap.calls) <= r.min_sample_size || r.max_retry_ratio <= 0.0 {
+                    1.0
+                } else {
+                    (1.0 - f64::from(snap.failure_rate()) / r.max_retry_ratio).clamp(0.0, 1.0)
+                }
+            }
+            Budget::Sre {
+                calls,
+                retries,
+                fraction,
+                window,
+            } => {
+                let from = now.saturating_sub(*window);
+                let inside = |q: &VecDeque<Nanos>| {
+                    q.iter()
+                        .rev()
+                        .take_while(|&&t| t > from || now < *window)
+                        .count()
+                };
+                let (c, r) = (inside(calls), inside(retries));
+                if c + r == 0 || *fraction <= 0.0 {
+                    1.0
+                } else {
+                    (1.0 - (r as f64 / (c + r) as f64) / *fraction).clamp(0.0, 1.0)
+                }
+            }
         }
     }
 
-    /// Current tokens (milli-tokens for the token bucket), for tests and traces.
+    /// Current tokens (milli-tokens for the token bucket), for tests and traces: the
+    /// retries in the window for the ratio budgets, the outstanding retries for Envoy.
     pub fn tokens(&self) -> u64 {
         match self {
             Budget::TokenBucket { tokens, .. } | Budget::AwsStandard { tokens, .. } => *tokens,
-            Budget::Ratio { retries, .. } => retries.len() as u64,
+            Budget::Ratio { retries, .. } | Budget::Sre { retries, .. } => retries.len() as u64,
+            Budget::Finagle(f) => f.clone().count(0).max(0) as u64,
+            Budget::Tower(t) => t.bucket.balance(0).max(0) as u64,
+            Budget::Envoy(e) => e.retries,
+            Budget::Resilience4j(r) => u64::from(r.allowed),
         }
     }
 }

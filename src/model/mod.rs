@@ -7,10 +7,12 @@ pub mod backoff;
 pub mod breaker;
 pub mod budget;
 pub mod dist;
+pub mod limiter;
 pub mod outage;
 pub mod outcome;
 pub mod request;
 pub mod timers;
+pub mod windows;
 pub mod world;
 
 pub use world::{Event, Packed, World};

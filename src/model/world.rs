@@ -19,9 +19,10 @@ use crate::metrics::{Recorder, RunMetrics};
 use crate::scenario::config::{Arrival, DependencyKind, Discipline, Placement, Scenario};
 
 use super::arrival::OpenArrivals;
-use super::backoff;
+use super::backoff::{self, Failure};
 use super::breaker::Breaker;
-use super::budget::Budget;
+use super::budget::{Budget, RetryCause};
+use super::limiter::{Gate, Limiter};
 use super::outage::{self, Effect, Window};
 use super::outcome::{Class, Outcome};
 use super::request::{Arena, NodeState, Request, NONE};
@@ -198,6 +199,9 @@ struct Layer {
     network: ChaCha8Rng,
     budgets: Vec<Budget>,
     breakers: Vec<Breaker>,
+    /// Client-side limiters, per instance, and their random stream.
+    limiters: Vec<Limiter>,
+    limiter_rng: Option<ChaCha8Rng>,
     /// Global index (over all fleets) for breaker timers.
     global: u16,
 }
@@ -253,6 +257,10 @@ pub struct World {
     max_in_flight: u64,
     max_events: u64,
     truncated: Option<String>,
+    /// Per node: when its current attempt (inside breaker) or call (outside) started.
+    started: Vec<Nanos>,
+    /// Per node: the end of its call's `total_timeout`, for layers that have one.
+    call_deadline: Vec<Nanos>,
 }
 
 impl World {
@@ -284,6 +292,10 @@ impl World {
                             network: stream(seed, &format!("network/{}/{}", f.name, li)),
                             budgets: l.budget.map_or(Vec::new(), |b| vec![Budget::new(b); n]),
                             breakers: l.breaker.map_or(Vec::new(), |b| vec![Breaker::new(b); n]),
+                            limiters: l.limiter.map_or(Vec::new(), |c| vec![Limiter::new(c); n]),
+                            limiter_rng: l
+                                .limiter
+                                .map(|_| stream(seed, &format!("limiter/{}/{}", f.name, li))),
                             global,
                         }
                     })
@@ -333,6 +345,8 @@ impl World {
             max_in_flight: scn.limits.max_in_flight,
             max_events: scn.limits.max_events,
             truncated: None,
+            started: Vec::new(),
+            call_deadline: Vec::new(),
         };
         for (i, win) in w.windows.iter().enumerate() {
             sched.at(win.start, Event::OutageStart { window: i as u32 });
@@ -481,18 +495,17 @@ impl World {
         let depth = n.depth as usize;
         let layer = &mut self.fleets[fi].layers[depth];
         let instance = (u64::from(r.client) % layer.cfg.instances) as u32;
-        let base = match layer.cfg.backoff {
-            crate::scenario::config::Backoff::Exponential { base, .. } => base,
-            _ => 0,
-        };
         {
             let nm = &mut self.arena.nodes[node as usize];
             nm.instance = instance;
-            nm.prev = base;
+            nm.prev = backoff::initial_state(&layer.cfg.backoff);
             nm.state = NodeState::Waiting;
         }
         if let Some(b) = layer.budgets.get_mut(instance as usize) {
             b.on_call(now);
+        }
+        if let Some(t) = layer.cfg.total_timeout {
+            set_at(&mut self.call_deadline, node, now.saturating_add(t));
         }
         if layer
             .cfg
@@ -506,6 +519,7 @@ impl World {
                 return;
             }
             self.arena.nodes[node as usize].outside_admitted = true;
+            set_at(&mut self.started, node, now);
         }
         self.start_attempt(node, s);
     }
@@ -521,6 +535,21 @@ impl World {
             return;
         }
         let depth = n.depth as usize;
+        match self.limiter_gate(fi, depth, n.instance, now) {
+            Gate::Pass => {}
+            Gate::Reject => {
+                self.arena.nodes[node as usize].attempts += 1;
+                self.rec.outcome(Class::BudgetExhausted);
+                self.attempt_failed(node, Outcome::of(Class::BudgetExhausted), s);
+                return;
+            }
+            Gate::Wait(d) => {
+                let nm = &mut self.arena.nodes[node as usize];
+                nm.state = NodeState::Sleeping;
+                s.after(d, Event::Retry { node, gen: nm.gen });
+                return;
+            }
+        }
         self.arena.nodes[node as usize].attempts += 1;
         let inside = self.fleets[fi].layers[depth]
             .cfg
@@ -534,6 +563,7 @@ impl World {
                 return;
             }
             self.arena.nodes[node as usize].inside_admitted = true;
+            set_at(&mut self.started, node, now);
         }
         self.rec.layer_call(depth);
         let gen = n.gen;
@@ -546,7 +576,12 @@ impl World {
             nm.child_gen = child_gen;
             nm.state = NodeState::Waiting;
         }
+        let call_deadline = self.call_deadline_of(node, fi, depth, deadline);
         let layer = &mut self.fleets[fi].layers[depth];
+        let attempts = self.arena.nodes[node as usize].attempts;
+        if let Some(b) = layer.budgets.get_mut(n.instance as usize) {
+            b.on_sent(attempts >= 2);
+        }
         let (timeout, hop, global) = (
             layer.cfg.attempt_timeout,
             layer.cfg.hop_latency,
@@ -554,11 +589,13 @@ impl World {
         );
         if let Some(t) = timeout {
             let at = now.saturating_add(t);
-            if at <= deadline {
+            if at <= call_deadline {
                 self.set_timer(usize::from(global), at, node, gen, s);
             } else {
-                s.at(deadline, Event::Timeout { node, gen });
+                s.at(call_deadline, Event::Timeout { node, gen });
             }
+        } else if call_deadline < deadline {
+            s.at(call_deadline, Event::Timeout { node, gen });
         }
         let layer = &mut self.fleets[fi].layers[depth];
         match hop {
@@ -637,6 +674,7 @@ impl World {
         let n = self.arena.nodes[node as usize];
         let fi = self.fleet_of(node);
         let depth = n.depth as usize;
+        self.attempt_over(fi, depth, n.instance, now, Some(Class::Timeout));
         // The attempt is over: the child is orphaned (or cancelled).
         self.arena.nodes[node as usize].gen = n.gen.wrapping_add(1);
         if self.fleets[fi].layers[depth].cfg.cancel_on_timeout {
@@ -645,14 +683,14 @@ impl World {
         if now >= self.arena.reqs[n.req as usize].deadline {
             // The deadline, not the attempt timeout: counted once, at the request.
             if n.inside_admitted {
-                self.breaker_record(fi, depth, n.instance, false, s);
+                self.breaker_record(fi, depth, n.instance, false, node, s);
             }
             self.abandon(node, s);
             return;
         }
         self.rec.outcome(Class::Timeout);
         if n.inside_admitted {
-            self.breaker_record(fi, depth, n.instance, false, s);
+            self.breaker_record(fi, depth, n.instance, false, node, s);
         }
         self.attempt_failed(node, Outcome::of(Class::Timeout), s);
     }
@@ -667,15 +705,17 @@ impl World {
         let fi = self.fleet_of(node);
         let depth = n.depth as usize;
         let ok = outcome.class == Class::Success;
+        let now = s.now();
+        self.attempt_over(fi, depth, n.instance, now, Some(outcome.class));
         if n.inside_admitted {
-            self.breaker_record(fi, depth, n.instance, ok, s);
+            self.breaker_record(fi, depth, n.instance, ok, node, s);
         }
         if ok {
             if let Some(b) = self.fleets[fi].layers[depth]
                 .budgets
                 .get_mut(n.instance as usize)
             {
-                b.on_success(n.retry_cost);
+                b.on_succeeded(now, n.retry_cost);
             }
             self.finish_call(node, outcome, s);
         } else {
@@ -692,27 +732,39 @@ impl World {
         let depth = n.depth as usize;
         let keys = self.fleets[fi].cfg.idempotency_keys;
         let dep_retry_after = self.dep.cfg.retry_after;
-        let layer = &mut self.fleets[fi].layers[depth];
+        let call_deadline = self.call_deadline_of(node, fi, depth, r.deadline);
         let cls = outcome.class;
+        let throttled = cls == Class::Rejected && self.dep.cfg.reject_status == 429;
+        let layer = &mut self.fleets[fi].layers[depth];
         let ambiguous_write =
             cls == Class::Timeout && r.is_write && !keys && !layer.cfg.retry_ambiguous_writes;
         let retryable = layer.cfg.retry_on.contains(cls) && !ambiguous_write;
-        if retryable && cls != Class::BreakerOpen && cls != Class::BudgetExhausted {
-            if let Some(b) = layer.budgets.get_mut(n.instance as usize) {
-                b.on_failure();
-            }
+        if let Some(b) = layer.budgets.get_mut(n.instance as usize) {
+            // A retry granted before this attempt is resolved by its outcome.
+            b.release(n.retry_cost, n.state == NodeState::Waiting);
+            b.on_failed(now, cls, retryable);
         }
-        if !retryable || n.attempts >= layer.cfg.max_attempts {
+        self.arena.nodes[node as usize].retry_cost = 0;
+        let out_of_time = call_deadline < r.deadline && now >= call_deadline;
+        if !retryable || n.attempts >= layer.cfg.max_attempts || out_of_time {
             self.finish_call(node, outcome, s);
             return;
         }
         let mut prev = n.prev;
-        let mut wait = backoff::wait(&layer.cfg.backoff, n.attempts, &mut prev, &mut layer.jitter);
-        if outcome.retry_after && layer.cfg.respect_retry_after {
-            wait = wait.max(dep_retry_after.unwrap_or(0));
-        }
+        let failure = Failure {
+            throttled,
+            retry_after: (outcome.retry_after && layer.cfg.respect_retry_after)
+                .then(|| dep_retry_after.unwrap_or(0)),
+        };
+        let wait = backoff::next_wait(
+            &layer.cfg.backoff,
+            n.attempts,
+            &mut prev,
+            &failure,
+            &mut layer.jitter,
+        );
         let wake = now.saturating_add(wait);
-        if wake > r.deadline {
+        if wake > r.deadline || (call_deadline < r.deadline && wake >= call_deadline) {
             if now >= r.deadline {
                 self.abandon(node, s);
             } else {
@@ -721,9 +773,13 @@ impl World {
             }
             return;
         }
-        let mut cost = n.retry_cost;
+        let mut cost = 0;
         if let Some(b) = layer.budgets.get_mut(n.instance as usize) {
-            match b.try_retry(now, cls == Class::Timeout) {
+            let cause = RetryCause {
+                timeout: cls == Class::Timeout,
+                throttled,
+            };
+            match b.ask(now, cause) {
                 Some(c) => cost = c,
                 None => {
                     self.rec.outcome(Class::BudgetExhausted);
@@ -745,7 +801,8 @@ impl World {
         let fi = self.fleet_of(node);
         let depth = n.depth as usize;
         if n.outside_admitted {
-            self.breaker_record(fi, depth, n.instance, outcome.class == Class::Success, s);
+            let ok = outcome.class == Class::Success;
+            self.breaker_record(fi, depth, n.instance, ok, node, s);
         }
         self.arena.free_node(node);
         if n.parent == NONE {
@@ -776,9 +833,18 @@ impl World {
     /// Ends a node silently: its request's deadline has passed (counted once there).
     fn abandon(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let n = self.arena.nodes[node as usize];
+        let fi = self.fleet_of(node);
+        if n.retry_cost > 0 {
+            if let Some(b) = self.fleets[fi]
+                .layers
+                .get_mut(n.depth as usize)
+                .and_then(|l| l.budgets.get_mut(n.instance as usize))
+            {
+                b.release(n.retry_cost, n.state == NodeState::Waiting);
+            }
+        }
         if n.outside_admitted {
-            let fi = self.fleet_of(node);
-            self.breaker_record(fi, n.depth as usize, n.instance, false, s);
+            self.breaker_record(fi, n.depth as usize, n.instance, false, node, s);
         }
         self.arena.free_node(node);
     }
@@ -795,6 +861,8 @@ impl World {
         match n.state {
             NodeState::Free | NodeState::InService => {}
             NodeState::Waiting => {
+                let fi = self.fleet_of(node);
+                self.attempt_over(fi, n.depth as usize, n.instance, s.now(), None);
                 self.cancel(n.child, n.child_gen, s);
                 self.abandon(node, s);
             }
@@ -825,9 +893,58 @@ impl World {
         depth: usize,
         inst: u32,
         ok: bool,
+        node: u32,
         s: &mut Scheduler<Packed>,
     ) {
-        self.breaker_op(fi, depth, inst, s, |b, now| b.record(now, ok));
+        let since = self.started.get(node as usize).copied().unwrap_or(0);
+        self.breaker_op(fi, depth, inst, s, |b, now| {
+            b.record_timed(now, ok, now.saturating_sub(since))
+        });
+    }
+
+    // ----- limiters, budgets in flight, total timeouts -------------------------
+
+    /// Asks the layer instance's limiter, if any, to send an attempt at `now`.
+    fn limiter_gate(&mut self, fi: usize, depth: usize, inst: u32, now: Nanos) -> Gate {
+        let layer = &mut self.fleets[fi].layers[depth];
+        match (
+            layer.limiters.get_mut(inst as usize),
+            &mut layer.limiter_rng,
+        ) {
+            (Some(l), Some(rng)) => l.before_send(now, rng),
+            _ => Gate::Pass,
+        }
+    }
+
+    /// An attempt in flight ended (`answer`: its class, or `None` when cancelled): the
+    /// budget's count of attempts in flight and the limiter's view of the answers.
+    fn attempt_over(
+        &mut self,
+        fi: usize,
+        depth: usize,
+        inst: u32,
+        now: Nanos,
+        answer: Option<Class>,
+    ) {
+        let throttled = self.dep.cfg.reject_status == 429;
+        let layer = &mut self.fleets[fi].layers[depth];
+        if let Some(b) = layer.budgets.get_mut(inst as usize) {
+            b.on_done();
+        }
+        if let (Some(l), Some(c)) = (layer.limiters.get_mut(inst as usize), answer) {
+            let rejected = c == Class::Rejected;
+            l.on_answer(now, c == Class::Success, rejected, rejected && throttled);
+        }
+    }
+
+    /// The end of the call at `node`: the request's deadline, or earlier the end of
+    /// the layer's `total_timeout`.
+    fn call_deadline_of(&self, node: u32, fi: usize, depth: usize, deadline: Nanos) -> Nanos {
+        if self.fleets[fi].layers[depth].cfg.total_timeout.is_some() {
+            self.call_deadline[node as usize].min(deadline)
+        } else {
+            deadline
+        }
     }
 
     /// Runs `op` on a breaker, keeping the open count and the half-open timer right.
@@ -1026,6 +1143,15 @@ impl World {
         self.dep.effect = Effect::combine(self.active.iter().map(|&i| &windows[i as usize].mode));
         self.dispatch(s);
     }
+}
+
+/// Sets `v[node] = t`, growing `v` as needed (per-node side tables).
+fn set_at(v: &mut Vec<Nanos>, node: u32, t: Nanos) {
+    let i = node as usize;
+    if i >= v.len() {
+        v.resize(i + 1, 0);
+    }
+    v[i] = t;
 }
 
 /// The fine-bucket window of the herd series: around the first burst, or from just

@@ -196,6 +196,36 @@ pub enum Jitter {
     Decorrelated,
 }
 
+/// Which arithmetic of Envoy's jittered exponential backoff.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnvoyFormula {
+    /// The code since Envoy 1.14 (PR #10417): retry N waits `U[0, min(2^(N-1)·base, max))`.
+    Current,
+    /// The documented formula (the code before 1.14): `min(U[0, (2^N - 1)·base), max)`.
+    Documented,
+}
+
+/// Polly's `DelayBackoffType`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PollyType {
+    /// The same delay every time.
+    Constant,
+    /// `(k+1)·delay` for 0-based retry k.
+    Linear,
+    /// `2^k·delay`; with jitter, DecorrelatedJitterBackoffV2.
+    Exponential,
+}
+
+/// Version of botocore's standard retry mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AwsVersion {
+    /// `STANDARD_RETRY_MODE_VERSION = "2.0"`: `rand·min(2^(n-1), 20 s)`.
+    V2_0,
+    /// `"2.1"` (the 2026 update): scaled by 1 s (throttling), 50 ms or 25 ms (DynamoDB),
+    /// and `x-amz-retry-after` honoured within `[t, t + 5 s]`.
+    V2_1,
+}
+
 /// Backoff policy.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Backoff {
@@ -213,6 +243,83 @@ pub enum Backoff {
         multiplier: f64,
         /// Jitter mode.
         jitter: Jitter,
+    },
+    /// gRPC retry (grpc-java `RetriableStream`): `U(0, interval)`, then
+    /// `interval = min(interval·multiplier, max)`; a server pushback is the wait and
+    /// resets the interval to `initial`.
+    Grpc {
+        /// `initialBackoff`.
+        initial: Nanos,
+        /// `maxBackoff`.
+        max: Nanos,
+        /// `backoffMultiplier`.
+        multiplier: f64,
+    },
+    /// Envoy's fully jittered exponential backoff, in whole milliseconds.
+    Envoy {
+        /// `base_interval` in milliseconds.
+        base_ms: u64,
+        /// `max_interval` in milliseconds.
+        max_ms: u64,
+        /// Current code or documented formula.
+        formula: EnvoyFormula,
+    },
+    /// Polly v8 retry delays, in 100 ns ticks.
+    Polly {
+        /// `Delay` in ticks.
+        delay_ticks: u64,
+        /// `BackoffType`.
+        backoff_type: PollyType,
+        /// `UseJitter`.
+        jitter: bool,
+        /// `MaxDelay` in ticks.
+        max_delay_ticks: Option<u64>,
+    },
+    /// Resilience4j `IntervalFunction`, in whole milliseconds.
+    Resilience4j {
+        /// First interval in milliseconds.
+        initial_ms: u64,
+        /// Growth factor (1 = fixed interval).
+        multiplier: f64,
+        /// Randomization factor `f`: `U[(1-f)·i, (1+f)·i)` (0 = none).
+        randomization: f64,
+        /// Largest interval in milliseconds.
+        max_ms: Option<u64>,
+    },
+    /// botocore legacy mode: `base·growth^(n-1)` seconds, `base` uniform in `[0, 1)`
+    /// unless given.
+    AwsLegacy {
+        /// Fixed base (`None` = `rand`).
+        base: Option<Nanos>,
+        /// Growth factor.
+        growth: f64,
+    },
+    /// botocore standard mode.
+    AwsStandard {
+        /// Retry-mode version.
+        version: AwsVersion,
+        /// Largest wait (`_MAX_BACKOFF`, 20 s).
+        max_backoff: Nanos,
+        /// DynamoDB's 25 ms scale (version 2.1).
+        dynamodb: bool,
+    },
+    /// Finagle `Backoff.decorrelatedJittered(start, max)`: `start`, then
+    /// `U[prev, min(3·prev, max))`.
+    Finagle {
+        /// First wait.
+        start: Nanos,
+        /// Largest wait.
+        max: Nanos,
+    },
+    /// tower `ExponentialBackoff`: `base = min(min·2^k, max)`, plus
+    /// `min(U·jitter·base, max − base)`.
+    Tower {
+        /// `min`.
+        min: Nanos,
+        /// `max` (`None` = `u64::MAX` milliseconds, tower's default).
+        max: Option<Nanos>,
+        /// Jitter ratio.
+        jitter: f64,
     },
 }
 
@@ -246,6 +353,98 @@ pub enum BudgetConfig {
         /// Refund of a success without retry.
         success_refund: u64,
     },
+    /// AWS standard retry quota with its own cost after a throttling error (version 2.1).
+    AwsThrottling {
+        /// Bucket size.
+        capacity: u64,
+        /// Cost of a retry after a transient error.
+        retry_cost: u64,
+        /// Cost of a retry after a timeout.
+        timeout_cost: u64,
+        /// Cost of a retry after a throttling error.
+        throttling_cost: u64,
+        /// Refund of a success without retry.
+        success_refund: u64,
+    },
+    /// Finagle `RetryBudget`: deposits and withdrawals in a leaky token bucket.
+    Finagle {
+        /// `ttl` in milliseconds.
+        ttl_ms: i64,
+        /// `minRetriesPerSec`.
+        min_per_sec: i32,
+        /// `percentCanRetry` (0.2 for 20%).
+        percent_can_retry: f64,
+    },
+    /// tower `TpsBudget`.
+    Tower {
+        /// `ttl`.
+        ttl: Nanos,
+        /// `min_per_sec`.
+        min_per_sec: u32,
+        /// `retry_percent` (0.2 for 20%), an `f32` as in tower.
+        retry_percent: f32,
+        /// Whether `1/retry_percent` is truncated for `retry_percent <= 1` (tower's
+        /// arithmetic); false scales by 1000 as Finagle does (tower PR #863).
+        truncate: bool,
+        /// Deposit on each success (tower's documented policy) rather than each call.
+        deposit_on_success: bool,
+    },
+    /// Envoy's concurrent-retry budget.
+    Envoy {
+        /// `budget_percent` (20 = 20%).
+        percent: f64,
+        /// `min_retry_concurrency`.
+        min_concurrency: u32,
+        /// Count retries waiting in backoff (and the proposed one) as pending requests,
+        /// closing the gap of Envoy issue #30205; false reproduces Envoy as shipped.
+        count_backoff: bool,
+    },
+    /// Resilience4j retry budget (`BudgetRetryImpl`).
+    Resilience4j {
+        /// Sliding time window in whole seconds.
+        window_s: u32,
+        /// Largest window failure rate (percent) that still allows a retry.
+        max_retry_ratio: f64,
+        /// Calls in the window up to which every retry is allowed.
+        min_sample_size: i64,
+    },
+    /// Google SRE per-client retry budget: retry only while retries / requests is below
+    /// `fraction` over the trailing window.
+    Sre {
+        /// 0.1 for 10%.
+        fraction: f64,
+        /// Window.
+        window: Nanos,
+    },
+}
+
+/// What Google-SRE adaptive throttling counts as accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Accepts {
+    /// Attempts answered with success.
+    Success,
+    /// Attempts answered with anything but `rejected`.
+    NotRejected,
+}
+
+/// A client-side rate limiter in front of a layer's attempts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum LimiterConfig {
+    /// Google SRE client-side adaptive throttling: reject an attempt locally with
+    /// probability `max(0, (requests − k·accepts) / (requests + padding))`.
+    AdaptiveThrottling {
+        /// `K`.
+        k: f64,
+        /// Window of the counts.
+        window: Nanos,
+        /// The `+ 1` of the book.
+        padding: f64,
+        /// What counts as accepted.
+        accepts: Accepts,
+    },
+    /// botocore adaptive mode: a CUBIC client-side send-rate limiter (token bucket),
+    /// enabled by the first throttling error; senders wait for tokens.
+    AwsAdaptive,
 }
 
 /// Breaker placement.
@@ -271,6 +470,39 @@ pub enum Trip {
         /// Threshold.
         rate: f64,
     },
+    /// Resilience4j `CircuitBreaker`: failure or slow-call rate over a count- or
+    /// time-based sliding window; half-open evaluates `half_open_probes` calls.
+    Resilience4j {
+        /// The sliding window.
+        window: R4jWindow,
+        /// `minimumNumberOfCalls`.
+        min_calls: u32,
+        /// `failureRateThreshold` in percent.
+        failure_rate: f32,
+        /// `slowCallRateThreshold` in percent.
+        slow_call_rate: f32,
+        /// `slowCallDurationThreshold`.
+        slow_call_duration: Nanos,
+    },
+    /// Polly v8 circuit breaker: failure ratio over a sampling duration, once
+    /// `min_throughput` calls are recorded; half-open lets one call through.
+    Polly {
+        /// `SamplingDuration`.
+        sampling: Nanos,
+        /// `MinimumThroughput`.
+        min_throughput: u32,
+        /// `FailureRatio`.
+        failure_ratio: f64,
+    },
+}
+
+/// Resilience4j's sliding window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum R4jWindow {
+    /// The last `n` calls.
+    Count(u32),
+    /// The calls of the last `n` epoch seconds.
+    Time(u32),
 }
 
 /// Circuit-breaker settings.
@@ -313,6 +545,29 @@ pub struct LayerConfig {
     pub breaker: Option<BreakerConfig>,
     /// Network delay each way to the layer below.
     pub hop_latency: Option<Dist>,
+    /// Time a call into this layer may take, all attempts and backoff included.
+    pub total_timeout: Option<Nanos>,
+    /// Client-side rate limiter consulted before each attempt.
+    pub limiter: Option<LimiterConfig>,
+    /// The named preset the layer was built from.
+    pub preset: Option<String>,
+    /// The named presets of its parts, when given part by part.
+    pub part_presets: PartPresets,
+    /// `max_attempts` as written when `max_attempts_cap` lowered it.
+    pub capped_from: Option<u32>,
+}
+
+/// Names of the presets a layer's parts were resolved from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PartPresets {
+    /// `backoff = { preset = ... }`.
+    pub backoff: Option<String>,
+    /// `budget = { preset = ... }`.
+    pub budget: Option<String>,
+    /// `breaker = { preset = ... }`.
+    pub breaker: Option<String>,
+    /// `limiter = { preset = ... }`.
+    pub limiter: Option<String>,
 }
 
 /// Queue discipline of the dependency.

@@ -300,6 +300,78 @@ pub enum BackoffFile {
         /// Jitter mode (default none).
         jitter: Option<JitterFile>,
     },
+    /// gRPC retry backoff with server pushback (all fields required, as in gRFC A6).
+    Grpc {
+        /// `initialBackoff`.
+        initial: Dur,
+        /// `maxBackoff`.
+        max: Dur,
+        /// `backoffMultiplier`.
+        multiplier: f64,
+    },
+    /// Envoy's jittered exponential backoff.
+    Envoy {
+        /// `base_interval` (default 25ms).
+        base: Option<Dur>,
+        /// `max_interval` (default 10 × base).
+        max: Option<Dur>,
+        /// `"current"` (default) or `"documented"`.
+        formula: Option<String>,
+    },
+    /// Polly v8 retry delay.
+    Polly {
+        /// `Delay` (default 2s).
+        delay: Option<Dur>,
+        /// `"constant"` (default), `"linear"` or `"exponential"`.
+        backoff_type: Option<String>,
+        /// `UseJitter` (default false).
+        jitter: Option<bool>,
+        /// `MaxDelay` (default none).
+        max_delay: Option<Dur>,
+    },
+    /// Resilience4j `IntervalFunction`.
+    Resilience4j {
+        /// First interval (default 500ms).
+        initial: Option<Dur>,
+        /// Growth factor (default 1: a fixed interval).
+        multiplier: Option<f64>,
+        /// Randomization factor in [0, 1] (default 0).
+        randomization_factor: Option<f64>,
+        /// Largest interval (default none).
+        max_interval: Option<Dur>,
+    },
+    /// botocore legacy mode.
+    AwsLegacy {
+        /// Fixed base (default: a uniform draw in [0, 1) seconds).
+        base: Option<Dur>,
+        /// Growth factor (default 2).
+        growth_factor: Option<f64>,
+    },
+    /// botocore standard mode.
+    AwsStandard {
+        /// `"2.0"` (default) or `"2.1"`.
+        version: Option<String>,
+        /// Largest wait (default 20s).
+        max_backoff: Option<Dur>,
+        /// DynamoDB's 25ms scale in version 2.1 (default false).
+        dynamodb: Option<bool>,
+    },
+    /// Finagle decorrelated jitter.
+    Finagle {
+        /// First wait (default 5ms).
+        start: Option<Dur>,
+        /// Largest wait (default 200ms).
+        max: Option<Dur>,
+    },
+    /// tower exponential backoff.
+    Tower {
+        /// `min` (default 50ms).
+        min: Option<Dur>,
+        /// `max` (default none).
+        max: Option<Dur>,
+        /// Jitter ratio (default 0.99).
+        jitter: Option<f64>,
+    },
 }
 
 /// Retry budget of a layer instance.
@@ -332,6 +404,55 @@ pub enum BudgetFile {
         timeout_cost: Option<u64>,
         /// Refund of a success without retry (default 1).
         success_refund: Option<u64>,
+        /// Cost of a retry after a throttling error (default: `retry_cost`).
+        throttling_cost: Option<u64>,
+    },
+    /// Finagle `RetryBudget`.
+    Finagle {
+        /// Deposit lifetime (default 10s, between 1s and 60s).
+        ttl: Option<Dur>,
+        /// Retries per second always allowed (default 10).
+        min_per_sec: Option<u64>,
+        /// Percentage of calls that may be retried (default 20).
+        percent: Option<f64>,
+    },
+    /// tower `TpsBudget`.
+    Tower {
+        /// Deposit lifetime (default 10s, between 1s and 60s).
+        ttl: Option<Dur>,
+        /// Retries per second always allowed (default 10).
+        min_per_sec: Option<u64>,
+        /// Percentage of deposits that may be retried (default 20).
+        percent: Option<f64>,
+        /// tower's truncation of `1/percent` (default true).
+        truncate: Option<bool>,
+        /// `"success"` (default, tower's documented policy) or `"call"`.
+        deposit: Option<String>,
+    },
+    /// Envoy concurrent-retry budget.
+    Envoy {
+        /// `budget_percent` (default 20).
+        percent: Option<f64>,
+        /// `min_retry_concurrency` (default 3).
+        min_concurrency: Option<u64>,
+        /// Count retries in backoff as pending requests (default false: Envoy as shipped).
+        count_backoff: Option<bool>,
+    },
+    /// Resilience4j retry budget.
+    Resilience4j {
+        /// Sliding time window, whole seconds (default 10s).
+        window: Option<Dur>,
+        /// Largest failure rate in percent that allows a retry (default 10).
+        max_retry_ratio: Option<f64>,
+        /// Warm-up: calls in the window up to which retries are always allowed (default 100).
+        min_sample_size: Option<u64>,
+    },
+    /// Google SRE per-client retry ratio.
+    Sre {
+        /// Retries per request, in percent (default 10).
+        percent: Option<f64>,
+        /// Window (default 2m).
+        window: Option<Dur>,
     },
 }
 
@@ -375,6 +496,59 @@ pub enum BreakerFile {
         /// Inside or outside the retry loop.
         placement: Option<PlacementFile>,
     },
+    /// Resilience4j circuit breaker.
+    Resilience4j {
+        /// `"count"` (default) or `"time"`.
+        window_type: Option<String>,
+        /// Calls, or seconds when time-based (default 100).
+        window_size: Option<u64>,
+        /// `minimumNumberOfCalls` (default 100).
+        min_calls: Option<u64>,
+        /// `failureRateThreshold` in percent (default 50).
+        failure_rate: Option<f64>,
+        /// `slowCallRateThreshold` in percent (default 100).
+        slow_call_rate: Option<f64>,
+        /// `slowCallDurationThreshold` (default 60s).
+        slow_call_duration: Option<Dur>,
+        /// `waitDurationInOpenState` (default 60s).
+        open_for: Option<Dur>,
+        /// `permittedNumberOfCallsInHalfOpenState` (default 10).
+        half_open_calls: Option<u64>,
+        /// Inside or outside the retry loop.
+        placement: Option<PlacementFile>,
+    },
+    /// Polly v8 circuit breaker.
+    Polly {
+        /// `FailureRatio` (default 0.1).
+        failure_ratio: Option<f64>,
+        /// `MinimumThroughput` (default 100).
+        min_throughput: Option<u64>,
+        /// `SamplingDuration` (default 30s).
+        sampling_duration: Option<Dur>,
+        /// `BreakDuration` (default 5s).
+        break_duration: Option<Dur>,
+        /// Inside or outside the retry loop.
+        placement: Option<PlacementFile>,
+    },
+}
+
+/// Client-side rate limiter of a layer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum LimiterFile {
+    /// Google SRE client-side adaptive throttling.
+    AdaptiveThrottling {
+        /// `K` (default 2).
+        k: Option<f64>,
+        /// Window (default 2m).
+        window: Option<Dur>,
+        /// Added to the requests in the denominator (default 1).
+        padding: Option<f64>,
+        /// `"success"` (default) or `"not_rejected"`.
+        accepts: Option<String>,
+    },
+    /// botocore adaptive mode's CUBIC rate limiter.
+    AwsAdaptive,
 }
 
 /// A retry layer.
@@ -405,6 +579,17 @@ pub struct LayerFile {
     pub breaker: Option<BreakerFile>,
     /// Network delay to the layer below and back.
     pub hop_latency: Option<DistOrDur>,
+    /// Named preset for the whole policy (resolved before parsing).
+    pub preset: Option<String>,
+    /// Largest `max_attempts` (gRPC clamps larger values to 5).
+    pub max_attempts_cap: Option<u64>,
+    /// Time a call may take, all attempts and backoff included.
+    pub total_timeout: Option<Dur>,
+    /// Client-side rate limiter.
+    pub limiter: Option<LimiterFile>,
+    /// Presets of the parts, taken out of the part tables before parsing.
+    #[serde(skip)]
+    pub part_presets: crate::scenario::config::PartPresets,
 }
 
 /// The dependency every fleet calls.

@@ -1,7 +1,7 @@
 //! Scenario files: reading, `--set` overrides, parsing and validation.
 //!
 //! ```text
-//! text ─► toml::Table ─► overrides (--set, sweep cells) ─► ScenarioFile ─► validate ─► Scenario
+//! text ─► toml::Table ─► overrides (--set, sweep cells) ─► presets ─► ScenarioFile ─► validate ─► Scenario
 //! ```
 //! Unknown keys are rejected; every error names the file and the field path.
 
@@ -10,6 +10,7 @@ pub mod duration;
 pub mod error;
 pub mod file;
 pub mod overrides;
+pub mod preset;
 pub mod validate;
 
 use std::path::Path;
@@ -85,8 +86,10 @@ impl Source {
 pub struct Loaded {
     /// Where it came from.
     pub source: Source,
-    /// The table after overrides: what the manifest records.
+    /// The table after overrides, presets unresolved: what sweeps vary.
     pub table: toml::Table,
+    /// The table with its presets resolved: what the manifest records.
+    pub resolved: toml::Table,
     /// The parsed file.
     pub file: ScenarioFile,
     /// The validated scenario.
@@ -95,8 +98,9 @@ pub struct Loaded {
 
 /// Parses and validates a table (after any overrides).
 pub fn from_table(source: &Source, table: toml::Table) -> Result<Loaded, ScenarioError> {
-    let file: ScenarioFile = serde_path_to_error::deserialize(toml::Value::Table(table.clone()))
-        .map_err(|e| {
+    let resolved = preset::resolve(&source.path, &table)?;
+    let mut file: ScenarioFile =
+        serde_path_to_error::deserialize(toml::Value::Table(resolved.parse)).map_err(|e| {
             let field = e.path().to_string();
             // The TOML value deserializer appends "in `a.b.c`": the path says it better.
             let inner = e
@@ -116,10 +120,16 @@ pub fn from_table(source: &Source, table: toml::Table) -> Result<Loaded, Scenari
                 message: inner.trim_end().to_string(),
             }
         })?;
+    for (f, parts) in file.fleets.iter_mut().zip(&resolved.parts) {
+        for (l, p) in f.layers.iter_mut().zip(parts) {
+            l.part_presets = p.clone();
+        }
+    }
     let scenario = validate::validate(&file, &source.path, &source.stem)?;
     Ok(Loaded {
         source: source.clone(),
         table,
+        resolved: resolved.table,
         file,
         scenario,
     })

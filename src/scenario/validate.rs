@@ -1,7 +1,7 @@
 //! Rules that turn a [`ScenarioFile`] into a typed [`Scenario`]: ranges, required
 //! combinations, cross-field checks, defaults. Each failure names the field path.
 
-use crate::engine::time::SECOND;
+use crate::engine::time::{MILLISECOND, SECOND};
 use crate::engine::Nanos;
 use crate::model::dist::Dist;
 use crate::model::outcome::{Class, ClassSet};
@@ -552,49 +552,29 @@ fn validate_layer(
             n as u32
         }
     };
+    let (max_attempts, capped_from) = match l.max_attempts_cap {
+        None => (max_attempts, None),
+        Some(cap) => {
+            let field = format!("{p}.max_attempts_cap");
+            let cap = c.at_least(&field, cap, 1)?;
+            if cap > MAX_ATTEMPTS_CAP {
+                return c.err(
+                    field,
+                    format!("must be at most {MAX_ATTEMPTS_CAP} (found {cap})"),
+                );
+            }
+            if u64::from(max_attempts) > cap {
+                (cap as u32, Some(max_attempts))
+            } else {
+                (max_attempts, None)
+            }
+        }
+    };
     let attempt_timeout = match l.attempt_timeout {
         Some(t) => Some(c.positive_dur(&format!("{p}.attempt_timeout"), t)?),
         None => None,
     };
-    let backoff = match &l.backoff {
-        None | Some(BackoffFile::None) => Backoff::None,
-        Some(BackoffFile::Fixed { delay }) => Backoff::Fixed(delay.0),
-        Some(BackoffFile::Exponential {
-            base,
-            cap,
-            multiplier,
-            jitter,
-        }) => {
-            let jitter = match jitter.unwrap_or(JitterFile::None) {
-                JitterFile::None => Jitter::None,
-                JitterFile::Full => Jitter::Full,
-                JitterFile::Equal => Jitter::Equal,
-                JitterFile::Decorrelated => Jitter::Decorrelated,
-            };
-            let base = if jitter == Jitter::Decorrelated {
-                c.positive_dur(&format!("{p}.backoff.base"), *base)?
-            } else {
-                base.0
-            };
-            let multiplier = c.finite(
-                &format!("{p}.backoff.multiplier"),
-                multiplier.unwrap_or(2.0),
-            )?;
-            if !(1.0..=1000.0).contains(&multiplier) {
-                return c.err(
-                    format!("{p}.backoff.multiplier"),
-                    format!("must be between 1 and 1000 (found {multiplier})"),
-                );
-            }
-            let cap = cap.map_or(u64::MAX, |d| d.0);
-            Backoff::Exponential {
-                base,
-                cap,
-                multiplier,
-                jitter,
-            }
-        }
-    };
+    let backoff = validate_backoff(c, &format!("{p}.backoff"), l.backoff.as_ref())?;
     let retry_on = match &l.retry_on {
         // Against an OCC record a lost race is the failure that retries exist for.
         None if occ => ClassSet::default_retry_on().with(Class::Conflict),
@@ -645,6 +625,14 @@ fn validate_layer(
         None => None,
         Some(d) => Some(c.dist(&format!("{p}.hop_latency"), &d.0)?),
     };
+    let total_timeout = match l.total_timeout {
+        Some(t) => Some(c.positive_dur(&format!("{p}.total_timeout"), t)?),
+        None => None,
+    };
+    let limiter = match &l.limiter {
+        None => None,
+        Some(lf) => Some(validate_limiter(c, &format!("{p}.limiter"), lf)?),
+    };
     Ok(LayerConfig {
         name,
         max_attempts,
@@ -658,6 +646,330 @@ fn validate_layer(
         budget,
         breaker,
         hop_latency,
+        total_timeout,
+        limiter,
+        preset: l.preset.clone(),
+        part_presets: l.part_presets.clone(),
+        capped_from,
+    })
+}
+
+/// One of `choices` (the string as written), or an error listing them.
+fn choice<'a>(
+    c: &Ctx,
+    field: &str,
+    v: Option<&str>,
+    default: &'a str,
+    choices: &[&'a str],
+) -> R<&'a str> {
+    let v = v.unwrap_or(default);
+    match choices.iter().find(|ch| **ch == v) {
+        Some(ch) => Ok(ch),
+        None => {
+            let list: Vec<String> = choices.iter().map(|ch| format!("\"{ch}\"")).collect();
+            c.err(
+                field,
+                format!("must be one of {} (found \"{v}\")", list.join(", ")),
+            )
+        }
+    }
+}
+
+/// A finite number in `[lo, hi]`.
+fn in_range(c: &Ctx, field: &str, v: f64, lo: f64, hi: f64) -> R<f64> {
+    let v = c.finite(field, v)?;
+    if (lo..=hi).contains(&v) {
+        Ok(v)
+    } else {
+        c.err(field, format!("must be between {lo} and {hi} (found {v})"))
+    }
+}
+
+/// At most `max` (a duration), naming the bound as written.
+fn at_most_dur(c: &Ctx, field: &str, v: Nanos, max: Nanos) -> R<Nanos> {
+    if v <= max {
+        Ok(v)
+    } else {
+        c.err(
+            field,
+            format!(
+                "must be at most {} (found {})",
+                crate::engine::time::format(max),
+                crate::engine::time::format(v)
+            ),
+        )
+    }
+}
+
+/// The longest backoff parameter accepted (about 11.6 days, the longest run).
+const MAX_BACKOFF_PARAM: Nanos = MAX_HORIZON;
+
+fn validate_backoff(c: &Ctx, p: &str, b: Option<&BackoffFile>) -> R<Backoff> {
+    let f = |k: &str| format!("{p}.{k}");
+    Ok(match b {
+        None | Some(BackoffFile::None) => Backoff::None,
+        Some(BackoffFile::Fixed { delay }) => Backoff::Fixed(delay.0),
+        Some(BackoffFile::Exponential {
+            base,
+            cap,
+            multiplier,
+            jitter,
+        }) => {
+            let jitter = match jitter.unwrap_or(JitterFile::None) {
+                JitterFile::None => Jitter::None,
+                JitterFile::Full => Jitter::Full,
+                JitterFile::Equal => Jitter::Equal,
+                JitterFile::Decorrelated => Jitter::Decorrelated,
+            };
+            let base = if jitter == Jitter::Decorrelated {
+                c.positive_dur(&f("base"), *base)?
+            } else {
+                base.0
+            };
+            let multiplier = c.finite(&f("multiplier"), multiplier.unwrap_or(2.0))?;
+            if !(1.0..=1000.0).contains(&multiplier) {
+                return c.err(
+                    f("multiplier"),
+                    format!("must be between 1 and 1000 (found {multiplier})"),
+                );
+            }
+            let cap = cap.map_or(u64::MAX, |d| d.0);
+            Backoff::Exponential {
+                base,
+                cap,
+                multiplier,
+                jitter,
+            }
+        }
+        Some(BackoffFile::Grpc {
+            initial,
+            max,
+            multiplier,
+        }) => {
+            let initial = c.positive_dur(&f("initial"), *initial)?;
+            let max = c.positive_dur(&f("max"), *max)?;
+            at_most_dur(c, &f("initial"), initial, MAX_BACKOFF_PARAM)?;
+            at_most_dur(c, &f("max"), max, MAX_BACKOFF_PARAM)?;
+            let multiplier = c.positive(&f("multiplier"), *multiplier)?;
+            let multiplier = in_range(c, &f("multiplier"), multiplier, 0.0, 1000.0)?;
+            Backoff::Grpc {
+                initial,
+                max,
+                multiplier,
+            }
+        }
+        Some(BackoffFile::Envoy { base, max, formula }) => {
+            // Envoy reads whole milliseconds (base_interval > 0; below 1 ms it uses 1 ms).
+            let base = match base {
+                Some(b) => c.positive_dur(&f("base"), *b)?,
+                None => 25 * MILLISECOND,
+            };
+            let base = at_most_dur(c, &f("base"), base, MAX_BACKOFF_PARAM)?;
+            let base_ms = (base / MILLISECOND).max(1);
+            let max_ms = match max {
+                Some(m) => at_most_dur(c, &f("max"), m.0, MAX_BACKOFF_PARAM)? / MILLISECOND,
+                None => base_ms * 10,
+            };
+            if max_ms < base_ms {
+                return c.err(
+                    f("max"),
+                    format!("must be at least base ({base_ms}ms) (found {max_ms}ms)"),
+                );
+            }
+            let formula = match choice(
+                c,
+                &f("formula"),
+                formula.as_deref(),
+                "current",
+                &["current", "documented"],
+            )? {
+                "current" => EnvoyFormula::Current,
+                _ => EnvoyFormula::Documented,
+            };
+            Backoff::Envoy {
+                base_ms,
+                max_ms,
+                formula,
+            }
+        }
+        Some(BackoffFile::Polly {
+            delay,
+            backoff_type,
+            jitter,
+            max_delay,
+        }) => {
+            // Polly's options accept delays up to one day.
+            let day = 86_400 * SECOND;
+            let delay = at_most_dur(c, &f("delay"), delay.map_or(2 * SECOND, |d| d.0), day)?;
+            let max_delay = match max_delay {
+                Some(m) => Some(at_most_dur(c, &f("max_delay"), m.0, day)? / 100),
+                None => None,
+            };
+            let backoff_type = match choice(
+                c,
+                &f("backoff_type"),
+                backoff_type.as_deref(),
+                "constant",
+                &["constant", "linear", "exponential"],
+            )? {
+                "constant" => PollyType::Constant,
+                "linear" => PollyType::Linear,
+                _ => PollyType::Exponential,
+            };
+            Backoff::Polly {
+                delay_ticks: delay / 100,
+                backoff_type,
+                jitter: jitter.unwrap_or(false),
+                max_delay_ticks: max_delay,
+            }
+        }
+        Some(BackoffFile::Resilience4j {
+            initial,
+            multiplier,
+            randomization_factor,
+            max_interval,
+        }) => {
+            let ms_of = |field: String, d: Nanos| -> R<u64> {
+                let d = at_most_dur(c, &field, d, MAX_BACKOFF_PARAM)?;
+                if d < MILLISECOND {
+                    return c.err(
+                        field,
+                        "must be at least 1ms (Resilience4j's interval check)",
+                    );
+                }
+                Ok(d / MILLISECOND)
+            };
+            let initial_ms = ms_of(f("initial"), initial.map_or(500 * MILLISECOND, |d| d.0))?;
+            let max_ms = match max_interval {
+                Some(m) => Some(ms_of(f("max_interval"), m.0)?),
+                None => None,
+            };
+            Backoff::Resilience4j {
+                initial_ms,
+                multiplier: in_range(c, &f("multiplier"), multiplier.unwrap_or(1.0), 1.0, 1000.0)?,
+                randomization: in_range(
+                    c,
+                    &f("randomization_factor"),
+                    randomization_factor.unwrap_or(0.0),
+                    0.0,
+                    1.0,
+                )?,
+                max_ms,
+            }
+        }
+        Some(BackoffFile::AwsLegacy {
+            base,
+            growth_factor,
+        }) => {
+            let base = match base {
+                Some(b) => Some(at_most_dur(c, &f("base"), b.0, MAX_BACKOFF_PARAM)?),
+                None => None,
+            };
+            let growth = c.positive(&f("growth_factor"), growth_factor.unwrap_or(2.0))?;
+            Backoff::AwsLegacy {
+                base,
+                growth: in_range(c, &f("growth_factor"), growth, 0.0, 1000.0)?,
+            }
+        }
+        Some(BackoffFile::AwsStandard {
+            version,
+            max_backoff,
+            dynamodb,
+        }) => {
+            let version =
+                match choice(c, &f("version"), version.as_deref(), "2.0", &["2.0", "2.1"])? {
+                    "2.0" => AwsVersion::V2_0,
+                    _ => AwsVersion::V2_1,
+                };
+            let max_backoff = match max_backoff {
+                Some(m) => at_most_dur(
+                    c,
+                    &f("max_backoff"),
+                    c.positive_dur(&f("max_backoff"), *m)?,
+                    MAX_BACKOFF_PARAM,
+                )?,
+                None => 20 * SECOND,
+            };
+            Backoff::AwsStandard {
+                version,
+                max_backoff,
+                dynamodb: dynamodb.unwrap_or(false),
+            }
+        }
+        Some(BackoffFile::Finagle { start, max }) => {
+            let start = match start {
+                Some(s) => c.positive_dur(&f("start"), *s)?,
+                None => 5 * MILLISECOND,
+            };
+            let max = max.map_or(200 * MILLISECOND, |m| m.0);
+            let max = at_most_dur(c, &f("max"), max, MAX_BACKOFF_PARAM)?;
+            if max < start {
+                return c.err(
+                    f("max"),
+                    format!(
+                        "must be at least start {} (found {})",
+                        crate::engine::time::format(start),
+                        crate::engine::time::format(max)
+                    ),
+                );
+            }
+            Backoff::Finagle { start, max }
+        }
+        Some(BackoffFile::Tower { min, max, jitter }) => {
+            let min = min.map_or(50 * MILLISECOND, |d| d.0);
+            let max = match max {
+                Some(m) => Some(c.positive_dur(&f("max"), *m)?),
+                None => None,
+            };
+            if let Some(m) = max {
+                if m < min {
+                    return c.err(
+                        f("max"),
+                        "maximum must not be less than minimum (tower's check)",
+                    );
+                }
+            }
+            Backoff::Tower {
+                min,
+                max,
+                jitter: in_range(c, &f("jitter"), jitter.unwrap_or(0.99), 0.0, 100.0)?,
+            }
+        }
+    })
+}
+
+fn validate_limiter(c: &Ctx, p: &str, l: &LimiterFile) -> R<LimiterConfig> {
+    let f = |k: &str| format!("{p}.{k}");
+    Ok(match l {
+        LimiterFile::AdaptiveThrottling {
+            k,
+            window,
+            padding,
+            accepts,
+        } => {
+            let k = c.positive(&f("k"), k.unwrap_or(2.0))?;
+            let window = match window {
+                Some(w) => c.positive_dur(&f("window"), *w)?,
+                None => 120 * SECOND,
+            };
+            let accepts = match choice(
+                c,
+                &f("accepts"),
+                accepts.as_deref(),
+                "success",
+                &["success", "not_rejected"],
+            )? {
+                "success" => Accepts::Success,
+                _ => Accepts::NotRejected,
+            };
+            LimiterConfig::AdaptiveThrottling {
+                k: in_range(c, &f("k"), k, 0.0, 1000.0)?,
+                window,
+                padding: in_range(c, &f("padding"), padding.unwrap_or(1.0), 0.0, 1e9)?,
+                accepts,
+            }
+        }
+        LimiterFile::AwsAdaptive => LimiterConfig::AwsAdaptive,
     })
 }
 
@@ -721,16 +1033,186 @@ fn validate_budget(c: &Ctx, p: &str, b: &BudgetFile) -> R<BudgetConfig> {
             retry_cost,
             timeout_cost,
             success_refund,
-        } => BudgetConfig::AwsStandard {
-            capacity: c.at_least(&format!("{p}.capacity"), capacity.unwrap_or(500), 1)?,
-            retry_cost: c.at_least(&format!("{p}.retry_cost"), retry_cost.unwrap_or(5), 1)?,
-            timeout_cost: c.at_least(
-                &format!("{p}.timeout_cost"),
-                timeout_cost.unwrap_or(10),
-                1,
-            )?,
-            success_refund: success_refund.unwrap_or(1),
-        },
+            throttling_cost,
+        } => {
+            let capacity = c.at_least(&format!("{p}.capacity"), capacity.unwrap_or(500), 1)?;
+            let retry_cost = c.at_least(&format!("{p}.retry_cost"), retry_cost.unwrap_or(5), 1)?;
+            let timeout_cost =
+                c.at_least(&format!("{p}.timeout_cost"), timeout_cost.unwrap_or(10), 1)?;
+            let success_refund = success_refund.unwrap_or(1);
+            match throttling_cost {
+                None => BudgetConfig::AwsStandard {
+                    capacity,
+                    retry_cost,
+                    timeout_cost,
+                    success_refund,
+                },
+                Some(t) => BudgetConfig::AwsThrottling {
+                    capacity,
+                    retry_cost,
+                    timeout_cost,
+                    throttling_cost: c.at_least(&format!("{p}.throttling_cost"), t, 1)?,
+                    success_refund,
+                },
+            }
+        }
+        BudgetFile::Finagle {
+            ttl,
+            min_per_sec,
+            percent,
+        } => {
+            let ttl = ttl.map_or(10 * SECOND, |d| d.0);
+            // RetryBudget: ttl.inSeconds (truncated) in [1, 60].
+            if !(1..=60).contains(&(ttl / SECOND)) {
+                return c.err(
+                    format!("{p}.ttl"),
+                    format!(
+                        "must be between 1s and 60s (found {})",
+                        crate::engine::time::format(ttl)
+                    ),
+                );
+            }
+            let mps = min_per_sec.unwrap_or(10);
+            if mps > i32::MAX as u64 {
+                return c.err(
+                    format!("{p}.min_per_sec"),
+                    format!("must be at most {} (found {mps})", i32::MAX),
+                );
+            }
+            let pc = in_range(
+                c,
+                &format!("{p}.percent"),
+                percent.unwrap_or(20.0),
+                0.0,
+                100_000.0,
+            )?;
+            BudgetConfig::Finagle {
+                ttl_ms: (ttl / MILLISECOND) as i64,
+                min_per_sec: mps as i32,
+                percent_can_retry: pc / 100.0,
+            }
+        }
+        BudgetFile::Tower {
+            ttl,
+            min_per_sec,
+            percent,
+            truncate,
+            ref deposit,
+        } => {
+            let ttl = ttl.map_or(10 * SECOND, |d| d.0);
+            if !(SECOND..=60 * SECOND).contains(&ttl) {
+                return c.err(
+                    format!("{p}.ttl"),
+                    format!(
+                        "must be between 1s and 60s (found {})",
+                        crate::engine::time::format(ttl)
+                    ),
+                );
+            }
+            let mps = min_per_sec.unwrap_or(10);
+            if mps >= i32::MAX as u64 {
+                return c.err(
+                    format!("{p}.min_per_sec"),
+                    format!("must be below {} (found {mps})", i32::MAX),
+                );
+            }
+            let pc = in_range(
+                c,
+                &format!("{p}.percent"),
+                percent.unwrap_or(20.0),
+                0.0,
+                100_000.0,
+            )?;
+            let deposit = choice(
+                c,
+                &format!("{p}.deposit"),
+                deposit.as_deref(),
+                "success",
+                &["success", "call"],
+            )?;
+            BudgetConfig::Tower {
+                ttl,
+                min_per_sec: mps as u32,
+                retry_percent: (pc / 100.0) as f32,
+                truncate: truncate.unwrap_or(true),
+                deposit_on_success: deposit == "success",
+            }
+        }
+        BudgetFile::Envoy {
+            percent,
+            min_concurrency,
+            count_backoff,
+        } => {
+            let mc = min_concurrency.unwrap_or(3);
+            if mc > u64::from(u32::MAX) {
+                return c.err(
+                    format!("{p}.min_concurrency"),
+                    format!("must be at most {} (found {mc})", u32::MAX),
+                );
+            }
+            BudgetConfig::Envoy {
+                percent: in_range(
+                    c,
+                    &format!("{p}.percent"),
+                    percent.unwrap_or(20.0),
+                    0.0,
+                    100.0,
+                )?,
+                min_concurrency: mc as u32,
+                count_backoff: count_backoff.unwrap_or(false),
+            }
+        }
+        BudgetFile::Resilience4j {
+            window,
+            max_retry_ratio,
+            min_sample_size,
+        } => {
+            let w = window.map_or(10 * SECOND, |d| d.0);
+            if w % SECOND != 0 || w == 0 || w / SECOND > 3_600 {
+                return c.err(
+                    format!("{p}.window"),
+                    format!(
+                        "must be a whole number of seconds from 1s to 1h (found {})",
+                        crate::engine::time::format(w)
+                    ),
+                );
+            }
+            let mss = min_sample_size.unwrap_or(100);
+            if mss > i64::MAX as u64 {
+                return c.err(format!("{p}.min_sample_size"), "is too large");
+            }
+            BudgetConfig::Resilience4j {
+                window_s: (w / SECOND) as u32,
+                max_retry_ratio: in_range(
+                    c,
+                    &format!("{p}.max_retry_ratio"),
+                    max_retry_ratio.unwrap_or(10.0),
+                    0.0,
+                    100.0,
+                )?,
+                min_sample_size: mss as i64,
+            }
+        }
+        BudgetFile::Sre { percent, window } => {
+            let pc = in_range(
+                c,
+                &format!("{p}.percent"),
+                percent.unwrap_or(10.0),
+                0.0,
+                100.0,
+            )?;
+            if pc == 0.0 {
+                return c.err(format!("{p}.percent"), "must be greater than 0");
+            }
+            let window = match window {
+                Some(w) => c.positive_dur(&format!("{p}.window"), w)?,
+                None => 120 * SECOND,
+            };
+            BudgetConfig::Sre {
+                fraction: pc / 100.0,
+                window,
+            }
+        }
     })
 }
 
@@ -802,6 +1284,129 @@ fn validate_breaker(c: &Ctx, p: &str, b: &BreakerFile) -> R<BreakerConfig> {
                         1,
                     )?,
                 )?,
+                placement: placement(pl),
+            }
+        }
+        BreakerFile::Resilience4j {
+            ref window_type,
+            window_size,
+            min_calls,
+            failure_rate,
+            slow_call_rate,
+            slow_call_duration,
+            open_for,
+            half_open_calls,
+            placement: pl,
+        } => {
+            let f = |k: &str| format!("{p}.{k}");
+            let kind = choice(
+                c,
+                &f("window_type"),
+                window_type.as_deref(),
+                "count",
+                &["count", "time"],
+            )?;
+            let size = c.at_least(&f("window_size"), window_size.unwrap_or(100), 1)?;
+            let window = if kind == "count" {
+                if size > 100_000 {
+                    return c.err(
+                        f("window_size"),
+                        format!("must be at most 100000 calls (found {size})"),
+                    );
+                }
+                R4jWindow::Count(size as u32)
+            } else {
+                if size > 3_600 {
+                    return c.err(
+                        f("window_size"),
+                        format!("must be at most 3600 seconds (found {size})"),
+                    );
+                }
+                R4jWindow::Time(size as u32)
+            };
+            let rate = |field: String, v: f64| -> R<f32> {
+                let v = in_range(c, &field, v, 0.0, 100.0)?;
+                if v == 0.0 {
+                    return c.err(field, "must be greater than 0");
+                }
+                Ok(v as f32)
+            };
+            let open_for = open_for.map_or(60 * SECOND, |d| d.0);
+            if open_for < MILLISECOND {
+                return c.err(f("open_for"), "must be at least 1ms (Resilience4j's check)");
+            }
+            BreakerConfig {
+                trip: Trip::Resilience4j {
+                    window,
+                    min_calls: c.u32_field(
+                        &f("min_calls"),
+                        c.at_least(&f("min_calls"), min_calls.unwrap_or(100), 1)?,
+                    )?,
+                    failure_rate: rate(f("failure_rate"), failure_rate.unwrap_or(50.0))?,
+                    slow_call_rate: rate(f("slow_call_rate"), slow_call_rate.unwrap_or(100.0))?,
+                    slow_call_duration: match slow_call_duration {
+                        Some(d) => c.positive_dur(&f("slow_call_duration"), d)?,
+                        None => 60 * SECOND,
+                    },
+                },
+                open_for: at_most_dur(c, &f("open_for"), open_for, MAX_BACKOFF_PARAM)?,
+                half_open_probes: c.u32_field(
+                    &f("half_open_calls"),
+                    c.at_least(&f("half_open_calls"), half_open_calls.unwrap_or(10), 1)?,
+                )?,
+                placement: placement(pl),
+            }
+        }
+        BreakerFile::Polly {
+            failure_ratio,
+            min_throughput,
+            sampling_duration,
+            break_duration,
+            placement: pl,
+        } => {
+            let f = |k: &str| format!("{p}.{k}");
+            // CircuitBreakerStrategyOptions' ranges.
+            let ratio = in_range(
+                c,
+                &f("failure_ratio"),
+                failure_ratio.unwrap_or(0.1),
+                0.0,
+                1.0,
+            )?;
+            if ratio == 0.0 {
+                return c.err(f("failure_ratio"), "must be greater than 0");
+            }
+            let day = 86_400 * SECOND;
+            let half_second = SECOND / 2;
+            let between = |field: String, v: Nanos| -> R<Nanos> {
+                if (half_second..=day).contains(&v) {
+                    Ok(v)
+                } else {
+                    c.err(
+                        field,
+                        format!(
+                            "must be between 500ms and 1 day (found {})",
+                            crate::engine::time::format(v)
+                        ),
+                    )
+                }
+            };
+            let min_throughput =
+                c.at_least(&f("min_throughput"), min_throughput.unwrap_or(100), 2)?;
+            BreakerConfig {
+                trip: Trip::Polly {
+                    sampling: between(
+                        f("sampling_duration"),
+                        sampling_duration.map_or(30 * SECOND, |d| d.0),
+                    )?,
+                    min_throughput: c.u32_field(&f("min_throughput"), min_throughput)?,
+                    failure_ratio: ratio,
+                },
+                open_for: between(
+                    f("break_duration"),
+                    break_duration.map_or(5 * SECOND, |d| d.0),
+                )?,
+                half_open_probes: 1,
                 placement: placement(pl),
             }
         }

@@ -187,7 +187,7 @@ fn claim_folder(
     shard: Option<Shard>,
     force: bool,
 ) -> Result<(), SweepError> {
-    let fp = manifest::fingerprint(&plan.base.table);
+    let fp = manifest::fingerprint(&plan.base.resolved);
     let shard_text = shard.map(|s| format!("{}/{}", s.index, s.count));
     let occupied = |reason: String| SweepError::Occupied {
         path: dir.to_path_buf(),
@@ -338,6 +338,7 @@ pub fn run_folder(
     let mut base = loaded.clone();
     base.file.sweep = None;
     base.table.remove("sweep");
+    base.resolved.remove("sweep");
     let plan = plan::plan(base)?;
     let results = run_in_memory(&plan);
     let runs: Vec<u64> = (0..plan.total_runs()).collect();

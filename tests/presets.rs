@@ -1,0 +1,1234 @@
+//! The named presets against their sources: reference vectors computed by hand from
+//! each library's arithmetic (the source is named above each), scripted budget and
+//! breaker sequences, long runs of each budget against its formula, and the presets as
+//! scenario keys.
+
+mod common;
+
+use std::process::Command;
+
+use common::{col, count, run, scenario};
+use retrysim::model::backoff::{wait_u, Failure};
+use retrysim::model::breaker::{Breaker, State};
+use retrysim::model::budget::{Budget, RetryCause};
+use retrysim::model::limiter::{AwsAdaptive, Gate, Limiter};
+use retrysim::model::outcome::Class;
+use retrysim::scenario::config::{
+    Accepts, AwsVersion, Backoff, BreakerConfig, BudgetConfig, EnvoyFormula, LimiterConfig,
+    Placement, PollyType, R4jWindow, Trip,
+};
+
+const MS: u64 = 1_000_000;
+const S: u64 = 1_000_000_000;
+
+/// The waits after failed attempts 1, 2, ... for the uniform draws `us`.
+fn waits(b: Backoff, us: &[f64], f: Failure) -> Vec<u64> {
+    let mut prev = retrysim::model::backoff::initial_state(&b);
+    us.iter()
+        .enumerate()
+        .map(|(i, &u)| wait_u(&b, i as u32 + 1, &mut prev, &f, u))
+        .collect()
+}
+
+fn no_failure() -> Failure {
+    Failure::default()
+}
+
+// ----- gRPC ---------------------------------------------------------------------------
+
+/// grpc-java `RetriableStream.makeRetryDecision`:
+/// `backoffNanos = (long)(nextBackoffIntervalNanos * random.nextDouble())`, then
+/// `nextBackoffIntervalNanos = min((long)(next * backoffMultiplier), maxBackoffNanos)`;
+/// with pushback: `backoffNanos = pushback`, `next = initialBackoffNanos`.
+#[test]
+fn grpc_backoff_is_grpc_java_arithmetic_with_pushback_resetting_the_interval() {
+    let b = Backoff::Grpc {
+        initial: 100 * MS,
+        max: S,
+        multiplier: 2.0,
+    };
+    // Intervals 100, 200, 400, 800, 1000 ms; waits interval·u, truncated.
+    assert_eq!(
+        waits(b, &[0.5, 0.25, 0.9, 0.999, 0.1], no_failure()),
+        vec![50 * MS, 50 * MS, 360 * MS, 799_200_000, 100 * MS]
+    );
+    // A pushback of 300 ms after the second failure: wait exactly 300 ms, and the
+    // third retry starts again from the initial 100 ms interval.
+    let mut prev = b_initial(&b);
+    let push = Failure {
+        throttled: false,
+        retry_after: Some(300 * MS),
+    };
+    assert_eq!(wait_u(&b, 1, &mut prev, &no_failure(), 0.5), 50 * MS);
+    assert_eq!(wait_u(&b, 2, &mut prev, &push, 0.5), 300 * MS);
+    assert_eq!(wait_u(&b, 3, &mut prev, &no_failure(), 0.9), 90 * MS);
+}
+
+fn b_initial(b: &Backoff) -> u64 {
+    retrysim::model::backoff::initial_state(b)
+}
+
+/// C-core `retry_throttle.cc`: milli-tokens; on a failure `new = clamp(tokens − 1000)`
+/// and the retry is allowed iff `new > max/2` (after the decrement); a success adds
+/// `milli_token_ratio`. gRFC A6's example: maxTokens 10, tokenRatio 0.1.
+#[test]
+fn grpc_throttling_decides_after_the_decrement_in_milli_tokens() {
+    let mut b = Budget::new(BudgetConfig::TokenBucket {
+        max_milli: 10_000,
+        ratio_milli: 100,
+    });
+    let mut allowed = Vec::new();
+    for _ in 0..5 {
+        b.on_failed(0, Class::Error, true);
+        allowed.push(b.ask(0, RetryCause::default()).is_some());
+    }
+    // 9000, 8000, 7000, 6000 > 5000; 5000 is not.
+    assert_eq!(allowed, vec![true, true, true, true, false]);
+    b.on_succeeded(0, 0); // 5100
+    assert_eq!(b.tokens(), 5100);
+    assert!(b.ask(0, RetryCause::default()).is_some());
+}
+
+// ----- Envoy ----------------------------------------------------------------------------
+
+/// envoy `JitteredExponentialBackOffStrategy::nextBackOffMs`: `random() % interval`,
+/// `interval` from `base_interval` doubling while below `max_interval / 2`, then max.
+#[test]
+fn envoy_backoff_follows_the_current_code() {
+    let b = Backoff::Envoy {
+        base_ms: 25,
+        max_ms: 250,
+        formula: EnvoyFormula::Current,
+    };
+    // Intervals 25, 50, 100, 200, 250, 250 ms.
+    assert_eq!(
+        waits(b, &[0.999_999; 6], no_failure()),
+        [24, 49, 99, 199, 249, 249].map(|m| m * MS).to_vec()
+    );
+    assert_eq!(
+        waits(b, &[0.5; 6], no_failure()),
+        [12, 25, 50, 100, 125, 125].map(|m| m * MS).to_vec()
+    );
+}
+
+/// The router filter docs ("in the range [0, (2^N − 1)·B)", first retry 0–24 ms, second
+/// 0–74 ms, third 0–174 ms, capped at 250 ms) are the code before Envoy 1.14:
+/// `min(random() % ((2^r − 1)·base), max)`, `r` growing while the range fits.
+#[test]
+fn envoy_backoff_documented_formula_is_the_pre_1_14_code() {
+    let b = Backoff::Envoy {
+        base_ms: 25,
+        max_ms: 250,
+        formula: EnvoyFormula::Documented,
+    };
+    // Ranges 25, 75, 175, 375, 375 ms.
+    assert_eq!(
+        waits(b, &[0.999_999; 3], no_failure()),
+        [24, 74, 174].map(|m| m * MS).to_vec()
+    );
+    assert_eq!(
+        waits(b, &[0.5, 0.5, 0.5, 0.5, 0.9], no_failure()),
+        [12, 37, 87, 187, 250].map(|m| m * MS).to_vec()
+    );
+}
+
+/// `RetryBudgetImpl::max()`: `max((uint64)(budget_percent/100 · (active + pending)),
+/// min_retry_concurrency)`; `canCreate()`: outstanding retries `< max()`.
+#[test]
+fn envoy_budget_bounds_concurrent_retries() {
+    let mut b = Budget::new(BudgetConfig::Envoy {
+        percent: 20.0,
+        min_concurrency: 3,
+        count_backoff: false,
+    });
+    let ask = |b: &mut Budget| b.ask(0, RetryCause::default());
+    // Nothing in flight: the floor of 3.
+    assert_eq!(
+        (0..4).map(|_| ask(&mut b)).collect::<Vec<_>>(),
+        vec![Some(1), Some(1), Some(1), None]
+    );
+    // 20 attempts in flight: 20% of 20 = 4.
+    for _ in 0..20 {
+        b.on_sent(false);
+    }
+    assert_eq!(ask(&mut b), Some(1));
+    assert_eq!(ask(&mut b), None);
+    // One retry's attempt answered: a slot is free again.
+    b.release(1, true);
+    assert_eq!(ask(&mut b), Some(1));
+}
+
+/// Envoy issue #30205: with a budget of 100% and no floor, a request whose only attempt
+/// just failed sees 0 active + pending requests, so its retry overflows; counting the
+/// retries waiting to be sent and the proposed one (PR #30738) lets it through.
+#[test]
+fn envoy_budget_blind_spot_of_issue_30205() {
+    for (count_backoff, expect) in [(false, None), (true, Some(1))] {
+        let mut b = Budget::new(BudgetConfig::Envoy {
+            percent: 100.0,
+            min_concurrency: 0,
+            count_backoff,
+        });
+        b.on_sent(false);
+        b.on_done(); // the attempt failed
+        assert_eq!(b.ask(0, RetryCause::default()), expect, "{count_backoff}");
+    }
+}
+
+// ----- Finagle --------------------------------------------------------------------------
+
+/// finagle `Backoff.decorrelatedJittered(5.millis, 200.millis)`: the first wait is
+/// `start`; then `start + rng.nextLong(upper − start)`, `upper = 3·start` (or `max` once
+/// `start >= max/3`).
+#[test]
+fn finagle_backoff_is_decorrelated_from_the_previous_wait() {
+    let b = Backoff::Finagle {
+        start: 5 * MS,
+        max: 200 * MS,
+    };
+    // 5; 5 + 10/2; 10 + 20/2; 20 + 40/2; 40 + 80/2; 80 ≥ 66.67: 80 + 120/2; 140 + 60/2.
+    assert_eq!(
+        waits(b, &[0.5; 7], no_failure()),
+        [5, 10, 20, 40, 80, 140, 170].map(|m| m * MS).to_vec()
+    );
+}
+
+fn finagle() -> Budget {
+    Budget::new(BudgetConfig::Finagle {
+        ttl_ms: 10_000,
+        min_per_sec: 10,
+        percent_can_retry: 0.2,
+    })
+}
+
+/// finagle `RetryBudget(10.seconds, 10, 0.2)`: deposit 1000, withdraw 1000/0.2 = 5000,
+/// reserve 10 · 10 · 5000; twitter/util `WindowedAdder(10_000, 10)`: a slice ends at the
+/// first operation a second after the last expiry.
+#[test]
+fn finagle_budget_deposits_withdraws_and_expires_by_slices() {
+    let mut b = finagle();
+    let ask = |b: &mut Budget, t: u64| b.ask(t, RetryCause::default()).is_some();
+    // The reserve alone: 500,000 / 5,000 = 100 retries.
+    assert_eq!((0..101).filter(|_| ask(&mut b, 0)).count(), 100);
+    // Five calls deposit 5 × 1000: one more retry.
+    for _ in 0..5 {
+        b.on_call(500 * MS);
+    }
+    assert!(ask(&mut b, 500 * MS));
+    assert!(!ask(&mut b, 500 * MS));
+    // Untouched until 10 s, everything has expired: the reserve is back.
+    assert!(ask(&mut b, 10 * S));
+
+    // Touched at 9.5 s, the expiry re-anchors the slices there: the withdrawals of t = 0
+    // still count at 10 s and leave only at 10.5 s.
+    let mut b = finagle();
+    assert_eq!((0..100).filter(|_| ask(&mut b, 0)).count(), 100);
+    assert!(!ask(&mut b, 9_500 * MS));
+    assert!(!ask(&mut b, 10 * S));
+    assert!(ask(&mut b, 10_500 * MS));
+}
+
+// ----- tower ------------------------------------------------------------------------------
+
+/// tower `ExponentialBackoff::next_backoff`: `base = min(min·2^k, max)`, jitter
+/// `Duration::new((secs as f64·u·j) as u64, (nanos as f64·u·j) as u32).min(max − base)`:
+/// the whole seconds and the nanoseconds are scaled and truncated apart.
+#[test]
+fn tower_backoff_scales_seconds_and_nanoseconds_apart() {
+    let b = Backoff::Tower {
+        min: 50 * MS,
+        max: None,
+        jitter: 0.99,
+    };
+    // u·j = 0.495. Bases 50, 100, 200, 400, 800 ms, 1.6 s; at 1.6 s the whole second
+    // scales to 0 and only 600 ms · 0.495 = 297 ms is added.
+    assert_eq!(
+        waits(b, &[0.5; 6], no_failure()),
+        vec![
+            74_750_000,
+            149_500_000,
+            299 * MS,
+            598 * MS,
+            1_196 * MS,
+            1_897 * MS
+        ]
+    );
+    let capped = Backoff::Tower {
+        min: 50 * MS,
+        max: Some(S),
+        jitter: 0.99,
+    };
+    // 800 ms + min(396 ms, 200 ms); then base = max and no room for jitter.
+    assert_eq!(waits(capped, &[0.5; 6], no_failure())[4..], [S, S]);
+}
+
+fn tower(percent: f32, truncate: bool) -> Budget {
+    Budget::new(BudgetConfig::Tower {
+        ttl: 10 * S,
+        min_per_sec: 0,
+        retry_percent: percent,
+        truncate,
+        deposit_on_success: false,
+    })
+}
+
+/// tower `TpsBudget::new`: for `retry_percent <= 1`, deposit 1 and withdraw
+/// `(1.0 / retry_percent) as isize` (`f32`), so 0.3 allows 1 retry per 3 deposits and
+/// 0.6 one per deposit (tower issue #857); without the truncation (PR #863) deposits are
+/// 1000 and withdrawals `(1000.0 / retry_percent) as isize`.
+#[test]
+fn tower_budget_truncates_one_over_percent() {
+    for (percent, deposits, truncated, exact) in [(0.3f32, 300, 100, 90), (0.6, 10, 10, 6)] {
+        for (truncate, expect) in [(true, truncated), (false, exact)] {
+            let mut b = tower(percent, truncate);
+            for _ in 0..deposits {
+                b.on_call(0);
+            }
+            let n = (0..1000)
+                .filter(|_| b.ask(0, RetryCause::default()).is_some())
+                .count();
+            assert_eq!(n, expect, "percent {percent} truncate {truncate}");
+        }
+    }
+    // The default TpsBudget (10 s, 10/s, 20%): deposit 1, withdraw 5, reserve 500.
+    let mut b = Budget::new(BudgetConfig::Tower {
+        ttl: 10 * S,
+        min_per_sec: 10,
+        retry_percent: 0.2,
+        truncate: true,
+        deposit_on_success: true,
+    });
+    let n = (0..200)
+        .filter(|_| b.ask(0, RetryCause::default()).is_some())
+        .count();
+    assert_eq!(n, 100);
+    b.on_call(0); // deposits come from successes in tower's documented policy
+    assert!(b.ask(0, RetryCause::default()).is_none());
+    for _ in 0..5 {
+        b.on_succeeded(0, 0);
+    }
+    assert!(b.ask(0, RetryCause::default()).is_some());
+}
+
+// ----- AWS ------------------------------------------------------------------------------
+
+/// botocore `retryhandler.delay_exponential(base='rand', growth_factor=2, attempts)`:
+/// `rand · 2^(attempts − 1)` seconds.
+#[test]
+fn aws_legacy_backoff() {
+    let b = Backoff::AwsLegacy {
+        base: None,
+        growth: 2.0,
+    };
+    assert_eq!(
+        waits(b, &[0.5; 4], no_failure()),
+        vec![500 * MS, S, 2 * S, 4 * S]
+    );
+}
+
+/// botocore `retries/standard.py` `ExponentialBackoff.delay_amount`, version 2.0:
+/// `random() · min(2^(attempt − 1), 20)`; checked against botocore 1.43.11 with the
+/// random function replaced: u = 0.5 gives 0.5, 1.0, 2.0 (attempts 1–3) and 10.0
+/// (attempt 6); u = 0.3 gives 0.3, 0.6, 1.2 and 6.0.
+#[test]
+fn aws_standard_backoff_version_2_0() {
+    let b = Backoff::AwsStandard {
+        version: AwsVersion::V2_0,
+        max_backoff: 20 * S,
+        dynamodb: false,
+    };
+    let at = |u: f64, k: u32| {
+        let mut prev = 0;
+        wait_u(&b, k, &mut prev, &no_failure(), u)
+    };
+    assert_eq!(
+        [1, 2, 3, 6].map(|k| at(0.5, k)),
+        [500 * MS, S, 2 * S, 10 * S]
+    );
+    assert_eq!(
+        [1, 2, 3, 6].map(|k| at(0.3, k)),
+        [300 * MS, 600 * MS, 1_200 * MS, 6 * S]
+    );
+}
+
+/// botocore version 2.1 (the 2026 update): `t = random() · min(scale · 2^(n−1), 20)`,
+/// scale 1 after a throttling error, 0.05 otherwise; with `x-amz-retry-after` r (ms):
+/// `max(t, min(r, t + 5))`.
+#[test]
+fn aws_standard_backoff_version_2_1() {
+    let b = Backoff::AwsStandard {
+        version: AwsVersion::V2_1,
+        max_backoff: 20 * S,
+        dynamodb: false,
+    };
+    let at = |k: u32, throttled: bool, ra: Option<u64>| {
+        let mut prev = 0;
+        let f = Failure {
+            throttled,
+            retry_after: ra,
+        };
+        wait_u(&b, k, &mut prev, &f, 0.5)
+    };
+    assert_eq!(
+        [1, 2, 3].map(|k| at(k, false, None)),
+        [25 * MS, 50 * MS, 100 * MS]
+    );
+    assert_eq!(at(1, true, None), 500 * MS);
+    assert_eq!(at(1, false, Some(2 * S)), 2 * S);
+    assert_eq!(at(1, false, Some(10 * S)), 5_025 * MS);
+    assert_eq!(at(1, false, Some(10 * MS)), 25 * MS);
+}
+
+/// botocore `RetryQuotaChecker`: version 2.1 acquires 5 after a throttling error and 14
+/// otherwise (`_RETRY_COST_V2`); version 2.0 acquires 10 after a timeout, 5 otherwise.
+#[test]
+fn aws_quota_costs_by_version() {
+    let mut v21 = Budget::new(BudgetConfig::AwsThrottling {
+        capacity: 500,
+        retry_cost: 14,
+        timeout_cost: 14,
+        throttling_cost: 5,
+        success_refund: 1,
+    });
+    let throttled = RetryCause {
+        timeout: false,
+        throttled: true,
+    };
+    assert_eq!(v21.ask(0, RetryCause::default()), Some(14));
+    assert_eq!(v21.ask(0, throttled), Some(5));
+    assert_eq!(
+        v21.ask(
+            0,
+            RetryCause {
+                timeout: true,
+                throttled: false
+            }
+        ),
+        Some(14)
+    );
+    assert_eq!(v21.tokens(), 500 - 33);
+    v21.on_succeeded(0, 5); // refund the last acquisition
+    assert_eq!(v21.tokens(), 472);
+}
+
+/// botocore `ClientRateLimiter` (`adaptive.py`, `throttling.py`, `bucket.py`) on a
+/// scripted clock; the values are botocore 1.43.11's own, run with the same script:
+/// a throttling answer at 0.6 s, then answers at 1.0 s, 1.2 s, a throttling one at
+/// 1.7 s and one at 2.6 s.
+#[test]
+fn aws_adaptive_cubic_limiter_matches_botocore() {
+    let mut a = AwsAdaptive::new(0);
+    let ns = |t: f64| (t * 1e9).round() as u64;
+    let close = |x: f64, y: f64| (x - y).abs() <= 1e-12 * y.abs().max(1.0);
+    let mut step = |t: f64, thr: bool, measured: f64, fill: f64, tokens: f64| {
+        a.on_response(ns(t), thr);
+        let (enabled, f, cur, m) = a.snapshot();
+        assert!(enabled);
+        assert!(close(m, measured), "measured at {t}: {m} vs {measured}");
+        assert!(close(f, fill), "fill rate at {t}: {f} vs {fill}");
+        assert!(close(cur, tokens), "tokens at {t}: {cur} vs {tokens}");
+    };
+    step(0.6, true, 1.6, 1.1199999999999999, 0.6);
+    step(1.0, false, 1.92, 1.483606307352411, 1.048);
+    step(1.2, false, 1.92, 1.5603866270663207, 1.3447212614704822);
+    step(1.7, true, 3.584, 1.0922706389464245, 1.0922706389464245);
+    step(2.6, false, 1.5168, 1.5589309719452942, 1.0922706389464245);
+
+    // After the first throttle a sender finds 0.6 tokens at a rate of 1.12/s: it waits
+    // (1 − 0.6) / 1.12 = 0.357142857… s, then takes the token.
+    let mut a = AwsAdaptive::new(0);
+    a.on_response(600 * MS, true);
+    assert_eq!(a.before_send(600 * MS), Gate::Wait(357_142_858));
+    assert_eq!(a.before_send(600 * MS + 357_142_858), Gate::Pass);
+}
+
+// ----- Resilience4j ---------------------------------------------------------------------
+
+/// `IntervalFunction.ofExponentialRandomBackoff(500, 1.5, 0.5)`: `i_n = (long)(i_(n−1) ·
+/// 1.5)` ms (500, 750, 1125, 1687, 2530), then `(long)(i(1 − f) + u · 2fi)`, then
+/// `min(·, maxInterval)`; `RetryConfig`'s default is a fixed 500 ms.
+#[test]
+fn resilience4j_interval_functions() {
+    let fixed = Backoff::Resilience4j {
+        initial_ms: 500,
+        multiplier: 1.0,
+        randomization: 0.0,
+        max_ms: None,
+    };
+    assert_eq!(waits(fixed, &[0.0; 3], no_failure()), vec![500 * MS; 3]);
+    let b = |max_ms| Backoff::Resilience4j {
+        initial_ms: 500,
+        multiplier: 1.5,
+        randomization: 0.5,
+        max_ms,
+    };
+    assert_eq!(
+        waits(b(None), &[0.5; 5], no_failure()),
+        [500, 750, 1125, 1687, 2530].map(|m| m * MS).to_vec()
+    );
+    // u = 0: half of each (562.5 → 562, 843.5 → 843); u = 0.999: 1.499 of each.
+    assert_eq!(
+        waits(b(None), &[0.0; 4], no_failure()),
+        [250, 375, 562, 843].map(|m| m * MS).to_vec()
+    );
+    assert_eq!(
+        waits(b(None), &[0.999; 4], no_failure()),
+        [749, 1124, 1686, 2528].map(|m| m * MS).to_vec()
+    );
+    assert_eq!(
+        waits(b(Some(1000)), &[0.5; 4], no_failure()),
+        [500, 750, 1000, 1000].map(|m| m * MS).to_vec()
+    );
+}
+
+fn r4j(window: R4jWindow, min_calls: u32, slow_rate: f32, probes: u32) -> Breaker {
+    Breaker::new(BreakerConfig {
+        trip: Trip::Resilience4j {
+            window,
+            min_calls,
+            failure_rate: 50.0,
+            slow_call_rate: slow_rate,
+            slow_call_duration: 100 * MS,
+        },
+        open_for: S,
+        half_open_probes: probes,
+        placement: Placement::Inside,
+    })
+}
+
+/// `CircuitBreakerStateMachine`: count window, `minimumNumberOfCalls`, failure rate
+/// `>=` threshold; open until strictly after the wait; `permittedNumberOfCalls` admitted
+/// in all while half-open, evaluated in a count window of that size.
+#[test]
+fn resilience4j_breaker_count_window_and_half_open_permits() {
+    let mut b = r4j(R4jWindow::Count(4), 4, 100.0, 2);
+    for ok in [false, true, true] {
+        assert!(b.allow(0));
+        assert!(!b.record(0, ok)); // fewer than 4 calls
+    }
+    assert!(b.record(10, false)); // 2 of 4 = 50%
+    assert_eq!(b.state(), State::Open { until: 10 + S + 1 });
+    assert!(!b.allow(10 + S)); // not after the wait yet
+    assert!(b.allow(10 + S + 1)); // half-open: 2 permits in all
+    assert!(b.allow(10 + S + 1));
+    assert!(!b.allow(10 + S + 2));
+    assert!(!b.record(2 * S, true)); // 1 of 2 recorded: below the minimum
+    assert!(b.record(2 * S, false)); // 50%: open again
+    assert!(b.allow(4 * S));
+    assert!(b.allow(4 * S));
+    b.record(4 * S, true);
+    assert!(!b.record(4 * S, true)); // 0%: closed, with fresh metrics
+    assert_eq!(b.state(), State::Closed);
+    assert!(!b.record(4 * S, false));
+    assert_eq!(b.times_opened(), 2);
+}
+
+/// `CircuitBreakerMetrics.onSuccess`: a call longer than `slowCallDurationThreshold`
+/// (strictly) is slow; the slow-call rate trips the breaker though every call succeeded.
+#[test]
+fn resilience4j_breaker_slow_call_rate() {
+    let mut b = r4j(R4jWindow::Count(4), 2, 50.0, 1);
+    assert!(!b.record_timed(0, true, 100 * MS)); // 1 call: below the minimum of 2
+    assert!(!b.record_timed(0, true, 100 * MS)); // exactly the threshold is not slow: 0%
+    let mut b = r4j(R4jWindow::Count(4), 2, 50.0, 1);
+    assert!(!b.record_timed(0, true, 100 * MS));
+    assert!(b.record_timed(0, true, 150 * MS)); // 1 of 2 slow = 50%
+}
+
+/// `SlidingTimeWindowMetrics`: the calls of the last `n` epoch seconds.
+#[test]
+fn resilience4j_breaker_time_window() {
+    let mut b = r4j(R4jWindow::Time(2), 3, 100.0, 1);
+    b.record(100 * MS, false);
+    b.record(500 * MS, false);
+    // At 2.5 s the window holds seconds 1 and 2: the two failures of second 0 are gone.
+    assert!(!b.record(2_500 * MS, true));
+    assert!(!b.record(2_600 * MS, false));
+    assert!(b.record(2_700 * MS, false)); // 2 of 3
+}
+
+/// `BudgetRetryImpl` (synchronous context): `allowRetry()` is asked before the error is
+/// recorded; allowed while the window holds at most `minSampleSize` calls or its
+/// failure rate is at most `maxRetryRatio`.
+#[test]
+fn resilience4j_retry_budget_asks_before_recording() {
+    let mut b = Budget::new(BudgetConfig::Resilience4j {
+        window_s: 10,
+        max_retry_ratio: 10.0,
+        min_sample_size: 4,
+    });
+    for _ in 0..4 {
+        b.on_succeeded(0, 0);
+    }
+    b.on_failed(0, Class::Error, true); // 4 calls ≤ 4: warm-up
+    assert!(b.ask(0, RetryCause::default()).is_some());
+    b.on_failed(0, Class::Error, true); // 5 calls, 1 failed = 20% > 10%
+    assert!(b.ask(0, RetryCause::default()).is_none());
+    // Ten seconds on, the window is empty again.
+    b.on_failed(10 * S, Class::Error, true);
+    assert!(b.ask(10 * S, RetryCause::default()).is_some());
+}
+
+// ----- Polly ------------------------------------------------------------------------------
+
+fn polly(ty: PollyType, jitter: bool, max: Option<u64>) -> Backoff {
+    Backoff::Polly {
+        delay_ticks: S / 100,
+        backoff_type: ty,
+        jitter,
+        max_delay_ticks: max,
+    }
+}
+
+/// Polly v8 `RetryHelper.GetRetryDelay` (0-based attempt k): constant `d`, linear
+/// `(k+1)·d`, exponential `2^k·d`; `ApplyJitter`: `d + (d·0.5·u − d·0.5/2)` ms.
+#[test]
+fn polly_constant_linear_exponential_and_jitter() {
+    let secs = |v: &[u64]| v.iter().map(|s| s * S).collect::<Vec<_>>();
+    assert_eq!(
+        waits(
+            polly(PollyType::Constant, false, None),
+            &[0.0; 3],
+            no_failure()
+        ),
+        secs(&[1, 1, 1])
+    );
+    assert_eq!(
+        waits(
+            polly(PollyType::Linear, false, None),
+            &[0.0; 4],
+            no_failure()
+        ),
+        secs(&[1, 2, 3, 4])
+    );
+    assert_eq!(
+        waits(
+            polly(PollyType::Exponential, false, None),
+            &[0.0; 4],
+            no_failure()
+        ),
+        secs(&[1, 2, 4, 8])
+    );
+    assert_eq!(
+        waits(
+            polly(PollyType::Exponential, false, Some(3 * S / 100)),
+            &[0.0; 4],
+            no_failure()
+        ),
+        secs(&[1, 2, 3, 3])
+    );
+    // ±25%: u = 0 → 750 ms, 0.5 → 1 s, 0.999 → 1249.5 ms; linear k = 1 → 2 s · (0.75…1.25).
+    assert_eq!(
+        waits(
+            polly(PollyType::Constant, true, None),
+            &[0.0, 0.5, 0.999],
+            no_failure()
+        ),
+        vec![750 * MS, S, 1_249_500_000]
+    );
+    assert_eq!(
+        waits(
+            polly(PollyType::Linear, true, None),
+            &[0.5, 0.0],
+            no_failure()
+        ),
+        vec![S, 1_500 * MS]
+    );
+}
+
+/// Polly `DecorrelatedJitterBackoffV2`: `t = k + u`,
+/// `next = 2^t · tanh(√(4t))`, wait `(long)((next − prev) · (1/1.4) · ticks(d))`.
+/// For d = 1 s and u = 0.5, 0.25, 0.75, 0: 8974049, 7630887, 31319993 and 9106063 ticks.
+#[test]
+fn polly_decorrelated_jitter_v2() {
+    let us = [0.5, 0.25, 0.75, 0.0];
+    let got = waits(polly(PollyType::Exponential, true, None), &us, no_failure());
+    assert_eq!(
+        got,
+        vec![897_404_900, 763_088_700, 3_131_999_300, 910_606_300]
+    );
+    // The same from the formula as written in Polly.
+    let mut prev = 0.0f64;
+    for (k, &u) in us.iter().enumerate() {
+        let t = k as f64 + u;
+        let next = 2f64.powf(t) * (4.0 * t).sqrt().tanh();
+        let ticks = ((next - prev) * (1.0 / 1.4) * 1e7) as i64 as u64;
+        prev = next;
+        assert_eq!(got[k], ticks * 100);
+    }
+}
+
+/// Polly `AdvancedCircuitBehavior` on `RollingHealthMetrics` (10 windows of
+/// sampling/10, each started by a call): a failure while closed breaks the circuit when
+/// throughput ≥ `MinimumThroughput` and failure rate ≥ `FailureRatio`; half-open lets
+/// one call through.
+#[test]
+fn polly_breaker_failure_ratio_over_the_sampling_duration() {
+    let mut b = Breaker::new(BreakerConfig {
+        trip: Trip::Polly {
+            sampling: S,
+            min_throughput: 4,
+            failure_ratio: 0.5,
+        },
+        open_for: S,
+        half_open_probes: 1,
+        placement: Placement::Inside,
+    });
+    for ok in [true, true, false] {
+        assert!(!b.record(0, ok)); // throughput 3 < 4
+    }
+    assert!(b.record(50 * MS, false)); // 2 of 4 failed
+    assert_eq!(b.state(), State::Open { until: 1_050 * MS });
+    assert!(!b.allow(S));
+    assert!(b.allow(1_050 * MS));
+    assert!(!b.allow(1_050 * MS)); // one call while half-open
+    assert!(!b.record(1_060 * MS, true)); // closed, metrics reset
+    for _ in 0..3 {
+        assert!(!b.record(1_100 * MS, false));
+    }
+    assert!(b.record(1_100 * MS, false));
+    // Successes alone never break it; windows older than the sampling duration leave.
+    let mut b = Breaker::new(BreakerConfig {
+        trip: Trip::Polly {
+            sampling: S,
+            min_throughput: 4,
+            failure_ratio: 0.5,
+        },
+        open_for: S,
+        half_open_probes: 1,
+        placement: Placement::Inside,
+    });
+    b.record(0, true);
+    for t in [S, S, S] {
+        assert!(!b.record(t, false)); // the success of t = 0 has left: throughput 1..3
+    }
+}
+
+// ----- SRE --------------------------------------------------------------------------------
+
+/// SRE book, "Handling Overload": retry only while retries / requests is below 10%.
+#[test]
+fn sre_retry_budget_ratio() {
+    let mut b = Budget::new(BudgetConfig::Sre {
+        fraction: 0.1,
+        window: 120 * S,
+    });
+    for _ in 0..9 {
+        b.on_call(0);
+    }
+    assert!(b.ask(0, RetryCause::default()).is_some()); // 0 of 9
+    assert!(b.ask(0, RetryCause::default()).is_none()); // 1 of 10 is not below 10%
+    b.on_call(0);
+    assert!(b.ask(0, RetryCause::default()).is_some()); // 1 of 11
+                                                        // Two minutes later the window is empty.
+    assert!(b.ask(121 * S, RetryCause::default()).is_some());
+}
+
+/// SRE book: `p = max(0, (requests − K·accepts) / (requests + 1))`, requests counting
+/// the attempts rejected locally too.
+#[test]
+fn sre_adaptive_throttling_probability() {
+    let mut l = Limiter::new(LimiterConfig::AdaptiveThrottling {
+        k: 2.0,
+        window: 120 * S,
+        padding: 1.0,
+        accepts: Accepts::Success,
+    });
+    // 10 requests, 4 accepted: (10 − 8) / 11 = 0.1818…: u = 0.18 rejects, 0.19 passes.
+    for _ in 0..10 {
+        assert_eq!(l.gate_u(0, 0.999), Gate::Pass);
+    }
+    for _ in 0..4 {
+        l.on_answer(0, true, false, false);
+    }
+    assert_eq!(l.gate_u(0, 0.18), Gate::Reject);
+    // Now 11 requests, 4 accepts: (11 − 8) / 12 = 0.25.
+    assert_eq!(l.gate_u(0, 0.25), Gate::Pass);
+    assert_eq!(l.gate_u(0, 0.2), Gate::Reject); // 12 requests: 4/13 = 0.307…
+                                                // With 6 accepts of 13 requests: (13 − 12) / 14 > 0; with 7 it is 0.
+    l.on_answer(0, true, false, false);
+    l.on_answer(0, true, false, false);
+    assert_eq!(l.gate_u(0, 0.07), Gate::Reject);
+    l.on_answer(0, true, false, false);
+    l.on_answer(0, true, false, false);
+    assert_eq!(l.gate_u(0, 0.0), Gate::Pass); // (14 − 16) / 15 < 0
+}
+
+// ----- long runs of each budget against its formula ----------------------------------------
+
+fn dead(layer: &str, arrival: &str, duration: &str) -> String {
+    format!(
+        r#"
+duration = "{duration}"
+drain = "10s"
+[dependency]
+servers = "unlimited"
+service_time = {{ kind = "deterministic", value = "1ms" }}
+error_rate = 1.0
+[[fleets]]
+name = "f"
+arrival = {arrival}
+[[fleets.layers]]
+instances = 1
+{layer}
+"#
+    )
+}
+
+const CONST_100: &str = r#"{ kind = "constant", rate = 100 }"#;
+
+/// Finagle: retries per ttl ≤ 20% of the deposits in the window + the reserve
+/// (10/s · 10 s). With every attempt failing and retries limited only by the budget,
+/// 100 calls/s for 100 s (10,000 calls) retry at 0.2 · 100 + 10 = 30/s, a little more
+/// as deposits expire after 9 to 10 slices, plus the 100 reserve retries of t = 0:
+/// within [0.97, 1.12] of 0.2 · calls + 10/s · duration.
+#[test]
+fn finagle_budget_long_run() {
+    let layer = r#"max_attempts = 1000
+budget = { preset = "finagle" }"#;
+    let r = run(&dead(layer, CONST_100, "100s"), &[]);
+    let calls = col(&r, "logical");
+    let retries = col(&r, "attempts") - calls;
+    let bound = 0.2 * calls + 10.0 * 100.0;
+    let ratio = retries / bound;
+    assert!(
+        (0.97..=1.12).contains(&ratio),
+        "retries {retries}, bound {bound}"
+    );
+}
+
+/// tower with deposits per call and no reserve: retries = calls / withdraw, so 30%
+/// gives 1/3 of the calls truncated and 0.3 exact (10,000 calls; ±1.5% for the
+/// windows' edges).
+#[test]
+fn tower_budget_long_run_shows_the_truncation() {
+    for (truncate, expect) in [(true, 1.0 / 3.0), (false, 0.3)] {
+        let layer = format!(
+            "max_attempts = 1000\nbudget = {{ kind = \"tower\", percent = 30, min_per_sec = 0, deposit = \"call\", truncate = {truncate} }}"
+        );
+        let r = run(&dead(&layer, CONST_100, "100s"), &[]);
+        let calls = col(&r, "logical");
+        let ratio = (col(&r, "attempts") - calls) / calls;
+        assert!(
+            (ratio / expect - 1.0).abs() < 0.015,
+            "truncate {truncate}: {ratio}"
+        );
+    }
+}
+
+/// Envoy: outstanding retries < max(20% · in flight, 3). Every attempt fails after
+/// 100 ms, no backoff, 2 attempts, 100 calls/s: about 10 attempts are in flight, so the
+/// floor of 3 binds, each retry holds its slot for its 100 ms attempt: at most 30
+/// retries/s, and a freed slot waits up to 10 ms for the next failure (50 s: within
+/// [26, 30] per second).
+#[test]
+fn envoy_budget_long_run_bounds_concurrency() {
+    let text = dead(
+        "max_attempts = 2\nbudget = { preset = \"envoy\" }",
+        CONST_100,
+        "50s",
+    )
+    .replace("error_rate = 1.0", "")
+    .replace("[[fleets]]", "[[outages]]\nstart = \"0s\"\nend = \"100s\"\nmode = { kind = \"fail\", after = \"100ms\" }\n[[fleets]]");
+    let r = run(&text, &[]);
+    let per_s = (col(&r, "attempts") - col(&r, "logical")) / 50.0;
+    assert!((26.0..=30.0).contains(&per_s), "{per_s} retries/s");
+}
+
+/// Envoy issue #30205 in the model: 100% budget, no floor, one call a second whose
+/// attempt fails fast: nothing else is in flight when its retry is asked for, so Envoy
+/// as shipped refuses every retry; counting the proposed retry allows every one.
+#[test]
+fn envoy_blind_spot_in_the_model() {
+    for (count_backoff, attempts_per_call) in [(false, 1.0), (true, 2.0)] {
+        let layer = format!("max_attempts = 2\nbudget = {{ kind = \"envoy\", percent = 100, min_concurrency = 0, count_backoff = {count_backoff} }}");
+        let r = run(
+            &dead(&layer, r#"{ kind = "constant", rate = 1 }"#, "20s"),
+            &[],
+        );
+        assert_eq!(col(&r, "amplification"), attempts_per_call);
+    }
+}
+
+/// AWS 2.1 quota at total failure: 500 / 14 = 35 retries after transient errors,
+/// 500 / 5 = 100 after throttling errors (429 rejections).
+#[test]
+fn aws_2026_quota_at_total_failure() {
+    for (status, retries) in [(503, 35), (429, 100)] {
+        let text = format!(
+            r#"
+duration = "10s"
+[dependency]
+servers = 1
+queue_limit = 0
+reject_status = {status}
+service_time = {{ kind = "deterministic", value = "1ms" }}
+[[fleets]]
+name = "f"
+arrival = {{ kind = "constant", rate = 10 }}
+[[fleets.layers]]
+instances = 1
+preset = "aws_standard_2026"
+max_attempts = 1000
+backoff = {{ kind = "none" }}
+[[outages]]
+start = "0s"
+end = "100s"
+mode = {{ kind = "capacity", servers = 0 }}
+"#
+        );
+        let r = run(&text, &[]);
+        assert_eq!(count(&r, "attempts"), 100 + retries, "status {status}");
+    }
+}
+
+/// AWS adaptive against a dependency that always throttles: once enabled the send rate
+/// falls to its floor of 0.5/s; senders block for tokens (and give up at the 1 s
+/// deadline). One client at 10 calls/s for 200 s sends about 100 attempts, plus the few
+/// before the first throttle: within [90, 115].
+#[test]
+fn aws_adaptive_long_run_falls_to_the_floor_rate() {
+    let text = r#"
+duration = "200s"
+[dependency]
+servers = 1
+queue_limit = 0
+reject_status = 429
+service_time = { kind = "deterministic", value = "1ms" }
+[[fleets]]
+name = "f"
+arrival = { kind = "constant", rate = 10 }
+deadline = "1s"
+[[fleets.layers]]
+instances = 1
+max_attempts = 1
+limiter = { kind = "aws_adaptive" }
+[[outages]]
+start = "0s"
+end = "300s"
+mode = { kind = "capacity", servers = 0 }
+"#;
+    let r = run(text, &[]);
+    let sent = col(&r, "attempts");
+    assert!((90.0..=115.0).contains(&sent), "{sent} attempts");
+}
+
+/// Resilience4j retry budget: with independent failures p, the window's failure rate is
+/// about p; at p = 0.05 (below 10%) every retry happens, as without a budget
+/// ((1 − p³)/(1 − p) attempts per call, within 1%); at p = 0.3 retries stop once the
+/// window is past its 100-call warm-up (20,000 calls: under 1% retries).
+#[test]
+fn resilience4j_budget_long_run() {
+    for (p, lo, hi) in [
+        (
+            0.05,
+            (1.0 - 0.05f64.powi(3)) / 0.95 * 0.99,
+            (1.0 - 0.05f64.powi(3)) / 0.95 * 1.01,
+        ),
+        (0.3, 1.0, 1.01),
+    ] {
+        let text = format!(
+            r#"
+duration = "100s"
+[dependency]
+servers = "unlimited"
+service_time = {{ kind = "deterministic", value = "1ms" }}
+error_rate = {p}
+[[fleets]]
+name = "f"
+arrival = {{ kind = "poisson", rate = 200 }}
+[[fleets.layers]]
+instances = 1
+max_attempts = 3
+budget = {{ preset = "resilience4j" }}
+"#
+        );
+        let a = col(&run(&text, &[]), "amplification");
+        assert!((lo..=hi).contains(&a), "p = {p}: {a}");
+    }
+}
+
+/// SRE retry budget: retries < 10% of requests (first attempts and retries), so at
+/// total failure about one retry per 9 calls: 1.111 attempts per call (10,000 calls,
+/// within 1.5%).
+#[test]
+fn sre_budget_long_run() {
+    let layer = "max_attempts = 3\nbudget = { preset = \"sre\" }";
+    let r = run(&dead(layer, CONST_100, "100s"), &[]);
+    let a = col(&r, "amplification");
+    assert!((a / (1.0 + 1.0 / 9.0) - 1.0).abs() < 0.015, "{a}");
+}
+
+/// SRE adaptive throttling at total failure: accepts stay 0, so request i of a client
+/// passes with probability 1 / (R_i + 1), R_i its requests in the last 2 minutes. 100
+/// clients at 10 requests/s for 600 s: each expects H_1200 + 4800/1200 ≈ 11.67 sent
+/// attempts, 1,166.6 in all (sd ≈ 34): within 10%.
+#[test]
+fn sre_throttling_long_run() {
+    let layer = "max_attempts = 1\nlimiter = { preset = \"sre\" }";
+    let text = dead(
+        layer,
+        r#"{ kind = "constant", rate = 1000, clients = 100 }"#,
+        "600s",
+    )
+    .replace("instances = 1\n", "");
+    let r = run(&text, &[]);
+    let harmonic: f64 = (1..=1200).map(|n| 1.0 / n as f64).sum();
+    let expect = 100.0 * (harmonic + 4800.0 / 1200.0);
+    let sent = col(&r, "attempts");
+    assert!((sent / expect - 1.0).abs() < 0.1, "{sent} vs {expect}");
+    assert_eq!(
+        count(&r, "budget_exhausted") + count(&r, "attempts"),
+        count(&r, "logical")
+    );
+}
+
+// ----- presets as scenario keys ------------------------------------------------------------
+
+const BASE: &str = r#"
+duration = "10s"
+[dependency]
+servers = 10
+service_time = { kind = "exponential", mean = "10ms" }
+[[fleets]]
+name = "f"
+arrival = { kind = "poisson", rate = 100 }
+"#;
+
+#[test]
+fn a_grpc_layer_resolves_with_its_overrides_and_caps_max_attempts_at_five() {
+    let l = scenario(
+        &format!("{BASE}[[fleets.layers]]\npreset = \"grpc\"\nmax_attempts = 3\n"),
+        &[],
+    );
+    let layer = &l.scenario.fleets[0].layers[0];
+    assert_eq!(layer.preset.as_deref(), Some("grpc"));
+    assert_eq!(layer.max_attempts, 3);
+    assert_eq!(layer.capped_from, None);
+    assert_eq!(
+        layer.backoff,
+        Backoff::Grpc {
+            initial: 100 * MS,
+            max: S,
+            multiplier: 2.0
+        }
+    );
+    assert_eq!(
+        layer.budget,
+        Some(BudgetConfig::TokenBucket {
+            max_milli: 10_000,
+            ratio_milli: 100
+        })
+    );
+    // The manifest records the resolved table.
+    assert_eq!(
+        l.resolved["fleets"][0]["layers"][0]["budget"]["token_ratio"].as_float(),
+        Some(0.1)
+    );
+    let l = scenario(
+        &format!("{BASE}[[fleets.layers]]\npreset = \"grpc\"\nmax_attempts = 8\n"),
+        &[],
+    );
+    let layer = &l.scenario.fleets[0].layers[0];
+    assert_eq!((layer.max_attempts, layer.capped_from), (5, Some(8)));
+    let e = retrysim::explain::explain(&l.scenario).render();
+    assert!(
+        e.contains("preset grpc → max_attempts 5 (capped from 8)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn every_preset_loads_runs_and_is_named_by_explain() {
+    for p in retrysim::scenario::preset::LAYER_PRESETS {
+        let text = format!(
+            "{BASE}deadline = \"5s\"\n[[fleets.layers]]\npreset = \"{}\"\n",
+            p.name
+        );
+        let l = scenario(&text, &[]);
+        let e = retrysim::explain::explain(&l.scenario).render();
+        assert!(e.contains(&format!("preset {} →", p.name)), "{e}");
+        let r = run(&text, &[]);
+        assert!(col(&r, "success_fraction") > 0.99, "{}", p.name);
+    }
+    // Part presets alone.
+    let text = format!(
+        "{BASE}[[fleets.layers]]\nmax_attempts = 3\nbackoff = {{ preset = \"envoy\" }}\nbudget = {{ preset = \"finagle\", percent = 30 }}\nbreaker = {{ preset = \"resilience4j\", window_size = 20 }}\n"
+    );
+    let l = scenario(&text, &[]);
+    let layer = &l.scenario.fleets[0].layers[0];
+    assert_eq!(layer.part_presets.backoff.as_deref(), Some("envoy"));
+    assert_eq!(
+        layer.budget,
+        Some(BudgetConfig::Finagle {
+            ttl_ms: 10_000,
+            min_per_sec: 10,
+            percent_can_retry: 0.3
+        })
+    );
+    assert!(matches!(
+        layer.breaker.map(|b| b.trip),
+        Some(Trip::Resilience4j {
+            window: R4jWindow::Count(20),
+            ..
+        })
+    ));
+    let e = retrysim::explain::explain(&l.scenario).render();
+    assert!(
+        e.contains("budget preset finagle → Finagle budget 30%"),
+        "{e}"
+    );
+}
+
+fn retrysim_bin(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_retrysim"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+#[test]
+fn an_unknown_preset_is_bad_input_naming_the_field_and_the_known_presets() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("bad.toml");
+    std::fs::write(&p, format!("{BASE}[[fleets.layers]]\npreset = \"grcp\"\n")).unwrap();
+    let out = retrysim_bin(&["validate", p.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("fleets[0].layers[0].preset"), "{err}");
+    assert!(err.contains("unknown preset \"grcp\""), "{err}");
+    for name in ["\"grpc\"", "\"envoy\"", "\"aws_standard_2026\"", "\"sre\""] {
+        assert!(err.contains(name), "{err}");
+    }
+    std::fs::write(
+        &p,
+        format!("{BASE}[[fleets.layers]]\nmax_attempts = 2\nbreaker = {{ preset = \"tower\" }}\n"),
+    )
+    .unwrap();
+    let out = retrysim_bin(&["validate", p.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("fleets[0].layers[0].breaker.preset"), "{err}");
+    assert!(err.contains("\"resilience4j\", \"polly\""), "{err}");
+}
+
+#[test]
+fn the_presets_scenario_validates_and_sweeps_every_preset() {
+    let out = retrysim_bin(&["validate", "scenarios/presets.toml"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let l = retrysim::scenario::load(
+        retrysim::scenario::Source::read(std::path::Path::new("scenarios/presets.toml")).unwrap(),
+        &[],
+    )
+    .unwrap();
+    let plan = retrysim::sweep::plan::plan(l).unwrap();
+    assert_eq!(
+        plan.total_runs(),
+        retrysim::scenario::preset::LAYER_PRESETS.len() as u64
+    );
+}
+
+#[test]
+fn bad_values_of_the_library_kinds_name_their_field() {
+    for (layer, field, rule) in [
+        (
+            "backoff = { kind = \"envoy\", base = \"0ms\" }",
+            "backoff.base",
+            "positive",
+        ),
+        (
+            "backoff = { kind = \"envoy\", base = \"50ms\", max = \"10ms\" }",
+            "backoff.max",
+            "at least base",
+        ),
+        (
+            "backoff = { kind = \"polly\", backoff_type = \"quadratic\" }",
+            "backoff.backoff_type",
+            "\"constant\", \"linear\", \"exponential\"",
+        ),
+        (
+            "backoff = { kind = \"resilience4j\", randomization_factor = 1.5 }",
+            "backoff.randomization_factor",
+            "between 0 and 1",
+        ),
+        (
+            "backoff = { kind = \"aws_standard\", version = \"3\" }",
+            "backoff.version",
+            "\"2.0\", \"2.1\"",
+        ),
+        (
+            "backoff = { kind = \"grpc\", initial = \"0s\", max = \"1s\", multiplier = 2 }",
+            "backoff.initial",
+            "positive",
+        ),
+        (
+            "budget = { kind = \"finagle\", ttl = \"61s\" }",
+            "budget.ttl",
+            "between 1s and 60s",
+        ),
+        (
+            "budget = { kind = \"tower\", deposit = \"retry\" }",
+            "budget.deposit",
+            "\"success\", \"call\"",
+        ),
+        (
+            "budget = { kind = \"envoy\", percent = 120 }",
+            "budget.percent",
+            "between 0 and 100",
+        ),
+        (
+            "budget = { kind = \"resilience4j\", window = \"1500ms\" }",
+            "budget.window",
+            "whole number of seconds",
+        ),
+        (
+            "budget = { kind = \"sre\", percent = 0 }",
+            "budget.percent",
+            "greater than 0",
+        ),
+        (
+            "breaker = { kind = \"polly\", min_throughput = 1 }",
+            "breaker.min_throughput",
+            "at least 2",
+        ),
+        (
+            "breaker = { kind = \"polly\", sampling_duration = \"100ms\" }",
+            "breaker.sampling_duration",
+            "500ms",
+        ),
+        (
+            "breaker = { kind = \"resilience4j\", window_type = \"sliding\" }",
+            "breaker.window_type",
+            "\"count\", \"time\"",
+        ),
+        (
+            "breaker = { kind = \"resilience4j\", failure_rate = 0 }",
+            "breaker.failure_rate",
+            "greater than 0",
+        ),
+        (
+            "limiter = { kind = \"adaptive_throttling\", accepts = \"all\" }",
+            "limiter.accepts",
+            "\"success\", \"not_rejected\"",
+        ),
+        ("max_attempts_cap = 0", "max_attempts_cap", "at least 1"),
+        ("total_timeout = \"0s\"", "total_timeout", "positive"),
+    ] {
+        let text = format!("{BASE}[[fleets.layers]]\nmax_attempts = 3\n{layer}\n");
+        let src = retrysim::scenario::Source {
+            path: "bad.toml".into(),
+            stem: "bad".into(),
+            text,
+        };
+        let e = retrysim::scenario::load(src, &[]).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("fleets[0].layers[0].{field}")),
+            "{layer}: {e}"
+        );
+        assert!(e.contains(rule), "{layer}: {e}");
+    }
+}
