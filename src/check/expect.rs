@@ -189,8 +189,8 @@ pub fn resolve(plan: &Plan) -> Result<Vec<Expectation>, ScenarioError> {
         let mut wanted: Vec<(usize, String)> = Vec::new();
         for (a, key, v) in &entries {
             let axis = &plan.axes[*a];
-            let text = render_value(v);
-            if !axis.values.iter().any(|x| render_value(x) == text) {
+            let text = canonical(v);
+            if !axis.values.iter().any(|x| canonical(x) == text) {
                 let swept: Vec<String> = axis.values.iter().map(render_value).collect();
                 return Err(field_err(
                     plan,
@@ -210,7 +210,7 @@ pub fn resolve(plan: &Plan) -> Result<Vec<Expectation>, ScenarioError> {
             .filter(|c| {
                 wanted
                     .iter()
-                    .all(|(a, text)| c.values.get(*a).map(render_value).as_ref() == Some(text))
+                    .all(|(a, text)| c.values.get(*a).map(canonical).as_ref() == Some(text))
             })
             .map(|c| c.index)
             .collect();
@@ -274,6 +274,27 @@ pub fn check_plan(
     rows
 }
 
+/// A value rendered as a `param_` column would show it, with the keys of every table
+/// sorted, so a `where` value matches however its table's keys are ordered.
+fn canonical(v: &toml::Value) -> String {
+    fn sorted(v: &toml::Value) -> toml::Value {
+        match v {
+            toml::Value::Table(t) => {
+                let mut keys: Vec<&String> = t.keys().collect();
+                keys.sort();
+                toml::Value::Table(
+                    keys.into_iter()
+                        .map(|k| (k.clone(), sorted(&t[k])))
+                        .collect(),
+                )
+            }
+            toml::Value::Array(a) => toml::Value::Array(a.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    render_value(&sorted(v))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -294,6 +315,17 @@ mod tests {
     }
 
     const SWEEP: &str = "[sweep]\n\"fleets.0.layers.0.max_attempts\" = [1, 2, 3]\n\"fleets.0.arrival.rate\" = [10.0, 20]";
+
+    #[test]
+    fn a_table_value_in_where_matches_whatever_its_key_order() {
+        let sweep = "[sweep]\n\"fleets.0.layers.0.backoff\" = [{ kind = \"none\" }, { kind = \"fixed\", delay = \"1s\" }]";
+        let e = plan_of(
+            "[[expect]]\nmetric = \"amplification\"\nmax = 2\nwhere = { \"fleets.0.layers.0.backoff\" = { delay = \"1s\", kind = \"fixed\" } }",
+            sweep,
+        )
+        .unwrap();
+        assert_eq!(e[0].cells, vec![1]);
+    }
 
     #[test]
     fn where_selects_cells_by_key_column_name_or_nested_tables() {

@@ -184,6 +184,20 @@ pub const EXTRA_COLUMNS: [&str; 14] = [
 /// Per-fleet columns (`fleet_<name>_<column>`), when there are several fleets.
 pub const FLEET_COLUMNS: [&str; 4] = ["logical", "success_fraction", "amplification", "failed"];
 
+/// Without outages, the trigger of a storm can be a load spike: the span from the first
+/// time any open fleet's load profile rises above its base rate to the last time it
+/// comes back down, when that is inside the arrival window.
+fn load_trigger(scn: &Scenario) -> Option<(crate::engine::Nanos, crate::engine::Nanos)> {
+    let spans: Vec<_> = scn
+        .fleets
+        .iter()
+        .filter_map(|f| f.load_profile.as_ref()?.excursion())
+        .collect();
+    let start = spans.iter().map(|s| s.0).min()?;
+    let end = spans.iter().map(|s| s.1).max()?;
+    (start < scn.duration && end <= scn.duration).then_some((start, end))
+}
+
 /// A summary row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Summary {
@@ -236,7 +250,8 @@ impl Summary {
                     None => (w.start, w.end),
                     Some((s, e)) => (std::cmp::min(s, w.start), std::cmp::max(e, w.end)),
                 })
-            });
+            })
+            .or_else(|| load_trigger(scn));
         let rec = recovery::analyse(
             &rates,
             m.bucket,

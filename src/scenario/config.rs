@@ -129,6 +129,55 @@ impl LoadProfile {
         }
     }
 
+    /// The span of the profile's excursions above 1 (the base rate): from the first
+    /// time the multiplier exceeds 1 to the last time it comes back to 1 or below
+    /// (`Nanos::MAX` when it never does). `None` when it never exceeds 1.
+    ///
+    /// ```
+    /// use retrysim::scenario::config::LoadProfile;
+    /// let spike = LoadProfile::Steps(vec![(20, 2.0), (30, 1.0)]);
+    /// assert_eq!(spike.excursion(), Some((20, 30)));
+    /// let ramp = LoadProfile::Ramp(vec![(0, 0.5), (100, 1.5), (200, 0.5)]);
+    /// assert_eq!(ramp.excursion(), Some((50, 150)));
+    /// ```
+    pub fn excursion(&self) -> Option<(Nanos, Nanos)> {
+        let mut spans: Vec<(Nanos, Nanos)> = Vec::new();
+        match self {
+            LoadProfile::Steps(p) => {
+                for (i, &(at, m)) in p.iter().enumerate() {
+                    if m > 1.0 {
+                        spans.push((at, p.get(i + 1).map_or(Nanos::MAX, |n| n.0)));
+                    }
+                }
+            }
+            LoadProfile::Ramp(p) => {
+                if p[0].1 > 1.0 {
+                    spans.push((0, p[0].0));
+                }
+                for w in p.windows(2) {
+                    let ((t0, m0), (t1, m1)) = (w[0], w[1]);
+                    if m0 <= 1.0 && m1 <= 1.0 {
+                        continue;
+                    }
+                    // Where the segment crosses 1, if it does.
+                    let cross = |target: f64| {
+                        t0 + ((target - m0) / (m1 - m0) * (t1 - t0) as f64).round() as Nanos
+                    };
+                    let start = if m0 > 1.0 { t0 } else { cross(1.0) };
+                    let end = if m1 > 1.0 { t1 } else { cross(1.0) };
+                    spans.push((start, end));
+                }
+                let last = p[p.len() - 1];
+                if last.1 > 1.0 {
+                    spans.push((last.0, Nanos::MAX));
+                }
+            }
+        }
+        let start = spans.iter().map(|s| s.0).min()?;
+        let end = spans.iter().map(|s| s.1).max()?;
+        Some((start, end))
+    }
+
     /// The next time after `t` at which the profile changes slope or level.
     pub fn next_change(&self, t: Nanos) -> Option<Nanos> {
         let pts = match self {
