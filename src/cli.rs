@@ -313,8 +313,27 @@ fn cmd_sweep(args: SweepArgs) -> Result<i32> {
         };
         println!("wrote {}/{{{files}}}", out.display());
     }
-    if let Some(t) = outcome.truncated.first() {
-        eprintln!("error: sweep '{name}': {t}; its results are marked truncated");
+    if !outcome.truncated.is_empty() {
+        let n = outcome.truncated.len();
+        eprintln!(
+            "error: sweep '{name}': {n} run{} stopped early at a limit; {} marked truncated in {}:",
+            if n == 1 { "" } else { "s" },
+            if n == 1 {
+                "its results are"
+            } else {
+                "their results are"
+            },
+            out.display()
+        );
+        for t in outcome.truncated.iter().take(10) {
+            eprintln!("  {t}");
+        }
+        if n > 10 {
+            eprintln!(
+                "  ... and {} more (the truncated column of summary.csv)",
+                n - 10
+            );
+        }
         return Ok(EXIT_BAD_INPUT);
     }
     Ok(EXIT_OK)

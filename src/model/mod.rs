@@ -7,6 +7,7 @@ pub mod backoff;
 pub mod breaker;
 pub mod budget;
 pub mod dist;
+pub mod limits;
 pub mod outage;
 pub mod outcome;
 pub mod request;

@@ -22,6 +22,7 @@ use super::arrival::OpenArrivals;
 use super::backoff;
 use super::breaker::Breaker;
 use super::budget::Budget;
+use super::limits::Caps;
 use super::outage::{self, Effect, Window};
 use super::outcome::{Class, Outcome};
 use super::request::{Arena, NodeState, Request, NONE};
@@ -175,8 +176,7 @@ pub struct World {
     in_flight: u64,
     open_breakers: u64,
     budget_instances: u64,
-    max_in_flight: u64,
-    max_events: u64,
+    caps: Caps,
     truncated: Option<String>,
 }
 
@@ -226,6 +226,7 @@ impl World {
             })
             .collect();
         let windows = outage::windows(&scn.outages, seed, horizon);
+        let caps = Caps::new(scn, windows.len());
         let max_depth = scn.fleets.iter().map(|f| f.layers.len()).max().unwrap_or(0);
         let herd = herd_window(scn, &windows, horizon);
         let mut rec = Recorder::new(scn.duration, scn.bucket, scn.fleets.len(), max_depth, herd);
@@ -254,8 +255,7 @@ impl World {
             in_flight: 0,
             open_breakers: 0,
             budget_instances,
-            max_in_flight: scn.limits.max_in_flight,
-            max_events: scn.limits.max_events,
+            caps,
             truncated: None,
         };
         for (i, win) in w.windows.iter().enumerate() {
@@ -1023,18 +1023,14 @@ impl Handler<Event> for World {
         if now >= self.duration && self.in_flight == 0 {
             return Control::Stop;
         }
-        if self.in_flight > self.max_in_flight {
+        if let Some(why) = self.caps.exceeded(
+            self.arena.live_requests(),
+            self.arena.live_nodes(),
+            s.pending() as u64,
+            s.processed(),
+        ) {
             self.truncated = Some(format!(
-                "more than limits.max_in_flight = {} logical requests in flight at t = {:.3}s",
-                self.max_in_flight,
-                crate::engine::time::to_secs(now)
-            ));
-            return Control::Stop;
-        }
-        if s.processed() >= self.max_events {
-            self.truncated = Some(format!(
-                "limits.max_events = {} events reached at t = {:.3}s",
-                self.max_events,
+                "{why} at t = {:.3}s",
                 crate::engine::time::to_secs(now)
             ));
             return Control::Stop;

@@ -147,7 +147,8 @@ pub struct Outcome {
     pub runs: u64,
     /// Runs that were already on disk and were skipped.
     pub resumed: u64,
-    /// Runs that stopped early at a limit.
+    /// Runs that stopped early at a limit (`run N: why`), in run order, resumed ones
+    /// included.
     pub truncated: Vec<String>,
 }
 
@@ -298,15 +299,33 @@ pub fn run(plan: &Plan, opts: &Options) -> Result<Outcome, SweepError> {
             path: dir.clone(),
         });
     }
-    write_tables(plan, dir, &mine, opts.shard.is_none())?;
+    let on_disk = write_tables(plan, dir, &mine, opts.shard.is_none())?;
+    // Runs of this process say why they stopped; runs resumed from disk only that
+    // they did (their summary row says so).
+    let mut why: std::collections::BTreeMap<u64, String> = todo
+        .iter()
+        .zip(results)
+        .filter_map(|(&r, t)| t.map(|t| (r, t)))
+        .collect();
+    for r in on_disk {
+        why.entry(r).or_insert_with(|| {
+            format!("run {r}: stopped early at limits.max_in_flight or limits.max_events when it ran (truncated = true in its summary row)")
+        });
+    }
     Ok(Outcome {
         runs: mine.len() as u64,
         resumed: (mine.len() - todo.len()) as u64,
-        truncated: results.into_iter().flatten().collect(),
+        truncated: why.into_values().collect(),
     })
 }
 
-fn write_tables(plan: &Plan, dir: &Path, runs: &[u64], complete: bool) -> Result<(), SweepError> {
+/// Writes the tables of `runs` from their folders; returns the runs that were truncated.
+fn write_tables(
+    plan: &Plan,
+    dir: &Path,
+    runs: &[u64],
+    complete: bool,
+) -> Result<Vec<u64>, SweepError> {
     let chunks: Vec<Chunk> = runs
         .iter()
         .map(|&r| store::read_chunk(dir, r))
@@ -314,7 +333,13 @@ fn write_tables(plan: &Plan, dir: &Path, runs: &[u64], complete: bool) -> Result
         .map_err(io_err("cannot read a finished run in", dir))?;
     let t = store::assemble(plan, chunks.iter(), complete)
         .map_err(io_err("cannot read a finished run in", dir))?;
-    write_files(dir, &t, complete)
+    write_files(dir, &t, complete)?;
+    Ok(runs
+        .iter()
+        .zip(&chunks)
+        .filter(|(_, c)| store::truncated(plan, c))
+        .map(|(&r, _)| r)
+        .collect())
 }
 
 /// Writes assembled tables into `dir` (`aggregate.csv` only with `aggregate`).

@@ -44,6 +44,20 @@ pub fn render_chunk(plan: &Plan, r: &RunResult) -> Chunk {
     }
 }
 
+/// Whether a run's summary row says it stopped at a limit (`truncated = true`).
+pub fn truncated(plan: &Plan, c: &Chunk) -> bool {
+    let Some(i) = plan.columns.iter().position(|col| col == "truncated") else {
+        return false;
+    };
+    csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(c.summary.as_bytes())
+        .records()
+        .next()
+        .and_then(Result::ok)
+        .is_some_and(|r| r.get(i) == Some("true"))
+}
+
 /// The folder of run `run`.
 pub fn chunk_dir(dir: &Path, run: u64) -> PathBuf {
     dir.join(RUNS_DIR).join(format!("{run:06}"))
