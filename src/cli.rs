@@ -231,13 +231,27 @@ fn cmd_run(args: RunArgs) -> Result<i32> {
     Ok(EXIT_OK)
 }
 
-/// Refuses to overwrite a folder that holds results of another scenario (or a sweep).
+/// Refuses to overwrite a folder that holds results of another scenario, of a sweep,
+/// or without a manifest, unless `force`; then clears the results it holds (also those
+/// of an earlier run of this scenario, which the run replaces), so the folder never
+/// mixes two runs' files.
 fn guard_run_folder(dir: &Path, loaded: &Loaded, force: bool) -> Result<()> {
-    if force {
-        return Ok(());
+    match run_folder_problem(dir, loaded) {
+        Some(reason) if !force => Err(crate::sweep::SweepError::Occupied {
+            path: dir.to_path_buf(),
+            reason,
+        }
+        .into()),
+        _ => Ok(crate::sweep::clear_results(dir)?),
     }
-    let Some(m) = crate::sweep::read_manifest(dir)? else {
-        return Ok(());
+}
+
+/// Why `dir` may not take a run of `loaded`, if it may not.
+fn run_folder_problem(dir: &Path, loaded: &Loaded) -> Option<String> {
+    let m = match crate::sweep::folder_owner(dir) {
+        Ok(Some(m)) => m,
+        Ok(None) => return None,
+        Err(reason) => return Some(reason),
     };
     let run = m.get("run").and_then(|v| v.as_table());
     let get = |k: &str| {
@@ -246,7 +260,7 @@ fn guard_run_folder(dir: &Path, loaded: &Loaded, force: bool) -> Result<()> {
             .unwrap_or("")
             .to_string()
     };
-    let reason = if get("kind") != "run" {
+    if get("kind") != "run" {
         Some("holds the results of a sweep".to_string())
     } else if get("scenario") != loaded.scenario.name || get("source") != loaded.source.path {
         Some(format!(
@@ -256,14 +270,6 @@ fn guard_run_folder(dir: &Path, loaded: &Loaded, force: bool) -> Result<()> {
         ))
     } else {
         None
-    };
-    match reason {
-        Some(reason) => Err(crate::sweep::SweepError::Occupied {
-            path: dir.to_path_buf(),
-            reason,
-        }
-        .into()),
-        None => Ok(()),
     }
 }
 

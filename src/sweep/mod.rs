@@ -180,6 +180,62 @@ pub fn read_manifest(dir: &Path) -> Result<Option<toml::Table>, SweepError> {
     Ok(Some(t))
 }
 
+/// Files retrysim writes at the top of an output folder.
+pub const RESULT_FILES: [&str; 6] = [
+    "manifest.toml",
+    "summary.csv",
+    "timeseries.csv",
+    "herd.csv",
+    "aggregate.csv",
+    "report.html",
+];
+
+/// Removes the results a folder holds (`RESULT_FILES`, `runs/`, `plots/`) and the
+/// leftovers of a killed writer, and nothing else: a folder given as `--out` may hold
+/// other files.
+pub fn clear_results(dir: &Path) -> Result<(), SweepError> {
+    remove_leftovers(dir)?;
+    for name in RESULT_FILES {
+        let p = dir.join(name);
+        if p.is_file() {
+            std::fs::remove_file(&p).map_err(io_err("cannot clear", &p))?;
+        }
+    }
+    for name in [store::RUNS_DIR, "plots"] {
+        let p = dir.join(name);
+        if p.is_dir() {
+            std::fs::remove_dir_all(&p).map_err(io_err("cannot clear", &p))?;
+        }
+    }
+    Ok(())
+}
+
+/// Removes the `.tmp-*` leftovers of a killed writer at the top of `dir` and in its
+/// plots (`runs/` is cleaned as runs are listed).
+pub fn remove_leftovers(dir: &Path) -> Result<(), SweepError> {
+    for d in [dir.to_path_buf(), dir.join("plots")] {
+        crate::export::atomic::remove_leftovers(&d).map_err(io_err("cannot clean", &d))?;
+    }
+    Ok(())
+}
+
+/// The manifest of the results `dir` holds: `Ok(None)` when it holds none, `Err` with
+/// the reason when it holds results that no retrysim manifest describes.
+pub fn folder_owner(dir: &Path) -> Result<Option<toml::Table>, String> {
+    match read_manifest(dir) {
+        Ok(Some(m)) => Ok(Some(m)),
+        Ok(None) => {
+            let results = ["summary.csv", "timeseries.csv", store::RUNS_DIR];
+            if results.iter().any(|f| dir.join(f).exists()) {
+                Err("holds results without a manifest.toml".to_string())
+            } else {
+                Ok(None)
+            }
+        }
+        Err(e) => Err(format!("holds a manifest.toml retrysim cannot read ({e})")),
+    }
+}
+
 /// Checks that `dir` is empty, or holds results of this same sweep (same fingerprint and
 /// shard) that can be resumed; with `force`, clears what is there.
 fn claim_folder(
@@ -194,8 +250,10 @@ fn claim_folder(
         path: dir.to_path_buf(),
         reason,
     };
-    let problem = match read_manifest(dir)? {
-        Some(m) => {
+    let problem = match folder_owner(dir) {
+        Err(reason) => Some(reason),
+        Ok(None) => None,
+        Ok(Some(m)) => {
             let run = m.get("run").and_then(|v| v.as_table());
             let get = |k: &str| {
                 run.and_then(|r| r.get(k))
@@ -218,20 +276,14 @@ fn claim_folder(
                 None
             }
         }
-        None if dir.join(store::RUNS_DIR).exists() => {
-            Some("holds runs without a manifest".to_string())
-        }
-        None => None,
     };
     if let Some(reason) = problem {
         if !force {
             return Err(occupied(reason));
         }
-        let runs = dir.join(store::RUNS_DIR);
-        if runs.exists() {
-            std::fs::remove_dir_all(&runs).map_err(io_err("cannot clear", &runs))?;
-        }
+        clear_results(dir)?;
     }
+    remove_leftovers(dir)?;
     std::fs::create_dir_all(dir).map_err(io_err("cannot create", dir))?;
     let m = dir.join("manifest.toml");
     write_atomic(&m, manifest_text(plan, shard).as_bytes()).map_err(io_err("cannot write", &m))
@@ -395,14 +447,16 @@ pub fn run_folder(
     base.file.sweep = None;
     base.table.remove("sweep");
     let plan = plan::plan(base)?;
-    let (results, tables) = run_in_memory(&plan);
-    write_files(dir, &tables, plan.replications > 1)?;
+    // The manifest first: a run killed before its tables leaves a folder that says
+    // what it is for.
     let m = dir.join("manifest.toml");
     write_atomic(
         &m,
         manifest::render(&plan.base, plan.total_runs(), &[]).as_bytes(),
     )
     .map_err(io_err("cannot write", &m))?;
+    let (results, tables) = run_in_memory(&plan);
+    write_files(dir, &tables, plan.replications > 1)?;
     Ok(results)
 }
 

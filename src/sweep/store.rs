@@ -63,14 +63,12 @@ pub fn chunk_dir(dir: &Path, run: u64) -> PathBuf {
     dir.join(RUNS_DIR).join(format!("{run:06}"))
 }
 
-/// Writes a run's rows atomically.
+/// Writes a run's rows atomically: into a `.tmp-*` folder, renamed `runs/NNNNNN` when
+/// whole.
 pub fn write_chunk(dir: &Path, run: u64, c: &Chunk) -> io::Result<()> {
     let runs = dir.join(RUNS_DIR);
     std::fs::create_dir_all(&runs)?;
-    let tmp = runs.join(format!(".tmp-{run:06}-{}", std::process::id()));
-    if tmp.exists() {
-        std::fs::remove_dir_all(&tmp)?;
-    }
+    let tmp = runs.join(crate::export::atomic::tmp_name(&format!("{run:06}")));
     std::fs::create_dir(&tmp)?;
     for (name, text) in [
         ("summary.csv", &c.summary),
@@ -108,7 +106,7 @@ pub fn done_runs(dir: &Path) -> io::Result<BTreeSet<u64>> {
     for e in std::fs::read_dir(&runs)? {
         let e = e?;
         let name = e.file_name().to_string_lossy().into_owned();
-        if name.starts_with(".tmp-") {
+        if name.starts_with(crate::export::atomic::TMP_PREFIX) {
             let _ = std::fs::remove_dir_all(e.path());
         } else if let Ok(n) = name.parse::<u64>() {
             done.insert(n);
