@@ -346,7 +346,7 @@ fn cmd_sweep(args: SweepArgs) -> Result<i32> {
 }
 
 fn cmd_merge(dirs: &[PathBuf], out: &Path, force: bool, plots: Option<Format>) -> Result<i32> {
-    let plan = crate::sweep::merge(dirs, out, force)?;
+    let (plan, truncated) = crate::sweep::merge(dirs, out, force)?;
     if let Some(format) = plots {
         crate::plot::draw_folder(out, format)?;
     }
@@ -357,6 +357,18 @@ fn cmd_merge(dirs: &[PathBuf], out: &Path, force: bool, plots: Option<Format>) -
         plan.total_runs(),
         out.display()
     );
+    if !truncated.is_empty() {
+        let runs: Vec<String> = truncated.iter().take(10).map(u64::to_string).collect();
+        eprintln!(
+            "error: sweep '{}': {} run{} stopped early at limits.max_in_flight or limits.max_events (run {}{}); truncated = true in summary.csv",
+            plan.base.scenario.name,
+            truncated.len(),
+            if truncated.len() == 1 { "" } else { "s" },
+            runs.join(", "),
+            if truncated.len() > 10 { ", ..." } else { "" }
+        );
+        return Ok(EXIT_BAD_INPUT);
+    }
     Ok(EXIT_OK)
 }
 

@@ -270,6 +270,34 @@ fn a_truncated_run_in_a_sweep_is_written_and_reported_also_when_resumed() {
         );
         assert!(o.join("aggregate.csv").exists());
     }
+    // Sharded and merged: each shard holds one truncated run, the merge reports both.
+    for i in 0..2 {
+        let shard = format!("{i}/2");
+        let out = format!("s{i}");
+        let args = [
+            "sweep",
+            "sw.toml",
+            "--no-plots",
+            "-q",
+            "--shard",
+            &shard,
+            "--out",
+            &out,
+        ];
+        let o = capped(d.path(), &args);
+        assert_eq!(o.status.code(), Some(2));
+    }
+    let o = capped(d.path(), &["merge", "--no-plots", "--out", "m", "s0", "s1"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("2 runs stopped early") && err.contains("(run 0, 1)"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(d.path().join("m/summary.csv")).unwrap(),
+        std::fs::read(d.path().join("out/summary.csv")).unwrap()
+    );
 }
 
 #[test]

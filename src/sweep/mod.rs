@@ -492,8 +492,9 @@ fn plan_from_manifest(dir: &Path, m: &toml::Table) -> Result<Plan, SweepError> {
 }
 
 /// Merges shard folders into `out`: the same bytes an unsharded sweep writes. Refuses
-/// shards of different scenarios or seeds, duplicates, and incomplete sets.
-pub fn merge(dirs: &[PathBuf], out: &Path, force: bool) -> Result<Plan, SweepError> {
+/// shards of different scenarios or seeds, duplicates, and incomplete sets. Returns the
+/// plan and the runs that stopped early at a limit.
+pub fn merge(dirs: &[PathBuf], out: &Path, force: bool) -> Result<(Plan, Vec<u64>), SweepError> {
     if dirs.is_empty() {
         return Err(SweepError::Merge("no shard folders given".into()));
     }
@@ -607,8 +608,8 @@ pub fn merge(dirs: &[PathBuf], out: &Path, force: bool) -> Result<Plan, SweepErr
         store::write_chunk(out, run as u64, c).map_err(io_err("cannot write run into", out))?;
     }
     let all: Vec<u64> = (0..plan.total_runs()).collect();
-    write_tables(&plan, out, &all, true)?;
-    Ok(plan)
+    let truncated = write_tables(&plan, out, &all, true)?;
+    Ok((plan, truncated))
 }
 
 fn claim_merged(out: &Path, plan: &Plan, force: bool) -> Result<(), SweepError> {
