@@ -11,8 +11,9 @@
 //!
 //! A valid scenario is shrunk before it runs (duration and drain at most 2 s, rates,
 //! clients, counts and instances capped, `limits.max_events` at most 200,000, one
-//! replication), so a case costs milliseconds; each case runs on its own thread and
-//! fails if it has not finished after [`CASE_TIMEOUT`].
+//! replication), so a case costs milliseconds. Each case runs on its own thread: a
+//! panic fails it; a hang ([`CASE_TIMEOUT`]) or a memory blow-up ([`MAX_RESIDENT`])
+//! cannot be stopped, so the process prints the case and exits.
 //!
 //! The cases come from fixed seeds, so every run of the suite checks the same 10,000;
 //! `RETRYSIM_FUZZ_SEED=N` explores others and `RETRYSIM_FUZZ_CASES=N` sets the cases
@@ -1435,4 +1436,34 @@ fn found_a_markov_outage_of_nanosecond_means_is_refused_instead_of_hanging() {
     let e = load_text(text).unwrap_err();
     assert!(e.contains("outages[1].mean_up"), "{e}");
     assert!(e.contains("at most 1000000"), "{e}");
+}
+
+#[test]
+fn deeply_nested_text_is_an_error_not_a_crash() {
+    let n = 100_000;
+    let deep = [
+        format!("x = {}1{}", "[".repeat(n), "]".repeat(n)),
+        format!("x = {}1{}", "{ a = ".repeat(n), " }".repeat(n)),
+        format!("{} = 1", vec!["a"; n].join(".")),
+        format!("[{}]\nb = 1", vec!["a"; n].join(".")),
+        format!("[[{}]]\nb = 1", vec!["a"; n].join(".")),
+        // Where a table of any shape is read whole: the sweep and expectations.
+        format!("[sweep]\n{} = [1]", vec!["a"; n].join(".")),
+        format!("[sweep]\nx = {}1{}", "[".repeat(n), "]".repeat(n)),
+        format!(
+            "[[expect]]\nmetric = \"logical\"\nmin = 1\nwhere = {}1{}",
+            "{ a = ".repeat(n),
+            " }".repeat(n)
+        ),
+    ];
+    for text in deep {
+        let shown: String = text.chars().take(20).collect();
+        // On a thread with the default stack: a recursion would overflow it and abort
+        // the whole test process.
+        let e = std::thread::spawn(move || load_text(format!("{}\n{text}", default_text())))
+            .join()
+            .expect("no panic")
+            .unwrap_err();
+        assert!(e.contains("found.toml"), "{shown}...: {e}");
+    }
 }
