@@ -437,6 +437,16 @@ fn extreme_but_valid_values_run_to_a_result() {
         ],
         vec!["fleets.0.arrival.rate=1e-9".into()],
         vec!["outages.0.mode={ kind = \"slow\", factor = 1e6 }".into()],
+        // Found by review: the bucket after an outage ending at the end of time
+        // overflowed the recovery analysis (a panic in release builds).
+        vec![
+            "duration=\"100us\"".into(),
+            "bucket=\"1ns\"".into(),
+            "drain=\"0s\"".into(),
+            "outages.0.start=\"0s\"".into(),
+            format!("outages.0.end={max}"),
+            "fleets.0.arrival.rate=1e6".into(),
+        ],
         vec![
             "outages.0.mode={ kind = \"fail\", after = \"0s\" }".into(),
             "fleets.0.layers.0.backoff={ kind = \"none\" }".into(),

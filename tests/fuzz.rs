@@ -9,7 +9,8 @@
 //! with random fields (budgets, breakers, outages, profiles, limits, sweeps); and on
 //! the text, duplicated, swapped, dropped and cut lines.
 //!
-//! A valid scenario is shrunk before it runs (duration and drain at most 2 s, rates,
+//! A valid scenario is shrunk before it runs (duration and drain at most 2 s, at most
+//! 200,000 buckets, rates,
 //! clients, counts and instances capped, `limits.max_events` at most 200,000, one
 //! replication), so a case costs milliseconds. Each case runs on its own thread: a
 //! panic fails it; a hang ([`CASE_TIMEOUT`]) or a memory blow-up ([`MAX_RESIDENT`])
@@ -703,7 +704,8 @@ fn set_mutation() -> impl Strategy<Value = Mutation> {
 }
 
 /// Valid settings known to be risky: bursts of tiny outage windows, many fleets, deep
-/// stacks of unlimited retries, lossy extremes of every distribution.
+/// stacks of unlimited retries, lossy extremes of every distribution, nanosecond
+/// buckets under an outage that never ends.
 fn hostile() -> impl Strategy<Value = Vec<Mutation>> {
     let tiny = prop::sample::select(&["1ns", "7ns", "1us", "10us", "1ms"][..])
         .prop_map(|d| Value::String(d.to_string()));
@@ -773,7 +775,32 @@ fn hostile() -> impl Strategy<Value = Vec<Mutation>> {
             Mutation::Set("fleets.0.deadline".into(), d),
         ]
     });
-    prop_oneof![markov, many_fleets, deep_stack, profile, extremes]
+    let max = "18446744073709551615ns";
+    let end_of_time =
+        (prop::sample::select(&["1ns", "3ns", "1us"][..]), mode()).prop_map(move |(bucket, m)| {
+            vec![
+                Mutation::Set("duration".into(), Value::String("100us".into())),
+                Mutation::Set("drain".into(), Value::String("0s".into())),
+                Mutation::Set("warmup".into(), Value::String("0s".into())),
+                Mutation::Set("bucket".into(), Value::String(bucket.into())),
+                Mutation::Set(
+                    "outages".into(),
+                    Value::Array(vec![table(vec![
+                        ("start", Some(Value::String("0s".into()))),
+                        ("end", Some(Value::String(max.into()))),
+                        ("mode", Some(m)),
+                    ])]),
+                ),
+            ]
+        });
+    prop_oneof![
+        markov,
+        many_fleets,
+        deep_stack,
+        profile,
+        extremes,
+        end_of_time
+    ]
 }
 
 fn mutation() -> impl Strategy<Value = Mutation> {
@@ -1051,7 +1078,7 @@ fn render(base: &toml::Table, c: &Case) -> String {
 fn shrink(s: &mut Scenario) {
     s.duration = s.duration.min(2 * SECOND);
     s.drain = s.drain.min(2 * SECOND);
-    s.bucket = s.bucket.clamp((s.duration / 500).max(1), s.duration);
+    s.bucket = s.bucket.clamp((s.duration / 200_000).max(1), s.duration);
     s.warmup = s.warmup.min(s.duration - 1);
     s.replications = 1;
     s.limits.max_events = s.limits.max_events.min(FUZZ_MAX_EVENTS);

@@ -19,7 +19,7 @@ use retrysim::scenario::{load, Source};
 fn shrink(s: &mut Scenario) {
     s.duration = s.duration.min(2 * SECOND);
     s.drain = s.drain.min(2 * SECOND);
-    s.bucket = s.bucket.clamp((s.duration / 500).max(1), s.duration);
+    s.bucket = s.bucket.clamp((s.duration / 200_000).max(1), s.duration);
     s.warmup = s.warmup.min(s.duration - 1);
     s.replications = 1;
     s.limits.max_events = s.limits.max_events.min(200_000);
