@@ -235,13 +235,27 @@ fn cmd_run(args: RunArgs) -> Result<i32> {
     Ok(EXIT_OK)
 }
 
-/// Refuses to overwrite a folder that holds results of another scenario (or a sweep).
+/// Refuses to overwrite a folder that holds results of another scenario, of a sweep,
+/// or without a manifest, unless `force`; then clears the results it holds (also those
+/// of an earlier run of this scenario, which the run replaces), so the folder never
+/// mixes two runs' files.
 fn guard_run_folder(dir: &Path, loaded: &Loaded, force: bool) -> Result<()> {
-    if force {
-        return Ok(());
+    match run_folder_problem(dir, loaded) {
+        Some(reason) if !force => Err(crate::sweep::SweepError::Occupied {
+            path: dir.to_path_buf(),
+            reason,
+        }
+        .into()),
+        _ => Ok(crate::sweep::clear_results(dir)?),
     }
-    let Some(m) = crate::sweep::read_manifest(dir)? else {
-        return Ok(());
+}
+
+/// Why `dir` may not take a run of `loaded`, if it may not.
+fn run_folder_problem(dir: &Path, loaded: &Loaded) -> Option<String> {
+    let m = match crate::sweep::folder_owner(dir) {
+        Ok(Some(m)) => m,
+        Ok(None) => return None,
+        Err(reason) => return Some(reason),
     };
     let run = m.get("run").and_then(|v| v.as_table());
     let get = |k: &str| {
@@ -250,7 +264,7 @@ fn guard_run_folder(dir: &Path, loaded: &Loaded, force: bool) -> Result<()> {
             .unwrap_or("")
             .to_string()
     };
-    let reason = if get("kind") != "run" {
+    if get("kind") != "run" {
         Some("holds the results of a sweep".to_string())
     } else if get("scenario") != loaded.scenario.name || get("source") != loaded.source.path {
         Some(format!(
@@ -260,14 +274,6 @@ fn guard_run_folder(dir: &Path, loaded: &Loaded, force: bool) -> Result<()> {
         ))
     } else {
         None
-    };
-    match reason {
-        Some(reason) => Err(crate::sweep::SweepError::Occupied {
-            path: dir.to_path_buf(),
-            reason,
-        }
-        .into()),
-        None => Ok(()),
     }
 }
 
@@ -317,15 +323,34 @@ fn cmd_sweep(args: SweepArgs) -> Result<i32> {
         };
         println!("wrote {}/{{{files}}}", out.display());
     }
-    if let Some(t) = outcome.truncated.first() {
-        eprintln!("error: sweep '{name}': {t}; its results are marked truncated");
+    if !outcome.truncated.is_empty() {
+        let n = outcome.truncated.len();
+        eprintln!(
+            "error: sweep '{name}': {n} run{} stopped early at a limit; {} marked truncated in {}:",
+            if n == 1 { "" } else { "s" },
+            if n == 1 {
+                "its results are"
+            } else {
+                "their results are"
+            },
+            out.display()
+        );
+        for t in outcome.truncated.iter().take(10) {
+            eprintln!("  {t}");
+        }
+        if n > 10 {
+            eprintln!(
+                "  ... and {} more (the truncated column of summary.csv)",
+                n - 10
+            );
+        }
         return Ok(EXIT_BAD_INPUT);
     }
     Ok(EXIT_OK)
 }
 
 fn cmd_merge(dirs: &[PathBuf], out: &Path, force: bool, plots: Option<Format>) -> Result<i32> {
-    let plan = crate::sweep::merge(dirs, out, force)?;
+    let (plan, truncated) = crate::sweep::merge(dirs, out, force)?;
     if let Some(format) = plots {
         crate::plot::draw_folder(out, format)?;
     }
@@ -336,6 +361,18 @@ fn cmd_merge(dirs: &[PathBuf], out: &Path, force: bool, plots: Option<Format>) -
         plan.total_runs(),
         out.display()
     );
+    if !truncated.is_empty() {
+        let runs: Vec<String> = truncated.iter().take(10).map(u64::to_string).collect();
+        eprintln!(
+            "error: sweep '{}': {} run{} stopped early at limits.max_in_flight or limits.max_events (run {}{}); truncated = true in summary.csv",
+            plan.base.scenario.name,
+            truncated.len(),
+            if truncated.len() == 1 { "" } else { "s" },
+            runs.join(", "),
+            if truncated.len() > 10 { ", ..." } else { "" }
+        );
+        return Ok(EXIT_BAD_INPUT);
+    }
     Ok(EXIT_OK)
 }
 

@@ -46,7 +46,8 @@ pub struct RunResult {
     pub breaker_instances: u64,
 }
 
-/// Simulates `scn` with `seed` to the end of its drain.
+/// Simulates `scn` with `seed` to the end of its drain, or until it hits one of its
+/// `[limits]` (then `totals.truncated` says which, and the series ends at the stop).
 pub fn simulate(scn: &Scenario, seed: u64) -> (RunMetrics, Vec<Window>) {
     let mut s = Scheduler::new();
     let mut world = World::new(scn, seed, &mut s);
@@ -57,7 +58,13 @@ pub fn simulate(scn: &Scenario, seed: u64) -> (RunMetrics, Vec<Window>) {
         // Nothing more can happen: the series is complete to its end.
         end = end.max(scn.duration);
     }
-    let m = world.finish(end, s.processed());
+    let mut m = world.finish(end, s.processed());
+    if m.totals.truncated.is_some() {
+        // A run stopped at a limit measured nothing after the stop: its later buckets
+        // would read as silence. The series ends with the bucket it stopped in.
+        let stop = m.end;
+        m.buckets.retain(|b| b.t <= stop);
+    }
     (m, windows)
 }
 

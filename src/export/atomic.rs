@@ -1,11 +1,27 @@
 //! Atomic file writes: the bytes go to a temporary file in the same folder, which is
 //! then renamed over the target. A killed or interrupted process leaves either the old
 //! file or the new one, never half of one. (No fsync: results are cheap to recompute,
-//! and an fsync per file would dominate the time of a short run.)
+//! and an fsync per file would dominate the time of a short run; a power loss can
+//! lose the last files written.)
+//!
+//! Temporary files and folders are named `.tmp-*`: hidden, and recognisable, so that a
+//! process killed mid-write leaves nothing a reader would take for a result, and the
+//! next run in that folder removes what it left ([`remove_leftovers`]).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Prefix of every temporary file and folder retrysim writes.
+pub const TMP_PREFIX: &str = ".tmp-";
+
+/// A temporary name for `name`, unique within this process.
+pub fn tmp_name(name: &str) -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    format!("{TMP_PREFIX}{}-{n}-{name}", std::process::id())
+}
 
 /// A file being written under a temporary name; [`commit`](Self::commit) renames it
 /// into place. Dropped without a commit, the temporary file is removed.
@@ -28,7 +44,7 @@ impl AtomicFile {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "out".to_string());
-        let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+        let tmp = dir.join(tmp_name(&name));
         let out = BufWriter::new(File::create(&tmp)?);
         Ok(AtomicFile {
             path: path.to_path_buf(),
@@ -45,8 +61,14 @@ impl AtomicFile {
     /// Flushes and renames the file into place.
     pub fn commit(mut self) -> std::io::Result<()> {
         let out = self.out.take().expect("not committed");
-        out.into_inner().map_err(|e| e.into_error())?;
-        std::fs::rename(&self.tmp, &self.path)
+        let renamed = out
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .and_then(|_| std::fs::rename(&self.tmp, &self.path));
+        if renamed.is_err() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+        renamed
     }
 }
 
@@ -60,23 +82,33 @@ impl Drop for AtomicFile {
 
 /// Writes `bytes` to `path` atomically, creating the parent folder.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "out".to_string());
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
+    let mut f = AtomicFile::create(path)?;
+    f.write_all(bytes)?;
+    f.commit()
+}
+
+/// Removes the `.tmp-*` files and folders a killed process left in `dir` (not below
+/// it). Returns how many it removed; a missing folder has none.
+pub fn remove_leftovers(dir: &Path) -> std::io::Result<usize> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let mut removed = 0;
+    for e in entries {
+        let e = e?;
+        if !e.file_name().to_string_lossy().starts_with(TMP_PREFIX) {
+            continue;
+        }
+        if e.file_type()?.is_dir() {
+            std::fs::remove_dir_all(e.path())?;
+        } else {
+            std::fs::remove_file(e.path())?;
+        }
+        removed += 1;
     }
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
+    Ok(removed)
 }
 
 #[cfg(test)]
@@ -92,5 +124,45 @@ mod tests {
         assert_eq!(std::fs::read(&p).unwrap(), b"two");
         let names: Vec<_> = std::fs::read_dir(d.path().join("sub")).unwrap().collect();
         assert_eq!(names.len(), 1);
+    }
+
+    #[test]
+    fn a_failed_write_leaves_no_temporary() {
+        let d = tempfile::tempdir().unwrap();
+        // The target is a folder: the rename fails after the bytes were written.
+        std::fs::create_dir(d.path().join("x.csv")).unwrap();
+        std::fs::write(d.path().join("x.csv/keep"), b"").unwrap();
+        assert!(write_atomic(&d.path().join("x.csv"), b"bytes").is_err());
+        let names: Vec<String> = std::fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["x.csv"]);
+    }
+
+    #[test]
+    fn an_uncommitted_file_leaves_nothing_behind() {
+        let d = tempfile::tempdir().unwrap();
+        let mut f = AtomicFile::create(&d.path().join("x.csv")).unwrap();
+        f.write_all(b"half").unwrap();
+        drop(f);
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn leftovers_of_a_killed_writer_are_removed_and_nothing_else() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join(tmp_name("summary.csv")), b"half").unwrap();
+        std::fs::create_dir(d.path().join(tmp_name("000001"))).unwrap();
+        std::fs::write(d.path().join("summary.csv"), b"whole").unwrap();
+        std::fs::write(d.path().join(".hidden"), b"mine").unwrap();
+        assert_eq!(remove_leftovers(d.path()).unwrap(), 2);
+        let mut names: Vec<String> = std::fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, [".hidden", "summary.csv"]);
+        assert_eq!(remove_leftovers(&d.path().join("missing")).unwrap(), 0);
     }
 }

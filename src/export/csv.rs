@@ -89,17 +89,9 @@ pub fn timeseries_rows(r: &RunResult, dependency_servers: Option<u32>) -> String
     let bs = to_secs(m.bucket);
     let bns = m.bucket as f64;
     let mut out = String::new();
-    for b in &m.buckets {
+    let outage = outage_per_bucket(r);
+    for (b, &outage_ns) in m.buckets.iter().zip(&outage) {
         let per_s = |x: u64| Cell::float(x as f64 / bs);
-        let outage_ns: u64 = r
-            .windows
-            .iter()
-            .map(|w| {
-                let s = w.start.max(b.t);
-                let e = w.end.min(b.t + m.bucket);
-                e.saturating_sub(s)
-            })
-            .sum();
         let cells = [
             Cell::Int(r.run),
             Cell::Int(u64::from(r.replication)),
@@ -139,6 +131,29 @@ pub fn timeseries_rows(r: &RunResult, dependency_servers: Option<u32>) -> String
         out.push_str(&record(cells.iter().map(Cell::render)));
     }
     out
+}
+
+/// Outage time (ns, summed over windows) in each bucket. Each window visits only the
+/// buckets it overlaps, so a run with many windows and many buckets stays linear.
+fn outage_per_bucket(r: &RunResult) -> Vec<u64> {
+    let m = &r.metrics;
+    let mut ns = vec![0u64; m.buckets.len()];
+    for w in &r.windows {
+        let first = w.start / m.bucket;
+        let last = w.end.saturating_sub(1) / m.bucket;
+        if w.end <= w.start || first >= ns.len() as u64 {
+            continue;
+        }
+        for i in first as usize..=(last as usize).min(ns.len() - 1) {
+            let t = m.buckets[i].t;
+            let overlap = w
+                .end
+                .min(t.saturating_add(m.bucket))
+                .saturating_sub(w.start.max(t));
+            ns[i] = ns[i].saturating_add(overlap);
+        }
+    }
+    ns
 }
 
 /// The herd rows of a run (fine-bucket inbound counts).

@@ -52,9 +52,11 @@ pub fn analyse(
     let threshold = baseline - tolerance - 1e-12;
     let ok = |r: &Option<f64>| r.is_none_or(|x| x >= threshold);
     let hold = hold as usize;
-    let k0 = last_end.div_ceil(bucket) as usize;
+    // An outage may end near the end of time: its bucket index may not fit, nor the
+    // hold after it.
+    let k0 = usize::try_from(last_end.div_ceil(bucket)).unwrap_or(usize::MAX);
     let mut k = k0;
-    while k + hold <= rates.len() {
+    while k.checked_add(hold).is_some_and(|e| e <= rates.len()) {
         match rates[k..k + hold].iter().position(|r| !ok(r)) {
             None => {
                 return Recovery {
@@ -89,6 +91,7 @@ fn mean_rate(rates: &[Option<f64>], bucket: Nanos, from: Nanos, to: Nanos) -> Op
 
 #[cfg(test)]
 mod tests {
+
     use super::*;
     const S: Nanos = 1_000_000_000;
 
@@ -119,5 +122,17 @@ mod tests {
         let r = analyse(&rates, S, S, Some((3 * S, 4 * S)), 0.02, 2);
         assert_eq!(r.baseline, Some(0.8));
         assert_eq!(r.recovery_time_s, Some(0.0));
+    }
+
+    #[test]
+    fn an_outage_that_ends_at_the_end_of_time_never_recovers() {
+        // 1 ns buckets: the bucket after the outage was u64::MAX, and the hold after it
+        // wrapped around.
+        let rates = vec![Some(1.0); 1000];
+        for hold in [1, 10, u32::MAX] {
+            let r = analyse(&rates, 1, 0, Some((0, u64::MAX)), 0.02, hold);
+            assert!(r.metastable);
+            assert_eq!(r.recovery_time_s, None);
+        }
     }
 }

@@ -1,7 +1,9 @@
 //! Open-loop arrival times: Poisson or evenly spaced, scaled by a load profile.
 //!
-//! A Poisson process with a time-varying rate is drawn by thinning: candidates at the
-//! peak rate `λ_max`, each kept with probability `λ(t)/λ_max`. Constant arrivals are
+//! A Poisson process with a time-varying rate is drawn by thinning, one profile segment
+//! at a time: candidates at the segment's highest rate `λ_max`, each kept with
+//! probability `λ(t)/λ_max`; a segment of rate 0 is skipped, so the work per arrival is
+//! bounded however far the profile drops below its peak. Constant arrivals are
 //! computed from the arrival index (`t_k = k / rate`), so no rounding accumulates.
 
 use rand::Rng;
@@ -58,23 +60,57 @@ impl OpenArrivals {
         (t < self.end).then_some(t)
     }
 
+    /// The profile segment `[t, until)` holding `t` and the highest rate in it: the
+    /// rate is constant (steps) or linear (ramp) between two changes.
+    fn segment(&self, t: Nanos) -> (f64, Nanos) {
+        let Some(p) = &self.profile else {
+            return (self.peak, Nanos::MAX);
+        };
+        let until = p.next_change(t).unwrap_or(Nanos::MAX);
+        let bound = match p {
+            LoadProfile::Steps(_) => self.rate_at(t),
+            LoadProfile::Ramp(_) if until == Nanos::MAX => self.rate_at(t),
+            LoadProfile::Ramp(_) => self.rate_at(t).max(self.rate_at(until)),
+        };
+        (bound, until)
+    }
+
+    /// Thinning segment by segment: candidates at the segment's highest rate, each kept
+    /// with probability `λ(t)/bound`. A candidate past the segment's end is dropped and
+    /// drawing restarts there (exact: the process is memoryless). A segment of rate 0
+    /// is skipped whole, so work per arrival is bounded however low the profile goes.
     fn next_poisson<R: Rng + ?Sized>(&mut self, now: Nanos, rng: &mut R) -> Option<Nanos> {
         if self.peak <= 0.0 {
             return None;
         }
-        let mean = SECOND as f64 / self.peak;
         let mut t = now;
         loop {
+            let (bound, until) = self.segment(t);
+            if bound <= 0.0 {
+                if until >= self.end {
+                    return None;
+                }
+                t = until;
+                continue;
+            }
             let x: f64 = rng.sample(Exp1);
-            t = t.saturating_add(from_f64_ns(mean * x));
-            if t >= self.end {
+            let candidate = t.saturating_add(from_f64_ns(SECOND as f64 / bound * x));
+            if candidate >= until {
+                if until >= self.end {
+                    return None;
+                }
+                t = until;
+                continue;
+            }
+            if candidate >= self.end {
                 return None;
             }
+            t = candidate;
             if self.profile.is_none() {
                 return Some(t);
             }
             let u: f64 = rng.random();
-            if u * self.peak < self.rate_at(t) {
+            if u * bound < self.rate_at(t) {
                 return Some(t);
             }
         }
@@ -163,6 +199,66 @@ mod tests {
         // Expected 25k and 75k (sd ≈ 160 and 270); allow 2%.
         assert!((before as f64 / 25_000.0 - 1.0).abs() < 0.02, "{before}");
         assert!((after as f64 / 75_000.0 - 1.0).abs() < 0.02, "{after}");
+    }
+
+    #[test]
+    fn a_poisson_profile_that_drops_to_zero_ends_without_drawing_through_the_gap() {
+        // 1e6/s for 1 ms, then nothing for a million seconds: about 1000 arrivals (sd
+        // 32). Thinning at the peak rate would draw 1e12 candidates through the gap.
+        let prof = LoadProfile::Steps(vec![(0, 1.0), (1_000_000, 0.0)]);
+        let end = 1_000_000 * SECOND;
+        let mut a = OpenArrivals::new(&Arrival::Poisson { rate: 1e6 }, Some(prof), end).unwrap();
+        let mut r = stream(4, "a");
+        let (mut n, mut now) = (0u64, 0);
+        while let Some(t) = a.next(now, &mut r) {
+            assert!(t < 1_000_000, "an arrival at {t} ns, in the zero segment");
+            n += 1;
+            now = t;
+        }
+        assert!((850..1150).contains(&n), "{n}");
+    }
+
+    #[test]
+    fn a_poisson_profile_far_below_its_peak_draws_at_the_segment_rate() {
+        // 1e5/s for 1 s, then 1e-4/s for 10^5 s: the quiet part holds about 10
+        // arrivals, and no longer costs 10^10 candidates at the peak rate.
+        let prof = LoadProfile::Steps(vec![(0, 1000.0), (SECOND, 1e-6)]);
+        let end = 100_001 * SECOND;
+        let mut a = OpenArrivals::new(&Arrival::Poisson { rate: 100.0 }, Some(prof), end).unwrap();
+        let mut r = stream(6, "a");
+        let (mut loud, mut quiet, mut now) = (0u64, 0u64, 0);
+        while let Some(t) = a.next(now, &mut r) {
+            if t < SECOND {
+                loud += 1;
+            } else {
+                quiet += 1;
+            }
+            now = t;
+        }
+        // Expected 100000 (sd 316) and 10 (sd 3.2).
+        assert!((98_500..101_500).contains(&loud), "{loud}");
+        assert!(quiet <= 30, "{quiet}");
+    }
+
+    #[test]
+    fn a_poisson_ramp_has_the_rate_of_its_line() {
+        // Rate 1000 × a ramp from 0 to 2 over 100 s: 25000 arrivals expected in the first
+        // half and 75000 in the second (sd 158 and 274); allow 2%.
+        let prof = LoadProfile::Ramp(vec![(0, 0.0), (100 * SECOND, 2.0)]);
+        let mut a = OpenArrivals::new(&Arrival::Poisson { rate: 1000.0 }, Some(prof), 100 * SECOND)
+            .unwrap();
+        let mut r = stream(7, "a");
+        let (mut first, mut second, mut now) = (0u64, 0u64, 0);
+        while let Some(t) = a.next(now, &mut r) {
+            if t < 50 * SECOND {
+                first += 1
+            } else {
+                second += 1
+            }
+            now = t;
+        }
+        assert!((first as f64 / 25_000.0 - 1.0).abs() < 0.02, "{first}");
+        assert!((second as f64 / 75_000.0 - 1.0).abs() < 0.02, "{second}");
     }
 
     #[test]

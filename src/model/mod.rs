@@ -8,6 +8,7 @@ pub mod breaker;
 pub mod budget;
 pub mod dist;
 pub mod limiter;
+pub mod limits;
 pub mod outage;
 pub mod outcome;
 pub mod request;

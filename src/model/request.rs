@@ -140,6 +140,12 @@ impl Arena {
         self.live_reqs
     }
 
+    /// Node slots in use: calls and attempts in flight, orphans included.
+    #[inline]
+    pub fn live_nodes(&self) -> u64 {
+        (self.nodes.len() - self.free_nodes.len()) as u64
+    }
+
     /// Frees the request if it is done and no node refers to it.
     #[inline]
     pub fn maybe_free_req(&mut self, r: u32) {

@@ -25,11 +25,12 @@ pub struct Timer {
     pub gen: u32,
 }
 
-/// A FIFO of timers with at most one event in the queue (for its front).
+/// A FIFO of timers with one event in the queue for its front (the *armed* timer).
 #[derive(Debug, Default)]
 pub struct TimerLane {
     q: VecDeque<Timer>,
-    armed: bool,
+    /// Sequence number of the timer whose event is in the queue.
+    armed: Option<u64>,
 }
 
 impl TimerLane {
@@ -39,26 +40,50 @@ impl TimerLane {
     pub fn push(&mut self, t: Timer) -> bool {
         debug_assert!(self.q.back().is_none_or(|b| (b.at, b.seq) < (t.at, t.seq)));
         self.q.push_back(t);
-        !std::mem::replace(&mut self.armed, true)
+        if self.armed.is_none() {
+            self.armed = Some(t.seq);
+            true
+        } else {
+            false
+        }
     }
 
-    /// Takes the front timer, whose event has fired.
+    /// Drops stale timers from the front, so the lane holds little more than the live
+    /// ones. The armed timer may go too: its event stays in the queue and, when it
+    /// fires, finds it gone and arms the new front (which is due no earlier).
     #[inline]
-    pub fn pop(&mut self) -> Option<Timer> {
-        self.q.pop_front()
+    pub fn compact(&mut self, live: impl Fn(&Timer) -> bool) {
+        while self.q.front().is_some_and(|f| !live(f)) {
+            self.q.pop_front();
+        }
+    }
+
+    /// The lane's event for `seq` fires: takes the front timer if it is the one the
+    /// event was armed for (`None` when compaction dropped it). The lane is then idle
+    /// until [`next_live`](Self::next_live) arms it again.
+    #[inline]
+    pub fn fire(&mut self, seq: u64) -> Option<Timer> {
+        debug_assert_eq!(self.armed, Some(seq));
+        self.armed = None;
+        if self.q.front().is_some_and(|f| f.seq == seq) {
+            self.q.pop_front()
+        } else {
+            None
+        }
     }
 
     /// Drops stale fronts and returns the next live timer, which the caller must
-    /// schedule; `None` leaves the lane idle.
+    /// schedule (the lane is armed for it); `None` leaves the lane idle.
     #[inline]
     pub fn next_live(&mut self, live: impl Fn(&Timer) -> bool) -> Option<Timer> {
         while let Some(f) = self.q.front() {
             if live(f) {
+                self.armed = Some(f.seq);
                 return Some(*f);
             }
             self.q.pop_front();
         }
-        self.armed = false;
+        self.armed = None;
         None
     }
 
@@ -92,12 +117,27 @@ mod tests {
         assert!(l.push(t(10, 1)));
         assert!(!l.push(t(20, 2)));
         assert!(!l.push(t(30, 3)));
-        assert_eq!(l.pop(), Some(t(10, 1)));
+        assert_eq!(l.fire(10), Some(t(10, 1)));
         // 2 went stale: the next live one is 3.
         assert_eq!(l.next_live(|x| x.id != 2), Some(t(30, 3)));
-        assert_eq!(l.pop(), Some(t(30, 3)));
+        assert_eq!(l.fire(30), Some(t(30, 3)));
         assert_eq!(l.next_live(|_| true), None);
         assert!(l.push(t(40, 4)), "idle again: the next push arms it");
         assert_eq!(l.len(), 1);
+    }
+
+    #[test]
+    fn compacting_away_the_armed_timer_leaves_its_event_to_arm_the_next() {
+        let mut l = TimerLane::default();
+        assert!(l.push(t(10, 1)));
+        l.push(t(20, 2));
+        l.push(t(30, 3));
+        // 1 and 2 are stale: compaction drops them, the armed one among them.
+        l.compact(|x| x.id == 3);
+        assert_eq!(l.len(), 1);
+        assert!(!l.push(t(40, 4)), "still armed: its event is pending");
+        assert_eq!(l.fire(10), None, "the event finds its timer gone");
+        assert_eq!(l.next_live(|_| true), Some(t(30, 3)));
+        assert_eq!(l.fire(30), Some(t(30, 3)));
     }
 }

@@ -23,6 +23,7 @@ use super::backoff::{self, Failure};
 use super::breaker::Breaker;
 use super::budget::{Budget, RetryCause};
 use super::limiter::{Gate, Limiter};
+use super::limits::Caps;
 use super::outage::{self, Effect, Window};
 use super::outcome::{Class, Outcome};
 use super::request::{Arena, NodeState, Request, NONE};
@@ -92,6 +93,8 @@ pub enum Event {
         /// Lane index: layers' timeout lanes first (by global layer index), then one
         /// deadline lane per fleet.
         lane: u32,
+        /// Sequence number of the timer it was armed for.
+        seq: u64,
     },
     /// An outage window starts.
     OutageStart {
@@ -146,7 +149,7 @@ impl From<Event> for Packed {
             Event::Timeout { node, gen } => w(5, node, gen),
             Event::Retry { node, gen } => w(6, node, gen),
             Event::ServiceDone { node, gen } => w(7, node, gen),
-            Event::Lane { lane } => w(8, lane, 0),
+            Event::Lane { lane, seq } => Packed([8 | (u64::from(lane) << 32), seq]),
             Event::OutageStart { window } => w(9, window, 0),
             Event::OutageEnd { window } => w(10, window, 0),
             Event::OccWrite { node, gen } => w(11, node, gen),
@@ -180,7 +183,7 @@ impl From<Packed> for Event {
             5 => Event::Timeout { node: a, gen: b },
             6 => Event::Retry { node: a, gen: b },
             7 => Event::ServiceDone { node: a, gen: b },
-            8 => Event::Lane { lane: a },
+            8 => Event::Lane { lane: a, seq: w1 },
             9 => Event::OutageStart { window: a },
             10 => Event::OutageEnd { window: a },
             11 => Event::OccWrite { node: a, gen: b },
@@ -254,8 +257,7 @@ pub struct World {
     in_flight: u64,
     open_breakers: u64,
     budget_instances: u64,
-    max_in_flight: u64,
-    max_events: u64,
+    caps: Caps,
     truncated: Option<String>,
     /// Per node: when its current attempt (inside breaker) or call (outside) started.
     started: Vec<Nanos>,
@@ -313,6 +315,7 @@ impl World {
             .collect();
         let n_lanes = layer_index.len() + scn.fleets.len();
         let windows = outage::windows(&scn.outages, seed, horizon);
+        let caps = Caps::new(scn, windows.len());
         let max_depth = scn.fleets.iter().map(|f| f.layers.len()).max().unwrap_or(0);
         let herd = herd_window(scn, &windows, horizon);
         let mut rec = Recorder::new(scn.duration, scn.bucket, scn.fleets.len(), max_depth, herd);
@@ -342,8 +345,7 @@ impl World {
             in_flight: 0,
             open_breakers: 0,
             budget_instances,
-            max_in_flight: scn.limits.max_in_flight,
-            max_events: scn.limits.max_events,
+            caps,
             truncated: None,
             started: Vec::new(),
             call_deadline: Vec::new(),
@@ -618,9 +620,19 @@ impl World {
     /// Sets a fixed-delay timer in `lane` for object `id` of generation `gen`.
     #[inline]
     fn set_timer(&mut self, lane: usize, at: Nanos, id: u32, gen: u32, s: &mut Scheduler<Packed>) {
+        let timeout = lane < self.layer_index.len();
+        let arena = &self.arena;
+        self.lanes[lane].compact(|t| Self::timer_live(arena, timeout, t));
         let seq = s.reserve_seq();
         if self.lanes[lane].push(Timer { at, seq, id, gen }) {
-            s.at_seq(at, seq, Event::Lane { lane: lane as u32 });
+            s.at_seq(
+                at,
+                seq,
+                Event::Lane {
+                    lane: lane as u32,
+                    seq,
+                },
+            );
         }
     }
 
@@ -637,14 +649,13 @@ impl World {
         }
     }
 
-    /// The front timer of `lane` is due: fire it if it still matters, then arm the next
-    /// live one.
-    fn on_lane(&mut self, lane: usize, s: &mut Scheduler<Packed>) {
+    /// The armed timer of `lane` is due: fire it if it is still there and still
+    /// matters, then arm the next live one.
+    fn on_lane(&mut self, lane: usize, seq: u64, s: &mut Scheduler<Packed>) {
         let timeout = lane < self.layer_index.len();
-        let t = self.lanes[lane]
-            .pop()
-            .expect("an armed lane has a front timer");
-        if Self::timer_live(&self.arena, timeout, &t) {
+        // The timer is gone when compaction dropped it; either way, arm the next.
+        let fired = self.lanes[lane].fire(seq);
+        if let Some(t) = fired.filter(|t| Self::timer_live(&self.arena, timeout, t)) {
             if timeout {
                 self.on_timeout(t.id, s);
             } else {
@@ -655,7 +666,14 @@ impl World {
         let arena = &self.arena;
         let next = self.lanes[lane].next_live(|t| Self::timer_live(arena, timeout, t));
         if let Some(n) = next {
-            s.at_seq(n.at, n.seq, Event::Lane { lane: lane as u32 });
+            s.at_seq(
+                n.at,
+                n.seq,
+                Event::Lane {
+                    lane: lane as u32,
+                    seq: n.seq,
+                },
+            );
         }
     }
 
@@ -1246,7 +1264,7 @@ impl Handler<Packed> for World {
                     self.on_service_done(node, s);
                 }
             }
-            Event::Lane { lane } => self.on_lane(lane as usize, s),
+            Event::Lane { lane, seq } => self.on_lane(lane as usize, seq, s),
             Event::OutageStart { window } => {
                 self.active.push(window);
                 self.set_effect(s);
@@ -1270,18 +1288,14 @@ impl Handler<Packed> for World {
         if now >= self.duration && self.in_flight == 0 {
             return Control::Stop;
         }
-        if self.in_flight > self.max_in_flight {
+        if let Some(why) = self.caps.exceeded(
+            self.arena.live_requests(),
+            self.arena.live_nodes(),
+            s.pending() as u64 + self.lanes.iter().map(|l| l.len() as u64).sum::<u64>(),
+            s.processed(),
+        ) {
             self.truncated = Some(format!(
-                "more than limits.max_in_flight = {} logical requests in flight at t = {:.3}s",
-                self.max_in_flight,
-                crate::engine::time::to_secs(now)
-            ));
-            return Control::Stop;
-        }
-        if s.processed() >= self.max_events {
-            self.truncated = Some(format!(
-                "limits.max_events = {} events reached at t = {:.3}s",
-                self.max_events,
+                "{why} at t = {:.3}s",
                 crate::engine::time::to_secs(now)
             ));
             return Control::Stop;
@@ -1322,7 +1336,10 @@ mod tests {
             Event::Timeout { node: 4, gen: 5 },
             Event::Retry { node: 6, gen: 7 },
             Event::ServiceDone { node: 8, gen: 9 },
-            Event::Lane { lane: max },
+            Event::Lane {
+                lane: max,
+                seq: u64::MAX,
+            },
             Event::OutageStart { window: 10 },
             Event::OutageEnd { window: 11 },
             Event::OccWrite { node: 12, gen: 13 },

@@ -41,7 +41,8 @@ pub struct Scenario {
 /// Safety caps of one run.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
-    /// Logical requests in flight at once before the run stops as truncated.
+    /// Requests in flight at once (orphaned work included) before the run stops as
+    /// truncated; it also bounds calls, attempts and pending events (`model::limits`).
     pub max_in_flight: u64,
     /// Events handled before the run stops as truncated.
     pub max_events: u64,
@@ -51,7 +52,7 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             max_in_flight: 1_000_000,
-            max_events: 2_000_000_000,
+            max_events: 500_000_000,
         }
     }
 }

@@ -9,6 +9,7 @@ pub mod config;
 pub mod duration;
 pub mod error;
 pub mod file;
+pub mod guard;
 pub mod overrides;
 pub mod preset;
 pub mod validate;
@@ -101,7 +102,7 @@ pub fn from_table(source: &Source, table: toml::Table) -> Result<Loaded, Scenari
     let resolved = preset::resolve(&source.path, &table)?;
     let mut file: ScenarioFile =
         serde_path_to_error::deserialize(toml::Value::Table(resolved.parse)).map_err(|e| {
-            let field = e.path().to_string();
+            let field = field_path(e.path());
             // The TOML value deserializer appends "in `a.b.c`": the path says it better.
             let inner = e
                 .into_inner()
@@ -112,11 +113,7 @@ pub fn from_table(source: &Source, table: toml::Table) -> Result<Loaded, Scenari
                 .join(" ");
             ScenarioError::Field {
                 path: source.path.clone(),
-                field: if field == "." {
-                    "(top level)".to_string()
-                } else {
-                    field
-                },
+                field,
                 message: inner.trim_end().to_string(),
             }
         })?;
@@ -126,6 +123,7 @@ pub fn from_table(source: &Source, table: toml::Table) -> Result<Loaded, Scenari
         }
     }
     let scenario = validate::validate(&file, &source.path, &source.stem)?;
+    guard::check(&scenario, &source.path)?;
     Ok(Loaded {
         source: source.clone(),
         table,
@@ -133,6 +131,43 @@ pub fn from_table(source: &Source, table: toml::Table) -> Result<Loaded, Scenari
         file,
         scenario,
     })
+}
+
+/// Renders where a parse error is, as messages name fields (`fleets[0].layers[1].name`);
+/// a key that is not a bare TOML key is quoted (`""`, `"a b"`), and the root is
+/// `(top level)`.
+fn field_path(p: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut out = String::new();
+    for seg in p {
+        let key = match seg {
+            Segment::Seq { index } => {
+                out.push_str(&format!("[{index}]"));
+                continue;
+            }
+            Segment::Map { key } | Segment::Enum { variant: key } => {
+                let bare = !key.is_empty()
+                    && key
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                if bare {
+                    key.clone()
+                } else {
+                    format!("{key:?}")
+                }
+            }
+            Segment::Unknown => "?".to_string(),
+        };
+        if !out.is_empty() {
+            out.push('.');
+        }
+        out.push_str(&key);
+    }
+    if out.is_empty() {
+        "(top level)".to_string()
+    } else {
+        out
+    }
 }
 
 /// Reads, overrides (`KEY=VALUE` strings), parses and validates a scenario.

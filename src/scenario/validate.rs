@@ -175,10 +175,10 @@ pub fn validate(file: &ScenarioFile, path: &str, stem: &str) -> R<Scenario> {
     if bucket > duration {
         return c.err("bucket", "must not be longer than duration");
     }
-    if duration / bucket > 10_000_000 {
+    if duration / bucket > 1_000_000 {
         return c.err(
             "bucket",
-            "gives more than 10,000,000 buckets: use a longer bucket",
+            "gives more than 1,000,000 buckets: use a longer bucket",
         );
     }
     let herd_bucket = match file.herd_bucket {

@@ -147,7 +147,8 @@ pub struct Outcome {
     pub runs: u64,
     /// Runs that were already on disk and were skipped.
     pub resumed: u64,
-    /// Runs that stopped early at a limit.
+    /// Runs that stopped early at a limit (`run N: why`), in run order, resumed ones
+    /// included.
     pub truncated: Vec<String>,
 }
 
@@ -179,6 +180,62 @@ pub fn read_manifest(dir: &Path) -> Result<Option<toml::Table>, SweepError> {
     Ok(Some(t))
 }
 
+/// Files retrysim writes at the top of an output folder.
+pub const RESULT_FILES: [&str; 6] = [
+    "manifest.toml",
+    "summary.csv",
+    "timeseries.csv",
+    "herd.csv",
+    "aggregate.csv",
+    "report.html",
+];
+
+/// Removes the results a folder holds (`RESULT_FILES`, `runs/`, `plots/`) and the
+/// leftovers of a killed writer, and nothing else: a folder given as `--out` may hold
+/// other files.
+pub fn clear_results(dir: &Path) -> Result<(), SweepError> {
+    remove_leftovers(dir)?;
+    for name in RESULT_FILES {
+        let p = dir.join(name);
+        if p.is_file() {
+            std::fs::remove_file(&p).map_err(io_err("cannot clear", &p))?;
+        }
+    }
+    for name in [store::RUNS_DIR, "plots"] {
+        let p = dir.join(name);
+        if p.is_dir() {
+            std::fs::remove_dir_all(&p).map_err(io_err("cannot clear", &p))?;
+        }
+    }
+    Ok(())
+}
+
+/// Removes the `.tmp-*` leftovers of a killed writer at the top of `dir` and in its
+/// plots (`runs/` is cleaned as runs are listed).
+pub fn remove_leftovers(dir: &Path) -> Result<(), SweepError> {
+    for d in [dir.to_path_buf(), dir.join("plots")] {
+        crate::export::atomic::remove_leftovers(&d).map_err(io_err("cannot clean", &d))?;
+    }
+    Ok(())
+}
+
+/// The manifest of the results `dir` holds: `Ok(None)` when it holds none, `Err` with
+/// the reason when it holds results that no retrysim manifest describes.
+pub fn folder_owner(dir: &Path) -> Result<Option<toml::Table>, String> {
+    match read_manifest(dir) {
+        Ok(Some(m)) => Ok(Some(m)),
+        Ok(None) => {
+            let results = ["summary.csv", "timeseries.csv", store::RUNS_DIR];
+            if results.iter().any(|f| dir.join(f).exists()) {
+                Err("holds results without a manifest.toml".to_string())
+            } else {
+                Ok(None)
+            }
+        }
+        Err(e) => Err(format!("holds a manifest.toml retrysim cannot read ({e})")),
+    }
+}
+
 /// Checks that `dir` is empty, or holds results of this same sweep (same fingerprint and
 /// shard) that can be resumed; with `force`, clears what is there.
 fn claim_folder(
@@ -193,8 +250,10 @@ fn claim_folder(
         path: dir.to_path_buf(),
         reason,
     };
-    let problem = match read_manifest(dir)? {
-        Some(m) => {
+    let problem = match folder_owner(dir) {
+        Err(reason) => Some(reason),
+        Ok(None) => None,
+        Ok(Some(m)) => {
             let run = m.get("run").and_then(|v| v.as_table());
             let get = |k: &str| {
                 run.and_then(|r| r.get(k))
@@ -217,20 +276,14 @@ fn claim_folder(
                 None
             }
         }
-        None if dir.join(store::RUNS_DIR).exists() => {
-            Some("holds runs without a manifest".to_string())
-        }
-        None => None,
     };
     if let Some(reason) = problem {
         if !force {
             return Err(occupied(reason));
         }
-        let runs = dir.join(store::RUNS_DIR);
-        if runs.exists() {
-            std::fs::remove_dir_all(&runs).map_err(io_err("cannot clear", &runs))?;
-        }
+        clear_results(dir)?;
     }
+    remove_leftovers(dir)?;
     std::fs::create_dir_all(dir).map_err(io_err("cannot create", dir))?;
     let m = dir.join("manifest.toml");
     write_atomic(&m, manifest_text(plan, shard).as_bytes()).map_err(io_err("cannot write", &m))
@@ -298,17 +351,50 @@ pub fn run(plan: &Plan, opts: &Options) -> Result<Outcome, SweepError> {
             path: dir.clone(),
         });
     }
-    write_tables(plan, dir, &mine, opts.shard.is_none())?;
+    let on_disk = write_tables(plan, dir, &mine, opts.shard.is_none())?;
+    // Runs of this process say why they stopped; runs resumed from disk only that
+    // they did (their summary row says so).
+    let mut why: std::collections::BTreeMap<u64, String> = todo
+        .iter()
+        .zip(results)
+        .filter_map(|(&r, t)| t.map(|t| (r, t)))
+        .collect();
+    for r in on_disk {
+        why.entry(r).or_insert_with(|| {
+            format!("run {r}: stopped early at limits.max_in_flight or limits.max_events when it ran (truncated = true in its summary row)")
+        });
+    }
     Ok(Outcome {
         runs: mine.len() as u64,
         resumed: (mine.len() - todo.len()) as u64,
-        truncated: results.into_iter().flatten().collect(),
+        truncated: why.into_values().collect(),
     })
 }
 
-fn write_tables(plan: &Plan, dir: &Path, runs: &[u64], complete: bool) -> Result<(), SweepError> {
-    store::write_tables(dir, plan, runs, |r| store::read_chunk(dir, r), complete)
-        .map_err(io_err("cannot write the tables of", dir))
+/// Writes the tables of `runs` from their folders, streaming; returns the runs that
+/// were truncated.
+fn write_tables(
+    plan: &Plan,
+    dir: &Path,
+    runs: &[u64],
+    complete: bool,
+) -> Result<Vec<u64>, SweepError> {
+    let mut truncated = Vec::new();
+    store::write_tables(
+        dir,
+        plan,
+        runs,
+        |r| {
+            let c = store::read_chunk(dir, r)?;
+            if store::truncated(plan, &c) {
+                truncated.push(r);
+            }
+            Ok(c)
+        },
+        complete,
+    )
+    .map_err(io_err("cannot write the tables of", dir))?;
+    Ok(truncated)
 }
 
 /// Runs every run of a plan in memory (in parallel on the current rayon pool) and
@@ -340,6 +426,14 @@ pub fn run_folder(
     base.table.remove("sweep");
     base.resolved.remove("sweep");
     let plan = plan::plan(base)?;
+    // The manifest first: a run killed before its tables leaves a folder that says
+    // what it is for.
+    let m = dir.join("manifest.toml");
+    write_atomic(
+        &m,
+        manifest::render(&plan.base, plan.total_runs(), &[]).as_bytes(),
+    )
+    .map_err(io_err("cannot write", &m))?;
     let results = run_in_memory(&plan);
     let runs: Vec<u64> = (0..plan.total_runs()).collect();
     store::write_tables(
@@ -350,12 +444,6 @@ pub fn run_folder(
         plan.replications > 1,
     )
     .map_err(io_err("cannot write the tables of", dir))?;
-    let m = dir.join("manifest.toml");
-    write_atomic(
-        &m,
-        manifest::render(&plan.base, plan.total_runs(), &[]).as_bytes(),
-    )
-    .map_err(io_err("cannot write", &m))?;
     Ok(results)
 }
 
@@ -391,8 +479,9 @@ fn plan_from_manifest(dir: &Path, m: &toml::Table) -> Result<Plan, SweepError> {
 }
 
 /// Merges shard folders into `out`: the same bytes an unsharded sweep writes. Refuses
-/// shards of different scenarios or seeds, duplicates, and incomplete sets.
-pub fn merge(dirs: &[PathBuf], out: &Path, force: bool) -> Result<Plan, SweepError> {
+/// shards of different scenarios or seeds, duplicates, and incomplete sets. Returns the
+/// plan and the runs that stopped early at a limit.
+pub fn merge(dirs: &[PathBuf], out: &Path, force: bool) -> Result<(Plan, Vec<u64>), SweepError> {
     if dirs.is_empty() {
         return Err(SweepError::Merge("no shard folders given".into()));
     }
@@ -506,8 +595,8 @@ pub fn merge(dirs: &[PathBuf], out: &Path, force: bool) -> Result<Plan, SweepErr
         store::write_chunk(out, run as u64, c).map_err(io_err("cannot write run into", out))?;
     }
     let all: Vec<u64> = (0..plan.total_runs()).collect();
-    write_tables(&plan, out, &all, true)?;
-    Ok(plan)
+    let truncated = write_tables(&plan, out, &all, true)?;
+    Ok((plan, truncated))
 }
 
 fn claim_merged(out: &Path, plan: &Plan, force: bool) -> Result<(), SweepError> {

@@ -6,12 +6,18 @@
 //! cells sees the same arrivals. Every cell is validated before anything runs.
 
 use crate::metrics::summary::{format_float, Layout};
-use crate::scenario::{from_table, overrides, Loaded, ScenarioError};
+use crate::scenario::guard::bytes_text;
+use crate::scenario::{from_table, overrides, Loaded, ScenarioError, Source};
 
 /// Most runs a plan may hold.
 pub const MAX_RUNS: u64 = 1_000_000;
 /// Most values a single `{ from, to, step }` range may give.
 pub const MAX_RANGE_VALUES: usize = 100_000;
+/// Memory a plan may take: every cell holds its own validated copy of the scenario.
+pub const MAX_PLAN_BYTES: u64 = 4 << 30;
+/// Memory one cell of a small scenario takes (measured), besides two copies of the
+/// scenario's text (its table and its parsed file).
+pub const PLAN_BYTES_PER_CELL: u64 = 6 << 10;
 
 /// One swept key and its values.
 #[derive(Debug, Clone)]
@@ -158,23 +164,33 @@ fn axis_values(
                     format!("step {s} never gets from {f} to {t_}"),
                 ));
             }
-            let n = ((t_ - f) / s + 1e-9).floor() as u64 + 1;
-            if n as usize > MAX_RANGE_VALUES {
-                return Err(sweep_err(
+            let too_many = |n: String| {
+                sweep_err(
                     base,
                     key,
                     format!("the range gives {n} values, more than {MAX_RANGE_VALUES}"),
-                ));
+                )
+            };
+            let int = |v: &toml::Value| i128::from(v.as_integer().unwrap_or(0));
+            // Integer ranges count exactly; float ranges may overflow to infinity.
+            let n = if all_int {
+                (int(to) - int(from)) / int(step) + 1
+            } else {
+                let span = (t_ - f) / s + 1e-9;
+                if span.is_nan() || span >= MAX_RANGE_VALUES as f64 {
+                    return Err(too_many(format!("{:.3e}", span.floor() + 1.0)));
+                }
+                span.floor() as i128 + 1
+            };
+            if n > MAX_RANGE_VALUES as i128 {
+                return Err(too_many(n.to_string()));
             }
-            // Each value from its index: never by repeated addition.
+            // Each value from its index: never by repeated addition. Integer values lie
+            // between from and to, so they fit.
             Ok((0..n)
                 .map(|i| {
                     if all_int {
-                        let (fi, si) = (
-                            from.as_integer().unwrap_or(0),
-                            step.as_integer().unwrap_or(1),
-                        );
-                        toml::Value::Integer(fi + i as i64 * si)
+                        toml::Value::Integer((int(from) + i * int(step)) as i64)
                     } else {
                         toml::Value::Float(f + i as f64 * s)
                     }
@@ -192,6 +208,7 @@ fn axis_values(
 
 fn apply_cell(
     base: &Loaded,
+    source: &Source,
     keys: &[&str],
     values: &[toml::Value],
 ) -> Result<Loaded, ScenarioError> {
@@ -200,7 +217,7 @@ fn apply_cell(
     for (k, v) in keys.iter().zip(values) {
         overrides::apply(&mut table, k, v.clone()).map_err(|m| sweep_err(base, k, m))?;
     }
-    from_table(&base.source, table)
+    from_table(source, table)
 }
 
 /// Builds and validates the plan of a loaded scenario. Without `[sweep]` it has one
@@ -228,17 +245,40 @@ pub fn plan(base: Loaded) -> Result<Plan, ScenarioError> {
             format!("the sweep has {runs} runs ({cells_n} cells × {replications} replications), more than the cap of {MAX_RUNS}"),
         ));
     }
+    let text = toml::to_string(&base.table).map_or(0, |t| t.len() as u64);
+    let per_cell = PLAN_BYTES_PER_CELL.saturating_add(text.saturating_mul(2));
+    let need = cells_n.saturating_mul(per_cell);
+    if need > MAX_PLAN_BYTES {
+        return Err(sweep_err(
+            &base,
+            "(grid)",
+            format!(
+                "the sweep's {cells_n} cells would take about {} of memory to plan ({} each); at most {} is allowed (fewer values per key, or a shorter scenario)",
+                bytes_text(need),
+                bytes_text(per_cell),
+                bytes_text(MAX_PLAN_BYTES)
+            ),
+        ));
+    }
+    // Cells keep where they came from, not the text: the base has it.
+    let source = Source {
+        path: base.source.path.clone(),
+        stem: base.source.stem.clone(),
+        text: String::new(),
+    };
     // Each value alone first, so an error names the key that carries it.
     let keys: Vec<&str> = axes.iter().map(|a| a.key.as_str()).collect();
     for a in &axes {
         for v in &a.values {
-            apply_cell(&base, &[a.key.as_str()], std::slice::from_ref(v)).map_err(|e| {
-                sweep_err(
-                    &base,
-                    &a.key,
-                    format!("value {}: {}", render_value(v), strip(&e, &base)),
-                )
-            })?;
+            apply_cell(&base, &source, &[a.key.as_str()], std::slice::from_ref(v)).map_err(
+                |e| {
+                    sweep_err(
+                        &base,
+                        &a.key,
+                        format!("value {}: {}", render_value(v), strip(&e, &base)),
+                    )
+                },
+            )?;
         }
     }
     let mut cells = Vec::with_capacity(cells_n as usize);
@@ -249,7 +289,7 @@ pub fn plan(base: Loaded) -> Result<Plan, ScenarioError> {
             values[ai] = a.values[rest % a.values.len()].clone();
             rest /= a.values.len();
         }
-        let loaded = apply_cell(&base, &keys, &values).map_err(|e| {
+        let loaded = apply_cell(&base, &source, &keys, &values).map_err(|e| {
             let cell: Vec<String> = keys
                 .iter()
                 .zip(&values)
@@ -388,6 +428,15 @@ mod tests {
                 "more than",
             ),
             ("\"seed\" = [1, 2]", "cannot be swept"),
+            // Found by fuzzing: the count of a huge float range overflowed.
+            (
+                "\"fleets.0.arrival.rate\" = { from = -1e308, to = 0, step = 5e-324 }",
+                "more than",
+            ),
+            (
+                "\"fleets.0.layers.0.max_attempts\" = { from = -9223372036854775807, to = 9223372036854775807, step = 1 }",
+                "more than",
+            ),
         ] {
             let e = base(sweep).unwrap_err().to_string();
             assert!(e.contains(needle), "{sweep}: {e}");

@@ -45,19 +45,31 @@ pub fn render_chunk(plan: &Plan, r: &RunResult) -> Chunk {
     }
 }
 
+/// Whether a run's summary row says it stopped at a limit (`truncated = true`).
+pub fn truncated(plan: &Plan, c: &Chunk) -> bool {
+    let Some(i) = plan.columns.iter().position(|col| col == "truncated") else {
+        return false;
+    };
+    csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(c.summary.as_bytes())
+        .records()
+        .next()
+        .and_then(Result::ok)
+        .is_some_and(|r| r.get(i) == Some("true"))
+}
+
 /// The folder of run `run`.
 pub fn chunk_dir(dir: &Path, run: u64) -> PathBuf {
     dir.join(RUNS_DIR).join(format!("{run:06}"))
 }
 
-/// Writes a run's rows atomically.
+/// Writes a run's rows atomically: into a `.tmp-*` folder, renamed `runs/NNNNNN` when
+/// whole.
 pub fn write_chunk(dir: &Path, run: u64, c: &Chunk) -> io::Result<()> {
     let runs = dir.join(RUNS_DIR);
     std::fs::create_dir_all(&runs)?;
-    let tmp = runs.join(format!(".tmp-{run:06}-{}", std::process::id()));
-    if tmp.exists() {
-        std::fs::remove_dir_all(&tmp)?;
-    }
+    let tmp = runs.join(crate::export::atomic::tmp_name(&format!("{run:06}")));
     std::fs::create_dir(&tmp)?;
     for (name, text) in [
         ("summary.csv", &c.summary),
@@ -95,7 +107,7 @@ pub fn done_runs(dir: &Path) -> io::Result<BTreeSet<u64>> {
     for e in std::fs::read_dir(&runs)? {
         let e = e?;
         let name = e.file_name().to_string_lossy().into_owned();
-        if name.starts_with(".tmp-") {
+        if name.starts_with(crate::export::atomic::TMP_PREFIX) {
             let _ = std::fs::remove_dir_all(e.path());
         } else if let Ok(n) = name.parse::<u64>() {
             done.insert(n);

@@ -1,0 +1,373 @@
+//! Runaway runs: an overloaded dependency with an unlimited queue, callers that give up
+//! on it, orphans of unlimited retries, timers that pile up, a closed fleet of
+//! millions, a spike far above the base rate, a run past its event budget. Each stops
+//! at a `[limits]` cap with a message naming it and exit code 2, and writes what it
+//! measured up to the stop, marked `truncated = true`. The runs execute under a 4 GiB
+//! address-space limit (`ulimit -v`): a cap that did not hold would end them with an
+//! allocation failure instead.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use retrysim::model::request::{Node, Request};
+use retrysim::model::world::Event;
+use retrysim::scenario::config::Limits;
+
+/// Address space each run may take, in KiB (4 GiB).
+const ADDRESS_SPACE_KB: u64 = 4 << 20;
+
+/// Runs retrysim in `dir` under the address-space limit.
+fn capped(dir: &Path, args: &[&str]) -> Output {
+    let out = Command::new("sh")
+        .current_dir(dir)
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v {ADDRESS_SPACE_KB} && exec \"$0\" \"$@\""
+        ))
+        .arg(env!("CARGO_BIN_EXE_retrysim"))
+        .args(args)
+        .output()
+        .expect("run retrysim under sh");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        !err.contains("memory allocation"),
+        "the run ran out of its 4 GiB: {err}"
+    );
+    out
+}
+
+/// Column `name` of every row of a CSV file.
+fn column(path: &Path, name: &str) -> Vec<String> {
+    let mut rdr = csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    let i = rdr
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|c| c == name)
+        .unwrap_or_else(|| panic!("{path:?} has no column {name}"));
+    rdr.records().map(|r| r.unwrap()[i].to_string()).collect()
+}
+
+/// Writes `text` as `name.toml`, runs it, and checks that it stopped at a limit whose
+/// message holds `needle`, before `duration_s`, with its measurements written.
+fn stops_at_a_limit(text: &str, sets: &[&str], needle: &str, duration_s: f64) -> String {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("s.toml"), text).unwrap();
+    let mut args = vec!["run", "s.toml", "--no-plots", "-q", "--out", "out"];
+    for s in sets {
+        args.extend(["--set", s]);
+    }
+    let out = capped(d.path(), &args);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(needle), "expected {needle:?} in: {err}");
+    assert!(err.contains("run stopped early"), "{err}");
+    assert!(err.contains("marked truncated"), "{err}");
+    let o = d.path().join("out");
+    assert!(o.join("manifest.toml").exists());
+    assert_eq!(column(&o.join("summary.csv"), "truncated"), ["true"]);
+    let t: Vec<f64> = column(&o.join("timeseries.csv"), "t")
+        .iter()
+        .map(|s| s.parse().unwrap())
+        .collect();
+    assert!(!t.is_empty(), "the series up to the stop is written");
+    assert!(
+        *t.last().unwrap() < duration_s - 1.0,
+        "the series ends at the stop, not at the duration: {t:?}"
+    );
+    err
+}
+
+const OVERLOADED: &str = r#"
+duration = "300s"
+[dependency]
+servers = 1
+service_time = "10ms"
+[[fleets]]
+name = "web"
+arrival = { kind = "poisson", rate = 100000 }
+"#;
+
+#[test]
+fn an_overloaded_dependency_with_an_unlimited_queue_stops_at_max_in_flight() {
+    stops_at_a_limit(
+        OVERLOADED,
+        &[],
+        "more than limits.max_in_flight = 1000000 requests in flight",
+        300.0,
+    );
+}
+
+#[test]
+fn callers_that_give_up_on_an_unlimited_queue_stop_at_max_in_flight() {
+    // Requests end at their deadline, but their attempts wait on in the queue: the
+    // orphaned work, not the requests, is what grows.
+    let text = format!(
+        "{OVERLOADED}deadline = \"1s\"\n[[fleets.layers]]\nmax_attempts = 3\nattempt_timeout = \"100ms\"\n"
+    );
+    stops_at_a_limit(&text, &[], "limits.max_in_flight = 1000000", 300.0);
+}
+
+#[test]
+fn attempts_orphaned_by_unlimited_retries_stop_at_max_in_flight() {
+    // Few requests, each timing out an attempt every millisecond forever, at a
+    // dependency that holds them all.
+    let text = r#"
+duration = "300s"
+[dependency]
+servers = 1
+service_time = "1h"
+[[fleets]]
+name = "web"
+arrival = { kind = "poisson", rate = 10 }
+[[fleets.layers]]
+max_attempts = "unlimited"
+attempt_timeout = "1ms"
+"#;
+    stops_at_a_limit(
+        text,
+        &[],
+        "calls and attempts in flight, orphans included (limits.max_in_flight = 1000000 × 2",
+        300.0,
+    );
+}
+
+#[test]
+fn timers_of_finished_requests_are_dropped_as_they_finish() {
+    // Each request finishes in a millisecond and leaves a 1000 s deadline timer: the
+    // timer lane drops them from its front, so the run completes untruncated.
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("s.toml"),
+        r#"
+duration = "20s"
+[dependency]
+servers = "unlimited"
+service_time = "1ms"
+[[fleets]]
+name = "web"
+arrival = { kind = "poisson", rate = 100000 }
+deadline = "1000s"
+"#,
+    )
+    .unwrap();
+    let out = capped(
+        d.path(),
+        &[
+            "run",
+            "s.toml",
+            "--no-plots",
+            "-q",
+            "--out",
+            "out",
+            "--set",
+            "limits.max_in_flight=10000",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        column(&d.path().join("out/summary.csv"), "truncated"),
+        ["false"]
+    );
+}
+
+#[test]
+fn timers_behind_a_hung_request_stop_at_the_pending_cap() {
+    // A blackhole swallows the first requests, which stay in flight until their 1000 s
+    // deadline; every later request finishes in a millisecond, but its timer waits
+    // behind theirs in the lane.
+    let text = r#"
+duration = "300s"
+[dependency]
+servers = "unlimited"
+service_time = "1ms"
+[[fleets]]
+name = "web"
+arrival = { kind = "poisson", rate = 100000 }
+deadline = "1000s"
+[[outages]]
+start = "0s"
+end = "1ms"
+mode = { kind = "blackhole" }
+"#;
+    stops_at_a_limit(
+        text,
+        &["limits.max_in_flight=10000"],
+        "events pending, timers of finished requests included (limits.max_in_flight = 10000 × 16",
+        300.0,
+    );
+}
+
+#[test]
+fn a_closed_fleet_of_millions_stops_at_max_in_flight() {
+    let text = r#"
+duration = "60s"
+[dependency]
+servers = 10
+service_time = "10ms"
+[[fleets]]
+name = "fleet"
+arrival = { kind = "closed", clients = 5000000, think_time = "1ms" }
+[[fleets.layers]]
+max_attempts = 2
+"#;
+    stops_at_a_limit(
+        text,
+        &[],
+        "more than limits.max_in_flight = 1000000 requests in flight",
+        60.0,
+    );
+}
+
+#[test]
+fn a_spike_far_above_the_base_rate_stops_at_max_in_flight() {
+    let text = r#"
+duration = "10s"
+[dependency]
+servers = 10
+service_time = "10ms"
+[[fleets]]
+name = "web"
+arrival = { kind = "poisson", rate = 1e8 }
+load_profile = [{ at = "0s", multiplier = 1e-6 }, { at = "1s", multiplier = 1000 }, { at = "1001ms", multiplier = 0 }]
+"#;
+    let err = stops_at_a_limit(text, &[], "limits.max_in_flight = 1000000", 10.0);
+    assert!(err.contains("at t = 1.000s"), "{err}");
+}
+
+#[test]
+fn a_run_past_max_events_stops_with_what_it_measured() {
+    let d = tempfile::tempdir().unwrap();
+    let default = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/default.toml"),
+    )
+    .unwrap();
+    std::fs::write(d.path().join("d.toml"), &default).unwrap();
+    let err = stops_at_a_limit(
+        &default,
+        &["limits.max_events=100000"],
+        "limits.max_events = 100000 events handled at t = ",
+        60.0,
+    );
+    // The summary counts what happened before the stop.
+    let out = capped(
+        d.path(),
+        &[
+            "run",
+            "d.toml",
+            "-q",
+            "--out",
+            "o",
+            "--set",
+            "limits.max_events=100000",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let events = column(&d.path().join("o/summary.csv"), "events");
+    assert_eq!(events, ["100000"]);
+    assert!(
+        d.path().join("o/plots/timeseries.png").exists(),
+        "plots are drawn from a truncated run too"
+    );
+}
+
+const SWEEP: &str = r#"
+name = "capped"
+duration = "10s"
+[dependency]
+servers = 4
+service_time = "10ms"
+[[fleets]]
+name = "web"
+arrival = { kind = "poisson", rate = 200 }
+[sweep]
+"limits.max_events" = [1000, 100000000]
+"fleets.0.arrival.rate" = [100, 200]
+"#;
+
+#[test]
+fn a_truncated_run_in_a_sweep_is_written_and_reported_also_when_resumed() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("sw.toml"), SWEEP).unwrap();
+    for pass in ["first", "resumed"] {
+        let out = capped(
+            d.path(),
+            &["sweep", "sw.toml", "--no-plots", "-q", "--out", "out"],
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{pass}: {err}");
+        assert!(
+            err.contains("run 0:") && err.contains("run 1:"),
+            "{pass}: {err}"
+        );
+        assert!(
+            !err.contains("run 2:") && !err.contains("run 3:"),
+            "{pass}: {err}"
+        );
+        assert!(err.contains("limits.max_events"), "{pass}: {err}");
+        assert!(err.contains("marked truncated"), "{pass}: {err}");
+        let o = d.path().join("out");
+        assert_eq!(
+            column(&o.join("summary.csv"), "truncated"),
+            ["true", "true", "false", "false"],
+            "{pass}"
+        );
+        assert!(o.join("aggregate.csv").exists());
+    }
+    // Sharded and merged: each shard holds one truncated run, the merge reports both.
+    for i in 0..2 {
+        let shard = format!("{i}/2");
+        let out = format!("s{i}");
+        let args = [
+            "sweep",
+            "sw.toml",
+            "--no-plots",
+            "-q",
+            "--shard",
+            &shard,
+            "--out",
+            &out,
+        ];
+        let o = capped(d.path(), &args);
+        assert_eq!(o.status.code(), Some(2));
+    }
+    let o = capped(d.path(), &["merge", "--no-plots", "--out", "m", "s0", "s1"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("2 runs stopped early") && err.contains("(run 0, 1)"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(d.path().join("m/summary.csv")).unwrap(),
+        std::fs::read(d.path().join("out/summary.csv")).unwrap()
+    );
+}
+
+#[test]
+fn the_default_limits_bound_the_memory_of_work_in_flight() {
+    // What one in-flight request of the deepest stack (16 layers) can hold: its slot,
+    // a call per layer and the attempt, and its share of pending events.
+    let l = Limits::default();
+    let request = std::mem::size_of::<Request>() as u64;
+    let node = std::mem::size_of::<Node>() as u64;
+    let event = std::mem::size_of::<(u64, u64, Event)>() as u64;
+    let pending = retrysim::model::limits::PENDING_PER_REQUEST;
+    let per_request = request + 17 * node + pending * event;
+    let total = l.max_in_flight * per_request;
+    assert!(
+        total <= 2 << 30,
+        "{} requests × {per_request} B = {total} B",
+        l.max_in_flight
+    );
+    // And the README says so.
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    assert!(readme.contains(&format!("max_in_flight = {}", l.max_in_flight)));
+    assert!(readme.contains(&format!("max_events = {}", l.max_events)));
+}
