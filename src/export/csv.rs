@@ -90,7 +90,7 @@ pub fn timeseries_rows(r: &RunResult, dependency_servers: Option<u32>) -> String
     let bns = m.bucket as f64;
     let mut out = String::new();
     let outage = outage_per_bucket(r);
-    for (b, &outage_ns) in m.buckets.iter().zip(&outage) {
+    for (i, (b, &outage_ns)) in m.buckets.iter().zip(&outage).enumerate() {
         let per_s = |x: u64| Cell::float(x as f64 / bs);
         let cells = [
             Cell::Int(r.run),
@@ -128,7 +128,14 @@ pub fn timeseries_rows(r: &RunResult, dependency_servers: Option<u32>) -> String
                 .map_or(Cell::Empty, |v| Cell::float(to_millis(v))),
             Cell::float((outage_ns as f64 / bns).min(1.0)),
         ];
-        out.push_str(&record(cells.iter().map(Cell::render)));
+        let row = record(cells.iter().map(Cell::render));
+        if i == 0 {
+            // Sized from the first row (plus a margin), so a long run's text is not
+            // grown by doubling: this string is most of the memory that grows with
+            // the horizon.
+            out.reserve(row.len() * m.buckets.len() * 9 / 8);
+        }
+        out.push_str(&row);
     }
     out
 }
