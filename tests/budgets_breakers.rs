@@ -319,3 +319,83 @@ fn a_breaker_per_client_behaves_unlike_one_shared_breaker() {
     assert_eq!(count(&per_client, "breaker_trips"), 100);
     assert_eq!(count(&shared, "breaker_trips"), 1);
 }
+
+#[test]
+fn a_failure_that_meets_the_deadline_below_still_reaches_the_breaker_above() {
+    // Every attempt fails after 100 ms, past the 50 ms deadline. The bottom layer would
+    // retry, but the deadline has passed: its call ends with deadline_exceeded, which the
+    // top layer's breaker must record (3 failures open it for the rest of the run).
+    // Ending the bottom call silently left the top breaker blind: it never opened.
+    let text = r#"
+duration = "10s"
+[dependency]
+servers = "unlimited"
+service_time = { kind = "deterministic", value = "100ms" }
+error_rate = 1.0
+[[fleets]]
+name = "f"
+arrival = { kind = "constant", rate = 10 }
+deadline = "50ms"
+[[fleets.layers]]
+name = "top"
+max_attempts = 1
+breaker = { kind = "consecutive", failures = 3, open_for = "100s", half_open_probes = 1 }
+[[fleets.layers]]
+name = "bottom"
+max_attempts = 2
+"#;
+    for sets in [&[][..], &["fleets.0.layers.1.max_attempts=1"][..]] {
+        let r = run(text, sets);
+        assert_eq!(count(&r, "logical"), 100, "{sets:?}");
+        // The breaker opens once the third request's failure arrives, at 0.3 s: the
+        // requests at 0, 0.1, 0.2 and 0.3 s get through, the 96 after are refused.
+        assert_eq!(count(&r, "attempts"), 4, "{sets:?}");
+        assert_eq!(count(&r, "breaker_open"), 96, "{sets:?}");
+        assert_eq!(count(&r, "deadline_exceeded"), 4, "{sets:?}");
+    }
+}
+
+#[test]
+fn a_cancelled_attempt_gives_back_the_half_open_probe_of_the_breaker_below() {
+    // The bottom breaker opens in a fail outage; in the slow outage after it, its
+    // half-open probes time out above and are cancelled. A cancelled probe must count as
+    // a failed probe, not hold the only probe slot forever: once the dependency is
+    // healthy again (from 3 s) the breaker closes and the calls succeed, as they do when
+    // the timed-out probe is left to finish instead of cancelled.
+    let text = r#"
+duration = "10s"
+[dependency]
+servers = "unlimited"
+service_time = { kind = "deterministic", value = "10ms" }
+[[fleets]]
+name = "f"
+arrival = { kind = "constant", rate = 100 }
+[[fleets.layers]]
+name = "top"
+max_attempts = 1
+attempt_timeout = "50ms"
+cancel_on_timeout = true
+[[fleets.layers]]
+name = "bottom"
+max_attempts = 1
+breaker = { kind = "consecutive", failures = 1, open_for = "1s", half_open_probes = 1 }
+[[outages]]
+start = "0.5s"
+end = "1s"
+mode = { kind = "fail", after = "1ms" }
+[[outages]]
+start = "1s"
+end = "3s"
+mode = { kind = "slow", factor = 20 }
+"#;
+    for cancel in ["true", "false"] {
+        let set = format!("fleets.0.layers.0.cancel_on_timeout={cancel}");
+        let r = run(text, &[set.as_str()]);
+        // 700 calls from 3 s on; with a stuck breaker only those before 0.5 s succeed.
+        assert!(
+            count(&r, "succeeded") >= 650,
+            "cancel_on_timeout = {cancel}: {} succeeded",
+            count(&r, "succeeded")
+        );
+    }
+}

@@ -385,3 +385,39 @@ arrival = { kind = "burst", at = "0s", count = 3 }
     let r = run(text, &[]);
     assert_eq!(col(&r, "latency_mean_ms"), (10.0 + 15.0 + 20.0) / 3.0);
 }
+
+#[test]
+fn the_drain_lasts_until_orphaned_work_is_done() {
+    // A write times out at 0.5 s (its attempt is slowed to 2 s) and its retry succeeds;
+    // the orphaned first attempt still completes at 2 s and applies the write a second
+    // time. The drain must not stop when the last logical request finishes (the other
+    // fleet's, at 1.1 s): the summary counts the orphan's service and the duplicate.
+    let text = r#"
+duration = "1s"
+bucket = "1s"
+drain = "10s"
+[dependency]
+servers = "unlimited"
+service_time = { kind = "deterministic", value = "200ms" }
+[[fleets]]
+name = "a"
+arrival = { kind = "burst", at = "0s", count = 1 }
+writes = 1.0
+[[fleets.layers]]
+name = "l"
+max_attempts = 2
+attempt_timeout = "500ms"
+retry_ambiguous_writes = true
+[[fleets]]
+name = "b"
+arrival = { kind = "burst", at = "900ms", count = 1 }
+[[outages]]
+start = "0s"
+end = "100ms"
+mode = { kind = "slow", factor = 10 }
+"#;
+    let r = run(text, &[]);
+    assert_eq!(count(&r, "succeeded"), 2);
+    assert_eq!(count(&r, "served"), 3);
+    assert_eq!(count(&r, "duplicates"), 1);
+}

@@ -848,23 +848,51 @@ impl World {
         }
     }
 
-    /// Ends a node silently: its request's deadline has passed (counted once there).
+    /// Ends a call whose request's deadline has passed. The deadline is counted once,
+    /// at the request (here if its timer has not fired yet at this instant); a caller
+    /// that still waits gets `deadline_exceeded` as the attempt's outcome, so its
+    /// breakers and budgets see the failure instead of waiting forever.
     fn abandon(&mut self, node: u32, s: &mut Scheduler<Packed>) {
+        let req = self.arena.nodes[node as usize].req;
+        if !self.arena.reqs[req as usize].done {
+            self.rec.outcome(Class::DeadlineExceeded);
+            self.finish_request(req, Outcome::of(Class::DeadlineExceeded), s);
+        }
+        self.release_retry(node);
+        self.finish_call(node, Outcome::of(Class::DeadlineExceeded), s);
+    }
+
+    /// Ends a node that its caller cancelled: nobody waits for its answer. An attempt
+    /// its inside breaker admitted is recorded as failed, so a half-open probe slot is
+    /// not held forever.
+    fn end_silently(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let n = self.arena.nodes[node as usize];
         let fi = self.fleet_of(node);
-        if n.retry_cost > 0 {
-            if let Some(b) = self.fleets[fi]
-                .layers
-                .get_mut(n.depth as usize)
-                .and_then(|l| l.budgets.get_mut(n.instance as usize))
-            {
-                b.release(n.retry_cost, n.state == NodeState::Waiting);
-            }
+        self.release_retry(node);
+        if n.inside_admitted && n.state == NodeState::Waiting {
+            self.breaker_record(fi, n.depth as usize, n.instance, false, node, s);
         }
         if n.outside_admitted {
             self.breaker_record(fi, n.depth as usize, n.instance, false, node, s);
         }
         self.arena.free_node(node);
+    }
+
+    /// Returns a retry granted to `node` and not yet resolved to its budget.
+    fn release_retry(&mut self, node: u32) {
+        let n = self.arena.nodes[node as usize];
+        if n.retry_cost == 0 {
+            return;
+        }
+        let fi = self.fleet_of(node);
+        if let Some(b) = self.fleets[fi]
+            .layers
+            .get_mut(n.depth as usize)
+            .and_then(|l| l.budgets.get_mut(n.instance as usize))
+        {
+            b.release(n.retry_cost, n.state == NodeState::Waiting);
+        }
+        self.arena.nodes[node as usize].retry_cost = 0;
     }
 
     /// Cancels a node and, below it, its current attempt. Work in service runs on.
@@ -882,9 +910,9 @@ impl World {
                 let fi = self.fleet_of(node);
                 self.attempt_over(fi, n.depth as usize, n.instance, s.now(), None);
                 self.cancel(n.child, n.child_gen, s);
-                self.abandon(node, s);
+                self.end_silently(node, s);
             }
-            NodeState::Sleeping | NodeState::InTransit => self.abandon(node, s),
+            NodeState::Sleeping | NodeState::InTransit => self.end_silently(node, s),
             NodeState::Queued => {
                 self.dep.queued -= 1;
                 self.rec.set_queue(s.now(), self.dep.queued);
@@ -1285,7 +1313,10 @@ impl Handler<Packed> for World {
                 });
             }
         }
-        if now >= self.duration && self.in_flight == 0 {
+        // The drain ends when every logical request is over and so is the work they
+        // left behind (orphaned attempts, retries below a timed-out layer): the summary
+        // counts everything.
+        if now >= self.duration && self.in_flight == 0 && self.arena.live_nodes() == 0 {
             return Control::Stop;
         }
         if let Some(why) = self.caps.exceeded(
