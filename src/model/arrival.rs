@@ -4,7 +4,9 @@
 //! at a time: candidates at the segment's highest rate `λ_max`, each kept with
 //! probability `λ(t)/λ_max`; a segment of rate 0 is skipped, so the work per arrival is
 //! bounded however far the profile drops below its peak. Constant arrivals are
-//! computed from the arrival index (`t_k = k / rate`), so no rounding accumulates.
+//! computed from the arrival index, so no rounding accumulates: `t_k = k / rate`, and
+//! under a load profile `t_k` is where the integrated rate `Λ(t)` reaches `k`, so a
+//! step takes effect at once rather than after the gap in progress.
 
 use rand::Rng;
 use rand::RngExt;
@@ -23,6 +25,10 @@ pub struct OpenArrivals {
     peak: f64,
     end: Nanos,
     index: u64,
+    /// Constant arrivals under a profile: the start of the profile segment reached so
+    /// far, and the integrated rate `Λ` (in arrivals) over `[0, seg_start)`.
+    seg_start: Nanos,
+    seg_lambda: f64,
 }
 
 impl OpenArrivals {
@@ -41,6 +47,8 @@ impl OpenArrivals {
             peak,
             end,
             index: 0,
+            seg_start: 0,
+            seg_lambda: 0.0,
         })
     }
 
@@ -116,32 +124,51 @@ impl OpenArrivals {
         }
     }
 
-    fn next_constant(&mut self, now: Nanos) -> Option<Nanos> {
-        match &self.profile {
-            None => Some(from_f64_ns(self.index as f64 * SECOND as f64 / self.rate)),
-            Some(p) => {
-                if self.index == 0 && p.at(0) > 0.0 {
-                    return Some(0);
+    /// Arrival `k` at `t_k = k / rate`, or, under a profile, where `Λ(t) = k`: found
+    /// segment by segment from the segment reached so far (steps have a constant rate
+    /// in a segment, a ramp a linear one), so the cost per arrival is bounded and
+    /// nothing is accumulated from one arrival to the next.
+    fn next_constant(&mut self, _now: Nanos) -> Option<Nanos> {
+        let Some(p) = &self.profile else {
+            return Some(from_f64_ns(self.index as f64 * SECOND as f64 / self.rate));
+        };
+        let target = self.index as f64;
+        loop {
+            let t0 = self.seg_start;
+            let until = p.next_change(t0).unwrap_or(Nanos::MAX);
+            let r0 = self.rate_at(t0);
+            let r1 = match p {
+                LoadProfile::Ramp(_) if until != Nanos::MAX => self.rate_at(until),
+                _ => r0,
+            };
+            let len_s = (until - t0) as f64 / SECOND as f64;
+            let seg = if until == Nanos::MAX {
+                if r0 > 0.0 {
+                    f64::INFINITY
+                } else {
+                    0.0
                 }
-                let mut t = now;
-                loop {
-                    let r = self.rate_at(t);
-                    if r > 0.0 {
-                        let next = t.saturating_add(from_f64_ns(SECOND as f64 / r).max(1));
-                        if self.rate_at(next) > 0.0 {
-                            return Some(next);
-                        }
-                        // The rate drops to zero before the next arrival: wait for it to rise.
-                        t = next;
-                        continue;
-                    }
-                    // Idle until the profile changes.
-                    t = p.next_change(t)?;
-                    if self.rate_at(t) > 0.0 {
-                        return Some(t);
-                    }
-                }
+            } else {
+                (r0 + r1) / 2.0 * len_s
+            };
+            let need = target - self.seg_lambda;
+            if need < seg {
+                // Solve r0·x + (r1 − r0)/(2·len)·x² = need for x in seconds, in the
+                // form that stays exact when the rate is (nearly) constant.
+                let a = if until == Nanos::MAX {
+                    0.0
+                } else {
+                    (r1 - r0) / (2.0 * len_s)
+                };
+                let x = 2.0 * need / (r0 + (r0 * r0 + 4.0 * a * need).max(0.0).sqrt());
+                let x = if x.is_finite() { x.max(0.0) } else { 0.0 };
+                return Some(t0.saturating_add(from_f64_ns(x * SECOND as f64)).min(until));
             }
+            if until >= self.end {
+                return None;
+            }
+            self.seg_lambda += seg;
+            self.seg_start = until;
         }
     }
 }
@@ -275,5 +302,54 @@ mod tests {
         }
         let s: Vec<f64> = ts.iter().map(|t| *t as f64 / 1e9).collect();
         assert_eq!(s, vec![0.0, 0.5, 1.0, 1.5, 4.0, 4.5, 5.0, 5.5]);
+    }
+
+    #[test]
+    fn a_constant_step_takes_effect_at_once() {
+        // 1/s, then 100/s over [0.5 s, 1.5 s): Λ = 0.5 at the step, so arrival 1 comes
+        // 5 ms after it, not after the 1 s gap in progress; 100 arrivals in the spike.
+        let prof = LoadProfile::Steps(vec![(SECOND / 2, 100.0), (3 * SECOND / 2, 1.0)]);
+        let mut a =
+            OpenArrivals::new(&Arrival::Constant { rate: 1.0 }, Some(prof), 3 * SECOND).unwrap();
+        let mut r = stream(1, "a");
+        let mut ts = vec![];
+        let mut now = 0;
+        while let Some(t) = a.next(now, &mut r) {
+            ts.push(t);
+            now = t;
+        }
+        assert_eq!(ts[0], 0);
+        assert_eq!(ts[1], 505_000_000);
+        let spike = ts
+            .iter()
+            .filter(|t| (SECOND / 2..3 * SECOND / 2).contains(*t))
+            .count();
+        assert_eq!(spike, 100);
+        // Λ(1.5 s) = 100.5: arrival 101 at 2.0 s, arrival 102 at 3.0 s is past the end.
+        assert_eq!(ts.last(), Some(&(2 * SECOND)));
+        assert_eq!(ts.len(), 102);
+    }
+
+    #[test]
+    fn a_constant_ramp_places_arrivals_on_its_integrated_rate() {
+        // 10/s × a ramp from 0 to 2 over 10 s: Λ(t) = t², so arrival k at √k seconds.
+        let prof = LoadProfile::Ramp(vec![(0, 0.0), (10 * SECOND, 2.0)]);
+        let mut a =
+            OpenArrivals::new(&Arrival::Constant { rate: 10.0 }, Some(prof), 10 * SECOND).unwrap();
+        let mut r = stream(1, "a");
+        let mut ts = vec![];
+        let mut now = 0;
+        while let Some(t) = a.next(now, &mut r) {
+            ts.push(t);
+            now = t;
+        }
+        assert_eq!(ts.len(), 100);
+        for (k, t) in ts.iter().enumerate() {
+            let want = (k as f64).sqrt() * 1e9;
+            assert!(
+                (*t as f64 - want).abs() <= 2.0,
+                "arrival {k} at {t}, want {want}"
+            );
+        }
     }
 }
