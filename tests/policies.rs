@@ -421,3 +421,30 @@ mode = { kind = "slow", factor = 10 }
     assert_eq!(count(&r, "served"), 3);
     assert_eq!(count(&r, "duplicates"), 1);
 }
+
+#[test]
+fn a_slow_outage_stretches_the_coordination_cost_too() {
+    // Two requests at once, 1 s of service plus 1 s per attempt already in service,
+    // under a 2× slow outage: (1 + 0)·2 = 2 s and (1 + 1)·2 = 4 s, mean 3 s.
+    let text = r#"
+duration = "1s"
+[dependency]
+servers = "unlimited"
+service_time = { kind = "deterministic", value = "1s" }
+per_concurrent = "1s"
+[[fleets]]
+name = "a"
+arrival = { kind = "burst", at = "0s", count = 2 }
+[[outages]]
+start = "0s"
+end = "100s"
+mode = { kind = "slow", factor = 2 }
+"#;
+    let r = run(text, &[]);
+    assert_eq!(count(&r, "succeeded"), 2);
+    assert!(
+        (col(&r, "latency_mean_ms") - 3000.0).abs() < 1e-6,
+        "{}",
+        col(&r, "latency_mean_ms")
+    );
+}

@@ -1071,12 +1071,14 @@ impl World {
         let (service, class) = match dep.effect.fail_after {
             Some(after) => (after, Class::Error),
             None => {
+                // A slow outage stretches the whole service time, coordination cost
+                // (per_concurrent) included: the dependency is `slow` times slower.
                 let base = dep.cfg.service_time.sample(&mut dep.service);
-                let mut t = base;
+                let mut t =
+                    base.saturating_add(dep.cfg.per_concurrent.saturating_mul(u64::from(dep.busy)));
                 if dep.effect.slow != 1.0 {
-                    t = crate::engine::time::from_f64_ns(base as f64 * dep.effect.slow);
+                    t = crate::engine::time::from_f64_ns(t as f64 * dep.effect.slow);
                 }
-                t = t.saturating_add(dep.cfg.per_concurrent.saturating_mul(u64::from(dep.busy)));
                 let p = 1.0 - (1.0 - dep.cfg.error_rate) * (1.0 - dep.effect.error_p);
                 let failed = p > 0.0 && dep.errors.random::<f64>() < p;
                 (t, if failed { Class::Error } else { Class::Success })
