@@ -83,14 +83,16 @@ pub fn summary_row(s: &Summary, columns: &[String]) -> String {
     )
 }
 
-/// The time-series rows of a run.
+/// The time-series rows of a run. Rates and time-weighted means are normalised by each
+/// bucket's real width: a partial last bucket `[t, duration)` by `duration - t`.
 pub fn timeseries_rows(r: &RunResult, dependency_servers: Option<u32>) -> String {
     let m = &r.metrics;
-    let bs = to_secs(m.bucket);
-    let bns = m.bucket as f64;
     let mut out = String::new();
     let outage = outage_per_bucket(r);
     for (i, (b, &outage_ns)) in m.buckets.iter().zip(&outage).enumerate() {
+        let width = m.width(b);
+        let bs = to_secs(width);
+        let bns = width as f64;
         let per_s = |x: u64| Cell::float(x as f64 / bs);
         let cells = [
             Cell::Int(r.run),
@@ -140,8 +142,9 @@ pub fn timeseries_rows(r: &RunResult, dependency_servers: Option<u32>) -> String
     out
 }
 
-/// Outage time (ns, summed over windows) in each bucket. Each window visits only the
-/// buckets it overlaps, so a run with many windows and many buckets stays linear.
+/// Outage time (ns, summed over windows) in each bucket, within the bucket's real width.
+/// Each window visits only the buckets it overlaps, so a run with many windows and many
+/// buckets stays linear.
 fn outage_per_bucket(r: &RunResult) -> Vec<u64> {
     let m = &r.metrics;
     let mut ns = vec![0u64; m.buckets.len()];
@@ -155,7 +158,7 @@ fn outage_per_bucket(r: &RunResult) -> Vec<u64> {
             let t = m.buckets[i].t;
             let overlap = w
                 .end
-                .min(t.saturating_add(m.bucket))
+                .min(t.saturating_add(m.width(&m.buckets[i])))
                 .saturating_sub(w.start.max(t));
             ns[i] = ns[i].saturating_add(overlap);
         }
@@ -178,4 +181,96 @@ pub fn herd_rows(r: &RunResult) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::summary::Layout;
+    use crate::run::run_one;
+    use crate::scenario::{load, Source};
+
+    /// 2.5 s of constant arrivals at 10/s (at 0, 0.1, ..., 2.4 s) in 1 s buckets, each
+    /// served for 300 ms at once (10 servers): the last bucket is [2, 2.5), and the
+    /// completions at 2.5, 2.6 and 2.7 s are drain.
+    const PARTIAL: &str = r#"
+name = "partial"
+duration = "2.5s"
+bucket = "1s"
+
+[dependency]
+servers = 10
+queue_limit = "unlimited"
+service_time = { kind = "deterministic", value = "300ms" }
+
+[[fleets]]
+name = "web"
+arrival = { kind = "constant", rate = 10 }
+
+[[outages]]
+start = "2s"
+end = "3s"
+mode = { kind = "slow", factor = 1 }
+"#;
+
+    fn run(text: &str) -> RunResult {
+        let src = Source {
+            path: "partial.toml".into(),
+            stem: "partial".into(),
+            text: text.into(),
+        };
+        let l = load(src, &[]).expect("scenario loads");
+        run_one(&l.scenario, &Layout::of(&l.scenario), 0, 0)
+    }
+
+    fn rows(r: &RunResult) -> Vec<Vec<String>> {
+        timeseries_rows(r, Some(10))
+            .lines()
+            .map(|l| l.split(',').map(str::to_string).collect())
+            .collect()
+    }
+
+    fn col(name: &str) -> usize {
+        TIMESERIES_COLUMNS.iter().position(|c| *c == name).unwrap()
+    }
+
+    #[test]
+    fn a_partial_last_bucket_is_normalised_by_its_real_width() {
+        let r = run(PARTIAL);
+        let rows = rows(&r);
+        assert_eq!(rows.len(), 3);
+        let last = &rows[2];
+        assert_eq!(last[col("t")], "2");
+        // 5 arrivals in half a second: 10 per second, not 5.
+        assert_eq!(last[col("offered")], "10");
+        assert_eq!(last[col("inbound")], "10");
+        // Completions at 2.0 ... 2.4 s only; those at 2.5 s and later are drain.
+        assert_eq!(last[col("completions")], "5");
+        assert_eq!(last[col("served")], "10");
+        assert_eq!(last[col("goodput")], "10");
+        // 3 of 10 servers busy all through [2, 2.5): the drain's tail is not in it.
+        assert_eq!(last[col("utilisation")], "0.3");
+        // The outage [2, 3) covers all of the last bucket's real width.
+        assert_eq!(last[col("outage")], "1");
+        // The summary still counts the drain.
+        assert_eq!(r.summary.get("logical"), Some(&Cell::Int(25)));
+        assert_eq!(r.summary.get("succeeded"), Some(&Cell::Int(25)));
+        assert_eq!(r.summary.get("served"), Some(&Cell::Int(25)));
+    }
+
+    #[test]
+    fn a_partial_last_bucket_sets_the_peak_by_its_rate() {
+        // Twice the rate from 2 s: 10 arrivals in [2, 2.5) = 20/s, the busiest bucket
+        // (capacity 10 / 0.3 s = 33.3/s).
+        let text = PARTIAL.replace(
+            "rate = 10 }",
+            "rate = 10 }\nload_profile = [{ at = \"2s\", multiplier = 2 }]",
+        );
+        let r = run(&text);
+        assert_eq!(rows(&r)[2][col("inbound")], "20");
+        let peak = r.summary.get("peak_inbound").and_then(Cell::as_f64);
+        assert_eq!(peak, Some(20.0));
+        let ratio = r.summary.get("peak_inbound_ratio").and_then(Cell::as_f64);
+        assert!((ratio.unwrap() - 0.6).abs() < 1e-9, "{ratio:?}");
+    }
 }

@@ -4,6 +4,11 @@
 //!
 //! The model calls [`Recorder::advance`] with the event time before it changes any level,
 //! so each level's area is split exactly at bucket boundaries.
+//!
+//! The series covers `[0, duration)` (MODEL.md §1): when `duration` is not a multiple of
+//! the bucket width, the last bucket is partial, `[t, duration)`, and closes at
+//! `duration`. Nothing at or after `duration` (the drain) goes into the series; the
+//! totals count everything.
 
 use hdrhistogram::Histogram;
 
@@ -108,8 +113,10 @@ pub struct Totals {
 pub struct RunMetrics {
     /// The time series over `[0, duration)`.
     pub buckets: Vec<BucketRow>,
-    /// Bucket width.
+    /// Bucket width (the last bucket may be narrower: see [`RunMetrics::width`]).
     pub bucket: Nanos,
+    /// End of the series (the run's `duration`).
+    pub duration: Nanos,
     /// Whole-run totals.
     pub totals: Totals,
     /// Latency of every logical completion, in microseconds.
@@ -122,10 +129,30 @@ pub struct RunMetrics {
     pub end: Nanos,
 }
 
+impl RunMetrics {
+    /// The real width of bucket `b`: `bucket`, or `duration - t` for a partial last
+    /// bucket. Rates and time-weighted means of a bucket are normalised by it.
+    ///
+    /// ```
+    /// use retrysim::metrics::{BucketRow, Recorder};
+    /// // 2.5 s in 1 s buckets: [0, 1), [1, 2), [2, 2.5).
+    /// let m = Recorder::new(2_500, 1_000, 1, 0, None).finish(2_500, None, 0, 0, None);
+    /// let w: Vec<u64> = m.buckets.iter().map(|b| m.width(b)).collect();
+    /// assert_eq!(w, vec![1_000, 1_000, 500]);
+    /// ```
+    pub fn width(&self, b: &BucketRow) -> Nanos {
+        b.t.saturating_add(self.bucket)
+            .min(self.duration)
+            .saturating_sub(b.t)
+    }
+}
+
 /// The live recorder.
 #[derive(Debug)]
 pub struct Recorder {
     bucket: Nanos,
+    /// End of the series.
+    duration: Nanos,
     buckets: Vec<BucketRow>,
     cur: usize,
     next_boundary: Nanos,
@@ -154,8 +181,9 @@ fn new_histogram() -> Histogram<u64> {
 }
 
 impl Recorder {
-    /// A recorder for `duration / bucket` buckets, `fleets` fleets, `layers` layer
-    /// depths, and a herd window `(start, width, count)` of fine buckets.
+    /// A recorder for `ceil(duration / bucket)` buckets covering `[0, duration)` (the
+    /// last one partial when `bucket` does not divide `duration`), `fleets` fleets,
+    /// `layers` layer depths, and a herd window `(start, width, count)` of fine buckets.
     pub fn new(
         duration: Nanos,
         bucket: Nanos,
@@ -173,9 +201,10 @@ impl Recorder {
         let (herd_start, herd_width, herd_n) = herd.unwrap_or((0, 1, 0));
         Recorder {
             bucket,
+            duration,
             buckets,
             cur: 0,
-            next_boundary: bucket,
+            next_boundary: bucket.min(duration),
             last: 0,
             queue_len: 0,
             busy: 0,
@@ -242,7 +271,11 @@ impl Recorder {
             self.accrue(self.next_boundary);
             self.close_bucket(budget_level);
             self.cur += 1;
-            self.next_boundary = self.next_boundary.saturating_add(self.bucket);
+            // The last bucket ends at `duration`, not a whole bucket later.
+            self.next_boundary = self
+                .next_boundary
+                .saturating_add(self.bucket)
+                .min(self.duration);
             if let Some(b) = self.buckets.get_mut(self.cur) {
                 b.queue_max = self.queue_len;
             } else {
@@ -408,8 +441,7 @@ impl Recorder {
         truncated: Option<String>,
     ) -> RunMetrics {
         // Close every bucket up to the end of the series (or of the run, if earlier).
-        let series_end = self.buckets.len() as Nanos * self.bucket;
-        let stop = end.min(series_end);
+        let stop = end.min(self.duration);
         self.advance(stop, budget_level);
         self.accrue(stop);
         if self.cur < self.buckets.len() {
@@ -421,6 +453,7 @@ impl Recorder {
         RunMetrics {
             buckets: self.buckets,
             bucket: self.bucket,
+            duration: self.duration,
             totals: self.totals,
             latency: self.latency,
             herd,
@@ -445,6 +478,47 @@ mod tests {
         assert_eq!(areas, vec![2_000, 4_000, 2_000]);
         let max: Vec<u64> = m.buckets.iter().map(|b| b.queue_max).collect();
         assert_eq!(max, vec![4, 4, 4]);
+    }
+
+    #[test]
+    fn a_partial_last_bucket_ends_at_duration_and_drain_is_left_out() {
+        // duration 2.5 µs in 1 µs buckets: [0, 1), [1, 2), [2, 2.5). Arrivals every
+        // 100 ns in [0, 2500), each served from its arrival for 300 ns on one server
+        // (busy from 0 to 2800), then completing: the last three complete in the drain.
+        let mut r = Recorder::new(2_500, 1_000, 1, 0, None);
+        let mut events: Vec<(Nanos, bool)> = (0..25).map(|i| (i * 100, true)).collect();
+        events.extend((0..25).map(|i| (i * 100 + 300, false)));
+        events.sort();
+        r.set_busy(0, 1);
+        for (t, arrival) in events {
+            if r.crosses(t) {
+                r.advance(t, None);
+            }
+            if arrival {
+                r.offered(0);
+                r.inbound(t, 0);
+            } else {
+                r.served(300, false);
+                r.completion(t, 0, true, 300);
+            }
+        }
+        r.set_busy(2_800, 0);
+        let m = r.finish(2_800, None, 0, 50, None);
+        let col = |f: fn(&BucketRow) -> u64| m.buckets.iter().map(f).collect::<Vec<_>>();
+        assert_eq!(col(|b| b.t), vec![0, 1_000, 2_000]);
+        assert_eq!(col(|b| b.offered), vec![10, 10, 5]);
+        assert_eq!(col(|b| b.inbound), vec![10, 10, 5]);
+        // Completions at 300, 400, ..., 2700: those at 2500 and later are drain.
+        assert_eq!(col(|b| b.completions), vec![7, 10, 5]);
+        assert_eq!(col(|b| b.served), vec![7, 10, 5]);
+        let busy: Vec<u128> = m.buckets.iter().map(|b| b.busy_area).collect();
+        assert_eq!(busy, vec![1_000, 1_000, 500]);
+        let widths: Vec<Nanos> = m.buckets.iter().map(|b| m.width(b)).collect();
+        assert_eq!(widths, vec![1_000, 1_000, 500]);
+        // The totals count the drain too.
+        assert_eq!(m.totals.logical, 25);
+        assert_eq!(m.totals.succeeded, 25);
+        assert_eq!(m.totals.served, 25);
     }
 
     #[test]

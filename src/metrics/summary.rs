@@ -237,11 +237,7 @@ impl Summary {
             }
         };
         let completed = t.succeeded + t.failed;
-        let rates: Vec<Option<f64>> = m
-            .buckets
-            .iter()
-            .map(|b| (b.completions > 0).then(|| b.successes as f64 / b.completions as f64))
-            .collect();
+        let samples = recovery::samples(&m.buckets);
         let span = windows
             .iter()
             .filter(|w| w.start < scn.duration)
@@ -253,17 +249,22 @@ impl Summary {
             })
             .or_else(|| load_trigger(scn));
         let rec = recovery::analyse(
-            &rates,
+            &samples,
             m.bucket,
             scn.warmup,
             span,
             scn.recovery_tolerance,
             scn.recovery_hold,
         );
-        let bucket_s = to_secs(m.bucket);
-        let peak = m.buckets.iter().map(|b| b.inbound).max().unwrap_or(0);
+        // The busiest bucket's inbound rate, each bucket over its real width (a partial
+        // last bucket is narrower).
+        let peak = m
+            .buckets
+            .iter()
+            .map(|b| b.inbound as f64 / to_secs(m.width(b)))
+            .fold(0.0, f64::max);
         let peak_ratio = match scn.dependency.capacity() {
-            Some(cap) => Cell::ratio(peak as f64 / bucket_s, cap),
+            Some(cap) => Cell::ratio(peak, cap),
             None => Cell::Empty,
         };
         let offered_rate: f64 = scn
@@ -347,7 +348,7 @@ impl Summary {
                 "baseline_success".into(),
                 rec.baseline.map_or(Cell::Empty, Cell::float),
             ),
-            ("peak_inbound".into(), Cell::float(peak as f64 / bucket_s)),
+            ("peak_inbound".into(), Cell::float(peak)),
             ("herd_peak".into(), herd_peak),
             (
                 "last_completion_s".into(),
