@@ -77,21 +77,9 @@ fn a_ratio_budget_at_total_failure_caps_retries_at_its_percentage_of_calls() {
 #[test]
 fn the_token_bucket_bounds_the_long_run_retry_ratio() {
     for p in [0.5, 0.8, 0.95] {
-        let text = format!(
-            r#"
-duration = "100s"
-[dependency]
-servers = "unlimited"
-service_time = {{ kind = "deterministic", value = "1ms" }}
-error_rate = {p}
-[[fleets]]
-name = "f"
-arrival = {{ kind = "poisson", rate = 200 }}
-[[fleets.layers]]
-max_attempts = 3
-instances = 1
-budget = {{ kind = "token_bucket", max_tokens = 10, token_ratio = 0.1 }}
-"#
+        let text = flaky(
+            p,
+            r#"{ kind = "token_bucket", max_tokens = 10, token_ratio = 0.1 }"#,
         );
         let r = run(&text, &[]);
         let logical = col(&r, "logical");

@@ -62,7 +62,7 @@ impl OpenArrivals {
         let t = if self.poisson {
             self.next_poisson(now, rng)?
         } else {
-            self.next_constant(now)?
+            self.next_constant()?
         };
         self.index += 1;
         (t < self.end).then_some(t)
@@ -128,7 +128,7 @@ impl OpenArrivals {
     /// segment by segment from the segment reached so far (steps have a constant rate
     /// in a segment, a ramp a linear one), so the cost per arrival is bounded and
     /// nothing is accumulated from one arrival to the next.
-    fn next_constant(&mut self, _now: Nanos) -> Option<Nanos> {
+    fn next_constant(&mut self) -> Option<Nanos> {
         let Some(p) = &self.profile else {
             return Some(from_f64_ns(self.index as f64 * SECOND as f64 / self.rate));
         };
@@ -178,16 +178,27 @@ mod tests {
     use super::*;
     use crate::engine::rng::stream;
 
-    #[test]
-    fn constant_arrivals_are_evenly_spaced_without_drift() {
-        let mut a = OpenArrivals::new(&Arrival::Constant { rate: 3.0 }, None, 10 * SECOND).unwrap();
-        let mut r = stream(1, "a");
-        let mut ts = vec![];
-        let mut now = 0;
+    /// Every arrival time of `arrival` (scaled by `profile`) in `[0, end)`.
+    fn times(arrival: Arrival, profile: Option<LoadProfile>, end: Nanos, seed: u64) -> Vec<Nanos> {
+        let mut a = OpenArrivals::new(&arrival, profile, end).unwrap();
+        let mut r = stream(seed, "a");
+        let (mut ts, mut now) = (vec![], 0);
         while let Some(t) = a.next(now, &mut r) {
             ts.push(t);
             now = t;
         }
+        ts
+    }
+
+    /// How many of `ts` fall before `t` and how many at or after it.
+    fn split(ts: &[Nanos], t: Nanos) -> (usize, usize) {
+        let before = ts.iter().filter(|x| **x < t).count();
+        (before, ts.len() - before)
+    }
+
+    #[test]
+    fn constant_arrivals_are_evenly_spaced_without_drift() {
+        let ts = times(Arrival::Constant { rate: 3.0 }, None, 10 * SECOND, 1);
         assert_eq!(ts.len(), 30);
         assert_eq!(ts[0], 0);
         assert_eq!(ts[3], SECOND);
@@ -197,32 +208,20 @@ mod tests {
     #[test]
     fn poisson_count_matches_rate_times_window() {
         // 100k expected arrivals; sd = 316 (0.3%); allow 1.5%.
-        let mut a =
-            OpenArrivals::new(&Arrival::Poisson { rate: 1000.0 }, None, 100 * SECOND).unwrap();
-        let mut r = stream(2, "a");
-        let (mut n, mut now) = (0, 0);
-        while let Some(t) = a.next(now, &mut r) {
-            n += 1;
-            now = t;
-        }
+        let n = times(Arrival::Poisson { rate: 1000.0 }, None, 100 * SECOND, 2).len();
         assert!((n as f64 / 100_000.0 - 1.0).abs() < 0.015, "{n}");
     }
 
     #[test]
     fn a_step_profile_scales_the_poisson_rate() {
         let prof = LoadProfile::Steps(vec![(0, 1.0), (50 * SECOND, 3.0)]);
-        let mut a =
-            OpenArrivals::new(&Arrival::Poisson { rate: 500.0 }, Some(prof), 100 * SECOND).unwrap();
-        let mut r = stream(3, "a");
-        let (mut before, mut after, mut now) = (0, 0, 0);
-        while let Some(t) = a.next(now, &mut r) {
-            if t < 50 * SECOND {
-                before += 1
-            } else {
-                after += 1
-            }
-            now = t;
-        }
+        let ts = times(
+            Arrival::Poisson { rate: 500.0 },
+            Some(prof),
+            100 * SECOND,
+            3,
+        );
+        let (before, after) = split(&ts, 50 * SECOND);
         // Expected 25k and 75k (sd ≈ 160 and 270); allow 2%.
         assert!((before as f64 / 25_000.0 - 1.0).abs() < 0.02, "{before}");
         assert!((after as f64 / 75_000.0 - 1.0).abs() < 0.02, "{after}");
@@ -233,15 +232,16 @@ mod tests {
         // 1e6/s for 1 ms, then nothing for a million seconds: about 1000 arrivals (sd
         // 32). Thinning at the peak rate would draw 1e12 candidates through the gap.
         let prof = LoadProfile::Steps(vec![(0, 1.0), (1_000_000, 0.0)]);
-        let end = 1_000_000 * SECOND;
-        let mut a = OpenArrivals::new(&Arrival::Poisson { rate: 1e6 }, Some(prof), end).unwrap();
-        let mut r = stream(4, "a");
-        let (mut n, mut now) = (0u64, 0);
-        while let Some(t) = a.next(now, &mut r) {
-            assert!(t < 1_000_000, "an arrival at {t} ns, in the zero segment");
-            n += 1;
-            now = t;
+        let ts = times(
+            Arrival::Poisson { rate: 1e6 },
+            Some(prof),
+            1_000_000 * SECOND,
+            4,
+        );
+        for t in &ts {
+            assert!(*t < 1_000_000, "an arrival at {t} ns, in the zero segment");
         }
+        let n = ts.len();
         assert!((850..1150).contains(&n), "{n}");
     }
 
@@ -250,18 +250,13 @@ mod tests {
         // 1e5/s for 1 s, then 1e-4/s for 10^5 s: the quiet part holds about 10
         // arrivals, and no longer costs 10^10 candidates at the peak rate.
         let prof = LoadProfile::Steps(vec![(0, 1000.0), (SECOND, 1e-6)]);
-        let end = 100_001 * SECOND;
-        let mut a = OpenArrivals::new(&Arrival::Poisson { rate: 100.0 }, Some(prof), end).unwrap();
-        let mut r = stream(6, "a");
-        let (mut loud, mut quiet, mut now) = (0u64, 0u64, 0);
-        while let Some(t) = a.next(now, &mut r) {
-            if t < SECOND {
-                loud += 1;
-            } else {
-                quiet += 1;
-            }
-            now = t;
-        }
+        let ts = times(
+            Arrival::Poisson { rate: 100.0 },
+            Some(prof),
+            100_001 * SECOND,
+            6,
+        );
+        let (loud, quiet) = split(&ts, SECOND);
         // Expected 100000 (sd 316) and 10 (sd 3.2).
         assert!((98_500..101_500).contains(&loud), "{loud}");
         assert!(quiet <= 30, "{quiet}");
@@ -272,18 +267,13 @@ mod tests {
         // Rate 1000 × a ramp from 0 to 2 over 100 s: 25000 arrivals expected in the first
         // half and 75000 in the second (sd 158 and 274); allow 2%.
         let prof = LoadProfile::Ramp(vec![(0, 0.0), (100 * SECOND, 2.0)]);
-        let mut a = OpenArrivals::new(&Arrival::Poisson { rate: 1000.0 }, Some(prof), 100 * SECOND)
-            .unwrap();
-        let mut r = stream(7, "a");
-        let (mut first, mut second, mut now) = (0u64, 0u64, 0);
-        while let Some(t) = a.next(now, &mut r) {
-            if t < 50 * SECOND {
-                first += 1
-            } else {
-                second += 1
-            }
-            now = t;
-        }
+        let ts = times(
+            Arrival::Poisson { rate: 1000.0 },
+            Some(prof),
+            100 * SECOND,
+            7,
+        );
+        let (first, second) = split(&ts, 50 * SECOND);
         assert!((first as f64 / 25_000.0 - 1.0).abs() < 0.02, "{first}");
         assert!((second as f64 / 75_000.0 - 1.0).abs() < 0.02, "{second}");
     }
@@ -291,15 +281,7 @@ mod tests {
     #[test]
     fn constant_profile_with_a_zero_step_pauses() {
         let prof = LoadProfile::Steps(vec![(0, 1.0), (2 * SECOND, 0.0), (4 * SECOND, 1.0)]);
-        let mut a =
-            OpenArrivals::new(&Arrival::Constant { rate: 2.0 }, Some(prof), 6 * SECOND).unwrap();
-        let mut r = stream(1, "a");
-        let mut ts = vec![];
-        let mut now = 0;
-        while let Some(t) = a.next(now, &mut r) {
-            ts.push(t);
-            now = t;
-        }
+        let ts = times(Arrival::Constant { rate: 2.0 }, Some(prof), 6 * SECOND, 1);
         let s: Vec<f64> = ts.iter().map(|t| *t as f64 / 1e9).collect();
         assert_eq!(s, vec![0.0, 0.5, 1.0, 1.5, 4.0, 4.5, 5.0, 5.5]);
     }
@@ -309,15 +291,7 @@ mod tests {
         // 1/s, then 100/s over [0.5 s, 1.5 s): Λ = 0.5 at the step, so arrival 1 comes
         // 5 ms after it, not after the 1 s gap in progress; 100 arrivals in the spike.
         let prof = LoadProfile::Steps(vec![(SECOND / 2, 100.0), (3 * SECOND / 2, 1.0)]);
-        let mut a =
-            OpenArrivals::new(&Arrival::Constant { rate: 1.0 }, Some(prof), 3 * SECOND).unwrap();
-        let mut r = stream(1, "a");
-        let mut ts = vec![];
-        let mut now = 0;
-        while let Some(t) = a.next(now, &mut r) {
-            ts.push(t);
-            now = t;
-        }
+        let ts = times(Arrival::Constant { rate: 1.0 }, Some(prof), 3 * SECOND, 1);
         assert_eq!(ts[0], 0);
         assert_eq!(ts[1], 505_000_000);
         let spike = ts
@@ -334,15 +308,7 @@ mod tests {
     fn a_constant_ramp_places_arrivals_on_its_integrated_rate() {
         // 10/s × a ramp from 0 to 2 over 10 s: Λ(t) = t², so arrival k at √k seconds.
         let prof = LoadProfile::Ramp(vec![(0, 0.0), (10 * SECOND, 2.0)]);
-        let mut a =
-            OpenArrivals::new(&Arrival::Constant { rate: 10.0 }, Some(prof), 10 * SECOND).unwrap();
-        let mut r = stream(1, "a");
-        let mut ts = vec![];
-        let mut now = 0;
-        while let Some(t) = a.next(now, &mut r) {
-            ts.push(t);
-            now = t;
-        }
+        let ts = times(Arrival::Constant { rate: 10.0 }, Some(prof), 10 * SECOND, 1);
         assert_eq!(ts.len(), 100);
         for (k, t) in ts.iter().enumerate() {
             let want = (k as f64).sqrt() * 1e9;

@@ -753,16 +753,15 @@ impl World {
         let call_deadline = self.call_deadline_of(node, fi, depth, r.deadline);
         let cls = outcome.class;
         let throttled = cls == Class::Rejected && self.dep.cfg.reject_status == 429;
+        // A retry granted before this attempt is resolved by its outcome.
+        self.release_retry(node);
         let layer = &mut self.fleets[fi].layers[depth];
         let ambiguous_write =
             cls == Class::Timeout && r.is_write && !keys && !layer.cfg.retry_ambiguous_writes;
         let retryable = layer.cfg.retry_on.contains(cls) && !ambiguous_write;
         if let Some(b) = layer.budgets.get_mut(n.instance as usize) {
-            // A retry granted before this attempt is resolved by its outcome.
-            b.release(n.retry_cost, n.state == NodeState::Waiting);
             b.on_failed(now, cls, retryable);
         }
-        self.arena.nodes[node as usize].retry_cost = 0;
         let out_of_time = call_deadline < r.deadline && now >= call_deadline;
         if !retryable || n.attempts >= layer.cfg.max_attempts || out_of_time {
             self.finish_call(node, outcome, s);
