@@ -1,7 +1,7 @@
 //! Same scenario and seed: the same bytes, whatever the thread count; a policy change
 //! leaves the arrivals untouched (common random numbers).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -3,7 +3,7 @@
 //! breaker sequences, long runs of each budget against its formula, and the presets as
 //! scenario keys.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

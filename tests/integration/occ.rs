@@ -1,6 +1,6 @@
 //! The optimistic-concurrency dependency and the classic jitter study.
 
-mod common;
+use crate::common;
 
 use common::{col, count, run, run_rep};
 

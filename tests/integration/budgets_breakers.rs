@@ -1,7 +1,7 @@
 //! Retry budgets and circuit breakers in the running model: exact counts on scripted
 //! cases, long-run bounds, placement, half-open probes and per-instance state.
 
-mod common;
+use crate::common;
 
 use common::{col, count, run};
 

@@ -1,6 +1,6 @@
 //! Exact and expected attempt counts of nested retry layers.
 
-mod common;
+use crate::common;
 
 use common::{col, count, run};
 

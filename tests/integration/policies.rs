@@ -1,7 +1,7 @@
 //! Behaviour of retry policies: backoff schedules after a synchronised failure, orphaned
 //! work after timeouts, duplicates of ambiguous writes, deadlines and Retry-After.
 
-mod common;
+use crate::common;
 
 use common::{col, count, run};
 

@@ -1,7 +1,7 @@
 //! With no retries and no outages the dependency is an M/M/c/K queue: blocking
 //! probability, mean queue length and mean wait must match the closed forms.
 
-mod common;
+use crate::common;
 
 use common::{col, run_rep};
 

@@ -1,0 +1,23 @@
+//! The integration tests, as one test binary: each module is one concern, and linking
+//! one binary instead of twenty keeps the test build fast.
+
+mod common;
+
+mod arithmetic;
+mod bad_input;
+mod budgets_breakers;
+mod check;
+mod determinism;
+mod explain;
+mod fuzz;
+mod interrupt;
+mod occ;
+mod output_safety;
+mod plots;
+mod policies;
+mod presets;
+mod queueing_theory;
+mod retry_counts;
+mod runaway;
+mod scenarios;
+mod sweeps;
