@@ -38,6 +38,7 @@ fn sweep(c: &mut Criterion) {
     let p = plan(load(src, &[]).expect("valid")).expect("plan");
     assert_eq!(p.total_runs(), 64);
     let events: u64 = run_in_memory(&p)
+        .expect("runs")
         .iter()
         .map(|r| r.metrics.totals.events)
         .sum();

@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
+use crate::export::manifest::Origin;
 use crate::metrics::summary::Cell;
 pub use crate::plot::Format;
-use crate::run::RunResult;
 use crate::scenario::{self, Loaded, ScenarioError, Source};
+use crate::sweep::RunFolder;
 
 /// Exit code: success.
 pub const EXIT_OK: i32 = 0;
@@ -82,7 +83,7 @@ struct RunArgs {
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Base seed, overriding the scenario's `seed`.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_seed)]
     seed: Option<u64>,
     /// Override a scenario key: `--set fleets.0.layers.0.max_attempts=5`.
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -106,16 +107,16 @@ struct SweepArgs {
     /// Scenario file (TOML) with a `[sweep]` table.
     scenario: PathBuf,
     /// Worker threads [default: all cores].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_jobs)]
     jobs: Option<usize>,
     /// Run only the runs with `run % N == I`, into their own folder.
-    #[arg(long, value_name = "I/N")]
+    #[arg(long, value_name = "I/N", allow_hyphen_values = true)]
     shard: Option<crate::sweep::Shard>,
     /// Output folder [default: output/<name>/, or output/<name>-shard-I-of-N/].
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Base seed, overriding the scenario's `seed`.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_seed)]
     seed: Option<u64>,
     /// Override a scenario key: `--set duration=30s`.
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -132,6 +133,39 @@ struct SweepArgs {
     /// Print nothing but errors.
     #[arg(long, short)]
     quiet: bool,
+}
+
+/// An argument as an error message shows it: at most 40 characters.
+fn shown(s: &str) -> String {
+    match s.char_indices().nth(40) {
+        Some((i, _)) => format!("{}… ({} bytes)", &s[..i], s.len()),
+        None => s.to_string(),
+    }
+}
+
+/// Reads `--seed`: a whole number the manifests and CSVs can hold as a signed 64-bit
+/// integer.
+fn parse_seed(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<i128>() {
+        Ok(n) if (0..=i128::from(i64::MAX)).contains(&n) => Ok(n as u64),
+        _ => Err(format!(
+            "must be a whole number from 0 to {} (found '{}')",
+            i64::MAX,
+            shown(s)
+        )),
+    }
+}
+
+/// Reads `--jobs`: 1 to [`crate::sweep::MAX_JOBS`] worker threads.
+fn parse_jobs(s: &str) -> Result<usize, String> {
+    let max = crate::sweep::MAX_JOBS;
+    match s.trim().parse::<i128>() {
+        Ok(n) if (1..=max as i128).contains(&n) => Ok(n as usize),
+        _ => Err(format!(
+            "must be a whole number of worker threads from 1 to {max} (found '{}')",
+            shown(s)
+        )),
+    }
 }
 
 /// Exit code of a sweep interrupted by Ctrl-C.
@@ -203,6 +237,15 @@ pub fn load_scenario(
     scenario::load(source, &sets)
 }
 
+/// The overrides as typed: each `--set`, then `--seed`.
+fn overrides(sets: &[String], seed: Option<u64>) -> Vec<String> {
+    let mut o: Vec<String> = sets.iter().map(|s| format!("--set {s}")).collect();
+    if let Some(s) = seed {
+        o.push(format!("--seed {s}"));
+    }
+    o
+}
+
 fn cmd_run(args: RunArgs) -> Result<i32> {
     let loaded = load_scenario(args.scenario.as_deref(), &args.set, args.seed)?;
     if loaded.file.sweep.is_some() && !args.quiet {
@@ -213,72 +256,42 @@ fn cmd_run(args: RunArgs) -> Result<i32> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("output").join(&scn.name));
-    guard_run_folder(&dir, &loaded, args.force)?;
-    let results = crate::sweep::run_folder(&loaded, &dir)?;
+    let origin = Origin::of(args.scenario.as_deref(), overrides(&args.set, args.seed));
+    let folder = crate::sweep::run_folder(&loaded, &dir, &origin, args.force)?;
     if !args.no_plots {
-        crate::plot::draw_folder(&dir, args.format)?;
+        crate::plot::draw_folder(&folder.dir, args.format)?;
     }
-    let truncated: Vec<String> = results
-        .iter()
-        .filter_map(|r| r.metrics.totals.truncated.clone())
-        .collect();
     if !args.quiet {
-        print_run_table(&loaded, &results, &dir);
+        print_run_table(&loaded, &folder, &dir);
     }
-    if let Some(t) = truncated.first() {
+    if let Some(t) = folder.truncated.first() {
+        let n = folder.truncated.len();
+        let which = if folder.runs == 1 {
+            "run stopped early".to_string()
+        } else {
+            format!("{n} of {} runs stopped early, the first", folder.runs)
+        };
+        let t = match t.split_once(": ") {
+            Some((_, why)) if folder.runs == 1 => why,
+            _ => t.as_str(),
+        };
         eprintln!(
-            "error: scenario '{}': run stopped early: {t}; the results written are marked truncated",
-            loaded.source.path
+            "error: scenario '{}': {which}: {t}; the results written are marked truncated",
+            loaded.source.path,
         );
         return Ok(EXIT_BAD_INPUT);
     }
     Ok(EXIT_OK)
 }
 
-/// Refuses to overwrite a folder that holds results of another scenario, of a sweep,
-/// or without a manifest, unless `force`; then clears the results it holds (also those
-/// of an earlier run of this scenario, which the run replaces), so the folder never
-/// mixes two runs' files.
-fn guard_run_folder(dir: &Path, loaded: &Loaded, force: bool) -> Result<()> {
-    match run_folder_problem(dir, loaded) {
-        Some(reason) if !force => Err(crate::sweep::SweepError::Occupied {
-            path: dir.to_path_buf(),
-            reason,
-        }
-        .into()),
-        _ => Ok(crate::sweep::clear_results(dir)?),
-    }
-}
-
-/// Why `dir` may not take a run of `loaded`, if it may not.
-fn run_folder_problem(dir: &Path, loaded: &Loaded) -> Option<String> {
-    let m = match crate::sweep::folder_owner(dir) {
-        Ok(Some(m)) => m,
-        Ok(None) => return None,
-        Err(reason) => return Some(reason),
-    };
-    let run = m.get("run").and_then(|v| v.as_table());
-    let get = |k: &str| {
-        run.and_then(|r| r.get(k))
-            .and_then(|v| v.as_str())
-            .unwrap_or("")
-            .to_string()
-    };
-    if get("kind") != "run" {
-        Some("holds the results of a sweep".to_string())
-    } else if get("scenario") != loaded.scenario.name || get("source") != loaded.source.path {
-        Some(format!(
-            "holds the results of scenario '{}' ({})",
-            get("scenario"),
-            get("source")
-        ))
-    } else {
-        None
-    }
-}
-
 fn cmd_sweep(args: SweepArgs) -> Result<i32> {
     let loaded = load_scenario(Some(&args.scenario), &args.set, args.seed)?;
+    if loaded.file.sweep.is_none() {
+        anyhow::bail!(
+            "scenario '{}' has no [sweep] table: `retrysim sweep` runs a grid of values (add a [sweep] table, or use `retrysim run` for one point and its replications)",
+            loaded.source.path
+        );
+    }
     let name = loaded.scenario.name.clone();
     let plan = crate::sweep::plan(loaded)?;
     let out = args.out.clone().unwrap_or_else(|| match args.shard {
@@ -292,6 +305,7 @@ fn cmd_sweep(args: SweepArgs) -> Result<i32> {
         shard: args.shard,
         force: args.force,
         progress: !args.quiet,
+        origin: Origin::of(Some(&args.scenario), overrides(&args.set, args.seed)),
     };
     let outcome = match crate::sweep::run(&plan, &opts) {
         Err(e @ crate::sweep::SweepError::Interrupted { .. }) => {
@@ -376,7 +390,7 @@ fn cmd_merge(dirs: &[PathBuf], out: &Path, force: bool, plots: Option<Format>) -
     Ok(EXIT_OK)
 }
 
-fn print_run_table(loaded: &Loaded, results: &[RunResult], dir: &Path) {
+fn print_run_table(loaded: &Loaded, folder: &RunFolder, dir: &Path) {
     let scn = &loaded.scenario;
     println!(
         "retrysim {}: scenario '{}' ({}), seed {}, {} run{}",
@@ -384,14 +398,14 @@ fn print_run_table(loaded: &Loaded, results: &[RunResult], dir: &Path) {
         scn.name,
         loaded.source.path,
         scn.seed,
-        results.len(),
-        if results.len() == 1 { "" } else { "s" }
+        folder.runs,
+        if folder.runs == 1 { "" } else { "s" }
     );
     println!(
         "{:>5} {:>10} {:>9} {:>8} {:>10} {:>10} {:>11} {:>10}",
         "run", "logical", "success", "amplif.", "p50 ms", "p99 ms", "recovery s", "metastable"
     );
-    for r in results {
+    for r in &folder.first {
         let g = |c: &str| r.summary.get(c).cloned().unwrap_or(Cell::Empty);
         let pct = g("success_fraction")
             .as_f64()
@@ -411,6 +425,12 @@ fn print_run_table(loaded: &Loaded, results: &[RunResult], dir: &Path) {
             } else {
                 "no"
             },
+        );
+    }
+    if folder.runs > folder.first.len() as u64 {
+        println!(
+            "  ... and {} more runs (summary.csv has every one)",
+            folder.runs - folder.first.len() as u64
         );
     }
     println!(
@@ -509,7 +529,7 @@ struct CheckArgs {
     #[arg(long)]
     write_baseline: bool,
     /// Worker threads [default: all cores].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_jobs)]
     jobs: Option<usize>,
     /// Base seed, overriding the scenarios' `seed`.
     #[arg(long, value_name = "N")]
@@ -580,7 +600,7 @@ fn cmd_check(args: CheckArgs) -> Result<i32> {
     let pool = match args.jobs {
         Some(j) => Some(
             rayon::ThreadPoolBuilder::new()
-                .num_threads(j.max(1))
+                .num_threads(j.clamp(1, crate::sweep::MAX_JOBS))
                 .build()
                 .with_context(|| format!("cannot start {j} worker threads"))?,
         ),
@@ -608,7 +628,7 @@ fn cmd_check(args: CheckArgs) -> Result<i32> {
         let results = match &pool {
             Some(p) => p.install(|| crate::sweep::run_in_memory(plan)),
             None => crate::sweep::run_in_memory(plan),
-        };
+        }?;
         let stopped: Vec<(u64, &String)> = results
             .iter()
             .filter_map(|r| r.metrics.totals.truncated.as_ref().map(|t| (r.run, t)))

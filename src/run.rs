@@ -10,20 +10,26 @@ use crate::scenario::Scenario;
 /// The seed of replication `r` of a run with base seed `base`.
 ///
 /// Replication 0 uses the base seed itself, so `--seed N` reproduces a single run;
-/// replication `r > 0` uses `splitmix64(base + r)` (wrapping). The seed depends only on
-/// the replication, never on the sweep cell: every cell's replication `r` sees the same
-/// arrivals (common random numbers).
+/// replication `r > 0` hashes the pair: `splitmix64(splitmix64(base) + r) >> 1` (splitmix64
+/// is a bijection, so two pairs meet only where two hashed seeds lie within `r` of each other).
+/// No two (base, replication) pairs share a seed (a 63-bit hash collision aside), so
+/// the replications of seeds 1..10 are ten independent samples each, not shifted
+/// copies of one another; the top bit is clear, so every seed fits a signed 64-bit
+/// column. The seed depends only on the replication, never on the sweep cell: every
+/// cell's replication `r` sees the same arrivals (common random numbers).
 ///
 /// ```
+/// use retrysim::engine::rng::splitmix64;
 /// use retrysim::run::replication_seed;
 /// assert_eq!(replication_seed(42, 0), 42);
-/// assert_eq!(replication_seed(42, 1), retrysim::engine::rng::splitmix64(43));
+/// assert_eq!(replication_seed(42, 1), splitmix64(splitmix64(42) + 1) >> 1);
+/// assert_ne!(replication_seed(82, 2), replication_seed(83, 1));
 /// ```
 pub fn replication_seed(base: u64, r: u32) -> u64 {
     if r == 0 {
         base
     } else {
-        splitmix64(base.wrapping_add(u64::from(r)))
+        splitmix64(splitmix64(base).wrapping_add(u64::from(r))) >> 1
     }
 }
 
@@ -88,5 +94,28 @@ pub fn run_one(scn: &Scenario, layout: &Layout, run: u64, replication: u32) -> R
         metrics,
         windows,
         breaker_instances,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::replication_seed;
+
+    /// Over a grid of base seeds and replications, every (seed, replication) pair has
+    /// its own stream, and none is another pair's base seed.
+    #[test]
+    fn replication_seeds_of_different_base_seeds_never_overlap() {
+        let mut seen = std::collections::BTreeMap::new();
+        for base in (0..200u64).chain([u64::MAX, i64::MAX as u64, 1 << 62]) {
+            for r in 0..200u32 {
+                let s = replication_seed(base, r);
+                if r > 0 {
+                    assert!(s <= i64::MAX as u64, "seed {s} does not fit an i64");
+                }
+                if let Some(prev) = seen.insert(s, (base, r)) {
+                    panic!("({base}, {r}) and {prev:?} share seed {s}");
+                }
+            }
+        }
     }
 }

@@ -455,7 +455,7 @@ mod tests {
         };
         let p = crate::sweep::plan(crate::scenario::load(src, &[]).unwrap()).unwrap();
         let results = crate::sweep::run_in_memory(&p);
-        (p, results)
+        (p, results.unwrap())
     }
 
     fn row<'a>(rows: &'a [CheckRow], cell: &str, metric: &str) -> &'a CheckRow {

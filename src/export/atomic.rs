@@ -6,7 +6,8 @@
 //!
 //! Temporary files and folders are named `.tmp-*`: hidden, and recognisable, so that a
 //! process killed mid-write leaves nothing a reader would take for a result, and the
-//! next run in that folder removes what it left ([`remove_leftovers`]).
+//! next run in that folder removes what it left
+//! ([`owner::remove_leftovers`](crate::export::owner::remove_leftovers)).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -87,30 +88,6 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     f.commit()
 }
 
-/// Removes the `.tmp-*` files and folders a killed process left in `dir` (not below
-/// it). Returns how many it removed; a missing folder has none.
-pub fn remove_leftovers(dir: &Path) -> std::io::Result<usize> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
-        Err(e) => return Err(e),
-    };
-    let mut removed = 0;
-    for e in entries {
-        let e = e?;
-        if !e.file_name().to_string_lossy().starts_with(TMP_PREFIX) {
-            continue;
-        }
-        if e.file_type()?.is_dir() {
-            std::fs::remove_dir_all(e.path())?;
-        } else {
-            std::fs::remove_file(e.path())?;
-        }
-        removed += 1;
-    }
-    Ok(removed)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,22 +124,5 @@ mod tests {
         f.write_all(b"half").unwrap();
         drop(f);
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
-    }
-
-    #[test]
-    fn leftovers_of_a_killed_writer_are_removed_and_nothing_else() {
-        let d = tempfile::tempdir().unwrap();
-        std::fs::write(d.path().join(tmp_name("summary.csv")), b"half").unwrap();
-        std::fs::create_dir(d.path().join(tmp_name("000001"))).unwrap();
-        std::fs::write(d.path().join("summary.csv"), b"whole").unwrap();
-        std::fs::write(d.path().join(".hidden"), b"mine").unwrap();
-        assert_eq!(remove_leftovers(d.path()).unwrap(), 2);
-        let mut names: Vec<String> = std::fs::read_dir(d.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        assert_eq!(names, [".hidden", "summary.csv"]);
-        assert_eq!(remove_leftovers(&d.path().join("missing")).unwrap(), 0);
     }
 }

@@ -74,6 +74,24 @@ pub fn summary_header(columns: &[String]) -> String {
     record(columns)
 }
 
+/// Text as a spreadsheet shows it and never evaluates it: a cell that starts with
+/// `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'` (OWASP's rule
+/// against formula injection).
+///
+/// ```
+/// use retrysim::export::csv::spreadsheet_safe;
+/// assert_eq!(spreadsheet_safe("=2+5".into()), "'=2+5");
+/// assert_eq!(spreadsheet_safe("@SUM(1)".into()), "'@SUM(1)");
+/// assert_eq!(spreadsheet_safe("exponential".into()), "exponential");
+/// ```
+pub fn spreadsheet_safe(text: String) -> String {
+    if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{text}")
+    } else {
+        text
+    }
+}
+
 /// One summary row laid out on `columns` (missing columns are empty).
 pub fn summary_row(s: &Summary, columns: &[String]) -> String {
     record(

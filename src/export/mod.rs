@@ -4,5 +4,9 @@
 pub mod atomic;
 pub mod csv;
 pub mod manifest;
+pub mod owner;
 
 pub use atomic::{write_atomic, AtomicFile};
+
+/// Largest `manifest.toml` retrysim reads back (it holds the scenario, itself capped).
+pub const MAX_MANIFEST_BYTES: u64 = 64 << 20;

@@ -182,7 +182,7 @@ pub struct Manifest {
     pub scenario: toml::Table,
     /// Warnings of `retrysim explain`, when the manifest records them (`[explain] lints`).
     pub lints: Vec<String>,
-    /// The whole manifest text (shown in the report).
+    /// The manifest text without its `[output]` file list (shown in the report).
     pub text: String,
 }
 
@@ -272,7 +272,8 @@ impl Manifest {
                 .cloned()
                 .unwrap_or_default(),
             lints,
-            text,
+            // The file list changes as charts are drawn: the report shows the rest.
+            text: crate::export::owner::without_output(&text).to_string(),
         })
     }
 }

@@ -78,6 +78,15 @@ impl Format {
 /// Why a folder could not be plotted.
 #[derive(Debug, thiserror::Error)]
 pub enum PlotError {
+    /// The folder's charts may not be written (not retrysim's, or a symlink on the way).
+    #[error("cannot draw into '{}': {source}", path.display())]
+    Owner {
+        /// The folder.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: crate::export::owner::OwnerError,
+    },
     /// A file could not be read.
     #[error("cannot read '{}': {source}", path.display())]
     Io {
@@ -212,6 +221,8 @@ pub struct Drawn {
     pub svg: String,
     /// The file written.
     pub path: PathBuf,
+    /// Its bytes, written once every chart is drawn.
+    bytes: Vec<u8>,
 }
 
 /// Draws `chart` into `plots/` in `format` and keeps its SVG for the report.
@@ -231,16 +242,13 @@ fn emit<C: Chart>(
         Format::Svg => svg.clone().into_bytes(),
         Format::Png => render_png(chart, &path)?,
     };
-    write_atomic(&path, &bytes).map_err(|source| PlotError::Write {
-        path: path.clone(),
-        source,
-    })?;
     out.push(Drawn {
         name,
         title: chart.title(),
         main,
         svg,
         path,
+        bytes,
     });
     Ok(())
 }
@@ -248,16 +256,37 @@ fn emit<C: Chart>(
 /// Reads the CSVs of the run or sweep folder `dir`, draws every chart that applies into
 /// `dir/plots/` in `format`, writes `dir/report.html`, and returns the files written
 /// (the report last).
+///
+/// Only a folder whose manifest retrysim wrote is drawn into; the charts are listed in
+/// that manifest before they are written, and a chart path that is a symlink, or a
+/// file of that name the manifest does not list, is refused (see
+/// [`crate::export::owner`]).
 pub fn draw_folder(dir: &Path, format: Format) -> Result<Vec<PathBuf>, PlotError> {
     let folder = Folder::read(dir)?;
     let drawn = draw_charts(&folder, format)?;
     let html = report::render(&folder, &drawn);
     let report_path = dir.join("report.html");
+    let mut names: Vec<String> = drawn
+        .iter()
+        .map(|d| format!("plots/{}.{}", d.name, format.extension()))
+        .collect();
+    names.push("report.html".to_string());
+    crate::export::owner::record_charts(dir, &names).map_err(|e| PlotError::Owner {
+        path: dir.to_path_buf(),
+        source: e,
+    })?;
+    let mut files = Vec::with_capacity(drawn.len() + 1);
+    for d in drawn {
+        write_atomic(&d.path, &d.bytes).map_err(|source| PlotError::Write {
+            path: d.path.clone(),
+            source,
+        })?;
+        files.push(d.path);
+    }
     write_atomic(&report_path, html.as_bytes()).map_err(|source| PlotError::Write {
         path: report_path.clone(),
         source,
     })?;
-    let mut files: Vec<PathBuf> = drawn.into_iter().map(|d| d.path).collect();
     files.push(report_path);
     Ok(files)
 }

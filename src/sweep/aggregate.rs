@@ -76,38 +76,131 @@ pub fn is_metric(column: &str) -> bool {
 /// Renders `aggregate.csv` from summary rows (as CSV fields, in plan order) grouped in
 /// consecutive runs of `replications` rows per cell.
 pub fn render(columns: &[String], rows: &[Vec<String>], replications: usize) -> String {
-    let params: Vec<usize> = (0..columns.len())
-        .filter(|&i| columns[i].starts_with("param_"))
-        .collect();
-    let metrics: Vec<usize> = (0..columns.len())
-        .filter(|&i| is_metric(&columns[i]))
-        .collect();
-    let mut header = vec!["cell".to_string()];
-    header.extend(params.iter().map(|&i| columns[i].clone()));
-    header.push("runs".into());
-    for &i in &metrics {
-        let c = &columns[i];
-        header.extend([
-            format!("{c}_mean"),
-            format!("{c}_ci_low"),
-            format!("{c}_ci_high"),
-        ]);
+    let mut a = Aggregator::new(columns, replications);
+    let mut out = a.header();
+    for r in rows {
+        if let Some(line) = a.push(r) {
+            out.push_str(&line);
+        }
     }
-    let mut out = record(&header);
-    for (cell, group) in rows.chunks(replications.max(1)).enumerate() {
-        let mut line = vec![cell.to_string()];
-        line.extend(
-            params
+    out.push_str(&a.finish());
+    out
+}
+
+/// Running mean and variance (Welford), summed in row order: deterministic.
+#[derive(Debug, Clone, Copy, Default)]
+struct Moments {
+    n: u64,
+    mean: f64,
+    m2: f64,
+}
+
+impl Moments {
+    fn push(&mut self, x: f64) {
+        self.n += 1;
+        let d = x - self.mean;
+        self.mean += d / self.n as f64;
+        self.m2 += d * (x - self.mean);
+    }
+
+    /// Mean and 95% interval, as [`mean_ci`] gives them.
+    fn ci(&self) -> Option<(f64, f64, f64)> {
+        match self.n {
+            0 => None,
+            1 => Some((self.mean, self.mean, self.mean)),
+            n => {
+                let var = self.m2 / (n - 1) as f64;
+                let half = t975(n - 1) * (var / n as f64).sqrt();
+                Some((self.mean, self.mean - half, self.mean + half))
+            }
+        }
+    }
+}
+
+/// `aggregate.csv` computed row by row: one cell's moments at a time, so memory does
+/// not grow with the number of runs or replications.
+#[derive(Debug, Clone)]
+pub struct Aggregator {
+    columns: Vec<String>,
+    params: Vec<usize>,
+    metrics: Vec<usize>,
+    replications: usize,
+    cell: usize,
+    rows: usize,
+    first: Vec<String>,
+    moments: Vec<Moments>,
+}
+
+impl Aggregator {
+    /// An aggregator of summary rows with `columns`, `replications` rows per cell.
+    pub fn new(columns: &[String], replications: usize) -> Aggregator {
+        let params: Vec<usize> = (0..columns.len())
+            .filter(|&i| columns[i].starts_with("param_"))
+            .collect();
+        let metrics: Vec<usize> = (0..columns.len())
+            .filter(|&i| is_metric(&columns[i]))
+            .collect();
+        Aggregator {
+            columns: columns.to_vec(),
+            moments: vec![Moments::default(); metrics.len()],
+            params,
+            metrics,
+            replications: replications.max(1),
+            cell: 0,
+            rows: 0,
+            first: Vec::new(),
+        }
+    }
+
+    /// The header line.
+    pub fn header(&self) -> String {
+        let mut header = vec!["cell".to_string()];
+        header.extend(self.params.iter().map(|&i| self.columns[i].clone()));
+        header.push("runs".into());
+        for &i in &self.metrics {
+            let c = &self.columns[i];
+            header.extend([
+                format!("{c}_mean"),
+                format!("{c}_ci_low"),
+                format!("{c}_ci_high"),
+            ]);
+        }
+        record(&header)
+    }
+
+    /// Adds a summary row (its fields); returns the cell's line when the row completes it.
+    pub fn push(&mut self, row: &[String]) -> Option<String> {
+        if self.rows == 0 {
+            self.first = self
+                .params
                 .iter()
-                .map(|&i| group[0].get(i).cloned().unwrap_or_default()),
-        );
-        line.push(group.len().to_string());
-        for &i in &metrics {
-            let xs: Vec<f64> = group
-                .iter()
-                .filter_map(|r| r.get(i).and_then(|f| parse(f)))
+                .map(|&i| row.get(i).cloned().unwrap_or_default())
                 .collect();
-            match mean_ci(&xs) {
+        }
+        for (m, &i) in self.moments.iter_mut().zip(&self.metrics) {
+            if let Some(x) = row.get(i).and_then(|f| parse(f)) {
+                m.push(x);
+            }
+        }
+        self.rows += 1;
+        (self.rows == self.replications).then(|| self.line())
+    }
+
+    /// The line of a last, partial cell (empty when the rows filled whole cells).
+    pub fn finish(&mut self) -> String {
+        if self.rows == 0 {
+            String::new()
+        } else {
+            self.line()
+        }
+    }
+
+    fn line(&mut self) -> String {
+        let mut line = vec![self.cell.to_string()];
+        line.append(&mut self.first);
+        line.push(self.rows.to_string());
+        for m in &self.moments {
+            match m.ci() {
                 Some((m, lo, hi)) => line.extend([
                     Cell::float(m).render(),
                     Cell::float(lo).render(),
@@ -116,9 +209,13 @@ pub fn render(columns: &[String], rows: &[Vec<String>], replications: usize) -> 
                 None => line.extend([String::new(), String::new(), String::new()]),
             }
         }
-        out.push_str(&record(&line));
+        self.cell += 1;
+        self.rows = 0;
+        self.moments
+            .iter_mut()
+            .for_each(|m| *m = Moments::default());
+        record(&line)
     }
-    out
 }
 
 #[cfg(test)]

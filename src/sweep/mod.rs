@@ -18,9 +18,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rayon::prelude::*;
 use thiserror::Error;
 
-use crate::export::{manifest, write_atomic};
-use crate::run::run_one;
-use crate::scenario::{from_table, ScenarioError, Source};
+use crate::export::manifest::{self, Origin};
+use crate::export::owner::{self, Claimed, OwnerError, Refusal, Want};
+use crate::export::write_atomic;
+use crate::run::{run_one, RunResult};
+use crate::scenario::{from_table, Loaded, ScenarioError, Source};
 
 pub use plan::{plan, Plan, RunSpec};
 pub use store::Chunk;
@@ -74,6 +76,9 @@ pub enum SweepError {
         #[source]
         source: std::io::Error,
     },
+    /// An output path cannot be written safely.
+    #[error(transparent)]
+    Output(#[from] OwnerError),
     /// The output folder holds something else.
     #[error("output folder '{path}' {reason}; use --force to replace it, or choose another --out")]
     Occupied {
@@ -121,6 +126,8 @@ pub struct Options {
     pub force: bool,
     /// Show a progress bar (it hides itself when stderr is not a terminal).
     pub progress: bool,
+    /// Where the scenario came from (recorded in the manifest; decides ownership).
+    pub origin: Origin,
 }
 
 /// Set by a Ctrl-C handler: workers start no new run once it is set.
@@ -152,7 +159,7 @@ pub struct Outcome {
     pub truncated: Vec<String>,
 }
 
-fn manifest_text(plan: &Plan, shard: Option<Shard>) -> String {
+fn manifest_text(plan: &Plan, shard: Option<Shard>, origin: &Origin, files: &[String]) -> String {
     let mut extra: Vec<(&str, toml::Value)> = vec![
         ("kind", "sweep".into()),
         (
@@ -164,140 +171,91 @@ fn manifest_text(plan: &Plan, shard: Option<Shard>) -> String {
     if let Some(s) = shard {
         extra.push(("shard", format!("{}/{}", s.index, s.count).into()));
     }
-    manifest::render(&plan.base, plan.total_runs(), &extra)
+    manifest::render(&plan.base, origin, plan.total_runs(), &extra, files)
 }
 
-/// Reads `[run]` of a folder's manifest.
+/// Reads a folder's manifest: `Ok(None)` when it has none.
 pub fn read_manifest(dir: &Path) -> Result<Option<toml::Table>, SweepError> {
-    let p = dir.join("manifest.toml");
-    if !p.exists() {
-        return Ok(None);
-    }
-    let text = std::fs::read_to_string(&p).map_err(io_err("cannot read", &p))?;
-    let t: toml::Table = toml::from_str(&text).map_err(|e| {
-        SweepError::Merge(format!("'{}' is not a retrysim manifest: {e}", p.display()))
+    owner::read_manifest(dir)
+        .map_err(|reason| SweepError::Merge(format!("'{}' {reason}", dir.display())))
+}
+
+/// Claims `dir` for `want` (see [`owner::claim`]), naming the folder as given.
+pub fn claim(dir: &Path, want: &Want, force: bool) -> Result<Claimed, SweepError> {
+    let claimed = owner::claim(dir, want, force).map_err(|r| match r {
+        Refusal::Occupied(reason) => SweepError::Occupied {
+            path: dir.to_path_buf(),
+            reason,
+        },
+        Refusal::Error(e) => e.into(),
     })?;
-    Ok(Some(t))
+    std::fs::create_dir_all(&claimed.dir).map_err(io_err("cannot create", dir))?;
+    Ok(claimed)
 }
 
-/// Files retrysim writes at the top of an output folder.
-pub const RESULT_FILES: [&str; 6] = [
-    "manifest.toml",
-    "summary.csv",
-    "timeseries.csv",
-    "herd.csv",
-    "aggregate.csv",
-    "report.html",
-];
-
-/// Removes the results a folder holds (`RESULT_FILES`, `runs/`, `plots/`) and the
-/// leftovers of a killed writer, and nothing else: a folder given as `--out` may hold
-/// other files.
-pub fn clear_results(dir: &Path) -> Result<(), SweepError> {
-    remove_leftovers(dir)?;
-    for name in RESULT_FILES {
-        let p = dir.join(name);
-        if p.is_file() {
-            std::fs::remove_file(&p).map_err(io_err("cannot clear", &p))?;
-        }
+/// Checks that every file of `files` may be written in the claimed folder, then writes
+/// the manifest that lists them (and what the folder already vouched for).
+fn write_manifest(
+    claimed: &Claimed,
+    files: &mut Vec<String>,
+    text: impl FnOnce(&[String]) -> String,
+) -> Result<(), SweepError> {
+    files.extend(claimed.listed.iter().cloned());
+    files.sort();
+    files.dedup();
+    for f in files.iter() {
+        claimed.target(f)?;
     }
-    for name in [store::RUNS_DIR, "plots"] {
-        let p = dir.join(name);
-        if p.is_dir() {
-            std::fs::remove_dir_all(&p).map_err(io_err("cannot clear", &p))?;
-        }
-    }
-    Ok(())
+    let m = claimed.target("manifest.toml")?;
+    write_atomic(&m, text(files).as_bytes()).map_err(io_err("cannot write", &m))
 }
 
-/// Removes the `.tmp-*` leftovers of a killed writer at the top of `dir` and in its
-/// plots (`runs/` is cleaned as runs are listed).
-pub fn remove_leftovers(dir: &Path) -> Result<(), SweepError> {
-    for d in [dir.to_path_buf(), dir.join("plots")] {
-        crate::export::atomic::remove_leftovers(&d).map_err(io_err("cannot clean", &d))?;
+/// The files a sweep folder's tables are.
+fn sweep_files(complete: bool) -> Vec<String> {
+    let mut f: Vec<String> = ["manifest.toml", "summary.csv", "timeseries.csv", "herd.csv"]
+        .map(String::from)
+        .to_vec();
+    f.push(owner::RUNS_ENTRY.to_string());
+    if complete {
+        f.push("aggregate.csv".to_string());
     }
-    Ok(())
-}
-
-/// The manifest of the results `dir` holds: `Ok(None)` when it holds none, `Err` with
-/// the reason when it holds results that no retrysim manifest describes.
-pub fn folder_owner(dir: &Path) -> Result<Option<toml::Table>, String> {
-    match read_manifest(dir) {
-        Ok(Some(m)) => Ok(Some(m)),
-        Ok(None) => {
-            let results = ["summary.csv", "timeseries.csv", store::RUNS_DIR];
-            if results.iter().any(|f| dir.join(f).exists()) {
-                Err("holds results without a manifest.toml".to_string())
-            } else {
-                Ok(None)
-            }
-        }
-        Err(e) => Err(format!("holds a manifest.toml retrysim cannot read ({e})")),
-    }
+    f
 }
 
 /// Checks that `dir` is empty, or holds results of this same sweep (same fingerprint and
-/// shard) that can be resumed; with `force`, clears what is there.
+/// shard) that can be resumed; with `force`, replaces what retrysim wrote there.
 fn claim_folder(
     dir: &Path,
     plan: &Plan,
     shard: Option<Shard>,
     force: bool,
-) -> Result<(), SweepError> {
-    let fp = manifest::fingerprint(&plan.base.resolved);
-    let shard_text = shard.map(|s| format!("{}/{}", s.index, s.count));
-    let occupied = |reason: String| SweepError::Occupied {
-        path: dir.to_path_buf(),
-        reason,
+    origin: &Origin,
+) -> Result<Claimed, SweepError> {
+    let want = Want {
+        kind: "sweep",
+        identity: origin.identity.clone(),
+        fingerprint: Some(manifest::fingerprint(&plan.base.resolved)),
+        shard: shard.map(|s| format!("{}/{}", s.index, s.count)),
     };
-    let problem = match folder_owner(dir) {
-        Err(reason) => Some(reason),
-        Ok(None) => None,
-        Ok(Some(m)) => {
-            let run = m.get("run").and_then(|v| v.as_table());
-            let get = |k: &str| {
-                run.and_then(|r| r.get(k))
-                    .and_then(|v| v.as_str())
-                    .map(str::to_string)
-            };
-            if get("kind").as_deref() != Some("sweep") {
-                Some("holds the results of a single run, not a sweep".to_string())
-            } else if get("fingerprint").as_deref() != Some(fp.as_str()) {
-                Some(format!(
-                    "holds a sweep of a different scenario or version of it ('{}')",
-                    get("scenario").unwrap_or_default()
-                ))
-            } else if get("shard") != shard_text {
-                Some(format!(
-                    "holds shard {} of this sweep",
-                    get("shard").unwrap_or_else(|| "(none)".into())
-                ))
-            } else {
-                None
-            }
-        }
-    };
-    if let Some(reason) = problem {
-        if !force {
-            return Err(occupied(reason));
-        }
-        clear_results(dir)?;
-    }
-    remove_leftovers(dir)?;
-    std::fs::create_dir_all(dir).map_err(io_err("cannot create", dir))?;
-    let m = dir.join("manifest.toml");
-    write_atomic(&m, manifest_text(plan, shard).as_bytes()).map_err(io_err("cannot write", &m))
+    let claimed = claim(dir, &want, force)?;
+    let mut files = sweep_files(shard.is_none());
+    write_manifest(&claimed, &mut files, |f| {
+        manifest_text(plan, shard, origin, f)
+    })?;
+    Ok(claimed)
 }
 
 /// Runs a sweep (or one shard of it) into `opts.out`, skipping runs already there, and
 /// writes the tables. Plots are the caller's business.
 pub fn run(plan: &Plan, opts: &Options) -> Result<Outcome, SweepError> {
-    let dir = &opts.out;
-    claim_folder(dir, plan, opts.shard, opts.force)?;
     let total = plan.total_runs();
     let mine: Vec<u64> = (0..total)
         .filter(|r| opts.shard.is_none_or(|s| r % s.count == s.index))
         .collect();
+    // Every cell this process runs is valid before anything is written.
+    plan.validate(&mine)?;
+    let claimed = claim_folder(&opts.out, plan, opts.shard, opts.force, &opts.origin)?;
+    let dir = &claimed.dir;
     let done = store::done_runs(dir).map_err(io_err("cannot read", dir))?;
     let todo: Vec<u64> = mine.iter().copied().filter(|r| !done.contains(r)).collect();
     let bar = if opts.progress {
@@ -320,9 +278,10 @@ pub fn run(plan: &Plan, opts: &Options) -> Result<Outcome, SweepError> {
                     return Ok(None);
                 }
                 let spec = plan.spec(run);
-                let cell = &plan.cells[spec.cell];
-                let r = run_one(&cell.loaded.scenario, &plan.layout, run, spec.replication);
-                let chunk = store::render_chunk(plan, &r);
+                let loaded = plan.loaded(spec.cell)?;
+                let scn = &loaded.scenario;
+                let r = run_one(scn, &plan.layout, run, spec.replication);
+                let chunk = store::render_chunk(plan, &r, scn);
                 store::write_chunk(dir, run, &chunk)
                     .map_err(io_err("cannot write run into", dir))?;
                 bar.inc(1);
@@ -333,14 +292,7 @@ pub fn run(plan: &Plan, opts: &Options) -> Result<Outcome, SweepError> {
             })
             .collect()
     };
-    let results = match opts.jobs {
-        Some(j) => rayon::ThreadPoolBuilder::new()
-            .num_threads(j.max(1))
-            .build()
-            .map_err(|e| SweepError::Merge(format!("cannot start {j} worker threads: {e}")))?
-            .install(work),
-        None => work(),
-    }?;
+    let results = with_jobs(opts.jobs, work)??;
     bar.finish_and_clear();
     let done_now = store::done_runs(dir).map_err(io_err("cannot read", dir))?;
     let finished = mine.iter().filter(|r| done_now.contains(r)).count() as u64;
@@ -348,7 +300,7 @@ pub fn run(plan: &Plan, opts: &Options) -> Result<Outcome, SweepError> {
         return Err(SweepError::Interrupted {
             done: finished,
             total: mine.len() as u64,
-            path: dir.clone(),
+            path: opts.out.clone(),
         });
     }
     let on_disk = write_tables(plan, dir, &mine, opts.shard.is_none())?;
@@ -397,54 +349,141 @@ fn write_tables(
     Ok(truncated)
 }
 
-/// Runs every run of a plan in memory (in parallel on the current rayon pool) and
-/// returns the results in plan order.
-pub fn run_in_memory(plan: &Plan) -> Vec<crate::run::RunResult> {
-    (0..plan.total_runs())
-        .into_par_iter()
-        .map(|run| {
+/// Most worker threads `--jobs` may ask for.
+pub const MAX_JOBS: usize = 1024;
+
+/// Runs `work` on a pool of `jobs` threads (`None`: the global pool, one per core).
+pub fn with_jobs<T: Send>(
+    jobs: Option<usize>,
+    work: impl FnOnce() -> T + Send,
+) -> Result<T, SweepError> {
+    match jobs {
+        None => Ok(work()),
+        Some(j) => Ok(rayon::ThreadPoolBuilder::new()
+            .num_threads(j.clamp(1, MAX_JOBS))
+            .build()
+            .map_err(|e| SweepError::Merge(format!("cannot start {j} worker threads: {e}")))?
+            .install(work)),
+    }
+}
+
+/// A run's result without its time series: what `check` and the run table need.
+fn slim(mut r: RunResult) -> RunResult {
+    r.metrics.buckets = Vec::new();
+    r.metrics.herd = None;
+    r
+}
+
+/// Runs `runs` of a plan in parallel on the current rayon pool; the results come back
+/// in the order given.
+fn run_runs(plan: &Plan, runs: &[u64]) -> Result<Vec<(RunResult, Loaded)>, SweepError> {
+    runs.par_iter()
+        .map(|&run| {
             let spec = plan.spec(run);
-            run_one(
-                &plan.cells[spec.cell].loaded.scenario,
-                &plan.layout,
-                run,
-                spec.replication,
-            )
+            let loaded = plan.loaded(spec.cell)?;
+            let r = run_one(&loaded.scenario, &plan.layout, run, spec.replication);
+            Ok((r, loaded))
         })
         .collect()
 }
 
+/// Runs every run of a plan in memory (in parallel on the current rayon pool) and
+/// returns the results in plan order, without their time series (a run's series are
+/// dropped as it ends, so memory holds summaries only).
+pub fn run_in_memory(plan: &Plan) -> Result<Vec<RunResult>, SweepError> {
+    let all: Vec<u64> = (0..plan.total_runs()).collect();
+    plan.validate(&all)?;
+    let mut out = Vec::with_capacity(all.len());
+    for batch in all.chunks(batch_size()) {
+        out.extend(run_runs(plan, batch)?.into_iter().map(|(r, _)| slim(r)));
+    }
+    Ok(out)
+}
+
+/// Runs in flight at once when results are written in plan order.
+fn batch_size() -> usize {
+    4 * rayon::current_num_threads().max(1)
+}
+
+/// What a run folder holds once written.
+#[derive(Debug, Clone)]
+pub struct RunFolder {
+    /// The folder, as the file system resolves it.
+    pub dir: PathBuf,
+    /// Runs written.
+    pub runs: u64,
+    /// The first runs' results, without their series (for a table on screen).
+    pub first: Vec<RunResult>,
+    /// Runs that stopped early at a limit (`run N: why`), in run order.
+    pub truncated: Vec<String>,
+}
+
+/// How many runs' results [`RunFolder::first`] keeps.
+pub const RUNS_SHOWN: usize = 20;
+
 /// Runs the base point of a scenario (its replications, in parallel; any `[sweep]` is
-/// left out) and writes a run folder: the tables (`aggregate.csv` with replications)
-/// and the manifest. Returns the results in replication order.
+/// left out) into a run folder: the manifest, then the tables (`aggregate.csv` with
+/// replications), written as the runs finish in plan order, so memory does not grow
+/// with the number of replications.
 pub fn run_folder(
-    loaded: &crate::scenario::Loaded,
+    loaded: &Loaded,
     dir: &Path,
-) -> Result<Vec<crate::run::RunResult>, SweepError> {
+    origin: &Origin,
+    force: bool,
+) -> Result<RunFolder, SweepError> {
     let mut base = loaded.clone();
     base.file.sweep = None;
     base.table.remove("sweep");
     base.resolved.remove("sweep");
     let plan = plan::plan(base)?;
+    let want = Want {
+        kind: "run",
+        identity: origin.identity.clone(),
+        fingerprint: None,
+        shard: None,
+    };
+    let claimed = claim(dir, &want, force)?;
     // The manifest first: a run killed before its tables leaves a folder that says
-    // what it is for.
-    let m = dir.join("manifest.toml");
-    write_atomic(
-        &m,
-        manifest::render(&plan.base, plan.total_runs(), &[]).as_bytes(),
-    )
-    .map_err(io_err("cannot write", &m))?;
-    let results = run_in_memory(&plan);
-    let runs: Vec<u64> = (0..plan.total_runs()).collect();
-    store::write_tables(
-        dir,
-        &plan,
-        &runs,
-        |r| Ok(store::render_chunk(&plan, &results[r as usize])),
-        plan.replications > 1,
-    )
-    .map_err(io_err("cannot write the tables of", dir))?;
-    Ok(results)
+    // what it is for, and vouches for the files it was writing.
+    let aggregate = plan.replications > 1;
+    let mut files: Vec<String> = ["manifest.toml", "summary.csv", "timeseries.csv", "herd.csv"]
+        .map(String::from)
+        .to_vec();
+    if aggregate {
+        files.push("aggregate.csv".into());
+    }
+    write_manifest(&claimed, &mut files, |f| {
+        manifest::render(&plan.base, origin, plan.total_runs(), &[], f)
+    })?;
+    let d = &claimed.dir;
+    let mut tables = store::Tables::create(d, &plan, aggregate)
+        .map_err(io_err("cannot write the tables of", dir))?;
+    let all: Vec<u64> = (0..plan.total_runs()).collect();
+    let mut first = Vec::new();
+    let mut truncated = Vec::new();
+    for batch in all.chunks(batch_size()) {
+        for (r, loaded) in run_runs(&plan, batch)? {
+            let chunk = store::render_chunk(&plan, &r, &loaded.scenario);
+            tables
+                .push(&chunk)
+                .map_err(io_err("cannot write the tables of", dir))?;
+            if let Some(t) = &r.metrics.totals.truncated {
+                truncated.push(format!("run {}: {t}", r.run));
+            }
+            if first.len() < RUNS_SHOWN {
+                first.push(slim(r));
+            }
+        }
+    }
+    tables
+        .commit()
+        .map_err(io_err("cannot write the tables of", dir))?;
+    Ok(RunFolder {
+        dir: claimed.dir.clone(),
+        runs: plan.total_runs(),
+        first,
+        truncated,
+    })
 }
 
 /// Rebuilds the plan recorded in a manifest (its `[scenario]` table and source).
@@ -478,6 +517,27 @@ fn plan_from_manifest(dir: &Path, m: &toml::Table) -> Result<Plan, SweepError> {
     Ok(plan::plan(from_table(&source, table.clone())?)?)
 }
 
+/// The origin a shard's manifest records.
+fn origin_of(m: &toml::Table) -> Origin {
+    let run = m.get("run").and_then(|v| v.as_table());
+    let get = |k: &str| run.and_then(|r| r.get(k));
+    Origin {
+        identity: get("identity")
+            .or_else(|| get("source"))
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_string(),
+        overrides: get("overrides")
+            .and_then(|v| v.as_array())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    }
+}
+
 /// Merges shard folders into `out`: the same bytes an unsharded sweep writes. Refuses
 /// shards of different scenarios or seeds, duplicates, and incomplete sets. Returns the
 /// plan and the runs that stopped early at a limit.
@@ -485,7 +545,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, force: bool) -> Result<(Plan, Vec<u64
     if dirs.is_empty() {
         return Err(SweepError::Merge("no shard folders given".into()));
     }
-    let mut first: Option<(String, String, Shard)> = None;
+    let mut first: Option<(String, String, Shard, Origin)> = None;
     let mut plan: Option<Plan> = None;
     let mut seen: Vec<Option<PathBuf>> = Vec::new();
     for d in dirs {
@@ -522,11 +582,23 @@ pub fn merge(dirs: &[PathBuf], out: &Path, force: bool) -> Result<(Plan, Vec<u64
         let key = (s("fingerprint"), seed);
         match &first {
             None => {
-                first = Some((key.0.clone(), key.1.clone(), shard));
+                let p = plan_from_manifest(d, &m)?;
+                // A shard count is at most the runs it splits: a tampered manifest
+                // must not size the bookkeeping.
+                if shard.count > p.total_runs().max(1) {
+                    return Err(SweepError::Merge(format!(
+                        "'{}' claims to be shard {}/{} of a sweep of {} runs: a sweep has at most one shard per run",
+                        d.display(),
+                        shard.index,
+                        shard.count,
+                        p.total_runs()
+                    )));
+                }
                 seen = vec![None; shard.count as usize];
-                plan = Some(plan_from_manifest(d, &m)?);
+                first = Some((key.0.clone(), key.1.clone(), shard, origin_of(&m)));
+                plan = Some(p);
             }
-            Some((fp, sd, s0)) => {
+            Some((fp, sd, s0, _)) => {
                 if &key.1 != sd {
                     return Err(SweepError::Merge(format!(
                         "'{}' was run with seed {} but '{}' with seed {sd}",
@@ -566,10 +638,12 @@ pub fn merge(dirs: &[PathBuf], out: &Path, force: bool) -> Result<(Plan, Vec<u64
         seen[shard.index as usize] = Some(d.clone());
     }
     let plan = plan.expect("at least one shard");
+    let origin = first.expect("at least one shard").3;
     let missing: Vec<String> = seen
         .iter()
         .enumerate()
         .filter(|(_, s)| s.is_none())
+        .take(10)
         .map(|(i, _)| format!("{i}/{}", seen.len()))
         .collect();
     if !missing.is_empty() {
@@ -579,26 +653,25 @@ pub fn merge(dirs: &[PathBuf], out: &Path, force: bool) -> Result<(Plan, Vec<u64
         )));
     }
     let count = seen.len() as u64;
-    let mut chunks = Vec::with_capacity(plan.total_runs() as usize);
+    let shard_of = |run: u64| seen[(run % count) as usize].as_ref().expect("checked");
+    // Every run is there before anything is written.
     for run in 0..plan.total_runs() {
-        let d = seen[(run % count) as usize].as_ref().expect("checked");
-        let c = store::read_chunk(d, run).map_err(|_| {
-            SweepError::Merge(format!(
+        let d = shard_of(run);
+        if !store::chunk_dir(d, run).is_dir() {
+            return Err(SweepError::Merge(format!(
                 "run {run} is missing from '{}': finish that shard first",
                 d.display()
-            ))
-        })?;
-        chunks.push(c);
+            )));
+        }
     }
-    claim_merged(out, &plan, force)?;
-    for (run, c) in chunks.iter().enumerate() {
-        store::write_chunk(out, run as u64, c).map_err(io_err("cannot write run into", out))?;
+    let claimed = claim_folder(out, &plan, None, force, &origin)?;
+    let od = &claimed.dir;
+    for run in 0..plan.total_runs() {
+        let d = shard_of(run);
+        let c = store::read_chunk(d, run).map_err(io_err("cannot read run from", d))?;
+        store::write_chunk(od, run, &c).map_err(io_err("cannot write run into", out))?;
     }
     let all: Vec<u64> = (0..plan.total_runs()).collect();
-    let truncated = write_tables(&plan, out, &all, true)?;
+    let truncated = write_tables(&plan, od, &all, true)?;
     Ok((plan, truncated))
-}
-
-fn claim_merged(out: &Path, plan: &Plan, force: bool) -> Result<(), SweepError> {
-    claim_folder(out, plan, None, force)
 }

@@ -15,9 +15,8 @@ pub const MAX_RUNS: u64 = 1_000_000;
 pub const MAX_RANGE_VALUES: usize = 100_000;
 /// Memory a plan may take: every cell holds its own validated copy of the scenario.
 pub const MAX_PLAN_BYTES: u64 = 4 << 30;
-/// Memory one cell of a small scenario takes (measured), besides two copies of the
-/// scenario's text (its table and its parsed file).
-pub const PLAN_BYTES_PER_CELL: u64 = 6 << 10;
+/// Memory one cell of a plan takes besides its values: its index and vector.
+pub const PLAN_BYTES_PER_CELL: u64 = 64;
 
 /// One swept key and its values.
 #[derive(Debug, Clone)]
@@ -28,15 +27,14 @@ pub struct Axis {
     pub values: Vec<toml::Value>,
 }
 
-/// One point of the grid.
+/// One point of the grid: its values. Its scenario is built when it runs
+/// ([`Plan::loaded`]), so a large grid does not hold a scenario per cell.
 #[derive(Debug, Clone)]
 pub struct Cell {
     /// Cell index.
     pub index: usize,
     /// One value per axis.
     pub values: Vec<toml::Value>,
-    /// The scenario with the values applied.
-    pub loaded: Loaded,
 }
 
 /// Everything a sweep will run.
@@ -54,6 +52,8 @@ pub struct Plan {
     pub columns: Vec<String>,
     /// Columns shared by every run, before the `param_` ones.
     pub layout: Layout,
+    /// Where cells come from (the base's source without its text).
+    source: Source,
 }
 
 /// One run of a plan.
@@ -220,8 +220,18 @@ fn apply_cell(
     from_table(source, table)
 }
 
-/// Builds and validates the plan of a loaded scenario. Without `[sweep]` it has one
-/// cell, the base scenario.
+/// Whether sweeping `key` can change the summary's columns (the number of layers or
+/// the fleets' names): only then must every cell be built to know them.
+fn shapes_columns(key: &str) -> bool {
+    let parts: Vec<&str> = key.split('.').collect();
+    parts[0] == "fleets"
+        && (parts.len() <= 2 || (parts.len() == 3 && matches!(parts[2], "layers" | "name")))
+}
+
+/// Builds the plan of a loaded scenario, validating each swept value on its own. Without
+/// `[sweep]` it has one cell, the base scenario. Cells are built when they run
+/// ([`Plan::loaded`]); [`Plan::validate`] builds a set of them beforehand, so a grid
+/// of any size plans in memory proportional to its values, not its cells.
 pub fn plan(base: Loaded) -> Result<Plan, ScenarioError> {
     let mut axes = Vec::new();
     if let Some(sweep) = &base.file.sweep {
@@ -245,15 +255,22 @@ pub fn plan(base: Loaded) -> Result<Plan, ScenarioError> {
             format!("the sweep has {runs} runs ({cells_n} cells × {replications} replications), more than the cap of {MAX_RUNS}"),
         ));
     }
-    let text = toml::to_string(&base.table).map_or(0, |t| t.len() as u64);
-    let per_cell = PLAN_BYTES_PER_CELL.saturating_add(text.saturating_mul(2));
-    let need = cells_n.saturating_mul(per_cell);
+    let values_bytes: u64 = axes
+        .iter()
+        .flat_map(|a| &a.values)
+        .map(|v| v.to_string().len() as u64)
+        .sum();
+    let per_cell = PLAN_BYTES_PER_CELL
+        .saturating_add(axes.len() as u64 * std::mem::size_of::<toml::Value>() as u64);
+    let need = cells_n
+        .saturating_mul(per_cell)
+        .saturating_add(values_bytes);
     if need > MAX_PLAN_BYTES {
         return Err(sweep_err(
             &base,
             "(grid)",
             format!(
-                "the sweep's {cells_n} cells would take about {} of memory to plan ({} each); at most {} is allowed (fewer values per key, or a shorter scenario)",
+                "the sweep's {cells_n} cells would take about {} of memory to plan ({} each); at most {} is allowed (fewer values per key)",
                 bytes_text(need),
                 bytes_text(per_cell),
                 bytes_text(MAX_PLAN_BYTES)
@@ -267,74 +284,117 @@ pub fn plan(base: Loaded) -> Result<Plan, ScenarioError> {
         text: String::new(),
     };
     // Each value alone first, so an error names the key that carries it.
-    let keys: Vec<&str> = axes.iter().map(|a| a.key.as_str()).collect();
     for a in &axes {
         for v in &a.values {
-            apply_cell(&base, &source, &[a.key.as_str()], std::slice::from_ref(v)).map_err(
-                |e| {
-                    sweep_err(
-                        &base,
-                        &a.key,
-                        format!("value {}: {}", render_value(v), strip(&e, &base)),
-                    )
-                },
-            )?;
+            let one = apply_cell(&base, &source, &[a.key.as_str()], std::slice::from_ref(v))
+                .and_then(|l| same_runs(&base, l));
+            one.map_err(|e| {
+                sweep_err(
+                    &base,
+                    &a.key,
+                    format!("value {}: {}", render_value(v), strip(&e, &base)),
+                )
+            })?;
         }
     }
-    let mut cells = Vec::with_capacity(cells_n as usize);
-    for index in 0..cells_n as usize {
-        let mut rest = index;
-        let mut values = vec![toml::Value::Boolean(false); axes.len()];
-        for (ai, a) in axes.iter().enumerate().rev() {
-            values[ai] = a.values[rest % a.values.len()].clone();
-            rest /= a.values.len();
-        }
-        let loaded = apply_cell(&base, &source, &keys, &values).map_err(|e| {
-            let cell: Vec<String> = keys
-                .iter()
-                .zip(&values)
-                .map(|(k, v)| format!("{k} = {}", render_value(v)))
-                .collect();
-            sweep_err(
-                &base,
-                &keys.join(", "),
-                format!("cell {{{}}}: {}", cell.join(", "), strip(&e, &base)),
-            )
-        })?;
-        if loaded.scenario.replications != replications {
-            return Err(sweep_err(
-                &base,
-                "replications",
-                "cannot be swept: set it in the scenario".into(),
-            ));
-        }
-        if loaded.scenario.seed != base.scenario.seed {
-            return Err(sweep_err(
-                &base,
-                "seed",
-                "cannot be swept: replications derive the seeds".into(),
-            ));
-        }
-        cells.push(Cell {
-            index,
-            values,
-            loaded,
-        });
-    }
-    let mut layout = Layout::of(&base.scenario);
-    for c in &cells {
-        layout.merge(&Layout::of(&c.loaded.scenario));
-    }
-    let mut columns = layout.columns();
-    columns.extend(axes.iter().map(|a| format!("param_{}", a.key)));
-    Ok(Plan {
+    let cells: Vec<Cell> = (0..cells_n as usize)
+        .map(|index| {
+            let mut rest = index;
+            let mut values = vec![toml::Value::Boolean(false); axes.len()];
+            for (ai, a) in axes.iter().enumerate().rev() {
+                values[ai] = a.values[rest % a.values.len()].clone();
+                rest /= a.values.len();
+            }
+            Cell { index, values }
+        })
+        .collect();
+    let mut plan = Plan {
+        layout: Layout::of(&base.scenario),
         base,
         axes,
         cells,
         replications,
-        columns,
-        layout,
-    })
+        columns: Vec::new(),
+        source,
+    };
+    if plan.axes.iter().any(|a| shapes_columns(&a.key)) {
+        let layouts = plan.build_cells(0..plan.cells.len(), |l| Layout::of(&l.scenario))?;
+        for l in &layouts {
+            plan.layout.merge(l);
+        }
+    }
+    let mut columns = plan.layout.columns();
+    columns.extend(plan.axes.iter().map(|a| format!("param_{}", a.key)));
+    plan.columns = columns;
+    Ok(plan)
+}
+
+/// Refuses a cell whose replications or seed differ from the base's.
+fn same_runs(base: &Loaded, l: Loaded) -> Result<Loaded, ScenarioError> {
+    if l.scenario.replications != base.scenario.replications {
+        return Err(sweep_err(
+            base,
+            "replications",
+            "cannot be swept: set it in the scenario".into(),
+        ));
+    }
+    if l.scenario.seed != base.scenario.seed {
+        return Err(sweep_err(
+            base,
+            "seed",
+            "cannot be swept: replications derive the seeds".into(),
+        ));
+    }
+    Ok(l)
+}
+
+impl Plan {
+    /// The scenario of cell `cell`, built and validated now.
+    pub fn loaded(&self, cell: usize) -> Result<Loaded, ScenarioError> {
+        let c = &self.cells[cell];
+        if self.axes.is_empty() {
+            return Ok(self.base.clone());
+        }
+        let keys: Vec<&str> = self.axes.iter().map(|a| a.key.as_str()).collect();
+        apply_cell(&self.base, &self.source, &keys, &c.values)
+            .and_then(|l| same_runs(&self.base, l))
+            .map_err(|e| {
+                let cell: Vec<String> = keys
+                    .iter()
+                    .zip(&c.values)
+                    .map(|(k, v)| format!("{k} = {}", render_value(v)))
+                    .collect();
+                sweep_err(
+                    &self.base,
+                    &keys.join(", "),
+                    format!("cell {{{}}}: {}", cell.join(", "), strip(&e, &self.base)),
+                )
+            })
+    }
+
+    /// Builds the cells `cells` (in parallel) and maps each; the first error in cell
+    /// order wins. Nothing of a cell is kept but what `f` returns.
+    fn build_cells<T: Send>(
+        &self,
+        cells: impl Iterator<Item = usize>,
+        f: impl Fn(&Loaded) -> T + Sync,
+    ) -> Result<Vec<T>, ScenarioError> {
+        use rayon::prelude::*;
+        let cells: Vec<usize> = cells.collect();
+        cells
+            .par_iter()
+            .map(|&c| self.loaded(c).map(|l| f(&l)))
+            .collect::<Vec<_>>()
+            .into_iter()
+            .collect()
+    }
+
+    /// Validates every cell that the runs `runs` use, before any of them runs.
+    pub fn validate(&self, runs: &[u64]) -> Result<(), ScenarioError> {
+        let mut cells: Vec<usize> = runs.iter().map(|&r| self.spec(r).cell).collect();
+        cells.dedup();
+        self.build_cells(cells.into_iter(), |_| ()).map(|_| ())
+    }
 }
 
 /// An error's message without the "scenario 'path': " prefix (the sweep error adds its own).
@@ -390,7 +450,7 @@ mod tests {
             }
         );
         assert_eq!(
-            p.cells[3].loaded.scenario.fleets[0].layers[0].max_attempts,
+            p.loaded(3).unwrap().scenario.fleets[0].layers[0].max_attempts,
             2
         );
         assert!(p.columns.iter().any(|c| c == "param_fleets.0.arrival.rate"));

@@ -9,12 +9,15 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::export::csv::{
-    herd_rows, record, summary_row, timeseries_rows, HERD_COLUMNS, TIMESERIES_COLUMNS,
+    herd_rows, record, spreadsheet_safe, summary_row, timeseries_rows, HERD_COLUMNS,
+    TIMESERIES_COLUMNS,
 };
 use crate::export::AtomicFile;
 use crate::metrics::summary::Cell;
 use crate::run::RunResult;
+use crate::scenario::Scenario;
 
+use super::aggregate::Aggregator;
 use super::plan::{render_value, Plan};
 
 /// Folder of finished runs inside a sweep folder.
@@ -31,16 +34,23 @@ pub struct Chunk {
     pub herd: String,
 }
 
-/// Renders the rows of a finished run of `plan`.
-pub fn render_chunk(plan: &Plan, r: &RunResult) -> Chunk {
+/// Renders the rows of a finished run of `plan`, whose cell's scenario is `scn`.
+pub fn render_chunk(plan: &Plan, r: &RunResult, scn: &Scenario) -> Chunk {
     let cell = &plan.cells[plan.spec(r.run).cell];
     let mut s = r.summary.clone();
     for (a, v) in plan.axes.iter().zip(&cell.values) {
-        s.push(format!("param_{}", a.key), Cell::Text(render_value(v)));
+        let text = render_value(v);
+        // A swept string is text the user wrote: a spreadsheet must not run it.
+        let text = if v.is_str() {
+            spreadsheet_safe(text)
+        } else {
+            text
+        };
+        s.push(format!("param_{}", a.key), Cell::Text(text));
     }
     Chunk {
         summary: summary_row(&s, &plan.columns),
-        timeseries: timeseries_rows(r, cell.loaded.scenario.dependency.servers),
+        timeseries: timeseries_rows(r, scn.dependency.servers),
         herd: herd_rows(r),
     }
 }
@@ -107,7 +117,7 @@ pub fn done_runs(dir: &Path) -> io::Result<BTreeSet<u64>> {
     for e in std::fs::read_dir(&runs)? {
         let e = e?;
         let name = e.file_name().to_string_lossy().into_owned();
-        if name.starts_with(crate::export::atomic::TMP_PREFIX) {
+        if crate::export::owner::is_tmp_name(&name) {
             let _ = std::fs::remove_dir_all(e.path());
         } else if let Ok(n) = name.parse::<u64>() {
             done.insert(n);
@@ -116,9 +126,77 @@ pub fn done_runs(dir: &Path) -> io::Result<BTreeSet<u64>> {
     Ok(done)
 }
 
+/// The tables of a folder being written, a run's rows at a time in plan order, so
+/// memory does not grow with the number of runs or the horizon. Committed whole, or
+/// not at all.
+#[derive(Debug)]
+pub struct Tables {
+    summary: AtomicFile,
+    timeseries: AtomicFile,
+    herd: AtomicFile,
+    aggregate: Option<(AtomicFile, Aggregator)>,
+}
+
+impl Tables {
+    /// Starts the tables of `plan` in `dir`; `aggregate.csv` too when `aggregate`.
+    pub fn create(dir: &Path, plan: &Plan, aggregate: bool) -> io::Result<Tables> {
+        let mut summary = AtomicFile::create(&dir.join("summary.csv"))?;
+        let mut timeseries = AtomicFile::create(&dir.join("timeseries.csv"))?;
+        let mut herd = AtomicFile::create(&dir.join("herd.csv"))?;
+        summary.write_all(record(&plan.columns).as_bytes())?;
+        timeseries.write_all(record(TIMESERIES_COLUMNS).as_bytes())?;
+        herd.write_all(record(HERD_COLUMNS).as_bytes())?;
+        let aggregate = if aggregate {
+            let a = Aggregator::new(&plan.columns, plan.replications as usize);
+            let mut f = AtomicFile::create(&dir.join("aggregate.csv"))?;
+            f.write_all(a.header().as_bytes())?;
+            Some((f, a))
+        } else {
+            None
+        };
+        Ok(Tables {
+            summary,
+            timeseries,
+            herd,
+            aggregate,
+        })
+    }
+
+    /// Appends the rows of the next run.
+    pub fn push(&mut self, c: &Chunk) -> io::Result<()> {
+        self.summary.write_all(c.summary.as_bytes())?;
+        self.timeseries.write_all(c.timeseries.as_bytes())?;
+        self.herd.write_all(c.herd.as_bytes())?;
+        if let Some((f, a)) = &mut self.aggregate {
+            let mut rdr = csv::ReaderBuilder::new()
+                .has_headers(false)
+                .from_reader(c.summary.as_bytes());
+            for rec in rdr.records() {
+                let rec = rec.map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+                let fields: Vec<String> = rec.iter().map(str::to_string).collect();
+                if let Some(line) = a.push(&fields) {
+                    f.write_all(line.as_bytes())?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Renames every table into place.
+    pub fn commit(self) -> io::Result<()> {
+        self.summary.commit()?;
+        self.timeseries.commit()?;
+        self.herd.commit()?;
+        if let Some((mut f, mut a)) = self.aggregate {
+            f.write_all(a.finish().as_bytes())?;
+            f.commit()?;
+        }
+        Ok(())
+    }
+}
+
 /// Writes the tables of `runs` (in the order given) into `dir`, streaming: one run's
-/// rows at a time come from `chunk`, so memory does not grow with the number of runs
-/// or the horizon. `aggregate.csv` is written when `aggregate` is set.
+/// rows at a time come from `chunk`. `aggregate.csv` is written when `aggregate` is set.
 pub fn write_tables(
     dir: &Path,
     plan: &Plan,
@@ -126,36 +204,9 @@ pub fn write_tables(
     mut chunk: impl FnMut(u64) -> io::Result<Chunk>,
     aggregate: bool,
 ) -> io::Result<()> {
-    let mut summary = AtomicFile::create(&dir.join("summary.csv"))?;
-    let mut timeseries = AtomicFile::create(&dir.join("timeseries.csv"))?;
-    let mut herd = AtomicFile::create(&dir.join("herd.csv"))?;
-    summary.write_all(record(&plan.columns).as_bytes())?;
-    timeseries.write_all(record(TIMESERIES_COLUMNS).as_bytes())?;
-    herd.write_all(record(HERD_COLUMNS).as_bytes())?;
-    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut t = Tables::create(dir, plan, aggregate)?;
     for &run in runs {
-        let c = chunk(run)?;
-        summary.write_all(c.summary.as_bytes())?;
-        timeseries.write_all(c.timeseries.as_bytes())?;
-        herd.write_all(c.herd.as_bytes())?;
-        if aggregate {
-            let mut rdr = csv::ReaderBuilder::new()
-                .has_headers(false)
-                .from_reader(c.summary.as_bytes());
-            for rec in rdr.records() {
-                let rec = rec.map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-                rows.push(rec.iter().map(str::to_string).collect());
-            }
-        }
+        t.push(&chunk(run)?)?;
     }
-    summary.commit()?;
-    timeseries.commit()?;
-    herd.commit()?;
-    if aggregate {
-        let text = super::aggregate::render(&plan.columns, &rows, plan.replications as usize);
-        let mut f = AtomicFile::create(&dir.join("aggregate.csv"))?;
-        f.write_all(text.as_bytes())?;
-        f.commit()?;
-    }
-    Ok(())
+    t.commit()
 }

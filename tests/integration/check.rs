@@ -194,7 +194,7 @@ fn per_run_checks_every_run_where_the_cell_mean_would_pass() {
         text: STORM.into(),
     };
     let plan = retrysim::sweep::plan(load(src, &[]).unwrap()).unwrap();
-    let results = retrysim::sweep::run_in_memory(&plan);
+    let results = retrysim::sweep::run_in_memory(&plan).unwrap();
     let amp: Vec<f64> = results
         .iter()
         .map(|r| r.summary.get("amplification").unwrap().as_f64().unwrap())

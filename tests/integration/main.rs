@@ -7,6 +7,7 @@ mod arithmetic;
 mod bad_input;
 mod budgets_breakers;
 mod check;
+mod cli_args;
 mod determinism;
 mod explain;
 mod fuzz;

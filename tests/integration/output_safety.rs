@@ -144,10 +144,7 @@ fn run_refuses_a_sweep_folder_and_results_without_a_manifest() {
         let out = retrysim(p, &[cmd, file, "-q", "--no-plots", "--out", "bare"]);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{cmd}: {err}");
-        assert!(
-            err.contains("holds results without a manifest.toml"),
-            "{err}"
-        );
+        assert!(err.contains("holds no manifest.toml"), "{err}");
         assert_eq!(
             std::fs::read_to_string(p.join("bare/summary.csv")).unwrap(),
             "someone's results\n"
@@ -158,6 +155,28 @@ fn run_refuses_a_sweep_folder_and_results_without_a_manifest() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("manifest.toml retrysim cannot read"), "{err}");
+    // Even with --force, a file retrysim did not write is never overwritten: the
+    // error names it and nothing changes.
+    let before = tree(&p.join("bare"));
+    let out = retrysim(
+        p,
+        &[
+            "run",
+            "a.toml",
+            "-q",
+            "--no-plots",
+            "--out",
+            "bare",
+            "--force",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("retrysim did not write it"), "{err}");
+    assert_eq!(tree(&p.join("bare")), before);
+    // Once the user moves them away, --force takes the folder.
+    std::fs::remove_file(p.join("bare/manifest.toml")).unwrap();
+    std::fs::rename(p.join("bare/summary.csv"), p.join("bare/mine.csv")).unwrap();
     ok(
         p,
         &[
@@ -170,6 +189,68 @@ fn run_refuses_a_sweep_folder_and_results_without_a_manifest() {
             "--force",
         ],
     );
+    assert!(p.join("bare/mine.csv").exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn plot_and_sweep_refuse_a_plots_folder_that_is_a_symlink_and_never_overwrite_a_report() {
+    let d = setup();
+    let p = d.path();
+    std::fs::write(
+        p.join("s.toml"),
+        format!("{A}[sweep]\n\"fleets.0.arrival.rate\" = [10, 20]\n"),
+    )
+    .unwrap();
+    std::fs::create_dir(p.join("elsewhere")).unwrap();
+    ok(p, &["sweep", "s.toml", "-q", "--no-plots", "--out", "sw"]);
+    std::os::unix::fs::symlink(p.join("elsewhere"), p.join("sw/plots")).unwrap();
+    for cmd in [
+        &["plot", "sw"][..],
+        &["sweep", "s.toml", "-q", "--out", "sw"][..],
+    ] {
+        let out = retrysim(p, cmd);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{cmd:?}: {err}");
+        assert!(err.contains("symbolic link"), "{cmd:?}: {err}");
+        assert_eq!(std::fs::read_dir(p.join("elsewhere")).unwrap().count(), 0);
+    }
+    // A report.html the user put beside a sweep's tables is theirs.
+    std::fs::remove_file(p.join("sw/plots")).unwrap();
+    std::fs::write(p.join("sw/report.html"), "my page").unwrap();
+    for cmd in [
+        &["plot", "sw"][..],
+        &["sweep", "s.toml", "-q", "--out", "sw"][..],
+    ] {
+        let out = retrysim(p, cmd);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{cmd:?}: {err}");
+        assert!(err.contains("retrysim did not write it"), "{cmd:?}: {err}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(p.join("sw/report.html")).unwrap(),
+        "my page"
+    );
+    // Charts are listed as they are drawn; a redraw in another format replaces them.
+    std::fs::remove_file(p.join("sw/report.html")).unwrap();
+    ok(p, &["plot", "sw"]);
+    let m = std::fs::read_to_string(p.join("sw/manifest.toml")).unwrap();
+    assert!(m.contains("\"report.html\""), "{m}");
+    assert!(m.contains(".png\""), "{m}");
+    ok(p, &["plot", "sw", "--format", "svg"]);
+    let m = std::fs::read_to_string(p.join("sw/manifest.toml")).unwrap();
+    assert!(!m.contains(".png\""), "{m}");
+    let pngs = std::fs::read_dir(p.join("sw/plots"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "png")
+        })
+        .count();
+    assert_eq!(pngs, 0, "the png charts were replaced by svg ones");
 }
 
 #[test]
@@ -290,4 +371,189 @@ fn no_code_writes_a_file_in_place() {
     );
     let store = std::fs::read_to_string(src.join("sweep/store.rs")).unwrap();
     assert!(store.contains("std::fs::write(tmp.join(name)"));
+}
+
+/// Issue 15's repro: a folder without a manifest is not retrysim's, whatever it holds.
+#[test]
+fn a_folder_without_a_manifest_is_refused_and_force_leaves_its_files_alone() {
+    let d = setup();
+    let p = d.path();
+    std::fs::create_dir_all(p.join("site/plots")).unwrap();
+    std::fs::write(p.join("site/plots/photo.txt"), "keep").unwrap();
+    std::fs::write(p.join("site/report.html"), "my page").unwrap();
+    std::fs::write(p.join("site/.tmp-notes"), "mine").unwrap();
+    let before = tree(&p.join("site"));
+    for cmd in [
+        &["run", "--out", "site", "--no-plots", "-q"][..],
+        &["run", "a.toml", "--out", "site", "-q"][..],
+    ] {
+        let out = retrysim(p, cmd);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{cmd:?}: {err}");
+        assert!(err.contains("holds no manifest.toml"), "{err}");
+        assert!(err.contains("--force"), "{err}");
+        assert_eq!(tree(&p.join("site")), before, "{cmd:?}: nothing may change");
+    }
+    ok(p, &["run", "--out", "site", "--no-plots", "-q", "--force"]);
+    for (f, text) in [
+        ("site/plots/photo.txt", "keep"),
+        ("site/report.html", "my page"),
+        ("site/.tmp-notes", "mine"),
+    ] {
+        assert_eq!(std::fs::read_to_string(p.join(f)).unwrap(), text, "{f}");
+    }
+    // Now the folder is retrysim's: a second run replaces only its own files.
+    ok(p, &["run", "--out", "site", "--no-plots", "-q"]);
+    assert_eq!(
+        std::fs::read_to_string(p.join("site/plots/photo.txt")).unwrap(),
+        "keep"
+    );
+}
+
+#[test]
+fn a_folder_is_one_folder_however_it_is_spelt() {
+    let d = setup();
+    let p = d.path();
+    // `new/..` is this folder, which is not empty and not retrysim's.
+    let out = retrysim(p, &["run", "a.toml", "--out", "new/..", "--no-plots", "-q"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!p.join("summary.csv").exists());
+    assert!(!p.join("manifest.toml").exists());
+    // The same scenario by another path is the same scenario.
+    ok(p, &["run", "a.toml", "--out", "out", "--no-plots", "-q"]);
+    ok(
+        p,
+        &["run", "./a.toml", "--out", "./out/", "--no-plots", "-q"],
+    );
+    std::fs::create_dir(p.join("sub")).unwrap();
+    ok(
+        &p.join("sub"),
+        &["run", "../a.toml", "--out", "../out", "--no-plots", "-q"],
+    );
+    // Other overrides and another seed replace the scenario's own results; the
+    // manifest says which run the folder holds.
+    ok(
+        p,
+        &[
+            "run",
+            "a.toml",
+            "--out",
+            "out",
+            "--no-plots",
+            "-q",
+            "--seed",
+            "7",
+            "--set",
+            "duration=\"3s\"",
+        ],
+    );
+    let m = std::fs::read_to_string(p.join("out/manifest.toml")).unwrap();
+    assert!(m.contains("--seed 7"), "{m}");
+    assert!(m.contains("'--set duration=\"3s\"'"), "{m}");
+    assert!(m.contains("seed = 7"), "{m}");
+    let identity = std::fs::canonicalize(p.join("a.toml")).unwrap();
+    assert!(
+        m.contains(&format!("identity = \"{}\"", identity.display())),
+        "{m}"
+    );
+    // Another scenario is still refused.
+    let out = retrysim(p, &["run", "b.toml", "--out", "out", "--no-plots", "-q"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn the_manifest_lists_every_file_retrysim_wrote() {
+    let d = setup();
+    let p = d.path();
+    ok(
+        p,
+        &[
+            "run",
+            "a.toml",
+            "--out",
+            "out",
+            "--no-plots",
+            "-q",
+            "--set",
+            "replications=2",
+        ],
+    );
+    let m: toml::Table =
+        toml::from_str(&std::fs::read_to_string(p.join("out/manifest.toml")).unwrap()).unwrap();
+    let files: Vec<&str> = m["output"]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    let mut on_disk: Vec<String> = tree(&p.join("out"))
+        .into_iter()
+        .map(|(f, _)| f.display().to_string())
+        .collect();
+    on_disk.sort();
+    assert_eq!(
+        files,
+        on_disk.iter().map(String::as_str).collect::<Vec<_>>(),
+        "listed vs written"
+    );
+    // A tampered list cannot make retrysim remove a file that is not its own.
+    std::fs::write(p.join("keep.txt"), "mine").unwrap();
+    let text = std::fs::read_to_string(p.join("out/manifest.toml"))
+        .unwrap()
+        .replace(
+            "\"herd.csv\"",
+            "\"herd.csv\", \"../keep.txt\", \"../a.toml\"",
+        );
+    std::fs::write(p.join("out/manifest.toml"), text).unwrap();
+    ok(p, &["run", "a.toml", "--out", "out", "--no-plots", "-q"]);
+    assert!(p.join("keep.txt").exists());
+    assert!(p.join("a.toml").exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn output_paths_that_are_symlinks_are_refused() {
+    let d = setup();
+    let p = d.path();
+    std::fs::write(
+        p.join("s.toml"),
+        format!("{A}[sweep]\n\"fleets.0.arrival.rate\" = [10, 20]\n"),
+    )
+    .unwrap();
+    std::fs::create_dir(p.join("elsewhere")).unwrap();
+    // A sweep's runs/ that points elsewhere.
+    ok(p, &["sweep", "s.toml", "--no-plots", "-q", "--out", "sw"]);
+    std::fs::remove_dir_all(p.join("sw/runs")).unwrap();
+    std::os::unix::fs::symlink(p.join("elsewhere"), p.join("sw/runs")).unwrap();
+    let out = retrysim(p, &["sweep", "s.toml", "--no-plots", "-q", "--out", "sw"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("symbolic link"), "{err}");
+    // A table that is a link to someone's file.
+    ok(p, &["run", "a.toml", "--no-plots", "-q", "--out", "out"]);
+    std::fs::write(p.join("elsewhere/precious.csv"), "mine").unwrap();
+    std::fs::remove_file(p.join("out/summary.csv")).unwrap();
+    std::os::unix::fs::symlink(p.join("elsewhere/precious.csv"), p.join("out/summary.csv"))
+        .unwrap();
+    let out = retrysim(p, &["run", "a.toml", "--no-plots", "-q", "--out", "out"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("symbolic link"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(p.join("elsewhere/precious.csv")).unwrap(),
+        "mine"
+    );
+    assert!(std::fs::read_dir(p.join("elsewhere")).unwrap().count() == 1);
+}
+
+#[test]
+fn a_file_given_as_the_output_folder_is_named_as_such() {
+    let d = setup();
+    let p = d.path();
+    std::fs::write(p.join("afile"), "x").unwrap();
+    let out = retrysim(p, &["run", "a.toml", "--no-plots", "-q", "--out", "afile"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("'afile' is a file, not a folder"), "{err}");
+    assert_eq!(std::fs::read_to_string(p.join("afile")).unwrap(), "x");
 }

@@ -84,7 +84,8 @@ fn write_run(text: &str, sets: &[&str], dir: &Path) {
     };
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     let loaded = scenario::load(source, &sets).expect("valid scenario");
-    retrysim::sweep::run_folder(&loaded, dir).expect("written");
+    let origin = retrysim::export::manifest::Origin::of(None, Vec::new());
+    retrysim::sweep::run_folder(&loaded, dir, &origin, true).expect("written");
 }
 
 fn read(p: &Path) -> String {
@@ -327,7 +328,8 @@ impl SweepFixture {
     }
 
     fn write(&self, dir: &Path) {
-        let table: toml::Table = toml::from_str(include_str!("../../scenarios/default.toml")).unwrap();
+        let table: toml::Table =
+            toml::from_str(include_str!("../../scenarios/default.toml")).unwrap();
         let cells = self.cells();
         let runs = cells.len() as u64 * self.replications;
         let mut run = toml::Table::new();

@@ -56,10 +56,23 @@ fn ok(dir: &Path, args: &[&str]) {
     );
 }
 
+/// The same tables; manifests alike but for their `[output]` list (which says whether
+/// charts were drawn).
 fn same_files(a: &Path, b: &Path) {
+    let read = |d: &Path, f: &str| {
+        let bytes = std::fs::read(d.join(f)).unwrap_or_else(|e| panic!("{}/{f}: {e}", d.display()));
+        if f == "manifest.toml" {
+            let text = String::from_utf8(bytes).unwrap();
+            retrysim::export::owner::without_output(&text)
+                .as_bytes()
+                .to_vec()
+        } else {
+            bytes
+        }
+    };
     for f in FILES {
-        let x = std::fs::read(a.join(f)).unwrap_or_else(|e| panic!("{}/{f}: {e}", a.display()));
-        let y = std::fs::read(b.join(f)).unwrap_or_else(|e| panic!("{}/{f}: {e}", b.display()));
+        let x = read(a, f);
+        let y = read(b, f);
         assert!(
             x == y,
             "{f} differs between {} and {}",
@@ -347,38 +360,44 @@ fn bad_sweeps_are_rejected_with_the_key_named() {
     }
 }
 
+/// Runs the Slurm script as one array task (or the merge) would: its own process.
+fn slurm(dir: &Path, args: &[&str], task: Option<u32>) -> Output {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/slurm-array.sbatch");
+    let mut c = Command::new("bash");
+    c.current_dir(dir)
+        .arg(&script)
+        .args(args)
+        .env("RETRYSIM", env!("CARGO_BIN_EXE_retrysim"));
+    if let Some(t) = task {
+        // A resubmitted or stepped array: Slurm's own MIN and COUNT say nothing of
+        // the shard, so they are set to mislead.
+        c.env("SLURM_ARRAY_TASK_ID", t.to_string())
+            .env("SLURM_ARRAY_TASK_MIN", "1")
+            .env("SLURM_ARRAY_TASK_COUNT", "2");
+    }
+    c.output().unwrap()
+}
+
 #[test]
 fn the_slurm_array_script_runs_shards_and_merges_them_into_the_unsharded_bytes() {
     let d = setup();
     let p = d.path();
     ok(p, &["sweep", "sw.toml", "--no-plots", "-q", "--out", "all"]);
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/slurm-array.sbatch");
-    let bin = env!("CARGO_BIN_EXE_retrysim");
-    // Array tasks 0..3 as Slurm would start them (each its own process).
-    for i in 0..3 {
-        let out = Command::new("bash")
-            .current_dir(p)
-            .arg(&script)
-            .args(["run", "sw.toml", "slurm"])
-            .env("RETRYSIM", bin)
-            .env("SLURM_ARRAY_TASK_ID", i.to_string())
-            .env("SLURM_ARRAY_TASK_COUNT", "3")
-            .env("SLURM_ARRAY_TASK_MIN", "0")
-            .output()
-            .unwrap();
+    // Task 0 first, then tasks 1 and 2 as a resubmission (`--array=1,2`) would start
+    // them, each its own process.
+    for i in [0, 1, 2] {
+        let out = slurm(p, &["run", "sw.toml", "slurm", "3"], Some(i));
         assert!(
             out.status.success(),
-            "{}",
+            "task {i}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+        assert!(p.join(format!("slurm/shard-{i}/manifest.toml")).exists());
     }
-    let out = Command::new("bash")
-        .current_dir(p)
-        .arg(&script)
-        .args(["merge", "sw.toml", "slurm"])
-        .env("RETRYSIM", bin)
-        .output()
-        .unwrap();
+    let out = slurm(p, &["run", "sw.toml", "slurm", "3"], Some(3));
+    assert_eq!(out.status.code(), Some(2), "task 3 is no shard of 3");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a shard of 3"));
+    let out = slurm(p, &["merge", "sw.toml", "slurm", "3"], None);
     assert!(
         out.status.success(),
         "{}",
@@ -386,6 +405,41 @@ fn the_slurm_array_script_runs_shards_and_merges_them_into_the_unsharded_bytes()
     );
     // The merge step draws plots too; the tables must match byte for byte.
     same_files(&p.join("all"), &p.join("slurm/merged"));
+}
+
+/// The README's cluster example sweeps a scenario with a grid, with as many array tasks
+/// as the merge expects; its command lines run as written (shards as processes).
+#[test]
+fn the_readme_cluster_example_names_a_sweep_and_one_shard_count() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let lines: Vec<&str> = readme
+        .lines()
+        .filter(|l| {
+            l.contains("deploy/slurm-array.sbatch run")
+                || l.contains("deploy/slurm-array.sbatch merge")
+        })
+        .collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    for l in &lines {
+        let words: Vec<&str> = l.split_whitespace().collect();
+        let at = words
+            .iter()
+            .position(|w| *w == "deploy/slurm-array.sbatch")
+            .unwrap();
+        let scenario = words[at + 2];
+        let shards = words[at + 4].trim_end_matches(')');
+        let text =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(scenario)).unwrap();
+        assert!(text.contains("\n[sweep]"), "{scenario} has no [sweep]");
+        if l.contains(" run ") {
+            assert!(
+                l.contains(&format!("--array=0-{}", shards.parse::<u32>().unwrap() - 1)),
+                "{l}"
+            );
+        }
+        assert_eq!(shards, "8", "{l}");
+    }
 }
 
 #[test]
@@ -404,4 +458,214 @@ fn the_kubernetes_job_runs_one_shard_per_completion_index() {
     assert!(yaml.contains(&format!("{{ name: SHARDS, value: \"{completions}\" }}")));
     assert!(yaml.contains("--shard \"${JOB_COMPLETION_INDEX}/${SHARDS}\""));
     assert!(yaml.contains("retrysim merge /results/shard-* --out /results/merged"));
+    // The image is one anybody can build: the Dockerfile's, tagged with the version.
+    let tag = format!("image: retrysim:{}", env!("CARGO_PKG_VERSION"));
+    assert_eq!(
+        yaml.matches("image: ").count(),
+        yaml.matches(&tag).count(),
+        "{yaml}"
+    );
+    assert!(yaml.contains(&tag));
+    let docker =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Dockerfile")).unwrap();
+    let stages: Vec<&str> = docker.lines().filter(|l| l.starts_with("FROM ")).collect();
+    assert_eq!(
+        stages.len(),
+        2,
+        "a build stage and a runtime stage: {stages:?}"
+    );
+    assert!(stages[0].starts_with("FROM rust:") && stages[0].ends_with(" AS build"));
+    assert!(stages[1].contains("-slim"), "{stages:?}");
+    assert!(docker.contains("cargo build --profile dist --locked"));
+    assert!(docker.contains("COPY --from=build /src/target/dist/retrysim /usr/local/bin/retrysim"));
+    // Every file the build stage copies exists, and it copies what Cargo.toml names.
+    for l in docker
+        .lines()
+        .filter(|l| l.starts_with("COPY ") && !l.contains("--from"))
+    {
+        let words: Vec<&str> = l.split_whitespace().collect();
+        for src in &words[1..words.len() - 1] {
+            assert!(
+                Path::new(env!("CARGO_MANIFEST_DIR")).join(src).exists(),
+                "Dockerfile copies {src}, which does not exist"
+            );
+        }
+    }
+    // Its Rust is at least the crate's rust-version.
+    let rust: Vec<u32> = stages[0]["FROM rust:".len()..]
+        .split(['-', ' '])
+        .next()
+        .unwrap()
+        .split('.')
+        .map(|x| x.parse().unwrap())
+        .collect();
+    let cargo =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap();
+    let need: Vec<u32> = cargo
+        .lines()
+        .find_map(|l| l.strip_prefix("rust-version = "))
+        .unwrap()
+        .trim_matches('"')
+        .split('.')
+        .map(|x| x.parse().unwrap())
+        .collect();
+    assert!(rust >= need, "{rust:?} < {need:?}");
+}
+
+/// Runs retrysim in `dir` under an address-space limit of `mib` MiB.
+fn capped(dir: &Path, mib: u64, args: &[&str]) -> Output {
+    let out = Command::new("sh")
+        .current_dir(dir)
+        .arg("-c")
+        .arg(format!("ulimit -v {} && exec \"$0\" \"$@\"", mib << 10))
+        .arg(env!("CARGO_BIN_EXE_retrysim"))
+        .args(args)
+        .output()
+        .expect("run retrysim under sh");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(!err.contains("memory allocation"), "out of memory: {err}");
+    out
+}
+
+const TINY: &str = r#"
+name = "tiny"
+duration = "2s"
+[dependency]
+servers = 2
+service_time = "10ms"
+[[fleets]]
+name = "web"
+arrival = { kind = "poisson", rate = 20 }
+[[fleets.layers]]
+max_attempts = 2
+"#;
+
+/// A 160,000-cell grid: a shard plans it in memory proportional to its values and
+/// builds only its own cells (before: 3.2 GB and 13-16 s for any shard).
+#[test]
+fn a_shard_of_a_huge_grid_plans_lazily() {
+    let d = setup();
+    let p = d.path();
+    std::fs::write(
+        p.join("huge.toml"),
+        format!("{TINY}[sweep]\n\"fleets.0.arrival.rate\" = {{ from = 1, to = 400, step = 1 }}\n\"dependency.servers\" = {{ from = 1, to = 400, step = 1 }}\n"),
+    )
+    .unwrap();
+    let out = capped(
+        p,
+        600,
+        &[
+            "sweep",
+            "huge.toml",
+            "--shard",
+            "0/160000",
+            "--no-plots",
+            "-q",
+            "--out",
+            "h",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary = std::fs::read_to_string(p.join("h/summary.csv")).unwrap();
+    assert_eq!(summary.lines().count(), 2, "one run: {summary}");
+    let m = std::fs::read_to_string(p.join("h/manifest.toml")).unwrap();
+    assert!(m.contains("cells = 160000"), "{m}");
+}
+
+/// `run` writes replications as they finish: memory does not grow with their number
+/// (before: about 75 KB a run, kept to the end).
+#[test]
+fn many_replications_run_in_bounded_memory() {
+    let d = setup();
+    let p = d.path();
+    std::fs::write(p.join("t.toml"), TINY).unwrap();
+    let out = capped(
+        p,
+        400,
+        &[
+            "run",
+            "t.toml",
+            "--no-plots",
+            "-q",
+            "--out",
+            "r",
+            "--set",
+            "replications=20000",
+            "--set",
+            "duration=\"200ms\"",
+            "--set",
+            "bucket=\"10ms\"",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary = std::fs::read_to_string(p.join("r/summary.csv")).unwrap();
+    assert_eq!(summary.lines().count(), 20001);
+    let agg = std::fs::read_to_string(p.join("r/aggregate.csv")).unwrap();
+    assert_eq!(agg.lines().count(), 2);
+}
+
+#[test]
+fn merge_refuses_a_shard_count_larger_than_the_sweep() {
+    let d = setup();
+    let p = d.path();
+    ok(
+        p,
+        &[
+            "sweep",
+            "sw.toml",
+            "--shard",
+            "0/2",
+            "--no-plots",
+            "-q",
+            "--out",
+            "s0",
+        ],
+    );
+    let m = p.join("s0/manifest.toml");
+    let text = std::fs::read_to_string(&m)
+        .unwrap()
+        .replace("shard = \"0/2\"", "shard = \"0/1000000000000\"");
+    std::fs::write(&m, text).unwrap();
+    let out = capped(p, 1024, &["merge", "s0", "--out", "m", "--no-plots"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("at most one shard per run"), "{err}");
+    assert!(!p.join("m").exists());
+}
+
+/// Swept text lands in CSV cells that a spreadsheet would evaluate: it is quoted.
+#[test]
+fn swept_text_cannot_inject_spreadsheet_formulas() {
+    let d = setup();
+    let p = d.path();
+    std::fs::write(
+        p.join("inj.toml"),
+        format!("{TINY}[sweep]\n\"fleets.0.name\" = [\"=2+5\", \"@SUM(1)\", \"-x\", \"+cmd|' C calc'!A0\", \"plain\"]\n"),
+    )
+    .unwrap();
+    ok(p, &["sweep", "inj.toml", "--no-plots", "-q", "--out", "i"]);
+    for file in ["summary.csv", "aggregate.csv"] {
+        let mut rdr = csv::Reader::from_path(p.join("i").join(file)).unwrap();
+        let i = rdr
+            .headers()
+            .unwrap()
+            .iter()
+            .position(|c| c == "param_fleets.0.name")
+            .unwrap();
+        let cells: Vec<String> = rdr.records().map(|r| r.unwrap()[i].to_string()).collect();
+        assert_eq!(
+            cells,
+            ["'=2+5", "'@SUM(1)", "'-x", "'+cmd|' C calc'!A0", "plain"],
+            "{file}"
+        );
+    }
 }

@@ -1,0 +1,580 @@
+//! Who owns an output folder's files. retrysim removes or overwrites only files that a
+//! manifest it wrote says it wrote: `manifest.toml` lists them in its last table,
+//! `[output] files`. Everything else in the folder is the user's and is never touched,
+//! `--force` or not.
+//!
+//! The list can only name retrysim's own file names ([`is_ours`]): a tampered
+//! manifest cannot make retrysim remove `../notes.txt` or `plots/photo.jpg`. A file
+//! is listed *before* it is written, so a run killed part-way leaves a folder whose
+//! manifest still vouches for every result file in it.
+//!
+//! Paths are compared as the file system resolves them ([`resolve`]), so `out`,
+//! `./out` and `new/../out` are one folder; a symlink inside a results folder (a
+//! file, `plots/` or `runs/`) is refused rather than followed.
+
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+use thiserror::Error;
+
+/// Result files at the top of a folder.
+pub const TOP_FILES: [&str; 6] = [
+    "manifest.toml",
+    "summary.csv",
+    "timeseries.csv",
+    "herd.csv",
+    "aggregate.csv",
+    "report.html",
+];
+/// The entry that stands for the finished runs of a sweep (`runs/NNNNNN/`).
+pub const RUNS_ENTRY: &str = "runs/";
+/// The three files inside a finished run's folder.
+pub const RUN_FILES: [&str; 3] = ["summary.csv", "timeseries.csv", "herd.csv"];
+
+/// What can stop retrysim from writing into a folder.
+#[derive(Debug, Error)]
+pub enum OwnerError {
+    /// A path that would be written is a symlink.
+    #[error("output path '{0}' is a symbolic link: retrysim writes only into real folders and files (remove the link or choose another --out)")]
+    Symlink(PathBuf),
+    /// A file retrysim would write exists and no manifest of retrysim lists it.
+    #[error("'{0}' exists and retrysim did not write it (its manifest does not list it): move it away or choose another --out")]
+    Foreign(PathBuf),
+    /// The output path names a file, not a folder.
+    #[error("output folder '{0}' is a file, not a folder: choose another --out")]
+    NotAFolder(PathBuf),
+    /// A file could not be read, written or removed.
+    #[error("cannot {what} '{path}': {source}")]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// The file or folder.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+fn io_err<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> OwnerError + 'a {
+    move |source| OwnerError::Io {
+        what,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// The folder `dir` names, as the file system resolves it: absolute, each existing
+/// prefix canonical (symlinks followed), `..` applied after that. Two spellings of one
+/// folder resolve to the same path, whether or not it exists yet.
+pub fn resolve(dir: &Path) -> io::Result<PathBuf> {
+    let abs = if dir.is_absolute() {
+        dir.to_path_buf()
+    } else {
+        std::env::current_dir()?.join(dir)
+    };
+    let mut out = PathBuf::new();
+    let mut exists = true;
+    for c in abs.components() {
+        match c {
+            Component::Prefix(_) | Component::RootDir => out.push(c.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+                exists = out.exists();
+            }
+            Component::Normal(n) => {
+                out.push(n);
+                if exists {
+                    match std::fs::canonicalize(&out) {
+                        Ok(p) => out = p,
+                        Err(_) => exists = false,
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `rel` is one of the names retrysim writes in a results folder: a top file,
+/// `runs/`, or `plots/<name>.png|svg`.
+pub fn is_ours(rel: &str) -> bool {
+    if TOP_FILES.contains(&rel) || rel == RUNS_ENTRY {
+        return true;
+    }
+    let Some(name) = rel.strip_prefix("plots/") else {
+        return false;
+    };
+    let stem = name
+        .strip_suffix(".png")
+        .or_else(|| name.strip_suffix(".svg"));
+    stem.is_some_and(|s| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+            && !s.starts_with('.')
+    })
+}
+
+/// The files a manifest table says retrysim wrote (only names that [`is_ours`]). A
+/// manifest written before the list existed vouches for the top files and `runs/`.
+pub fn listed(manifest: &toml::Table) -> Vec<String> {
+    match manifest
+        .get("output")
+        .and_then(|o| o.get("files"))
+        .and_then(|f| f.as_array())
+    {
+        Some(files) => files
+            .iter()
+            .filter_map(|v| v.as_str())
+            .filter(|s| is_ours(s))
+            .map(str::to_string)
+            .collect(),
+        None => TOP_FILES
+            .iter()
+            .map(|s| s.to_string())
+            .chain([RUNS_ENTRY.to_string()])
+            .collect(),
+    }
+}
+
+/// Refuses `dir/rel` if `dir` is a file, or if any of `rel`'s components is a
+/// symlink; returns the path.
+pub fn check_target(dir: &Path, rel: &str) -> Result<PathBuf, OwnerError> {
+    if dir.is_file() {
+        return Err(OwnerError::NotAFolder(dir.to_path_buf()));
+    }
+    let mut p = dir.to_path_buf();
+    for part in rel.trim_end_matches('/').split('/') {
+        p.push(part);
+        if let Ok(m) = std::fs::symlink_metadata(&p) {
+            if m.file_type().is_symlink() {
+                return Err(OwnerError::Symlink(p));
+            }
+        }
+    }
+    Ok(p)
+}
+
+/// Whether a folder holds nothing at all (or does not exist).
+pub fn is_empty(dir: &Path) -> bool {
+    std::fs::read_dir(dir).map_or(true, |mut d| d.next().is_none())
+}
+
+/// Removes the files `files` lists (as [`listed`] returns them) from `dir`: regular
+/// files only, the runs of `runs/` (numbered folders holding only run files), and
+/// `plots/` and `runs/` themselves once empty. Anything else stays, and so does a
+/// listed name that is now a folder or a link: someone else put it there.
+pub fn remove_listed(dir: &Path, files: &[String]) -> Result<(), OwnerError> {
+    for rel in files {
+        if rel == RUNS_ENTRY {
+            remove_runs(&dir.join("runs"))?;
+            continue;
+        }
+        let p = check_target(dir, rel)?;
+        if std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_file()) {
+            std::fs::remove_file(&p).map_err(io_err("remove", &p))?;
+        }
+    }
+    remove_leftovers(dir)?;
+    for sub in ["plots", "runs"] {
+        let p = dir.join(sub);
+        if std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_dir()) && is_empty(&p) {
+            std::fs::remove_dir(&p).map_err(io_err("remove", &p))?;
+        }
+    }
+    Ok(())
+}
+
+/// Removes the numbered run folders of `runs` that hold nothing but run files.
+fn remove_runs(runs: &Path) -> Result<(), OwnerError> {
+    match std::fs::symlink_metadata(runs) {
+        Ok(m) if m.file_type().is_symlink() => return Err(OwnerError::Symlink(runs.into())),
+        Ok(m) if m.is_dir() => {}
+        _ => return Ok(()),
+    }
+    let entries = std::fs::read_dir(runs).map_err(io_err("read", runs))?;
+    for e in entries {
+        let e = e.map_err(io_err("read", runs))?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        let numbered = !name.is_empty() && name.bytes().all(|b| b.is_ascii_digit());
+        if !(numbered || is_tmp_name(&name)) {
+            continue;
+        }
+        let p = e.path();
+        let ft = e.file_type().map_err(io_err("read", &p))?;
+        if !ft.is_dir() {
+            continue;
+        }
+        let inner: Vec<_> = std::fs::read_dir(&p)
+            .map_err(io_err("read", &p))?
+            .filter_map(Result::ok)
+            .collect();
+        let only_ours = inner.iter().all(|f| {
+            let n = f.file_name().to_string_lossy().into_owned();
+            f.file_type().is_ok_and(|t| t.is_file()) && (RUN_FILES.contains(&n.as_str()))
+        });
+        if only_ours {
+            std::fs::remove_dir_all(&p).map_err(io_err("remove", &p))?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether `name` is a temporary name this program writes (`.tmp-PID-N-name`).
+pub fn is_tmp_name(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix(crate::export::atomic::TMP_PREFIX) else {
+        return false;
+    };
+    let mut parts = rest.splitn(3, '-');
+    let digits =
+        |s: Option<&str>| s.is_some_and(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()));
+    digits(parts.next()) && digits(parts.next()) && parts.next().is_some_and(|s| !s.is_empty())
+}
+
+/// Removes the temporary files a killed writer left at the top of `dir` and in its
+/// `plots/` (only regular files with this program's temporary names).
+pub fn remove_leftovers(dir: &Path) -> Result<(), OwnerError> {
+    for d in [dir.to_path_buf(), dir.join("plots")] {
+        if !std::fs::symlink_metadata(&d).is_ok_and(|m| m.is_dir()) {
+            continue;
+        }
+        let entries = std::fs::read_dir(&d).map_err(io_err("read", &d))?;
+        for e in entries.filter_map(Result::ok) {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if is_tmp_name(&name) && e.file_type().is_ok_and(|t| t.is_file()) {
+                let p = e.path();
+                std::fs::remove_file(&p).map_err(io_err("remove", &p))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What a command wants to write into a folder: the `[run]` facts that decide
+/// whether a folder already holding results may take it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Want {
+    /// `"run"` or `"sweep"`.
+    pub kind: &'static str,
+    /// The scenario's identity: its canonical file path, or `<embedded default>`.
+    pub identity: String,
+    /// A sweep's fingerprint (same sweep: resumable).
+    pub fingerprint: Option<String>,
+    /// A sweep shard (`I/N`).
+    pub shard: Option<String>,
+}
+
+/// A folder claimed for writing: what its old manifest vouched for is still ours.
+#[derive(Debug, Clone)]
+pub struct Claimed {
+    /// The folder, resolved.
+    pub dir: PathBuf,
+    /// Files an earlier manifest of this same work lists (kept when resuming).
+    pub listed: Vec<String>,
+}
+
+impl Claimed {
+    /// The path of `rel` in the folder, once it is safe to write: no symlink on the way,
+    /// and not a file that someone else put there (`--force` or not).
+    pub fn target(&self, rel: &str) -> Result<PathBuf, OwnerError> {
+        let p = check_target(&self.dir, rel)?;
+        let exists = std::fs::symlink_metadata(&p).is_ok();
+        if exists && !self.listed.iter().any(|l| l == rel) {
+            return Err(OwnerError::Foreign(p));
+        }
+        Ok(p)
+    }
+}
+
+/// Why a folder cannot be claimed.
+#[derive(Debug)]
+pub enum Refusal {
+    /// It holds other results (the reason names them): `--force` replaces them.
+    Occupied(String),
+    /// It cannot be written at all.
+    Error(OwnerError),
+}
+
+impl From<OwnerError> for Refusal {
+    fn from(e: OwnerError) -> Refusal {
+        Refusal::Error(e)
+    }
+}
+
+/// Reads `dir/manifest.toml`: `Ok(None)` when there is none, `Err` with a reason when
+/// it is not one retrysim wrote.
+pub fn read_manifest(dir: &Path) -> Result<Option<toml::Table>, String> {
+    let p = dir.join("manifest.toml");
+    match std::fs::symlink_metadata(&p) {
+        Err(_) => return Ok(None),
+        Ok(m) if !m.is_file() => {
+            return Err("holds a manifest.toml that is not a regular file".to_string())
+        }
+        Ok(m) if m.len() > crate::export::MAX_MANIFEST_BYTES => {
+            return Err(format!(
+                "holds a manifest.toml of {} bytes, larger than any retrysim writes",
+                m.len()
+            ))
+        }
+        Ok(_) => {}
+    }
+    let text = std::fs::read_to_string(&p)
+        .map_err(|e| format!("holds a manifest.toml retrysim cannot read ({e})"))?;
+    let t: toml::Table = toml::from_str(&text).map_err(|e| {
+        format!(
+            "holds a manifest.toml retrysim cannot read ({})",
+            e.to_string().trim()
+        )
+    })?;
+    if !t.get("run").is_some_and(toml::Value::is_table) {
+        return Err("holds a manifest.toml retrysim did not write (no [run] table)".to_string());
+    }
+    Ok(Some(t))
+}
+
+/// Claims `dir` for `want`. A missing or empty folder is free. A folder whose manifest
+/// shows the same work is taken over: a run replaces its own earlier results (other
+/// `--set` values or seed included); a sweep resumes. Anything else is refused, unless
+/// `force`: then the files the old manifest lists are removed and nothing else is; a
+/// file retrysim would write that exists unlisted stays refused ([`Claimed::target`]).
+pub fn claim(dir: &Path, want: &Want, force: bool) -> Result<Claimed, Refusal> {
+    let resolved = resolve(dir).map_err(|e| OwnerError::Io {
+        what: "resolve",
+        path: dir.to_path_buf(),
+        source: e,
+    })?;
+    if resolved.is_file() {
+        return Err(OwnerError::NotAFolder(dir.to_path_buf()).into());
+    }
+    check_target(&resolved, "manifest.toml")?;
+    let free = Claimed {
+        dir: resolved.clone(),
+        listed: Vec::new(),
+    };
+    if is_empty(&resolved) {
+        return Ok(free);
+    }
+    let prior = match read_manifest(&resolved) {
+        Ok(Some(m)) => m,
+        Ok(None) if force => return Ok(free),
+        Ok(None) => {
+            return Err(Refusal::Occupied(
+                "is not empty and holds no manifest.toml of retrysim (retrysim writes only into empty folders or its own)".to_string(),
+            ))
+        }
+        Err(_) if force => return Ok(free),
+        Err(reason) => return Err(Refusal::Occupied(reason)),
+    };
+    let listed = listed(&prior);
+    let run = prior.get("run").and_then(|v| v.as_table());
+    let get = |k: &str| {
+        run.and_then(|r| r.get(k))
+            .and_then(|v| v.as_str())
+            .map(str::to_string)
+    };
+    // A manifest written before `identity` existed names its source instead.
+    let identity = get("identity")
+        .or_else(|| get("source"))
+        .unwrap_or_default();
+    let kind = get("kind").unwrap_or_default();
+    let problem = if kind != want.kind {
+        Some(if kind == "sweep" {
+            "holds the results of a sweep".to_string()
+        } else {
+            "holds the results of a single run, not a sweep".to_string()
+        })
+    } else if want.kind == "run" {
+        (identity != want.identity).then(|| {
+            format!(
+                "holds the results of scenario '{}' ({})",
+                get("scenario").unwrap_or_default(),
+                identity
+            )
+        })
+    } else if get("fingerprint") != want.fingerprint {
+        Some(format!(
+            "holds a sweep of a different scenario or version of it ('{}')",
+            get("scenario").unwrap_or_default()
+        ))
+    } else if get("shard") != want.shard {
+        Some(format!(
+            "holds shard {} of this sweep",
+            get("shard").unwrap_or_else(|| "(none)".into())
+        ))
+    } else {
+        None
+    };
+    match problem {
+        Some(reason) if !force => Err(Refusal::Occupied(reason)),
+        // Replaced: what the old manifest vouches for goes, and nothing else.
+        Some(_) => {
+            remove_listed(&resolved, &listed)?;
+            Ok(free)
+        }
+        None if want.kind == "run" => {
+            remove_listed(&resolved, &listed)?;
+            Ok(free)
+        }
+        // The same sweep: resumed, its runs kept.
+        None => {
+            remove_leftovers(&resolved)?;
+            Ok(Claimed {
+                dir: resolved,
+                listed,
+            })
+        }
+    }
+}
+
+/// The manifest text without its `[output]` table (what it says of the results,
+/// the same however often the folder's charts were redrawn).
+pub fn without_output(text: &str) -> &str {
+    match text.rfind("\n[output]\n") {
+        Some(i) => &text[..=i],
+        None => text,
+    }
+}
+
+/// Records that the charts `files` (relative names under `plots/`, and
+/// `report.html`) are about to be written in `dir`, which must hold a manifest of
+/// retrysim: refuses a symlink on the way or a file of that name that the manifest
+/// does not list, removes the charts an earlier drawing listed that this one does not
+/// (another format), and rewrites the manifest's `[output]` table.
+pub fn record_charts(dir: &Path, files: &[String]) -> Result<(), OwnerError> {
+    let foreign_manifest = || OwnerError::Foreign(dir.join("manifest.toml"));
+    let m = read_manifest(dir)
+        .map_err(|_| foreign_manifest())?
+        .ok_or_else(foreign_manifest)?;
+    let listed = listed(&m);
+    for f in files {
+        let p = check_target(dir, f)?;
+        if std::fs::symlink_metadata(&p).is_ok() && !listed.contains(f) {
+            return Err(OwnerError::Foreign(p));
+        }
+    }
+    let charts = |f: &String| f.starts_with("plots/") || f == "report.html";
+    let stale: Vec<String> = listed
+        .iter()
+        .filter(|f| charts(f) && !files.contains(f))
+        .cloned()
+        .collect();
+    let mut all: Vec<String> = listed.into_iter().filter(|f| !charts(f)).collect();
+    all.extend(files.iter().cloned());
+    let path = check_target(dir, "manifest.toml")?;
+    let text = std::fs::read_to_string(&path).map_err(io_err("read", &path))?;
+    let mut out = without_output(&text).to_string();
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    let mut root = toml::Table::new();
+    root.insert("output".into(), output_table(&all).into());
+    out.push_str(&toml::to_string(&root).unwrap_or_default());
+    crate::export::write_atomic(&path, out.as_bytes()).map_err(io_err("write", &path))?;
+    remove_listed(dir, &stale)
+}
+
+/// The `[output]` table that lists `files` (sorted, once each).
+pub fn output_table(files: &[String]) -> toml::Table {
+    let mut sorted: Vec<&String> = files.iter().collect();
+    sorted.sort();
+    sorted.dedup();
+    let mut t = toml::Table::new();
+    t.insert(
+        "files".into(),
+        toml::Value::Array(sorted.into_iter().map(|s| s.as_str().into()).collect()),
+    );
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_our_own_names_can_be_listed() {
+        for ok in [
+            "summary.csv",
+            "runs/",
+            "plots/timeseries.png",
+            "plots/success_fraction_vs_x.svg",
+        ] {
+            assert!(is_ours(ok), "{ok}");
+        }
+        for bad in [
+            "../summary.csv",
+            "/etc/passwd",
+            "plots/photo.jpg",
+            "plots/../x.png",
+            "plots/.png",
+            "notes.txt",
+            "runs",
+            "plots/a/b.png",
+        ] {
+            assert!(!is_ours(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn temporary_names_are_recognised_exactly() {
+        assert!(is_tmp_name(".tmp-12-0-summary.csv"));
+        assert!(!is_tmp_name(".tmp-notes"));
+        assert!(!is_tmp_name(".tmp-12-x-summary.csv"));
+        assert!(!is_tmp_name("tmp-12-0-x"));
+    }
+
+    #[test]
+    fn two_spellings_of_one_folder_resolve_alike() {
+        let d = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(d.path()).unwrap();
+        std::fs::create_dir(base.join("out")).unwrap();
+        assert_eq!(resolve(&base.join("out")).unwrap(), base.join("out"));
+        assert_eq!(resolve(&base.join("./out/")).unwrap(), base.join("out"));
+        assert_eq!(resolve(&base.join("new/../out")).unwrap(), base.join("out"));
+        assert_eq!(resolve(&base.join("new/..")).unwrap(), base);
+        assert_eq!(resolve(&base.join("a/b")).unwrap(), base.join("a/b"));
+    }
+
+    #[test]
+    fn removing_the_listed_files_leaves_everything_else() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path();
+        std::fs::create_dir_all(p.join("plots")).unwrap();
+        std::fs::create_dir_all(p.join("runs/000001")).unwrap();
+        std::fs::create_dir_all(p.join("runs/000002")).unwrap();
+        std::fs::write(p.join("summary.csv"), "x").unwrap();
+        std::fs::write(p.join("notes.txt"), "mine").unwrap();
+        std::fs::write(p.join("plots/timeseries.png"), "x").unwrap();
+        std::fs::write(p.join("plots/photo.txt"), "mine").unwrap();
+        std::fs::write(p.join("runs/000001/summary.csv"), "x").unwrap();
+        std::fs::write(p.join("runs/000002/mine.txt"), "mine").unwrap();
+        std::fs::write(p.join(".tmp-1-2-summary.csv"), "half").unwrap();
+        let files: Vec<String> = ["summary.csv", "plots/timeseries.png", "runs/"]
+            .map(String::from)
+            .to_vec();
+        remove_listed(p, &files).unwrap();
+        assert!(!p.join("summary.csv").exists());
+        assert!(!p.join("plots/timeseries.png").exists());
+        assert!(!p.join("runs/000001").exists());
+        assert!(!p.join(".tmp-1-2-summary.csv").exists());
+        for kept in ["notes.txt", "plots/photo.txt", "runs/000002/mine.txt"] {
+            assert!(p.join(kept).exists(), "{kept}");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_on_the_way_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path();
+        std::fs::create_dir(p.join("elsewhere")).unwrap();
+        std::fs::create_dir(p.join("out")).unwrap();
+        std::os::unix::fs::symlink(p.join("elsewhere"), p.join("out/plots")).unwrap();
+        assert!(matches!(
+            check_target(&p.join("out"), "plots/timeseries.png"),
+            Err(OwnerError::Symlink(_))
+        ));
+        assert!(check_target(&p.join("out"), "summary.csv").is_ok());
+    }
+}

@@ -1,0 +1,82 @@
+//! Command-line arguments: each bad value gets a message that names the flag, what was
+//! typed and what is allowed (never clap's "use '-- -1'" tip), and exit code 2.
+
+use std::process::Command;
+
+fn retrysim(args: &[&str]) -> (Option<i32>, String) {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("s.toml"),
+        "duration = \"2s\"\n[dependency]\nservers = 2\nservice_time = \"10ms\"\n[[fleets]]\nname = \"a\"\narrival = { kind = \"poisson\", rate = 10 }\n[sweep]\n\"fleets.0.arrival.rate\" = [10, 20]\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_retrysim"))
+        .current_dir(d.path())
+        .args(args)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!err.contains("panicked"), "{err}");
+    (out.status.code(), err)
+}
+
+#[test]
+fn negative_and_out_of_range_numbers_are_named_with_what_is_allowed() {
+    for (args, needles) in [
+        (
+            &["run", "--seed", "-1", "--no-plots", "-q", "--out", "o"][..],
+            &["--seed", "'-1'", "from 0 to 9223372036854775807"][..],
+        ),
+        (
+            &["run", "--seed", "18446744073709551615", "-q", "--out", "o"][..],
+            &["--seed", "from 0 to"][..],
+        ),
+        (
+            &["sweep", "s.toml", "--jobs", "-1", "-q"][..],
+            &["--jobs", "'-1'", "from 1 to 1024"][..],
+        ),
+        (
+            &["sweep", "s.toml", "--jobs", "0", "-q"][..],
+            &["--jobs", "'0'", "from 1 to 1024"][..],
+        ),
+        (
+            &["sweep", "s.toml", "--jobs", "100000", "-q"][..],
+            &["--jobs", "'100000'", "from 1 to 1024"][..],
+        ),
+        (
+            &["check", "s.toml", "--jobs", "0", "-q"][..],
+            &["--jobs", "from 1 to 1024"][..],
+        ),
+        (
+            &["sweep", "s.toml", "--shard", "-1/2", "-q"][..],
+            &["--shard", "-1"][..],
+        ),
+    ] {
+        let (code, err) = retrysim(args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(!err.contains("tip:"), "{args:?}: {err}");
+        for n in needles {
+            assert!(err.contains(n), "{args:?}: {err}");
+        }
+    }
+}
+
+#[test]
+fn sweep_refuses_a_scenario_without_a_grid_before_running_it() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("one.toml"),
+        "duration = \"2s\"\n[dependency]\nservers = 2\nservice_time = \"10ms\"\n[[fleets]]\nname = \"a\"\narrival = { kind = \"poisson\", rate = 10 }\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_retrysim"))
+        .current_dir(d.path())
+        .args(["sweep", "one.toml", "--out", "o", "-q"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("has no [sweep] table"), "{err}");
+    assert!(err.contains("retrysim run"), "{err}");
+    assert!(!d.path().join("o").exists(), "nothing is written");
+}
