@@ -283,7 +283,7 @@ pub fn check(scn: &Scenario, path: &str) -> Result<(), ScenarioError> {
         return err(
             field,
             format!(
-                "the budgets and breakers of every layer instance need about {} ({} here); at most {} are allowed (fewer instances, or a smaller breaker window_calls)",
+                "the budgets and breakers of every layer instance need about {} ({} here); at most {} are allowed (fewer instances, or a smaller breaker window_calls; a top layer has one instance per client unless `instances` says otherwise)",
                 bytes_text(state),
                 bytes_text(bytes),
                 bytes_text(MAX_STATE_BYTES)
@@ -331,7 +331,7 @@ pub fn check(scn: &Scenario, path: &str) -> Result<(), ScenarioError> {
             return err(
                 field,
                 format!(
-                    "the run could need {} ({parts}); {why} (fewer instances, a smaller breaker window, or a lower limits.max_in_flight)",
+                    "the run could need {} ({parts}); {why} (fewer instances, a smaller breaker window, or a lower limits.max_in_flight; a top layer has one instance per client unless `instances` says otherwise)",
                     bytes_text(mem.total())
                 ),
             );

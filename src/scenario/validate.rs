@@ -173,10 +173,15 @@ pub fn validate(file: &ScenarioFile, path: &str, stem: &str) -> R<Scenario> {
         return c.err(
             "duration",
             format!(
-                "duration + drain must be at most {} (found {} + {})",
+                "duration + drain must be at most {} (found {} + {}{})",
                 crate::engine::time::format(MAX_HORIZON),
                 crate::engine::time::format(duration),
-                crate::engine::time::format(drain)
+                crate::engine::time::format(drain),
+                if file.drain.is_none() {
+                    ", the default drain"
+                } else {
+                    ""
+                }
             ),
         );
     }

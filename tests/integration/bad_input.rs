@@ -510,6 +510,15 @@ fn a_duration_shorter_than_the_default_bucket_is_reported_as_duration() {
         Some(&text),
         &["short.toml': duration: must be at least the time-series bucket, 1s by default (found 1us)", "set `bucket`"],
     );
+    let text = GOOD.replace("duration = \"10s\"", "duration = \"999999s\"");
+    check(
+        "long_run",
+        Some(&text),
+        &[
+            "duration: duration + drain must be at most",
+            "+ 1m, the default drain)",
+        ],
+    );
     let text = GOOD.replace("duration = \"10s\"", "duration = \"10s\"\nbucket = \"20s\"");
     check(
         "long_bucket",
