@@ -338,7 +338,7 @@ impl Baseline {
 /// Reads a baseline file.
 pub fn read(path: &Path) -> Result<Baseline, CheckError> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| match source.kind() {
+    let text = crate::scenario::read_text(path).map_err(|source| match source.kind() {
         std::io::ErrorKind::NotFound => CheckError::Missing {
             path: shown.clone(),
         },

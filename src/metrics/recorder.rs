@@ -164,6 +164,8 @@ pub struct Recorder {
     latency: Histogram<u64>,
     /// Latencies (ns) of the current bucket's completions.
     bucket_latency: Vec<u64>,
+    /// The bucket's latencies once more than [`MAX_BUCKET_SAMPLES`] (ns, 3 digits).
+    bucket_hist: Option<Histogram<u64>>,
     herd_start: Nanos,
     herd_width: Nanos,
     herd: Vec<u64>,
@@ -171,6 +173,10 @@ pub struct Recorder {
 }
 
 /// The nearest-rank `q`-quantile of `xs` (reorders `xs`; linear time).
+/// Most latencies a time-series bucket keeps exactly (8 MiB); a busier bucket gives
+/// its percentiles to 3 significant digits from a histogram of bounded size.
+pub const MAX_BUCKET_SAMPLES: usize = 1 << 20;
+
 fn nearest_rank(xs: &mut [u64], q: f64) -> u64 {
     let rank = ((q * xs.len() as f64).ceil() as usize).clamp(1, xs.len());
     *xs.select_nth_unstable(rank - 1).1
@@ -216,6 +222,7 @@ impl Recorder {
             },
             latency: new_histogram(),
             bucket_latency: Vec::new(),
+            bucket_hist: None,
             herd_start,
             herd_width,
             herd: vec![0; herd_n],
@@ -289,10 +296,16 @@ impl Recorder {
             return;
         };
         b.budget_level = budget_level;
-        if !self.bucket_latency.is_empty() {
+        if let Some(h) = self.bucket_hist.take() {
+            b.latency_p50 = Some(h.value_at_quantile(0.5));
+            b.latency_p99 = Some(h.value_at_quantile(0.99));
+        } else if !self.bucket_latency.is_empty() {
             b.latency_p50 = Some(nearest_rank(&mut self.bucket_latency, 0.5));
             b.latency_p99 = Some(nearest_rank(&mut self.bucket_latency, 0.99));
-            self.bucket_latency.clear();
+        }
+        self.bucket_latency.clear();
+        if self.bucket_latency.capacity() > MAX_BUCKET_SAMPLES / 64 {
+            self.bucket_latency = Vec::new();
         }
     }
 
@@ -360,7 +373,19 @@ impl Recorder {
         let us = latency.div_ceil(1000).max(1);
         let _ = self.latency.record(us);
         if self.cur < self.buckets.len() {
-            self.bucket_latency.push(latency);
+            if let Some(h) = &mut self.bucket_hist {
+                let _ = h.record(latency.max(1));
+            } else if self.bucket_latency.len() < MAX_BUCKET_SAMPLES {
+                self.bucket_latency.push(latency);
+            } else {
+                // Past the cap the bucket's percentiles come from a histogram.
+                let mut h = new_histogram();
+                for &x in self.bucket_latency.iter().chain([&latency]) {
+                    let _ = h.record(x.max(1));
+                }
+                self.bucket_latency = Vec::new();
+                self.bucket_hist = Some(h);
+            }
             let b = &mut self.buckets[self.cur];
             b.completions += 1;
             if success {

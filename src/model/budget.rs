@@ -51,14 +51,12 @@
 //! assert_eq!(b.try_retry(0, false), None);
 //! ```
 
-use std::collections::VecDeque;
-
 use crate::engine::time::{to_secs, MILLISECOND};
 use crate::engine::Nanos;
 use crate::model::outcome::Class;
 use crate::scenario::config::BudgetConfig;
 
-use super::windows::{EpochWindow, TpsBucket, WindowedAdder};
+use super::windows::{EpochWindow, SlicedTimes, TpsBucket, WindowedAdder};
 
 /// Why a retry is asked for.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -272,9 +270,9 @@ pub enum Budget {
     /// Sliding-window retry ratio.
     Ratio {
         /// Times of calls in the window.
-        calls: VecDeque<Nanos>,
+        calls: SlicedTimes,
         /// Times of retries in the window.
-        retries: VecDeque<Nanos>,
+        retries: SlicedTimes,
         /// Allowed fraction of calls.
         fraction: f64,
         /// Floor per second.
@@ -308,22 +306,14 @@ pub enum Budget {
     /// SRE per-client retry ratio.
     Sre {
         /// Times of calls (first attempts) in the window.
-        calls: VecDeque<Nanos>,
+        calls: SlicedTimes,
         /// Times of retries in the window.
-        retries: VecDeque<Nanos>,
+        retries: SlicedTimes,
         /// Largest retries / requests.
         fraction: f64,
         /// Window.
         window: Nanos,
     },
-}
-
-/// Drops the times at or before `now − window` (the window is `(now − window, now]`).
-fn evict(q: &mut VecDeque<Nanos>, now: Nanos, window: Nanos) {
-    let from = now.saturating_sub(window);
-    while q.front().is_some_and(|&t| t <= from && now >= window) {
-        q.pop_front();
-    }
 }
 
 impl Budget {
@@ -343,8 +333,8 @@ impl Budget {
                 min_per_sec,
                 window,
             } => Budget::Ratio {
-                calls: VecDeque::new(),
-                retries: VecDeque::new(),
+                calls: SlicedTimes::new(window, SlicedTimes::SLICES),
+                retries: SlicedTimes::lasting(window, SlicedTimes::SLICES),
                 fraction,
                 min_per_sec,
                 window,
@@ -417,19 +407,44 @@ impl Budget {
                 allowed: true,
             }),
             BudgetConfig::Sre { fraction, window } => Budget::Sre {
-                calls: VecDeque::new(),
-                retries: VecDeque::new(),
+                calls: SlicedTimes::new(window, SlicedTimes::SLICES),
+                retries: SlicedTimes::lasting(window, SlicedTimes::SLICES),
                 fraction,
                 window,
             },
         }
     }
 
+    /// A fresh budget for one of `instances` instances of a layer: a `ratio` or `sre`
+    /// window gets [`SlicedTimes::slices_for`] slices, so the layer's windows stay
+    /// within [`SlicedTimes::LAYER_BYTES`].
+    pub fn for_instances(cfg: BudgetConfig, instances: u64) -> Budget {
+        let mut b = Budget::new(cfg);
+        let s = SlicedTimes::slices_for(instances);
+        if let Budget::Ratio {
+            calls,
+            retries,
+            window,
+            ..
+        }
+        | Budget::Sre {
+            calls,
+            retries,
+            window,
+            ..
+        } = &mut b
+        {
+            *calls = SlicedTimes::new(*window, s);
+            *retries = SlicedTimes::lasting(*window, s);
+        }
+        b
+    }
+
     /// A new call entered the layer (its first attempt).
     #[inline]
     pub fn on_call(&mut self, now: Nanos) {
         match self {
-            Budget::Ratio { calls, .. } | Budget::Sre { calls, .. } => calls.push_back(now),
+            Budget::Ratio { calls, .. } | Budget::Sre { calls, .. } => calls.push(now),
             Budget::Finagle(f) => f.deposit(now),
             Budget::Tower(t) if !t.deposit_on_success => t.deposit(now),
             _ => {}
@@ -550,11 +565,11 @@ impl Budget {
                 min_per_sec,
                 window,
             } => {
-                evict(calls, now, *window);
-                evict(retries, now, *window);
+                calls.evict(now);
+                retries.evict(now);
                 let allowed = *fraction * calls.len() as f64 + *min_per_sec * to_secs(*window);
                 if (retries.len() + 1) as f64 <= allowed + 1e-9 {
-                    retries.push_back(now);
+                    retries.push(now);
                     Some(0)
                 } else {
                     None
@@ -596,13 +611,13 @@ impl Budget {
                 calls,
                 retries,
                 fraction,
-                window,
+                ..
             } => {
-                evict(calls, now, *window);
-                evict(retries, now, *window);
+                calls.evict(now);
+                retries.evict(now);
                 let requests = calls.len() + retries.len();
                 if requests == 0 || (retries.len() as f64 / requests as f64) < *fraction {
-                    retries.push_back(now);
+                    retries.push(now);
                     Some(0)
                 } else {
                     None
@@ -636,17 +651,7 @@ impl Budget {
                 min_per_sec,
                 window,
             } => {
-                let from = now.saturating_sub(*window);
-                let c = calls
-                    .iter()
-                    .rev()
-                    .take_while(|&&t| t > from || now < *window)
-                    .count();
-                let r = retries
-                    .iter()
-                    .rev()
-                    .take_while(|&&t| t > from || now < *window)
-                    .count();
+                let (c, r) = (calls.count(now), retries.count(now));
                 let allowed = *fraction * c as f64 + *min_per_sec * to_secs(*window);
                 if allowed <= 0.0 {
                     0.0
@@ -679,16 +684,9 @@ impl Budget {
                 calls,
                 retries,
                 fraction,
-                window,
+                ..
             } => {
-                let from = now.saturating_sub(*window);
-                let inside = |q: &VecDeque<Nanos>| {
-                    q.iter()
-                        .rev()
-                        .take_while(|&&t| t > from || now < *window)
-                        .count()
-                };
-                let (c, r) = (inside(calls), inside(retries));
+                let (c, r) = (calls.count(now), retries.count(now));
                 if c + r == 0 || *fraction <= 0.0 {
                     1.0
                 } else {
@@ -703,7 +701,7 @@ impl Budget {
     pub fn tokens(&self) -> u64 {
         match self {
             Budget::TokenBucket { tokens, .. } | Budget::AwsStandard { tokens, .. } => *tokens,
-            Budget::Ratio { retries, .. } | Budget::Sre { retries, .. } => retries.len() as u64,
+            Budget::Ratio { retries, .. } | Budget::Sre { retries, .. } => retries.len(),
             Budget::Finagle(f) => f.clone().count(0).max(0) as u64,
             Budget::Tower(t) => t.bucket.balance(0).max(0) as u64,
             Budget::Envoy(e) => e.retries,

@@ -19,6 +19,30 @@ use crate::scenario::config::{Arrival, Scenario};
 /// Pending events allowed per request of `limits.max_in_flight`.
 pub const PENDING_PER_REQUEST: u64 = 16;
 
+/// Bytes of one pending event: its queue key and packed event, or a timer in a lane.
+pub fn bytes_per_event() -> u64 {
+    let queued = std::mem::size_of::<u128>() + std::mem::size_of::<crate::model::world::Packed>();
+    queued.max(std::mem::size_of::<crate::model::timers::Timer>()) as u64
+}
+
+/// Bytes of one call or attempt in flight: its arena node, its free-list slot, its
+/// two per-node times and its place in the dependency's queue.
+pub fn bytes_per_node() -> u64 {
+    (std::mem::size_of::<crate::model::request::Node>()
+        + std::mem::size_of::<u32>()
+        + 2 * std::mem::size_of::<crate::engine::Nanos>()
+        + std::mem::size_of::<(u32, u32)>()) as u64
+}
+
+/// Most bytes one request in flight holds with `layers` retry layers at the caps: its
+/// slot (and free-list entry), a call per layer and the attempt, and its share of the
+/// pending events.
+pub fn bytes_per_request(layers: usize) -> u64 {
+    (std::mem::size_of::<crate::model::request::Request>() + std::mem::size_of::<u32>()) as u64
+        + (layers as u64 + 1) * bytes_per_node()
+        + PENDING_PER_REQUEST * bytes_per_event()
+}
+
 /// The caps of one run, resolved from its scenario.
 #[derive(Debug, Clone, Copy)]
 pub struct Caps {

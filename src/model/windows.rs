@@ -7,6 +7,7 @@
 //! | [`TpsBucket`] | tower `TpsBucket` (`TpsBudget`) | 10 slots of `ttl/10`; the slot being replaced is still summed until it is overwritten |
 //! | [`EpochWindow`] | Resilience4j `SlidingTimeWindowMetrics` | one bucket per epoch second, the last `n` seconds including the current one |
 //! | [`CountWindow`] | Resilience4j `FixedSizeSlidingWindowMetrics` | the last `n` calls |
+//! | [`SlicedTimes`] | retrysim's `ratio` and `sre` budgets | 64 slices of `window/64` (fewer with very many instances); an entry expires with its earliest event (calls) or its latest (retries) |
 //! | [`HealthMetrics`] | Polly `RollingHealthMetrics` / `SingleHealthMetrics` | 10 windows of `sampling/10` ticks, each started by the first call after the previous one's width; one window below 200 ms |
 //!
 //! Simulated time starts at an epoch-second boundary, so `t = 0` is the start of an
@@ -409,6 +410,148 @@ impl HealthMetrics {
         } else {
             (total, f64::from(self.failures) / f64::from(total))
         }
+    }
+}
+
+/// Times of events in a trailing window `(now − window, now]`, in bounded memory: the
+/// events of one slice of width `window / slices` share an entry (their count and one
+/// time), so at most `slices + 2` entries are held whatever the rate (the `ratio` and
+/// `sre` budgets count calls and retries in it). Events further apart than a slice
+/// are counted exactly. Within a slice the entry keeps the earliest time
+/// ([`SlicedTimes::new`]: its events leave together, up to a slice width early) or
+/// the latest ([`SlicedTimes::lasting`]: up to a slice width late); a budget keeps its
+/// calls the first way and its retries the second, so slicing never allows a retry
+/// the exact window would deny.
+///
+/// ```
+/// use retrysim::model::windows::SlicedTimes;
+/// let mut w = SlicedTimes::lasting(64, 64);
+/// for t in 0..1_000_000 {
+///     w.push(t);
+/// }
+/// assert_eq!(w.count(999_999), 64);
+/// assert!(w.entries() <= 64 + 2);
+/// ```
+#[derive(Debug, Clone)]
+pub struct SlicedTimes {
+    /// `(time, count)` per slice, oldest first.
+    runs: VecDeque<(Nanos, u64)>,
+    /// Events held.
+    total: u64,
+    window: Nanos,
+    width: Nanos,
+    /// Whether an entry keeps its latest time (else its earliest).
+    latest: bool,
+}
+
+impl SlicedTimes {
+    /// Most slices per window.
+    pub const SLICES: u64 = 64;
+    /// Bytes all the windows of one budget layer should hold together at most: with
+    /// many instances each window gets fewer slices ([`SlicedTimes::slices_for`]).
+    pub const LAYER_BYTES: u64 = 256 << 20;
+
+    /// An empty window of length `window` in `slices` slices whose entries keep their
+    /// earliest time.
+    pub fn new(window: Nanos, slices: u64) -> SlicedTimes {
+        let slices = slices.clamp(1, Self::SLICES);
+        SlicedTimes {
+            runs: VecDeque::new(),
+            total: 0,
+            window,
+            width: (window / slices).max(1),
+            latest: false,
+        }
+    }
+
+    /// As [`SlicedTimes::new`], but entries keep their latest time.
+    pub fn lasting(window: Nanos, slices: u64) -> SlicedTimes {
+        SlicedTimes {
+            latest: true,
+            ..SlicedTimes::new(window, slices)
+        }
+    }
+
+    /// Slices per window when a layer has `instances` instances, each with two
+    /// windows: 64, or fewer so that they hold at most [`SlicedTimes::LAYER_BYTES`]
+    /// together (at least 1).
+    pub fn slices_for(instances: u64) -> u64 {
+        let per_window = Self::LAYER_BYTES / instances.max(1) / 2;
+        let entries = per_window / std::mem::size_of::<(Nanos, u64)>() as u64;
+        // A deque's capacity is a power of two, at least 4, holding slices + 2.
+        let cap = if entries < 4 {
+            4
+        } else {
+            1 << (63 - entries.leading_zeros())
+        };
+        (cap - 2).clamp(1, Self::SLICES)
+    }
+
+    /// Most bytes one window of `slices` slices holds, its deque grown to the
+    /// capacity that holds `slices + 2` entries.
+    pub fn max_bytes(slices: u64) -> u64 {
+        (slices.clamp(1, Self::SLICES) + 2)
+            .next_power_of_two()
+            .max(4)
+            * std::mem::size_of::<(Nanos, u64)>() as u64
+    }
+
+    /// Drops the events that left the window by `now` (none before a whole window has
+    /// passed).
+    pub fn evict(&mut self, now: Nanos) {
+        if now < self.window {
+            return;
+        }
+        let from = now - self.window;
+        while let Some(&(t, n)) = self.runs.front() {
+            if t > from {
+                break;
+            }
+            self.total -= n;
+            self.runs.pop_front();
+        }
+    }
+
+    /// Records an event at `now` (times never decrease).
+    pub fn push(&mut self, now: Nanos) {
+        self.evict(now);
+        self.total += 1;
+        if let Some(back) = self.runs.back_mut() {
+            if back.0 / self.width == now / self.width {
+                back.1 += 1;
+                if self.latest {
+                    back.0 = now;
+                }
+                return;
+            }
+        }
+        self.runs.push_back((now, 1));
+    }
+
+    /// Events held (as of the last [`SlicedTimes::evict`] or push).
+    pub fn len(&self) -> u64 {
+        self.total
+    }
+
+    /// Whether no event is held.
+    pub fn is_empty(&self) -> bool {
+        self.total == 0
+    }
+
+    /// Events in the window at `now`, without evicting.
+    pub fn count(&self, now: Nanos) -> u64 {
+        let from = now.saturating_sub(self.window);
+        self.runs
+            .iter()
+            .rev()
+            .take_while(|&&(t, _)| t > from || now < self.window)
+            .map(|&(_, n)| n)
+            .sum()
+    }
+
+    /// Entries held (at most `slices + 2`).
+    pub fn entries(&self) -> usize {
+        self.runs.len()
     }
 }
 

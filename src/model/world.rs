@@ -292,7 +292,9 @@ impl World {
                             cfg: l.clone(),
                             jitter: stream(seed, &format!("jitter/{}/{}", f.name, li)),
                             network: stream(seed, &format!("network/{}/{}", f.name, li)),
-                            budgets: l.budget.map_or(Vec::new(), |b| vec![Budget::new(b); n]),
+                            budgets: l.budget.map_or(Vec::new(), |b| {
+                                vec![Budget::for_instances(b, n as u64); n]
+                            }),
                             breakers: l.breaker.map_or(Vec::new(), |b| vec![Breaker::new(b); n]),
                             limiters: l.limiter.map_or(Vec::new(), |c| vec![Limiter::new(c); n]),
                             limiter_rng: l

@@ -24,7 +24,7 @@ pub enum ScenarioError {
         path: String,
     },
     /// The file is not TOML.
-    #[error("scenario '{path}' is not valid TOML: {message}")]
+    #[error("scenario '{path}' is not valid TOML: {}", clip_message(.message))]
     Syntax {
         /// File as given.
         path: String,
@@ -32,7 +32,7 @@ pub enum ScenarioError {
         message: String,
     },
     /// A field breaks a rule.
-    #[error("scenario '{path}': {field}: {message}")]
+    #[error("scenario '{path}': {}: {}", clip(.field, MAX_KEY_SHOWN), clip_message(.message))]
     Field {
         /// File as given.
         path: String,
@@ -42,7 +42,7 @@ pub enum ScenarioError {
         message: String,
     },
     /// A `[sweep]` entry is not usable.
-    #[error("scenario '{path}': sweep key '{key}': {message}")]
+    #[error("scenario '{path}': sweep key '{}': {}", clip(.key, MAX_KEY_SHOWN), clip_message(.message))]
     Sweep {
         /// File as given.
         path: String,
@@ -52,7 +52,7 @@ pub enum ScenarioError {
         message: String,
     },
     /// A `--set KEY=VALUE` override cannot be applied.
-    #[error("scenario '{path}': --set {key}: {message}")]
+    #[error("scenario '{path}': --set {}: {}", clip(.key, MAX_KEY_SHOWN), clip_message(.message))]
     Override {
         /// File as given.
         path: String,
@@ -72,4 +72,68 @@ impl ScenarioError {
             _ => None,
         }
     }
+}
+
+/// Most characters of a value a message shows ([`shown`]).
+pub const MAX_VALUE_SHOWN: usize = 60;
+/// Most characters of a field path or key a message shows.
+pub const MAX_KEY_SHOWN: usize = 200;
+/// Most characters of one line of a message.
+pub const MAX_LINE_SHOWN: usize = 400;
+/// Most lines of a message.
+pub const MAX_LINES_SHOWN: usize = 40;
+
+/// A user's value as a message shows it: control characters escaped, and cut to its
+/// first [`MAX_VALUE_SHOWN`] characters with `… (N bytes)` when longer.
+///
+/// ```
+/// use retrysim::scenario::error::shown;
+/// assert_eq!(shown("web"), "web");
+/// assert_eq!(shown("a\x1b]0;x"), "a\\u{1b}]0;x");
+/// assert_eq!(shown(&"x".repeat(100)), format!("{}… (100 bytes)", "x".repeat(60)));
+/// ```
+pub fn shown(s: &str) -> String {
+    clip(s, MAX_VALUE_SHOWN)
+}
+
+/// `s` with control characters escaped, cut to `max` characters (`… (N bytes)`).
+pub fn clip(s: &str, max: usize) -> String {
+    let mut out = String::new();
+    for (n, ch) in s.chars().enumerate() {
+        if n == max {
+            out.push_str(&format!("… ({} bytes)", s.len()));
+            return out;
+        }
+        if ch.is_control() {
+            out.extend(ch.escape_default());
+        } else {
+            out.push(ch);
+        }
+    }
+    out
+}
+
+/// A message (perhaps quoting what the user wrote, as serde and the TOML parser do)
+/// as it is shown: each line escaped and cut with [`clip`], long runs without spaces
+/// (a quoted value) cut to [`MAX_VALUE_SHOWN`], and at most [`MAX_LINES_SHOWN`] lines.
+pub fn clip_message(m: &str) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    for (n, line) in m.lines().enumerate() {
+        if n == MAX_LINES_SHOWN {
+            lines.push(format!("… ({} bytes in all)", m.len()));
+            break;
+        }
+        let cut: Vec<String> = line
+            .split(' ')
+            .map(|w| {
+                if w.chars().count() > MAX_VALUE_SHOWN + 20 {
+                    shown(w)
+                } else {
+                    clip(w, usize::MAX)
+                }
+            })
+            .collect();
+        lines.push(clip(&cut.join(" "), MAX_LINE_SHOWN));
+    }
+    lines.join("\n")
 }

@@ -9,7 +9,11 @@ use crate::engine::Nanos;
 use crate::model::breaker::Breaker;
 use crate::model::budget::Budget;
 
-use super::config::{Arrival, OutageTiming, Scenario, Trip};
+use crate::metrics::recorder::{BucketRow, MAX_BUCKET_SAMPLES};
+use crate::model::limits::{bytes_per_event, bytes_per_request};
+use crate::model::windows::SlicedTimes;
+
+use super::config::{Arrival, BudgetConfig, OutageTiming, Scenario, Trip};
 use super::error::ScenarioError;
 
 /// Most `[[outages]]` entries (each is checked against every other while active).
@@ -24,6 +28,132 @@ pub const MAX_CLOSED_CLIENTS: u64 = 10_000_000;
 pub const MAX_PROFILE_POINTS: usize = 10_000;
 /// Most bytes the budgets and breakers of every layer instance may take together.
 pub const MAX_STATE_BYTES: u64 = 4 << 30;
+
+/// Most memory a run may need by [`memory`]'s estimate (8 GiB: the layer state cap
+/// and work in flight at the default caps with the deepest stack): a run that could
+/// need more is refused before it starts, naming what takes it.
+pub const MAX_RUN_BYTES: u64 = 8 << 30;
+/// Largest `limits.max_events` (about two days of CPU at 6 million events a second).
+pub const MAX_EVENTS: u64 = 1_000_000_000_000;
+
+/// The most memory a run can hold, by part (every part bounded by `[limits]` or by the
+/// scenario's sizes; nothing grows with the events handled).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Memory {
+    /// Work in flight at the `limits.max_in_flight` caps (requests, calls and
+    /// attempts, pending events), doubled for tables that grow by doubling, plus what the
+    /// run schedules up front (closed clients, outage windows).
+    pub in_flight: u64,
+    /// Budgets, breakers and limiters of every layer instance.
+    pub state: u64,
+    /// The time series, one exact bucket of latencies and the herd series.
+    pub series: u64,
+}
+
+impl Memory {
+    /// All parts together.
+    pub fn total(&self) -> u64 {
+        self.in_flight
+            .saturating_add(self.state)
+            .saturating_add(self.series)
+    }
+}
+
+/// Bytes of one layer instance's budget and breaker state.
+fn instance_bytes(l: &super::config::LayerConfig) -> u64 {
+    let budget = l.budget.map_or(0, |b| {
+        std::mem::size_of::<Budget>() as u64
+            + match b {
+                // Calls and retries, each in at most slices + 2 entries.
+                BudgetConfig::Ratio { .. } | BudgetConfig::Sre { .. } => {
+                    2 * SlicedTimes::max_bytes(SlicedTimes::slices_for(l.instances))
+                }
+                _ => 0,
+            }
+    });
+    let breaker = l.breaker.map_or(0, |b| {
+        std::mem::size_of::<Breaker>() as u64
+            + match b.trip {
+                Trip::Rate { window, .. } => u64::from(window),
+                Trip::Consecutive(_) => 0,
+                // A slot per call or per second of the window.
+                Trip::Resilience4j { window, .. } => match window {
+                    super::config::R4jWindow::Count(n) => 16 * u64::from(n),
+                    super::config::R4jWindow::Time(n) => 32 * u64::from(n),
+                },
+                // Polly's rolling metrics: a handful of buckets.
+                Trip::Polly { .. } => 256,
+            }
+    });
+    let limiter = l.limiter.as_ref().map_or(0, |_| {
+        std::mem::size_of::<crate::model::limiter::Limiter>() as u64
+    });
+    budget + breaker + limiter
+}
+
+/// The most memory a run of `scn` can hold: see [`Memory`].
+pub fn memory(scn: &Scenario) -> Memory {
+    let depth = scn.fleets.iter().map(|f| f.layers.len()).max().unwrap_or(0);
+    let event = bytes_per_event();
+    let closed: u64 = scn
+        .fleets
+        .iter()
+        .filter(|f| matches!(f.arrival, Arrival::Closed { .. }))
+        .map(|f| f.clients)
+        .fold(0, u64::saturating_add);
+    let horizon = scn.duration.saturating_add(scn.drain);
+    let windows: u64 = scn
+        .outages
+        .iter()
+        .map(|o| match o.timing {
+            OutageTiming::Window { .. } => 1,
+            OutageTiming::Markov { mean_up, mean_down } => {
+                (horizon / mean_up.saturating_add(mean_down).max(1)).saturating_add(1)
+            }
+        })
+        .fold(0, u64::saturating_add);
+    let window_bytes = std::mem::size_of::<crate::model::outage::Window>() as u64 + 2 * event;
+    let in_flight = scn
+        .limits
+        .max_in_flight
+        .saturating_mul(bytes_per_request(depth))
+        .saturating_add(closed.saturating_mul(event))
+        .saturating_add(windows.saturating_mul(window_bytes))
+        .saturating_mul(2);
+    let state = scn
+        .fleets
+        .iter()
+        .flat_map(|f| &f.layers)
+        .map(|l| l.instances.saturating_mul(instance_bytes(l)))
+        .fold(0, u64::saturating_add);
+    let buckets = scn.duration.div_ceil(scn.bucket);
+    let series = buckets
+        .saturating_mul(std::mem::size_of::<BucketRow>() as u64)
+        .saturating_add(2 * 8 * MAX_BUCKET_SAMPLES as u64)
+        .saturating_add(20_000 * 8);
+    Memory {
+        in_flight,
+        state,
+        series,
+    }
+}
+
+/// Refuses lists longer than their caps in the raw table, before any of their
+/// entries is parsed, resolved or validated: `[[fleets]]`, `[[outages]]`.
+pub fn lists(path: &str, table: &toml::Table) -> Result<(), ScenarioError> {
+    for (key, max) in [("fleets", MAX_FLEETS), ("outages", MAX_OUTAGES)] {
+        if let Some(toml::Value::Array(a)) = table.get(key) {
+            if a.len() > max {
+                return Err(ScenarioError::Field {
+                    path: path.to_string(),
+                    field: key.to_string(),
+                    message: format!("at most {max} {key} are allowed (found {})", a.len()),
+                });
+            }
+        }
+    }
+    Ok(())
+}
 
 /// Checks the resource rules of a validated scenario; `path` names the file.
 pub fn check(scn: &Scenario, path: &str) -> Result<(), ScenarioError> {
@@ -140,21 +270,7 @@ pub fn check(scn: &Scenario, path: &str) -> Result<(), ScenarioError> {
             }
         }
         for (j, l) in f.layers.iter().enumerate() {
-            let per_instance = l.budget.map_or(0, |_| std::mem::size_of::<Budget>() as u64)
-                + l.breaker.map_or(0, |b| {
-                    std::mem::size_of::<Breaker>() as u64
-                        + match b.trip {
-                            Trip::Rate { window, .. } => u64::from(window),
-                            Trip::Consecutive(_) => 0,
-                            // A slot per call or per second of the window.
-                            Trip::Resilience4j { window, .. } => match window {
-                                super::config::R4jWindow::Count(n) => 16 * u64::from(n),
-                                super::config::R4jWindow::Time(n) => 32 * u64::from(n),
-                            },
-                            // Polly's rolling metrics: a handful of buckets.
-                            Trip::Polly { .. } => 256,
-                        }
-                });
+            let per_instance = instance_bytes(l);
             let bytes = l.instances.saturating_mul(per_instance);
             state = state.saturating_add(bytes);
             if biggest.as_ref().is_none_or(|(b, _)| bytes > *b) {
@@ -167,10 +283,64 @@ pub fn check(scn: &Scenario, path: &str) -> Result<(), ScenarioError> {
         return err(
             field,
             format!(
-                "the budgets and breakers of every layer instance need about {} ({} here); at most {} are allowed (fewer instances, or a smaller breaker window_calls)",
+                "the budgets and breakers of every layer instance need about {} ({} here); at most {} are allowed (fewer instances, or a smaller breaker window_calls; a top layer has one instance per client unless `instances` says otherwise)",
                 bytes_text(state),
                 bytes_text(bytes),
                 bytes_text(MAX_STATE_BYTES)
+            ),
+        );
+    }
+    if scn.limits.max_events > MAX_EVENTS {
+        return err(
+            "limits.max_events".into(),
+            format!(
+                "must be at most {MAX_EVENTS}: it bounds the CPU time of a run, and that many events take about two days (found {})",
+                scn.limits.max_events
+            ),
+        );
+    }
+    let mem = memory(scn);
+    if mem.total() > MAX_RUN_BYTES {
+        let m = scn.limits.max_in_flight;
+        let depth = scn.fleets.iter().map(|f| f.layers.len()).max().unwrap_or(0);
+        let parts = format!(
+            "work in flight {}, layer state {}, time series {}",
+            bytes_text(mem.in_flight),
+            bytes_text(mem.state),
+            bytes_text(mem.series)
+        );
+        let why = format!(
+            "a run may take at most {} so that runs in parallel fit in memory",
+            bytes_text(MAX_RUN_BYTES)
+        );
+        if mem.in_flight >= mem.state.max(mem.series) {
+            let per = bytes_per_request(depth);
+            let room = MAX_RUN_BYTES.saturating_sub(mem.state.saturating_add(mem.series)) / 2;
+            return err(
+                "limits.max_in_flight".into(),
+                format!(
+                    "{m} requests in flight could take {} ({per} B each with {depth} layer{}, twice that while the tables grow; {parts}); {why}: at most about {} requests fit",
+                    bytes_text(mem.in_flight),
+                    if depth == 1 { "" } else { "s" },
+                    room / per
+                ),
+            );
+        }
+        if mem.state >= mem.series {
+            let (_, field) = biggest.expect("a layer holds the state");
+            return err(
+                field,
+                format!(
+                    "the run could need {} ({parts}); {why} (fewer instances, a smaller breaker window, or a lower limits.max_in_flight; a top layer has one instance per client unless `instances` says otherwise)",
+                    bytes_text(mem.total())
+                ),
+            );
+        }
+        return err(
+            "bucket".into(),
+            format!(
+                "the run could need {} ({parts}); {why} (a longer bucket, or a lower limits.max_in_flight)",
+                bytes_text(mem.total())
             ),
         );
     }

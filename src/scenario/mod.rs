@@ -23,6 +23,75 @@ pub use file::ScenarioFile;
 /// The embedded default scenario (`scenarios/default.toml`): a short storm that recovers.
 pub const DEFAULT_SCENARIO: &str = include_str!("../../scenarios/default.toml");
 
+/// Largest scenario or baseline file read (16 MiB).
+pub const MAX_FILE_BYTES: u64 = 16 << 20;
+
+/// Reads a text file of at most [`MAX_FILE_BYTES`]: a path that is not a regular file
+/// (a device such as `/dev/zero`, a FIFO, a folder) is refused before it is opened, a
+/// larger file from its metadata, and the read itself stops past the cap in case the
+/// file grows meanwhile.
+pub fn read_text(path: &Path) -> std::io::Result<String> {
+    use std::io::{Error, ErrorKind, Read};
+    let meta = std::fs::metadata(path)?;
+    let too_large = |n: u64| {
+        Error::new(
+            ErrorKind::InvalidData,
+            format!(
+                "the file holds {n} bytes, more than the {MAX_FILE_BYTES} bytes (16 MiB) allowed"
+            ),
+        )
+    };
+    if !meta.is_file() {
+        let ft = meta.file_type();
+        let what = if ft.is_dir() {
+            "a folder"
+        } else if is_fifo(&ft) {
+            "a FIFO (named pipe)"
+        } else if is_device(&ft) {
+            "a device"
+        } else {
+            "not a regular file"
+        };
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            format!("it is {what}: only a regular file can be read"),
+        ));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(too_large(meta.len()));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    std::fs::File::open(path)?
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_large(bytes.len() as u64));
+    }
+    String::from_utf8(bytes)
+        .map_err(|e| Error::new(ErrorKind::InvalidData, format!("it is not UTF-8 text: {e}")))
+}
+
+#[cfg(unix)]
+fn is_fifo(ft: &std::fs::FileType) -> bool {
+    std::os::unix::fs::FileTypeExt::is_fifo(ft)
+}
+
+#[cfg(unix)]
+fn is_device(ft: &std::fs::FileType) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    ft.is_char_device() || ft.is_block_device()
+}
+
+#[cfg(not(unix))]
+fn is_fifo(_: &std::fs::FileType) -> bool {
+    false
+}
+
+#[cfg(not(unix))]
+fn is_device(_: &std::fs::FileType) -> bool {
+    false
+}
+
 /// A scenario's text and where it came from.
 #[derive(Debug, Clone)]
 pub struct Source {
@@ -38,14 +107,15 @@ impl Source {
     /// Reads a scenario file.
     pub fn read(path: &Path) -> Result<Source, ScenarioError> {
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
+        let text = read_text(path).map_err(|source| ScenarioError::Read {
             path: shown.clone(),
             source,
         })?;
+        // The stem is checked as a name when the file sets none (`validate`).
         let stem = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "scenario".to_string());
+            .unwrap_or_default();
         Ok(Source {
             path: shown,
             stem,
@@ -99,6 +169,7 @@ pub struct Loaded {
 
 /// Parses and validates a table (after any overrides).
 pub fn from_table(source: &Source, table: toml::Table) -> Result<Loaded, ScenarioError> {
+    guard::lists(&source.path, &table)?;
     let resolved = preset::resolve(&source.path, &table)?;
     let mut file: ScenarioFile =
         serde_path_to_error::deserialize(toml::Value::Table(resolved.parse)).map_err(|e| {

@@ -38,7 +38,11 @@ pub fn parse_value(raw: &str) -> toml::Value {
     }
 }
 
-/// Sets `value` at the dotted `path` in `table`.
+/// Most dotted segments of an override or sweep key.
+pub const MAX_KEY_DEPTH: usize = 32;
+
+/// Sets `value` at the dotted `path` in `table`; a path of more than
+/// [`MAX_KEY_DEPTH`] segments is refused.
 ///
 /// ```
 /// use retrysim::scenario::overrides::apply;
@@ -48,6 +52,14 @@ pub fn parse_value(raw: &str) -> toml::Value {
 /// assert!(apply(&mut t, "fleets.3.deadline", toml::Value::Integer(1)).is_err());
 /// ```
 pub fn apply(table: &mut toml::Table, path: &str, value: toml::Value) -> Result<(), String> {
+    // Before any work: a path creates a table per segment, and deeper tables than
+    // this would overflow the stack of whatever walks them (clone, drop).
+    let depth = path.split('.').count();
+    if depth > MAX_KEY_DEPTH {
+        return Err(format!(
+            "the key has {depth} dotted segments; at most {MAX_KEY_DEPTH} are allowed"
+        ));
+    }
     let parts: Vec<&str> = path.split('.').collect();
     if parts.iter().any(|p| p.is_empty()) {
         return Err(format!("'{path}' has an empty segment"));

@@ -7,7 +7,7 @@ use crate::model::dist::Dist;
 use crate::model::outcome::{Class, ClassSet};
 
 use super::config::*;
-use super::error::ScenarioError;
+use super::error::{shown, ScenarioError};
 use super::file::*;
 
 /// Default drain after the arrival window.
@@ -138,7 +138,7 @@ pub fn validate(file: &ScenarioFile, path: &str, stem: &str) -> R<Scenario> {
         Some(n) => {
             let n = n.trim();
             if n.is_empty()
-                || n.len() > 100
+                || n.len() > MAX_NAME_BYTES
                 || !n
                     .chars()
                     .all(|ch| ch.is_ascii_alphanumeric() || "-_.".contains(ch))
@@ -147,13 +147,25 @@ pub fn validate(file: &ScenarioFile, path: &str, stem: &str) -> R<Scenario> {
                 return c.err(
                     "name",
                     format!(
-                        "must be 1 to 100 characters of letters, digits, '-', '_' or '.', not starting with '.' (found \"{n}\")"
+                        "must be 1 to {MAX_NAME_BYTES} characters of letters, digits, '-', '_' or '.', not starting with '.' (found \"{}\")",
+                        shown(n)
                     ),
                 );
             }
             n.to_string()
         }
-        None => stem.to_string(),
+        None => {
+            if let Err(why) = folder_name(stem) {
+                return c.err(
+                    "name",
+                    format!(
+                        "is not set, so the file name gives the default name \"{}\", which {why}: the name becomes the output folder output/<name>/, one path component (not empty, '.' or '..', no '/', '\\' or control characters, at most {MAX_NAME_BYTES} bytes); set `name = \"...\"` in the file",
+                        shown(stem)
+                    ),
+                );
+            }
+            stem.to_string()
+        }
     };
     let duration = c.positive_dur("duration", file.duration)?;
     let drain = file.drain.map_or(DEFAULT_DRAIN, |d| d.0);
@@ -161,10 +173,15 @@ pub fn validate(file: &ScenarioFile, path: &str, stem: &str) -> R<Scenario> {
         return c.err(
             "duration",
             format!(
-                "duration + drain must be at most {} (found {} + {})",
+                "duration + drain must be at most {} (found {} + {}{})",
                 crate::engine::time::format(MAX_HORIZON),
                 crate::engine::time::format(duration),
-                crate::engine::time::format(drain)
+                crate::engine::time::format(drain),
+                if file.drain.is_none() {
+                    ", the default drain"
+                } else {
+                    ""
+                }
             ),
         );
     }
@@ -173,7 +190,22 @@ pub fn validate(file: &ScenarioFile, path: &str, stem: &str) -> R<Scenario> {
         None => DEFAULT_BUCKET,
     };
     if bucket > duration {
-        return c.err("bucket", "must not be longer than duration");
+        let (d, b) = (
+            crate::engine::time::format(duration),
+            crate::engine::time::format(bucket),
+        );
+        return match file.bucket {
+            Some(_) => c.err(
+                "bucket",
+                format!("must not be longer than duration {d} (found {b})"),
+            ),
+            None => c.err(
+                "duration",
+                format!(
+                    "must be at least the time-series bucket, {b} by default (found {d}); set `bucket` to at most {d} for a shorter run"
+                ),
+            ),
+        };
     }
     if duration / bucket > 1_000_000 {
         return c.err(
@@ -209,13 +241,29 @@ pub fn validate(file: &ScenarioFile, path: &str, stem: &str) -> R<Scenario> {
     if file.fleets.is_empty() {
         return c.err("fleets", "needs at least one [[fleets]] entry");
     }
+    // Caps before the work they guard: validation takes time linear in the file.
+    list_cap(
+        &c,
+        "fleets",
+        file.fleets.len(),
+        super::guard::MAX_FLEETS,
+        "fleets",
+    )?;
+    list_cap(
+        &c,
+        "outages",
+        file.outages.len(),
+        super::guard::MAX_OUTAGES,
+        "outages",
+    )?;
     let mut fleets = Vec::with_capacity(file.fleets.len());
+    let mut names = std::collections::HashSet::with_capacity(file.fleets.len());
     for (i, f) in file.fleets.iter().enumerate() {
         let fleet = validate_fleet(&c, i, f, dependency.kind == DependencyKind::Occ)?;
-        if fleets.iter().any(|o: &FleetConfig| o.name == fleet.name) {
+        if !names.insert(fleet.name.clone()) {
             return c.err(
                 format!("fleets[{i}].name"),
-                format!("\"{}\" is used by another fleet", fleet.name),
+                format!("\"{}\" is used by another fleet", shown(&fleet.name)),
             );
         }
         fleets.push(fleet);
@@ -234,6 +282,7 @@ pub fn validate(file: &ScenarioFile, path: &str, stem: &str) -> R<Scenario> {
         if e.metric.trim().is_empty() {
             return c.err(format!("expect[{i}].metric"), "must name a summary column");
         }
+        label(&c, &format!("expect[{i}].metric"), &e.metric)?;
         if e.min.is_none() && e.max.is_none() {
             return c.err(format!("expect[{i}]"), "needs `min`, `max` or both");
         }
@@ -277,7 +326,7 @@ fn validate_dependency(c: &Ctx, d: &DependencyFile) -> R<DependencyConfig> {
         Some(other) => {
             return c.err(
                 "dependency.kind",
-                format!("must be \"queue\" or \"occ\" (found \"{other}\")"),
+                format!("must be \"queue\" or \"occ\" (found \"{}\")", shown(other)),
             );
         }
     }
@@ -323,7 +372,7 @@ fn validate_dependency(c: &Ctx, d: &DependencyFile) -> R<DependencyConfig> {
         Some(o) => {
             return c.err(
                 "dependency.discipline",
-                format!("must be \"fifo\" or \"lifo\" (found \"{o}\")"),
+                format!("must be \"fifo\" or \"lifo\" (found \"{}\")", shown(o)),
             )
         }
     };
@@ -382,12 +431,16 @@ fn validate_occ(c: &Ctx, d: &DependencyFile) -> R<DependencyConfig> {
 fn validate_fleet(c: &Ctx, i: usize, f: &FleetFile, occ: bool) -> R<FleetConfig> {
     let p = format!("fleets[{i}]");
     let name = f.name.trim().to_string();
-    if name.is_empty() || name.len() > 100 || name.contains(['/', ',', '"', '\n']) {
+    if name.is_empty()
+        || name.len() > MAX_NAME_BYTES
+        || name.contains(['/', ',', '"'])
+        || name.chars().any(char::is_control)
+    {
         return c.err(
             format!("{p}.name"),
             format!(
-                "must be 1 to 100 characters without '/', ',', '\"' or newlines (found \"{}\")",
-                f.name
+                "must be 1 to {MAX_NAME_BYTES} bytes without '/', ',', '\"' or control characters (newlines, tabs, escapes) (found \"{}\")",
+                shown(&f.name)
             ),
         );
     }
@@ -466,6 +519,13 @@ fn validate_fleet(c: &Ctx, i: usize, f: &FleetFile, occ: bool) -> R<FleetConfig>
             if pts.is_empty() {
                 return c.err(field, "needs at least one { at, multiplier } point");
             }
+            list_cap(
+                c,
+                &field,
+                pts.len(),
+                super::guard::MAX_PROFILE_POINTS,
+                "points",
+            )?;
             let mut out = Vec::with_capacity(pts.len());
             for (j, pt) in pts.iter().enumerate() {
                 let m = c.finite(&format!("{field}[{j}].multiplier"), pt.multiplier)?;
@@ -535,7 +595,7 @@ fn validate_layer(
     occ: bool,
 ) -> R<LayerConfig> {
     let name = match &l.name {
-        Some(n) if !n.trim().is_empty() => n.trim().to_string(),
+        Some(n) if !n.trim().is_empty() => label(c, &format!("{p}.name"), n.trim())?,
         Some(_) => return c.err(format!("{p}.name"), "must not be empty"),
         None => format!("layer{index}"),
     };
@@ -592,7 +652,8 @@ fn validate_layer(
                         return c.err(
                             format!("{p}.retry_on[{k}]"),
                             format!(
-                                "unknown outcome class \"{s}\" (allowed: {})",
+                                "unknown outcome class \"{}\" (allowed: {})",
+                                shown(s),
                                 allowed.join(", ")
                             ),
                         );
@@ -654,6 +715,73 @@ fn validate_layer(
     })
 }
 
+/// Longest name of a scenario, fleet or layer, in bytes.
+pub const MAX_NAME_BYTES: usize = 100;
+
+/// Why `s` cannot be the name of an output folder `output/<s>/`, if it cannot: it must
+/// be one path component, not empty, `.` or `..`, without `/`, `\` or control
+/// characters, and at most [`MAX_NAME_BYTES`] bytes.
+///
+/// ```
+/// use retrysim::scenario::validate::folder_name;
+/// assert!(folder_name("herd").is_ok());
+/// assert!(folder_name("my scenario").is_ok());
+/// for bad in ["", ".", "..", "a/b", "a\\b", "a\nb"] {
+///     assert!(folder_name(bad).is_err(), "{bad:?}");
+/// }
+/// ```
+pub fn folder_name(s: &str) -> Result<(), &'static str> {
+    if s.is_empty() {
+        Err("is empty")
+    } else if s == "." || s == ".." {
+        Err("names the current or parent folder")
+    } else if s.contains(['/', '\\']) {
+        Err("holds a path separator")
+    } else if s.chars().any(char::is_control) {
+        Err("holds a control character")
+    } else if s.len() > MAX_NAME_BYTES {
+        Err("is too long")
+    } else {
+        Ok(())
+    }
+}
+
+/// A user's label (a layer name, an expected metric), printed as written: refused
+/// when it holds control characters (a terminal would act on them) or is too long.
+fn label(c: &Ctx, field: &str, s: &str) -> R<String> {
+    if s.chars().any(char::is_control) {
+        return c.err(
+            field,
+            format!(
+                "must not hold control characters (newlines, tabs, escapes) (found \"{}\")",
+                shown(s)
+            ),
+        );
+    }
+    if s.len() > MAX_NAME_BYTES {
+        return c.err(
+            field,
+            format!(
+                "must be at most {MAX_NAME_BYTES} bytes (found \"{}\")",
+                shown(s)
+            ),
+        );
+    }
+    Ok(s.to_string())
+}
+
+/// Refuses a list longer than its cap before any of it is checked.
+fn list_cap(c: &Ctx, field: &str, len: usize, max: usize, what: &str) -> R<()> {
+    if len > max {
+        c.err(
+            field,
+            format!("at most {max} {what} are allowed (found {len})"),
+        )
+    } else {
+        Ok(())
+    }
+}
+
 /// One of `choices` (the string as written), or an error listing them.
 fn choice<'a>(
     c: &Ctx,
@@ -669,7 +797,11 @@ fn choice<'a>(
             let list: Vec<String> = choices.iter().map(|ch| format!("\"{ch}\"")).collect();
             c.err(
                 field,
-                format!("must be one of {} (found \"{v}\")", list.join(", ")),
+                format!(
+                    "must be one of {} (found \"{}\")",
+                    list.join(", "),
+                    shown(v)
+                ),
             )
         }
     }
@@ -1470,7 +1602,10 @@ fn validate_outage(c: &Ctx, i: usize, o: &OutageFile) -> R<OutageConfig> {
         Some(other) => {
             return c.err(
                 format!("{p}.kind"),
-                format!("must be \"window\" or \"markov\" (found \"{other}\")"),
+                format!(
+                    "must be \"window\" or \"markov\" (found \"{}\")",
+                    shown(other)
+                ),
             );
         }
     };

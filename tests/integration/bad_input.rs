@@ -210,3 +210,396 @@ fn a_bad_set_override_is_rejected() {
         assert!(!err.contains("panicked"));
     }
 }
+
+/// Runs retrysim in `dir` and gives up after `secs` seconds: input that makes it read
+/// or work forever fails the test instead of hanging it.
+fn bounded(dir: &std::path::Path, args: &[&str], secs: u64) -> std::process::Output {
+    use std::time::{Duration, Instant};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_retrysim"))
+        .current_dir(dir)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(secs) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("retrysim {args:?} still running after {secs} s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    out
+}
+
+/// `args` must exit with 2, a message holding every `expect`, at most `max_len` bytes.
+fn refused_with(dir: &std::path::Path, args: &[&str], expect: &[&str], max_len: usize) -> String {
+    let out = bounded(dir, args, 60);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{args:?}: {}",
+        &err[..err.len().min(2000)]
+    );
+    assert!(
+        err.len() <= max_len,
+        "{args:?}: a {} byte message: {}",
+        err.len(),
+        &err[..2000.min(err.len())]
+    );
+    for e in expect {
+        assert!(err.contains(e), "{args:?}: expected {e:?} in: {err}");
+    }
+    err
+}
+
+/// `n` fleets of one layer each.
+fn fleets(n: usize) -> String {
+    let mut t = GOOD.replace("[[fleets]]\nname = \"web\"", "[[fleets]]\nname = \"f0\"");
+    for i in 1..n {
+        t.push_str(&format!(
+            "[[fleets]]\nname = \"f{i}\"\narrival = {{ kind = \"poisson\", rate = 1 }}\n[[fleets.layers]]\nmax_attempts = 2\n"
+        ));
+    }
+    t
+}
+
+#[test]
+fn a_hundred_thousand_fleets_are_refused_by_their_count_in_seconds() {
+    // The cap used to be checked after a quadratic pass over the names: 70 s here.
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("many.toml"), fleets(100_000)).unwrap();
+    let started = std::time::Instant::now();
+    refused_with(
+        d.path(),
+        &["validate", "many.toml"],
+        &[
+            "many.toml",
+            "fleets",
+            "at most 1000 fleets are allowed",
+            "found 100000",
+        ],
+        500,
+    );
+    assert!(started.elapsed().as_secs() < 15, "{:?}", started.elapsed());
+    // Outages and profile points are capped before they are checked one by one too.
+    let mut t = GOOD.to_string();
+    for i in 0..100_000u64 {
+        t.push_str(&format!(
+            "[[outages]]\nstart = \"{}ms\"\nend = \"{}ms\"\nmode = {{ kind = \"fail\" }}\n",
+            5000 + i,
+            5001 + i
+        ));
+    }
+    std::fs::write(d.path().join("outages.toml"), t).unwrap();
+    refused_with(
+        d.path(),
+        &["validate", "outages.toml"],
+        &[
+            "outages",
+            "at most 1000 outages are allowed",
+            "found 100001",
+        ],
+        500,
+    );
+    let points: Vec<String> = (0..200_000)
+        .map(|i| format!("{{ at = \"{i}ms\", multiplier = 1 }}"))
+        .collect();
+    let t = GOOD.replace(
+        "rate = 100 }",
+        &format!("rate = 100 }}\nload_profile = [{}]", points.join(", ")),
+    );
+    std::fs::write(d.path().join("profile.toml"), t).unwrap();
+    refused_with(
+        d.path(),
+        &["validate", "profile.toml"],
+        &[
+            "fleets[0].load_profile",
+            "at most 10000 points are allowed",
+            "found 200000",
+        ],
+        500,
+    );
+    assert!(started.elapsed().as_secs() < 30, "{:?}", started.elapsed());
+}
+
+#[test]
+fn a_thousand_fleets_validate_in_time_linear_in_the_file() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("thousand.toml"), fleets(1000)).unwrap();
+    let started = std::time::Instant::now();
+    let out = bounded(d.path(), &["validate", "thousand.toml"], 60);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
+    // Two fleets of one name are still found, in one pass.
+    let t = fleets(1000).replace("name = \"f999\"", "name = \"f3\"");
+    std::fs::write(d.path().join("dup.toml"), t).unwrap();
+    refused_with(
+        d.path(),
+        &["validate", "dup.toml"],
+        &["fleets[999].name", "\"f3\" is used by another fleet"],
+        500,
+    );
+}
+
+#[test]
+fn devices_fifos_folders_and_huge_files_are_refused_without_reading_them() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("good.toml"), GOOD).unwrap();
+    let fifo = d.path().join("fifo.toml");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    std::fs::create_dir(d.path().join("folder.toml")).unwrap();
+    // Sparse: its size is in the metadata, not on the disk.
+    let huge = std::fs::File::create(d.path().join("huge.toml")).unwrap();
+    huge.set_len(17 << 20).unwrap();
+    for (file, why) in [
+        ("/dev/zero", "a device"),
+        ("/dev/urandom", "a device"),
+        ("fifo.toml", "a FIFO"),
+        ("folder.toml", "a folder"),
+        ("huge.toml", "more than the 16777216 bytes (16 MiB) allowed"),
+    ] {
+        for cmd in ["validate", "run"] {
+            refused_with(
+                d.path(),
+                &[cmd, file, "--no-plots", "--out", "out"][..if cmd == "run" { 5 } else { 2 }],
+                &[&format!("cannot read scenario '{file}'"), why],
+                500,
+            );
+        }
+        refused_with(
+            d.path(),
+            &["check", "good.toml", "--baseline", file],
+            &[&format!("cannot read baseline '{file}'"), why],
+            500,
+        );
+    }
+    assert!(!d.path().join("out").exists());
+}
+
+#[test]
+fn a_key_of_thousands_of_segments_is_refused_naming_its_depth() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("s.toml"), GOOD).unwrap();
+    let key = vec!["a"; 30_000].join(".");
+    let set = format!("{key}=1");
+    refused_with(
+        d.path(),
+        &["run", "s.toml", "--no-plots", "--out", "out", "--set", &set],
+        &[
+            "--set a.a.a",
+            "(59999 bytes)",
+            "the key has 30000 dotted segments; at most 32 are allowed",
+        ],
+        1000,
+    );
+    let key = vec!["a"; 500_000].join(".");
+    std::fs::write(
+        d.path().join("sw.toml"),
+        format!("{GOOD}\n[sweep]\n\"{key}\" = [1, 2]\n"),
+    )
+    .unwrap();
+    refused_with(
+        d.path(),
+        &["sweep", "sw.toml", "--no-plots", "--out", "out"],
+        &["sweep key 'a.a.a", "500000 dotted segments", "at most 32"],
+        2000,
+    );
+    assert!(!d.path().join("out").exists());
+}
+
+#[test]
+fn names_and_labels_with_control_characters_are_refused() {
+    // Set the terminal title, clear the screen.
+    let evil = "x\\u001b]0;pwned\\u0007\\u001b[2J";
+    for (name, text, field) in [
+        (
+            "fleet_name",
+            GOOD.replace("name = \"web\"", &format!("name = \"{evil}\"")),
+            "fleets[0].name",
+        ),
+        (
+            "layer_name",
+            GOOD.replace(
+                "max_attempts = 3",
+                &format!("max_attempts = 3\nname = \"{evil}\""),
+            ),
+            "fleets[0].layers[0].name",
+        ),
+        (
+            "scenario_name",
+            format!("name = \"{evil}\"\n{GOOD}"),
+            "name",
+        ),
+        (
+            "metric",
+            format!("{GOOD}\n[[expect]]\nmetric = \"{evil}\"\nmax = 1\n"),
+            "expect[0].metric",
+        ),
+        (
+            "tab",
+            GOOD.replace("name = \"web\"", "name = \"a\\tb\""),
+            "fleets[0].name",
+        ),
+    ] {
+        check(name, Some(&text), &[field]);
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("e.toml"), &text).unwrap();
+        let out = bounded(d.path(), &["explain", "e.toml"], 60);
+        let all = [out.stdout, out.stderr].concat();
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        assert!(
+            !all.iter().any(|&b| b == 0x1b || b == 0x07 || b == b'\t'),
+            "{name}: control characters printed raw: {}",
+            String::from_utf8_lossy(&all)
+        );
+    }
+}
+
+#[test]
+fn a_long_bad_value_is_cut_in_the_message() {
+    let d = tempfile::tempdir().unwrap();
+    let long = "n".repeat(10 << 20);
+    for (file, text, expect) in [
+        (
+            "name.toml",
+            GOOD.replace("name = \"web\"", &format!("name = \"{long}\"")),
+            "fleets[0].name",
+        ),
+        (
+            "kind.toml",
+            GOOD.replace("kind = \"poisson\"", &format!("kind = \"{long}\"")),
+            "fleets[0].arrival",
+        ),
+        (
+            "layer.toml",
+            GOOD.replace(
+                "max_attempts = 3",
+                &format!("max_attempts = 3\nname = \"{long}\""),
+            ),
+            "fleets[0].layers[0].name",
+        ),
+        (
+            "syntax.toml",
+            format!("{GOOD}\nx = [{long}\n"),
+            "not valid TOML",
+        ),
+    ] {
+        std::fs::write(d.path().join(file), text).unwrap();
+        let err = refused_with(d.path(), &["validate", file], &[expect, "bytes)"], 2000);
+        assert!(err.contains(&"n".repeat(50)), "{err}");
+    }
+}
+
+#[test]
+fn a_duration_shorter_than_the_default_bucket_is_reported_as_duration() {
+    let text = GOOD.replace("duration = \"10s\"", "duration = \"1us\"");
+    check(
+        "short",
+        Some(&text),
+        &["short.toml': duration: must be at least the time-series bucket, 1s by default (found 1us)", "set `bucket`"],
+    );
+    let text = GOOD.replace("duration = \"10s\"", "duration = \"999999s\"");
+    check(
+        "long_run",
+        Some(&text),
+        &[
+            "duration: duration + drain must be at most",
+            "+ 1m, the default drain)",
+        ],
+    );
+    let text = GOOD.replace("duration = \"10s\"", "duration = \"10s\"\nbucket = \"20s\"");
+    check(
+        "long_bucket",
+        Some(&text),
+        &["bucket: must not be longer than duration 10s (found 20s)"],
+    );
+}
+
+#[test]
+fn a_file_stem_that_is_not_a_folder_name_needs_a_name_key() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("...toml"), GOOD).unwrap();
+    for cmd in ["validate", "run"] {
+        refused_with(
+            d.path(),
+            &[cmd, "...toml", "--no-plots"][..if cmd == "run" { 3 } else { 2 }],
+            &[
+                "scenario '...toml': name: is not set",
+                "default name \"..\"",
+                "set `name = ",
+            ],
+            1000,
+        );
+    }
+    assert!(!d.path().join("summary.csv").exists());
+    assert!(!d.path().join("output").exists());
+    // With a name, the same file runs into output/<name>/.
+    std::fs::write(d.path().join("...toml"), format!("name = \"dots\"\n{GOOD}")).unwrap();
+    let out = bounded(d.path(), &["run", "...toml", "--no-plots", "-q"], 60);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(d.path().join("output/dots/summary.csv").exists());
+    assert!(!d.path().join("summary.csv").exists());
+    // A stem with a space is a fine folder name.
+    std::fs::write(d.path().join("my run.toml"), GOOD).unwrap();
+    let out = bounded(d.path(), &["validate", "my run.toml"], 60);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn limits_beyond_what_a_run_may_hold_are_refused_with_the_reason() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("s.toml"), GOOD).unwrap();
+    refused_with(
+        d.path(),
+        &[
+            "run",
+            "s.toml",
+            "--no-plots",
+            "--out",
+            "out",
+            "--set",
+            "limits.max_in_flight=1000000000000",
+        ],
+        &[
+            "limits.max_in_flight: 1000000000000 requests in flight could take",
+            "a run may take at most 8.0 GiB",
+            "at most about",
+        ],
+        1000,
+    );
+    refused_with(
+        d.path(),
+        &[
+            "run",
+            "s.toml",
+            "--no-plots",
+            "--out",
+            "out",
+            "--set",
+            "limits.max_events=10000000000000",
+        ],
+        &["limits.max_events", "must be at most 1000000000000"],
+        1000,
+    );
+    assert!(!d.path().join("out").exists());
+}

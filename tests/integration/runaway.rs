@@ -9,9 +9,13 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+use retrysim::metrics::recorder::BucketRow;
+use retrysim::model::limits::bytes_per_request;
 use retrysim::model::request::{Node, Request};
+use retrysim::model::windows::SlicedTimes;
 use retrysim::model::world::Event;
 use retrysim::scenario::config::Limits;
+use retrysim::scenario::guard::{bytes_text, memory, Memory, MAX_RUN_BYTES};
 
 /// Address space each run may take, in KiB (4 GiB).
 const ADDRESS_SPACE_KB: u64 = 4 << 20;
@@ -365,9 +369,222 @@ fn the_default_limits_bound_the_memory_of_work_in_flight() {
         "{} requests × {per_request} B = {total} B",
         l.max_in_flight
     );
+    // The estimate validation uses counts at least that, and the side tables.
+    assert!(bytes_per_request(16) >= per_request);
     // And the README says so.
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let readme = readme();
     assert!(readme.contains(&format!("max_in_flight = {}", l.max_in_flight)));
     assert!(readme.contains(&format!("max_events = {}", l.max_events)));
+}
+
+fn readme() -> String {
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    // Lines are wrapped anywhere: compare with single spaces.
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `x` bytes in GB with two decimals, as the README writes them.
+fn gb(x: u64) -> String {
+    format!("{:.2} GB", x as f64 / 1e9)
+}
+
+/// The in-flight part of the estimate for a scenario of `layers` layers at the caps.
+fn at_caps(layers: usize) -> (u64, Memory) {
+    let mut text = String::from(
+        "duration = \"10s\"\n[dependency]\nservers = 1\nservice_time = \"10ms\"\n[[fleets]]\nname = \"web\"\narrival = { kind = \"poisson\", rate = 100 }\n",
+    );
+    for _ in 0..layers {
+        text.push_str("[[fleets.layers]]\nmax_attempts = 2\n");
+    }
+    let l = crate::common::scenario(&text, &[]);
+    let m = memory(&l.scenario);
+    (
+        Limits::default().max_in_flight * bytes_per_request(layers),
+        m,
+    )
+}
+
+#[test]
+fn the_readme_memory_figures_are_the_estimate_validation_uses() {
+    let r = readme();
+    let request = std::mem::size_of::<Request>() + 4;
+    let node = retrysim::model::limits::bytes_per_node();
+    let event = retrysim::model::limits::bytes_per_event();
+    for needle in [
+        format!("a request in flight takes {request} bytes"),
+        format!("a call or an attempt {node}"),
+        format!("a pending event {event}"),
+        format!("{} bytes a bucket", std::mem::size_of::<BucketRow>()),
+        format!(
+            "at most {} KiB",
+            2 * SlicedTimes::max_bytes(SlicedTimes::SLICES) / 1024
+        ),
+        format!("more than {}", bytes_text(MAX_RUN_BYTES)),
+    ] {
+        assert!(r.contains(&needle), "the README should say {needle:?}");
+    }
+    let (one, m1) = at_caps(1);
+    let (deep, m16) = at_caps(16);
+    assert_eq!(m1.in_flight, 2 * one);
+    assert_eq!(m16.in_flight, 2 * deep);
+    for needle in [
+        format!(
+            "one retry layer holds at most {} of work in flight, {} while its tables grow",
+            gb(one),
+            gb(2 * one)
+        ),
+        format!(
+            "the deepest stack (16 layers) {}, {} while growing",
+            gb(deep),
+            gb(2 * deep)
+        ),
+    ] {
+        assert!(r.contains(&needle), "the README should say {needle:?}");
+    }
+    // Its sums: 3 runs of any accepted scenario fit in 24 GB, 12 of one layer whose
+    // state and series take at most 0.5 GB.
+    const { assert!(3 * MAX_RUN_BYTES <= 24 << 30) };
+    assert!(r.contains("fits in 24 GB whatever its runs on 3 workers"));
+    assert!(12 * (2 * one + 500_000_000) <= 24_000_000_000);
+    assert!(r.contains("on 12 when each run has one layer and at most 0.5 GB of state and series"));
+    assert!(
+        m16.total() <= MAX_RUN_BYTES,
+        "the defaults are accepted with 16 layers"
+    );
+}
+
+/// Peak resident memory of `retrysim args` in `dir`, in bytes, measured by
+/// `/usr/bin/time` (None where it is missing).
+fn peak_rss(dir: &Path, args: &[&str]) -> Option<(u64, Output)> {
+    let time = Path::new("/usr/bin/time");
+    if !time.exists() {
+        eprintln!("no /usr/bin/time: peak memory not measured");
+        return None;
+    }
+    let out = Command::new(time)
+        .current_dir(dir)
+        .args(["-f", "peak-rss-kb=%M"])
+        .arg(env!("CARGO_BIN_EXE_retrysim"))
+        .args(args)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let kb: u64 = err
+        .lines()
+        .find_map(|l| l.strip_prefix("peak-rss-kb="))
+        .unwrap_or_else(|| panic!("{err}"))
+        .trim()
+        .parse()
+        .unwrap();
+    Some((kb * 1024, out))
+}
+
+#[test]
+fn a_long_ratio_window_and_a_long_bucket_do_not_grow_with_the_events() {
+    // Every call stayed in the budget's window and every latency in the bucket: at
+    // the default max_events this run took 3.9 GB. Its window now holds 64 slices and
+    // the bucket at most 2^20 exact latencies.
+    let text = r#"
+duration = "1000s"
+bucket = "1000s"
+[dependency]
+servers = "unlimited"
+service_time = "1ms"
+[[fleets]]
+name = "web"
+arrival = { kind = "poisson", rate = 1000000 }
+[[fleets.layers]]
+max_attempts = 3
+instances = 1
+budget = { kind = "ratio", percent = 20, min_per_sec = 1, window = "1000s" }
+"#;
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("m.toml"), text).unwrap();
+    let args = [
+        "run",
+        "m.toml",
+        "--no-plots",
+        "-q",
+        "--out",
+        "out",
+        "--set",
+        "limits.max_events=8000000",
+    ];
+    let Some((peak, out)) = peak_rss(d.path(), &args) else {
+        return;
+    };
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("limits.max_events = 8000000"), "{err}");
+    // 4,000,000 calls and latencies were 64 MB and more.
+    assert!(peak < 48 << 20, "peak {peak} B");
+    let p50 = column(&d.path().join("out/timeseries.csv"), "latency_p50_ms");
+    assert!(
+        !p50[0].is_empty(),
+        "a busy bucket still has its percentiles"
+    );
+}
+
+#[test]
+fn runs_stopped_at_their_caps_stay_within_the_estimate() {
+    let hung = r#"
+duration = "300s"
+[dependency]
+servers = "unlimited"
+service_time = "1ms"
+[[fleets]]
+name = "web"
+arrival = { kind = "poisson", rate = 100000 }
+deadline = "1000s"
+[[fleets.layers]]
+max_attempts = 2
+[[outages]]
+start = "0s"
+end = "1ms"
+mode = { kind = "blackhole" }
+"#;
+    let orphans = r#"
+duration = "300s"
+[dependency]
+servers = 1
+service_time = "1h"
+[[fleets]]
+name = "web"
+arrival = { kind = "poisson", rate = 100 }
+[[fleets.layers]]
+max_attempts = "unlimited"
+attempt_timeout = "1ms"
+"#;
+    let queue = format!("{OVERLOADED}[[fleets.layers]]\nmax_attempts = 3\n");
+    for (name, text) in [
+        ("hung", hung),
+        ("orphans", orphans),
+        ("queue", queue.as_str()),
+    ] {
+        let sets = ["limits.max_in_flight=100000"];
+        let estimate = memory(&crate::common::scenario(text, &sets).scenario).total();
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("s.toml"), text).unwrap();
+        let args = [
+            "run",
+            "s.toml",
+            "--no-plots",
+            "-q",
+            "--out",
+            "out",
+            "--set",
+            sets[0],
+        ];
+        let Some((peak, out)) = peak_rss(d.path(), &args) else {
+            return;
+        };
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("run stopped early"), "{name}: {err}");
+        // The binary, its libraries and its output buffers: 16 MB.
+        assert!(
+            peak <= estimate + (16 << 20),
+            "{name}: peak {peak} B, estimate {estimate} B"
+        );
+    }
 }
