@@ -135,14 +135,6 @@ struct SweepArgs {
     quiet: bool,
 }
 
-/// An argument as an error message shows it: at most 40 characters.
-fn shown(s: &str) -> String {
-    match s.char_indices().nth(40) {
-        Some((i, _)) => format!("{}… ({} bytes)", &s[..i], s.len()),
-        None => s.to_string(),
-    }
-}
-
 /// Reads `--seed`: a whole number the manifests and CSVs can hold as a signed 64-bit
 /// integer.
 fn parse_seed(s: &str) -> Result<u64, String> {
@@ -151,7 +143,7 @@ fn parse_seed(s: &str) -> Result<u64, String> {
         _ => Err(format!(
             "must be a whole number from 0 to {} (found '{}')",
             i64::MAX,
-            shown(s)
+            crate::scenario::error::shown(s)
         )),
     }
 }
@@ -163,7 +155,7 @@ fn parse_jobs(s: &str) -> Result<usize, String> {
         Ok(n) if (1..=max as i128).contains(&n) => Ok(n as usize),
         _ => Err(format!(
             "must be a whole number of worker threads from 1 to {max} (found '{}')",
-            shown(s)
+            crate::scenario::error::shown(s)
         )),
     }
 }
