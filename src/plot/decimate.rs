@@ -8,7 +8,9 @@
 //! line covers the same pixels' extent as the full one. A series that already fits
 //! (no more points than columns) is returned unchanged, so small runs draw exactly as
 //! before. A trajectory (the phase portrait, not ordered in x) keeps the first move
-//! between each two pixel cells instead: [`thin_trajectory`]. Shaded spans closer than a column are merged: [`merge_spans`].
+//! between each two pixel cells instead: [`thin_trajectory`]. Shaded spans closer
+//! than a column are merged: [`merge_spans`]. Only the columns' membership is hashed:
+//! every output is in series order, so it does not depend on hashing.
 
 use super::canvas::segments;
 
