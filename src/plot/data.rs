@@ -112,26 +112,120 @@ impl CsvTable {
         self.rows
             .iter()
             .zip(&self.lines)
-            .map(|(row, line)| {
-                row[i].parse::<u64>().map_err(|_| PlotError::BadValue {
-                    path: self.path.clone(),
-                    line: *line,
-                    column: name.to_string(),
-                    expected: "a whole number",
-                    found: row[i].clone(),
-                })
-            })
+            .map(|(row, line)| integer_cell(&self.path, &row[i], *line, name))
             .collect()
     }
 
     fn number_at(&self, cell: &str, line: u64, column: &str) -> Result<Option<f64>, PlotError> {
-        parse_number(cell).map_err(|_| PlotError::BadValue {
-            path: self.path.clone(),
-            line,
-            column: column.to_string(),
-            expected: "a number or an empty cell",
-            found: cell.to_string(),
+        number_cell(&self.path, cell, line, column)
+    }
+}
+
+/// A cell of a number column: empty = `None`, else a number, or an error naming the
+/// file, the line and the column.
+fn number_cell(path: &Path, cell: &str, line: u64, column: &str) -> Result<Option<f64>, PlotError> {
+    parse_number(cell).map_err(|_| PlotError::BadValue {
+        path: path.to_path_buf(),
+        line,
+        column: column.to_string(),
+        expected: "a number or an empty cell",
+        found: cell.to_string(),
+    })
+}
+
+/// A cell of a run-index column: a non-negative integer, or an error as [`number_cell`].
+fn integer_cell(path: &Path, cell: &str, line: u64, column: &str) -> Result<u64, PlotError> {
+    cell.parse::<u64>().map_err(|_| PlotError::BadValue {
+        path: path.to_path_buf(),
+        line,
+        column: column.to_string(),
+        expected: "a whole number",
+        found: cell.to_string(),
+    })
+}
+
+/// A CSV file read one record at a time (the time series can have millions of rows:
+/// they are parsed into typed columns as they are read, never held as text).
+struct CsvStream {
+    path: PathBuf,
+    reader: ::csv::Reader<std::io::BufReader<std::fs::File>>,
+    headers: Vec<String>,
+    record: ::csv::StringRecord,
+}
+
+impl CsvStream {
+    /// Opens `path` and reads its header, with the errors of [`CsvTable::read`].
+    fn open(path: &Path) -> Result<CsvStream, PlotError> {
+        let file = std::fs::File::open(path).map_err(|source| PlotError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let mut reader = ::csv::ReaderBuilder::new()
+            .has_headers(true)
+            .from_reader(std::io::BufReader::with_capacity(1 << 16, file));
+        let headers: Vec<String> = reader
+            .headers()
+            .map_err(|e| csv_error(path, &e))?
+            .iter()
+            .map(|h| h.trim().to_string())
+            .collect();
+        if headers.iter().all(String::is_empty) {
+            return Err(PlotError::Csv {
+                path: path.to_path_buf(),
+                message: "the file has no header line".into(),
+            });
+        }
+        Ok(CsvStream {
+            path: path.to_path_buf(),
+            reader,
+            headers,
+            record: ::csv::StringRecord::new(),
         })
+    }
+
+    /// The index of column `name`, or an error naming the file.
+    fn index(&self, name: &str) -> Result<usize, PlotError> {
+        self.headers
+            .iter()
+            .position(|h| h == name)
+            .ok_or_else(|| PlotError::MissingColumn {
+                path: self.path.clone(),
+                column: name.to_string(),
+            })
+    }
+
+    /// Reads the next record; its line (1-based) when there is one.
+    fn next(&mut self) -> Result<Option<u64>, PlotError> {
+        if !self
+            .reader
+            .read_record(&mut self.record)
+            .map_err(|e| csv_error(&self.path, &e))?
+        {
+            return Ok(None);
+        }
+        Ok(Some(self.record.position().map_or(0, |p| p.line())))
+    }
+
+    /// Cell `i` of the current record, trimmed.
+    fn cell(&self, i: usize) -> &str {
+        self.record.get(i).unwrap_or("").trim()
+    }
+
+    /// Cell `i` of the current record (at `line`) as a number or `None`.
+    fn number(&self, i: usize, line: u64) -> Result<Option<f64>, PlotError> {
+        number_cell(&self.path, self.cell(i), line, &self.headers[i])
+    }
+
+    /// Cell `i` of the current record (at `line`) as a run index.
+    fn integer(&self, i: usize, line: u64) -> Result<u64, PlotError> {
+        integer_cell(&self.path, self.cell(i), line, &self.headers[i])
+    }
+}
+
+fn csv_error(path: &Path, e: &::csv::Error) -> PlotError {
+    PlotError::Csv {
+        path: path.to_path_buf(),
+        message: e.to_string(),
     }
 }
 
@@ -325,6 +419,12 @@ impl RunSeries {
         self.t.last().map_or(1.0, |t| t + self.bucket())
     }
 
+    /// The middle of each bucket, seconds (where the bucket's rates are drawn).
+    pub fn midpoints(&self) -> Vec<f64> {
+        let half = self.bucket() / 2.0;
+        self.t.iter().map(|t| t + half).collect()
+    }
+
     /// Spans `[start, end)` where `flag(i)` holds, merged over consecutive buckets.
     pub fn spans(&self, flag: impl Fn(usize) -> bool) -> Vec<(f64, f64)> {
         let b = self.bucket();
@@ -342,48 +442,63 @@ impl RunSeries {
     }
 }
 
-/// Reads `timeseries.csv` into one series per run, in order of first appearance.
+/// Columns of `timeseries.csv` the plots read, in the order of [`RunSeries`]'s fields.
+const SERIES_COLUMNS: [&str; 10] = [
+    "offered",
+    "inbound",
+    "goodput",
+    "success_rate",
+    "breaker_open_fraction",
+    "breaker_open",
+    "budget_exhausted",
+    "latency_p50_ms",
+    "latency_p99_ms",
+    "outage",
+];
+
+/// Reads `timeseries.csv` into one series per run, in order of first appearance, one
+/// record at a time (O(rows), nothing held as text).
 pub fn read_timeseries(path: &Path) -> Result<Vec<RunSeries>, PlotError> {
-    let t = CsvTable::read(path)?;
-    let runs = t.integers("run")?;
-    let reps = t.integers("replication")?;
-    let time = t.numbers("t")?;
-    let cols = [
-        "offered",
-        "inbound",
-        "goodput",
-        "success_rate",
-        "breaker_open_fraction",
-        "breaker_open",
-        "budget_exhausted",
-        "latency_p50_ms",
-        "latency_p99_ms",
-        "outage",
-    ];
-    let mut data: Vec<Vec<Option<f64>>> = Vec::with_capacity(cols.len());
-    for c in cols {
-        data.push(t.numbers(c)?);
+    let mut csv = CsvStream::open(path)?;
+    let i_run = csv.index("run")?;
+    let i_rep = csv.index("replication")?;
+    let i_t = csv.index("t")?;
+    let mut cols = [0usize; SERIES_COLUMNS.len()];
+    for (c, name) in cols.iter_mut().zip(SERIES_COLUMNS) {
+        *c = csv.index(name)?;
     }
     let mut out: Vec<RunSeries> = Vec::new();
     let mut at: BTreeMap<u64, usize> = BTreeMap::new();
-    for (i, run) in runs.iter().enumerate() {
-        let Some(ti) = time[i] else {
+    // The run of the previous row: rows of one run are usually together.
+    let mut last: Option<(u64, usize)> = None;
+    while let Some(line) = csv.next()? {
+        let run = csv.integer(i_run, line)?;
+        let rep = csv.integer(i_rep, line)?;
+        let Some(ti) = csv.number(i_t, line)? else {
             return Err(PlotError::BadValue {
                 path: path.to_path_buf(),
-                line: t.lines[i],
+                line,
                 column: "t".into(),
                 expected: "a number",
                 found: String::new(),
             });
         };
-        let k = *at.entry(*run).or_insert_with(|| {
-            out.push(RunSeries {
-                run: *run,
-                replication: reps[i],
-                ..RunSeries::default()
-            });
-            out.len() - 1
-        });
+        let mut values = [None; SERIES_COLUMNS.len()];
+        for (v, c) in values.iter_mut().zip(cols) {
+            *v = csv.number(c, line)?;
+        }
+        let k = match last {
+            Some((r, k)) if r == run => k,
+            _ => *at.entry(run).or_insert_with(|| {
+                out.push(RunSeries {
+                    run,
+                    replication: rep,
+                    ..RunSeries::default()
+                });
+                out.len() - 1
+            }),
+        };
+        last = Some((run, k));
         let s = &mut out[k];
         s.t.push(ti);
         let fields = [
@@ -398,8 +513,8 @@ pub fn read_timeseries(path: &Path) -> Result<Vec<RunSeries>, PlotError> {
             &mut s.latency_p99,
             &mut s.outage,
         ];
-        for (f, col) in fields.into_iter().zip(&data) {
-            f.push(col[i]);
+        for (f, v) in fields.into_iter().zip(values) {
+            f.push(v);
         }
     }
     Ok(out)
@@ -428,21 +543,22 @@ impl HerdSeries {
     }
 }
 
-/// Reads `herd.csv` (a header alone is fine: no series).
+/// Reads `herd.csv` (a header alone is fine: no series), one record at a time.
 pub fn read_herd(path: &Path) -> Result<Vec<HerdSeries>, PlotError> {
-    let t = CsvTable::read(path)?;
-    let runs = t.integers("run")?;
-    let time = t.numbers("t")?;
-    let inbound = t.numbers("inbound")?;
+    let mut csv = CsvStream::open(path)?;
+    let i_run = csv.index("run")?;
+    let i_t = csv.index("t")?;
+    let i_inbound = csv.index("inbound")?;
     let mut out: Vec<HerdSeries> = Vec::new();
     let mut at: BTreeMap<u64, usize> = BTreeMap::new();
-    for (i, run) in runs.iter().enumerate() {
-        let (Some(ti), Some(v)) = (time[i], inbound[i]) else {
+    while let Some(line) = csv.next()? {
+        let run = csv.integer(i_run, line)?;
+        let (Some(ti), Some(v)) = (csv.number(i_t, line)?, csv.number(i_inbound, line)?) else {
             continue;
         };
-        let k = *at.entry(*run).or_insert_with(|| {
+        let k = *at.entry(run).or_insert_with(|| {
             out.push(HerdSeries {
-                run: *run,
+                run,
                 ..HerdSeries::default()
             });
             out.len() - 1

@@ -7,6 +7,7 @@ use plotters::prelude::*;
 
 use super::canvas::{axis_font, frame, tick, tick_font, upper, Chart, DrawResult, Entry, Swatch};
 use super::data::HerdSeries;
+use super::decimate::{decimate, merge_spans};
 use super::palette;
 
 /// The herd of one run, or of several labelled runs.
@@ -121,7 +122,9 @@ impl Chart for HerdChart<'_> {
             .light_line_style(RGBColor(247, 247, 247))
             .bold_line_style(RGBColor(218, 218, 218))
             .draw()?;
-        for (a, b) in &self.outages {
+        // Pixel columns of the plot: long series are cut to a few points per column.
+        let width = chart.plotting_area().dim_in_pixel().0 as usize;
+        for (a, b) in &merge_spans(&self.outages, lo, hi, width) {
             if visible(*a, *b) {
                 chart.draw_series(std::iter::once(Rectangle::new(
                     [(a.max(lo), 0.0), (b.min(hi), ymax)],
@@ -137,6 +140,8 @@ impl Chart for HerdChart<'_> {
                     .zip(&h.inbound)
                     .flat_map(|(t, v)| [(*t, *v), (t + w, *v)])
                     .collect();
+            let column = |x: f64| i64::from(chart.backend_coord(&(x, 0.0)).0);
+            let steps = decimate(&steps, width, column);
             if single {
                 let mut poly = steps.clone();
                 if let (Some(first), Some(last)) = (steps.first(), steps.last()) {

@@ -6,10 +6,9 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::canvas::{
-    axis_font, frame, segments, tick, tick_font, upper, Chart, DrawResult, Entry, Swatch,
-};
+use super::canvas::{axis_font, frame, tick, tick_font, upper, Chart, DrawResult, Entry, Swatch};
 use super::data::RunSeries;
+use super::decimate::{decimate_gapped, merge_spans};
 use super::palette;
 
 /// What the latency chart draws.
@@ -127,7 +126,9 @@ impl Chart for LatencyChart<'_> {
             .light_line_style(RGBColor(247, 247, 247))
             .bold_line_style(RGBColor(218, 218, 218))
             .draw()?;
-        for (a, b) in outages {
+        // Pixel columns of the plot: long series are cut to a few points per column.
+        let width = chart.plotting_area().dim_in_pixel().0 as usize;
+        for (a, b) in merge_spans(&outages, 0.0, end, width) {
             chart.draw_series(std::iter::once(Rectangle::new(
                 [(a, 0.0), (b, ymax)],
                 palette::OUTAGE.mix(0.15).filled(),
@@ -148,8 +149,9 @@ impl Chart for LatencyChart<'_> {
             )))?;
         }
         for (_, colour, s, col) in &lines {
-            let mid: Vec<f64> = s.t.iter().map(|t| t + s.bucket() / 2.0).collect();
-            for seg in segments(&mid, col) {
+            let mid = s.midpoints();
+            let column = |x: f64| i64::from(chart.backend_coord(&(x, 0.0)).0);
+            for seg in decimate_gapped(&mid, col, width, column) {
                 chart.draw_series(LineSeries::new(seg, colour.stroke_width(2)))?;
             }
         }

@@ -27,11 +27,17 @@
 //! [`MAX_OVERLAY`] cells. Colours: fixed per series in run charts; per policy label
 //! in sweep charts, in grid order, the same in every chart of a folder.
 //!
+//! Every chart draws a bounded number of points whatever the number of buckets: a
+//! series longer than the plot is wide keeps a few points per pixel column, its
+//! extremes among them ([`decimate`]), so spikes stay visible and the report's size is
+//! bounded.
+//!
 //! The same CSVs give byte-identical SVG files and report: nothing depends on time,
 //! hashing order or the machine's fonts (the font is bundled: [`font`]).
 
 pub mod canvas;
 pub mod data;
+pub mod decimate;
 pub mod font;
 pub mod herd;
 pub mod latency;

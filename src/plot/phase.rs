@@ -15,6 +15,7 @@ use super::canvas::{
     axis_font, frame, padded, tick, tick_font, upper, Chart, DrawResult, Entry, Swatch,
 };
 use super::data::RunSeries;
+use super::decimate::thin_trajectory;
 use super::palette;
 
 /// Branch colours, in order.
@@ -251,12 +252,23 @@ impl Chart for PhaseChart<'_> {
             ))?;
         }
         let label_font = tick_font();
+        // A long trajectory draws each move between two pixel cells once.
+        let width = chart.plotting_area().dim_in_pixel().0 as usize;
         for (i, (_, colour, pts)) in lines.iter().enumerate() {
-            chart.draw_series(LineSeries::new(pts.iter().copied(), colour.stroke_width(2)))?;
-            chart.draw_series(
-                pts.iter()
-                    .map(|p| Circle::new(*p, 3, colour.mix(0.7).filled())),
-            )?;
+            let pixel = |p: (f64, f64)| {
+                let (x, y) = chart.backend_coord(&p);
+                (i64::from(x), i64::from(y))
+            };
+            for line in thin_trajectory(pts, width, pixel) {
+                chart.draw_series(LineSeries::new(
+                    line.iter().copied(),
+                    colour.stroke_width(2),
+                ))?;
+                chart.draw_series(
+                    line.iter()
+                        .map(|p| Circle::new(*p, 3, colour.mix(0.7).filled())),
+                )?;
+            }
             let single = matches!(self.input, PhaseInput::Run(_));
             if single && i == 0 {
                 if let Some(p) = pts.first() {

@@ -5,10 +5,9 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::canvas::{
-    axis_font, frame, segments, tick, tick_font, upper, Chart, DrawResult, Entry, Swatch,
-};
+use super::canvas::{axis_font, frame, tick, tick_font, upper, Chart, DrawResult, Entry, Swatch};
 use super::data::RunSeries;
+use super::decimate::{decimate_gapped, merge_spans};
 use super::palette;
 
 /// Top of the success-rate axis: room above 100% for the breaker and budget strips.
@@ -140,7 +139,9 @@ impl Chart for TimeseriesChart<'_> {
                 }
             })
             .draw()?;
-        for (a, b) in self.outage_spans() {
+        // Pixel columns of the plot: long series are cut to a few points per column.
+        let width = chart.plotting_area().dim_in_pixel().0 as usize;
+        for (a, b) in merge_spans(&self.outage_spans(), 0.0, end, width) {
             chart.draw_series(std::iter::once(Rectangle::new(
                 [(a, 0.0), (b, ymax)],
                 palette::OUTAGE.mix(0.15).filled(),
@@ -150,6 +151,7 @@ impl Chart for TimeseriesChart<'_> {
             (self.breaker_spans(), BREAKER_STRIP, palette::BREAKER),
             (self.budget_spans(), BUDGET_STRIP, palette::BUDGET),
         ] {
+            let spans = merge_spans(&spans, 0.0, end, width);
             chart.draw_secondary_series(
                 spans
                     .into_iter()
@@ -165,17 +167,19 @@ impl Chart for TimeseriesChart<'_> {
             ))?;
         }
         // Bucket rates are drawn at the bucket's middle.
-        let mid: Vec<f64> = s.t.iter().map(|t| t + s.bucket() / 2.0).collect();
+        let mid = s.midpoints();
         for (col, colour) in [
             (&s.offered, palette::OFFERED),
             (&s.inbound, palette::INBOUND),
             (&s.goodput, palette::GOODPUT),
         ] {
-            for seg in segments(&mid, col) {
+            let column = |x: f64| i64::from(chart.backend_coord(&(x, 0.0)).0);
+            for seg in decimate_gapped(&mid, col, width, column) {
                 chart.draw_series(LineSeries::new(seg, colour.stroke_width(2)))?;
             }
         }
-        for seg in segments(&mid, &s.success_rate) {
+        let column = |x: f64| i64::from(chart.backend_coord(&(x, 0.0)).0);
+        for seg in decimate_gapped(&mid, &s.success_rate, width, column) {
             chart.draw_secondary_series(LineSeries::new(seg, palette::SUCCESS.stroke_width(2)))?;
         }
         Ok(())

@@ -267,6 +267,112 @@ fn plotting_a_300_bucket_run_takes_well_under_a_second() {
     );
 }
 
+/// The number of points of each `<polyline>` in `svg`.
+fn polyline_points(svg: &str) -> Vec<usize> {
+    svg.split("points=\"")
+        .skip(1)
+        .map(|rest| {
+            rest.split('"')
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .count()
+        })
+        .collect()
+}
+
+/// Plotting 10^5 buckets took minutes (a bucket-width scan per point, and every point
+/// drawn); now each series keeps at most 4 points per pixel column of the 1000-pixel
+/// chart, and the whole run, simulation included, takes seconds.
+#[test]
+fn a_100000_bucket_run_with_plots_finishes_in_seconds_with_bounded_charts() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("big");
+    let start = Instant::now();
+    let o = retrysim(&[
+        "run",
+        "--set",
+        "duration=\"1000s\"",
+        "--set",
+        "bucket=\"10ms\"",
+        "--set",
+        "fleets.0.arrival.rate=100",
+        "--format",
+        "svg",
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    let took = start.elapsed();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let limit = if cfg!(debug_assertions) { 300.0 } else { 60.0 };
+    assert!(
+        took.as_secs_f64() < limit,
+        "run and plots took {took:?} (limit {limit} s)"
+    );
+    let rows = read(&out.join("timeseries.csv")).lines().count();
+    assert_eq!(rows, 100_001);
+    for n in RUN_CHARTS {
+        assert!(plot_file(&out, n, "svg").exists(), "{n}");
+    }
+    // At most 4 points per pixel column for each line: 4 lines (offered, inbound,
+    // goodput, success rate) over fewer than 1000 columns; it drew 400,000 before.
+    let ts = read(&plot_file(&out, "timeseries", "svg"));
+    let pts = polyline_points(&ts);
+    assert!(pts.iter().all(|n| *n <= 4000), "{:?}", pts.iter().max());
+    let total: usize = pts.iter().sum();
+    assert!(total <= 16_000, "timeseries draws {total} points");
+    assert!(
+        ts.len() < 1_000_000,
+        "timeseries.svg has {} bytes",
+        ts.len()
+    );
+    let lat = read(&plot_file(&out, "latency", "svg"));
+    let total: usize = polyline_points(&lat).iter().sum();
+    assert!(total <= 8_000, "latency draws {total} points");
+    let phase = read(&plot_file(&out, "phase", "svg"));
+    // Per branch (3 here) at most 2 moves per column, each with its 2 markers.
+    let markers = phase.matches("<circle").count();
+    assert!(markers <= 3 * 2 * 2_001, "phase draws {markers} markers");
+    let html = read(&out.join("report.html"));
+    assert!(
+        html.len() < 3_000_000,
+        "report.html has {} bytes",
+        html.len()
+    );
+}
+
+/// A sweep overlays 10^5-bucket series of several cells: also bounded.
+#[test]
+fn a_sweep_of_100000_bucket_runs_draws_bounded_overlays() {
+    let d = tempfile::tempdir().unwrap();
+    SweepFixture {
+        keys: vec![RATE],
+        values: vec![vec!["400", "800", "1200"]],
+        replications: 1,
+        aggregate: true,
+        buckets: 100_000,
+    }
+    .write(d.path());
+    let start = Instant::now();
+    draw_folder(d.path(), Format::Svg).unwrap();
+    let took = start.elapsed();
+    let limit = if cfg!(debug_assertions) { 300.0 } else { 60.0 };
+    assert!(took.as_secs_f64() < limit, "plotting took {took:?}");
+    for n in ["phase", "latency"] {
+        let svg = read(&plot_file(d.path(), n, "svg"));
+        let total: usize = polyline_points(&svg).iter().sum();
+        assert!(total <= 3 * 8_000, "{n} draws {total} points");
+        assert!(svg.len() < 1_500_000, "{n}.svg has {} bytes", svg.len());
+    }
+    let html = read(&d.path().join("report.html"));
+    assert!(
+        html.len() < 5_000_000,
+        "report.html has {} bytes",
+        html.len()
+    );
+}
+
 // ---- sweeps, from hand-made folders --------------------------------------------------
 
 const RATE: &str = "fleets.0.arrival.rate";
@@ -278,6 +384,8 @@ struct SweepFixture {
     values: Vec<Vec<&'static str>>,
     replications: u64,
     aggregate: bool,
+    /// Buckets of each run's time series (1 s each).
+    buckets: usize,
 }
 
 impl SweepFixture {
@@ -377,7 +485,7 @@ impl SweepFixture {
                     cell.join(",")
                 ));
                 let s = m[0].1;
-                for t in 0..10 {
+                for t in 0..self.buckets {
                     let dip = if (4..6).contains(&t) { 0.5 } else { 1.0 };
                     let inbound = 700.0 * (2.0 - dip);
                     let outage = if (4..6).contains(&t) { "1" } else { "0" };
@@ -426,6 +534,7 @@ fn rate_by_attempts() -> SweepFixture {
         values: vec![vec!["400", "800", "1200"], vec!["1", "3"]],
         replications: 2,
         aggregate: true,
+        buckets: 10,
     }
 }
 
@@ -537,6 +646,7 @@ fn a_sweep_with_no_load_key_skips_load_vs_success_and_amplification_without_fail
         values: vec![vec!["50", "200", "800"]],
         replications: 1,
         aggregate: true,
+        buckets: 10,
     }
     .write(d.path());
     let files = draw_folder(d.path(), Format::Svg).expect("drawn");
