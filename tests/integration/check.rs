@@ -1,8 +1,9 @@
 //! `retrysim check`: expectations per cell and per run, bad input named by its field,
 //! baselines written, matched within tolerance and failed beyond it.
 
-use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
+
+use crate::common::retrysim;
 
 use retrysim::scenario::{load, Source};
 
@@ -51,20 +52,6 @@ max_attempts = 2
 [sweep]
 "fleets.0.arrival.rate" = [100, 200]
 "#;
-
-fn retrysim(dir: &Path, args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_retrysim"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("the binary runs");
-    assert!(
-        !String::from_utf8_lossy(&out.stderr).contains("panicked"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
 
 fn code(o: &Output) -> i32 {
     o.status.code().expect("exited with a code")

@@ -1,6 +1,9 @@
 //! Shared helpers for the integration tests: run a scenario given as TOML text.
 #![allow(dead_code)]
 
+use std::path::Path;
+use std::process::{Command, Output};
+
 use retrysim::metrics::summary::Layout;
 use retrysim::run::{run_one, RunResult};
 use retrysim::scenario::{load, Loaded, Source};
@@ -48,4 +51,47 @@ pub fn mean_se(xs: &[f64]) -> (f64, f64) {
     let m = xs.iter().sum::<f64>() / n;
     let v = xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0);
     (m, (v / n).sqrt())
+}
+
+/// Runs the `retrysim` binary in `dir`; a panic is a test failure whatever the exit.
+pub fn retrysim(dir: &Path, args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_retrysim"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("the binary runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    out
+}
+
+/// Runs the binary in `dir` and requires exit 0.
+pub fn ok(dir: &Path, args: &[&str]) {
+    let out = retrysim(dir, args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs the binary in `dir` under an address-space limit of `mib` MiB (`ulimit -v`):
+/// a memory bound that did not hold ends the run with an allocation failure, which is
+/// a test failure.
+pub fn capped(dir: &Path, mib: u64, args: &[&str]) -> Output {
+    let out = Command::new("sh")
+        .current_dir(dir)
+        .arg("-c")
+        .arg(format!("ulimit -v {} && exec \"$0\" \"$@\"", mib << 10))
+        .arg(env!("CARGO_BIN_EXE_retrysim"))
+        .args(args)
+        .output()
+        .expect("run retrysim under sh");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    assert!(
+        !err.contains("memory allocation"),
+        "{args:?} ran out of its {mib} MiB: {err}"
+    );
+    out
 }

@@ -3,7 +3,8 @@
 //! overwritten without `--force`, and with it, only what retrysim wrote is replaced.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+
+use crate::common::{ok, retrysim};
 
 const A: &str = r#"
 name = "alpha"
@@ -15,25 +16,6 @@ service_time = "10ms"
 name = "web"
 arrival = { kind = "poisson", rate = 50 }
 "#;
-
-fn retrysim(dir: &Path, args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_retrysim"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("run retrysim");
-    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
-    out
-}
-
-fn ok(dir: &Path, args: &[&str]) {
-    let out = retrysim(dir, args);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 fn setup() -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();

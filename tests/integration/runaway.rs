@@ -17,28 +17,9 @@ use retrysim::model::world::Event;
 use retrysim::scenario::config::Limits;
 use retrysim::scenario::guard::{bytes_text, memory, Memory, MAX_RUN_BYTES};
 
-/// Address space each run may take, in KiB (4 GiB).
-const ADDRESS_SPACE_KB: u64 = 4 << 20;
-
-/// Runs retrysim in `dir` under the address-space limit.
+/// Runs retrysim in `dir` under a 4 GiB address-space limit.
 fn capped(dir: &Path, args: &[&str]) -> Output {
-    let out = Command::new("sh")
-        .current_dir(dir)
-        .arg("-c")
-        .arg(format!(
-            "ulimit -v {ADDRESS_SPACE_KB} && exec \"$0\" \"$@\""
-        ))
-        .arg(env!("CARGO_BIN_EXE_retrysim"))
-        .args(args)
-        .output()
-        .expect("run retrysim under sh");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!err.contains("panicked"), "{err}");
-    assert!(
-        !err.contains("memory allocation"),
-        "the run ran out of its 4 GiB: {err}"
-    );
-    out
+    crate::common::capped(dir, 4 << 10, args)
 }
 
 /// Column `name` of every row of a CSV file.

@@ -4,6 +4,8 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+use crate::common::{capped, ok, retrysim};
+
 const SWEEP: &str = r#"
 name = "sw"
 duration = "10s"
@@ -36,25 +38,6 @@ const FILES: [&str; 6] = [
     "manifest.toml",
     "runs/000007/summary.csv",
 ];
-
-fn retrysim(dir: &Path, args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_retrysim"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("run retrysim");
-    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
-    out
-}
-
-fn ok(dir: &Path, args: &[&str]) {
-    let out = retrysim(dir, args);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 /// The same tables; manifests alike but for their `[output]` list (which says whether
 /// charts were drawn).
@@ -510,22 +493,6 @@ fn the_kubernetes_job_runs_one_shard_per_completion_index() {
         .map(|x| x.parse().unwrap())
         .collect();
     assert!(rust >= need, "{rust:?} < {need:?}");
-}
-
-/// Runs retrysim in `dir` under an address-space limit of `mib` MiB.
-fn capped(dir: &Path, mib: u64, args: &[&str]) -> Output {
-    let out = Command::new("sh")
-        .current_dir(dir)
-        .arg("-c")
-        .arg(format!("ulimit -v {} && exec \"$0\" \"$@\"", mib << 10))
-        .arg(env!("CARGO_BIN_EXE_retrysim"))
-        .args(args)
-        .output()
-        .expect("run retrysim under sh");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!err.contains("panicked"), "{err}");
-    assert!(!err.contains("memory allocation"), "out of memory: {err}");
-    out
 }
 
 const TINY: &str = r#"
