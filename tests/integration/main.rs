@@ -11,6 +11,7 @@ mod cli_args;
 mod determinism;
 mod explain;
 mod fuzz;
+mod golden;
 mod interrupt;
 mod occ;
 mod output_safety;
