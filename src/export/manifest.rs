@@ -86,8 +86,12 @@ pub fn render(
         .sum();
     resolved.insert("offered_per_s".into(), offered.into());
     for f in &s.fleets {
-        let worst: f64 = f.layers.iter().map(|l| f64::from(l.max_attempts)).product();
-        resolved.insert(format!("worst_case_attempts_{}", f.name), worst.into());
+        // N^L, or "unlimited" when a layer has no attempt cap.
+        let worst: toml::Value = match crate::explain::worst_case_attempts(&f.layers) {
+            crate::explain::Bound::Finite(n) => (n as f64).into(),
+            crate::explain::Bound::Unbounded => "unlimited".into(),
+        };
+        resolved.insert(format!("worst_case_attempts_{}", f.name), worst);
     }
     let mut root = toml::Table::new();
     root.insert("retrysim".into(), meta.into());

@@ -523,7 +523,8 @@ fn shapes_attempts(key: &str) -> bool {
 }
 
 /// N^L of a cell: the scenario table with the cell's values applied, validated, and
-/// the largest product of `max_attempts` over the fleets.
+/// the largest product of `max_attempts` over the fleets (none when a layer's
+/// `max_attempts` is `"unlimited"`).
 fn worst_case(ctx: &SweepContext, cell: &SweepCell) -> Option<f64> {
     use crate::scenario::{from_table, overrides, Source};
     let mut table = ctx.table.clone();
@@ -536,17 +537,17 @@ fn worst_case(ctx: &SweepContext, cell: &SweepCell) -> Option<f64> {
         text: String::new(),
     };
     let loaded = from_table(&source, table).ok()?;
-    loaded
-        .scenario
-        .fleets
-        .iter()
-        .map(|f| {
-            f.layers
-                .iter()
-                .map(|l| f64::from(l.max_attempts))
-                .product::<f64>()
-        })
-        .reduce(f64::max)
+    // A cell with an unlimited layer has no N^L to draw against.
+    let mut worst = None;
+    for f in &loaded.scenario.fleets {
+        match crate::explain::worst_case_attempts(&f.layers) {
+            crate::explain::Bound::Finite(n) => {
+                worst = Some(worst.map_or(n as f64, |w: f64| w.max(n as f64)));
+            }
+            crate::explain::Bound::Unbounded => return None,
+        }
+    }
+    worst
 }
 
 /// `amplification`, when the sweep changes the retry stack (see the module docs).

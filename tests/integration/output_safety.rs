@@ -539,3 +539,21 @@ fn a_file_given_as_the_output_folder_is_named_as_such() {
     assert!(err.contains("'afile' is a file, not a folder"), "{err}");
     assert_eq!(std::fs::read_to_string(p.join("afile")).unwrap(), "x");
 }
+
+/// `max_attempts = "unlimited"` has no N^L: the manifest says so (it read 4.29e9).
+#[test]
+fn the_manifest_says_unlimited_attempts_are_unlimited() {
+    let d = setup();
+    let p = d.path();
+    std::fs::write(
+        p.join("u.toml"),
+        format!("{A}[[fleets.layers]]\nmax_attempts = \"unlimited\"\nattempt_timeout = \"50ms\"\n"),
+    )
+    .unwrap();
+    ok(p, &["run", "u.toml", "-q", "--no-plots", "--out", "u"]);
+    let m = std::fs::read_to_string(p.join("u/manifest.toml")).unwrap();
+    assert!(m.contains("worst_case_attempts_web = \"unlimited\""), "{m}");
+    ok(p, &["run", "a.toml", "-q", "--no-plots", "--out", "a"]);
+    let m = std::fs::read_to_string(p.join("a/manifest.toml")).unwrap();
+    assert!(m.contains("worst_case_attempts_web = 1.0"), "{m}");
+}
