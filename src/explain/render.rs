@@ -6,8 +6,8 @@ use crate::engine::time::MILLISECOND;
 use crate::engine::Nanos;
 use crate::model::outcome::Class;
 use crate::scenario::config::{
-    Accepts, AwsVersion, Backoff, BreakerConfig, EnvoyFormula, Jitter, LimiterConfig, Placement,
-    PollyType, R4jWindow, Trip,
+    Accepts, AwsVersion, Backoff, BreakerConfig, EnvoyFormula, GrpcFormula, Jitter, LimiterConfig,
+    Placement, PollyType, R4jWindow, Trip,
 };
 
 use super::{
@@ -487,8 +487,21 @@ pub(crate) fn backoff_kind(b: &Backoff) -> String {
             initial,
             max,
             multiplier,
+            formula: GrpcFormula::Current,
         } => format!(
-            "gRPC full jitter: uniform in [0, interval), interval from {} ×{} up to {}; a server pushback (Retry-After) is the wait and resets the interval",
+            "gRPC (gRFC A6 since 2024): interval × uniform [0.8, 1.2), interval from {} ×{} up to {} (the jitter comes after the cap: waits up to 1.2 × {}); a server pushback (Retry-After) is the wait and resets the interval",
+            fmt_time(initial),
+            fmt_num(multiplier),
+            fmt_time(max),
+            fmt_time(max)
+        ),
+        Backoff::Grpc {
+            initial,
+            max,
+            multiplier,
+            formula: GrpcFormula::Pre2024,
+        } => format!(
+            "gRPC pre-2024 full jitter: uniform in [0, interval), interval from {} ×{} up to {}; a server pushback (Retry-After) is the wait and resets the interval",
             fmt_time(initial),
             fmt_num(multiplier),
             fmt_time(max)
@@ -857,8 +870,13 @@ fn short_backoff(b: &Backoff) -> String {
             initial,
             max,
             multiplier,
+            formula,
         } => format!(
-            "full jitter {}×{} up to {} with pushback",
+            "{} {}×{} up to {} with pushback",
+            match formula {
+                GrpcFormula::Current => "×U[0.8, 1.2)",
+                GrpcFormula::Pre2024 => "full jitter",
+            },
             fmt_time(initial),
             fmt_num(multiplier),
             fmt_time(max)

@@ -255,6 +255,16 @@ pub enum EnvoyFormula {
     Documented,
 }
 
+/// Which jitter of gRPC's retry backoff (gRFC A6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GrpcFormula {
+    /// gRFC A6 since its 2024-08-29 update, and C-core, grpc-go ≥ 1.69, grpc-java ≥ 1.71:
+    /// `interval · U[0.8, 1.2)`, the jitter applied after the cap.
+    Current,
+    /// The original A6 text and the clients before that update: `U[0, interval)`.
+    Pre2024,
+}
+
 /// Polly's `DelayBackoffType`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PollyType {
@@ -294,7 +304,8 @@ pub enum Backoff {
         /// Jitter mode.
         jitter: Jitter,
     },
-    /// gRPC retry (grpc-java `RetriableStream`): `U(0, interval)`, then
+    /// gRPC retry (grpc-java `RetriableStream`): `interval · U[0.8, 1.2)` (or, with
+    /// the pre-2024 formula, `U(0, interval)`), then
     /// `interval = min(interval·multiplier, max)`; a server pushback is the wait and
     /// resets the interval to `initial`.
     Grpc {
@@ -304,6 +315,8 @@ pub enum Backoff {
         max: Nanos,
         /// `backoffMultiplier`.
         multiplier: f64,
+        /// Current (2024) jitter or the original one.
+        formula: GrpcFormula,
     },
     /// Envoy's fully jittered exponential backoff, in whole milliseconds.
     Envoy {

@@ -308,6 +308,9 @@ pub enum BackoffFile {
         max: Dur,
         /// `backoffMultiplier`.
         multiplier: f64,
+        /// `"current"` (default: `interval · U[0.8, 1.2)`, gRFC A6 since 2024) or
+        /// `"pre_2024"` (`U[0, interval)`, clients before grpc-go 1.69 / grpc-java 1.71).
+        formula: Option<String>,
     },
     /// Envoy's jittered exponential backoff.
     Envoy {

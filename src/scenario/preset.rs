@@ -43,20 +43,21 @@ pub struct Preset {
     pub toml: &'static str,
 }
 
-/// gRPC (gRFC A6, grpc-java `RetriableStream`, C-core `retry_throttle.cc`): the A6
-/// example policy (0.1 s, ×2, up to 1 s; throttling 10 / 0.1), `maxAttempts` at the
-/// client-side limit of 5 (larger values are capped to it), retrying UNAVAILABLE (a 503
-/// or 429 rejection, an error) but not DEADLINE_EXCEEDED; a rejection's Retry-After is
-/// the server pushback.
+/// gRPC (gRFC A6 as updated in 2024, grpc-java ≥ 1.71 `RetriableStream`, C-core
+/// `retry_throttle.cc`): A6's example policy, all of it (4 attempts, 0.1 s, ×2, up to
+/// 1 s, jitter `×U[0.8, 1.2)`; throttling 10 / 0.1), with the client-side limit of 5
+/// attempts (larger values are capped to it), retrying UNAVAILABLE (a 503 or 429
+/// rejection, an error) but not DEADLINE_EXCEEDED; a rejection's Retry-After is the
+/// server pushback. gRPC itself ships no default retry policy.
 pub const GRPC: Preset = Preset {
     name: "grpc",
     source: "grpc/proposal A6-client-retries.md; grpc/grpc-java core/src/main/java/io/grpc/internal/RetriableStream.java; grpc/grpc src/core/client_channel/retry_throttle.cc",
     toml: r#"
-max_attempts = 5
+max_attempts = 4
 max_attempts_cap = 5
 retry_on = ["rejected", "error"]
 respect_retry_after = true
-backoff = { kind = "grpc", initial = "100ms", max = "1s", multiplier = 2 }
+backoff = { kind = "grpc", initial = "100ms", max = "1s", multiplier = 2, formula = "current" }
 budget = { kind = "token_bucket", max_tokens = 10, token_ratio = 0.1 }
 "#,
 };

@@ -327,7 +327,8 @@ impl SweepFixture {
     }
 
     fn write(&self, dir: &Path) {
-        let table: toml::Table = toml::from_str(include_str!("../../scenarios/default.toml")).unwrap();
+        let table: toml::Table =
+            toml::from_str(include_str!("../../scenarios/default.toml")).unwrap();
         let cells = self.cells();
         let runs = cells.len() as u64 * self.replications;
         let mut run = toml::Table::new();

@@ -14,8 +14,8 @@ use retrysim::model::budget::{Budget, RetryCause};
 use retrysim::model::limiter::{AwsAdaptive, Gate, Limiter};
 use retrysim::model::outcome::Class;
 use retrysim::scenario::config::{
-    Accepts, AwsVersion, Backoff, BreakerConfig, BudgetConfig, EnvoyFormula, LimiterConfig,
-    Placement, PollyType, R4jWindow, Trip,
+    Accepts, AwsVersion, Backoff, BreakerConfig, BudgetConfig, EnvoyFormula, GrpcFormula,
+    LimiterConfig, Placement, PollyType, R4jWindow, Trip,
 };
 
 const MS: u64 = 1_000_000;
@@ -36,7 +36,7 @@ fn no_failure() -> Failure {
 
 // ----- gRPC ---------------------------------------------------------------------------
 
-/// grpc-java `RetriableStream.makeRetryDecision`:
+/// grpc-java `RetriableStream.makeRetryDecision` before 1.71 (`formula = "pre_2024"`):
 /// `backoffNanos = (long)(nextBackoffIntervalNanos * random.nextDouble())`, then
 /// `nextBackoffIntervalNanos = min((long)(next * backoffMultiplier), maxBackoffNanos)`;
 /// with pushback: `backoffNanos = pushback`, `next = initialBackoffNanos`.
@@ -46,6 +46,7 @@ fn grpc_backoff_is_grpc_java_arithmetic_with_pushback_resetting_the_interval() {
         initial: 100 * MS,
         max: S,
         multiplier: 2.0,
+        formula: GrpcFormula::Pre2024,
     };
     // Intervals 100, 200, 400, 800, 1000 ms; waits interval·u, truncated.
     assert_eq!(
@@ -1010,7 +1011,8 @@ fn a_grpc_layer_resolves_with_its_overrides_and_caps_max_attempts_at_five() {
         Backoff::Grpc {
             initial: 100 * MS,
             max: S,
-            multiplier: 2.0
+            multiplier: 2.0,
+            formula: GrpcFormula::Current,
         }
     );
     assert_eq!(
@@ -1231,4 +1233,242 @@ fn bad_values_of_the_library_kinds_name_their_field() {
         );
         assert!(e.contains(rule), "{layer}: {e}");
     }
+}
+
+// ----- upstream vectors (tests/fixtures/upstream, copied from shared/upstream) --------------
+
+/// The text of an upstream vector file.
+fn upstream(name: &str) -> String {
+    let path = format!(
+        "{}/tests/fixtures/upstream/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The items after `key` on the line of `file` that starts with it.
+fn vector(file: &str, key: &str) -> Vec<String> {
+    let text = upstream(file);
+    let line = text
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(key))
+        .unwrap_or_else(|| panic!("{file}: no line {key}"));
+    line.split_whitespace()
+        .skip(1)
+        .map(str::to_string)
+        .collect()
+}
+
+fn grpc(initial: u64, max: u64, formula: GrpcFormula) -> Backoff {
+    Backoff::Grpc {
+        initial,
+        max,
+        multiplier: 2.0,
+        formula,
+    }
+}
+
+/// grpc-java ≥ 1.71 `intervalWithJitter` (jitter on by default): `(long)(interval ·
+/// (0.4·u + 0.8))` ns, interval 100 s ×2 up to 700 s: the jitter after the cap, so the
+/// waits reach 1.2 × 700 s.
+#[test]
+fn upstream_grpc_java_backoff_vectors_replay() {
+    for (key, u) in [
+        ("java_backoff_u=0.5", 0.5),
+        ("java_backoff_u=0.0", 0.0),
+        ("java_backoff_u=0.999999", 0.999_999),
+    ] {
+        let expect: Vec<u64> = vector("grpc_java_vectors.txt", key)
+            .iter()
+            .map(|v| v.parse().unwrap())
+            .collect();
+        let b = grpc(100 * S, 700 * S, GrpcFormula::Current);
+        assert_eq!(
+            waits(b, &vec![u; expect.len()], no_failure()),
+            expect,
+            "{key}"
+        );
+    }
+    // The bound explain uses covers the jitter past the cap.
+    let b = grpc(100 * S, 700 * S, GrpcFormula::Current);
+    assert!(retrysim::model::backoff::max_wait(&b, 6) >= 839_999_720_000);
+    assert!(retrysim::model::backoff::settled_wait(&b) >= 840 * S);
+}
+
+/// C-core `BackOff::NextAttemptDelay` with jitter 0.2: the same law, in ms.
+#[test]
+fn upstream_grpc_core_backoff_vectors_replay() {
+    for (key, u) in [("core_backoff_u0.5", 0.5), ("core_backoff_u0", 0.0)] {
+        let expect: Vec<u64> = vector("grpc_core_envoy_vectors.txt", key)
+            .iter()
+            .map(|v| (v.parse::<f64>().unwrap() * MS as f64).round() as u64)
+            .collect();
+        let b = grpc(100 * MS, S, GrpcFormula::Current);
+        assert_eq!(
+            waits(b, &vec![u; expect.len()], no_failure()),
+            expect,
+            "{key}"
+        );
+    }
+    // The pre-2024 formula stays reachable: U[0, interval).
+    let b = grpc(100 * MS, S, GrpcFormula::Pre2024);
+    assert_eq!(
+        waits(b, &[0.5; 6], no_failure()),
+        [50, 100, 200, 400, 500, 500].map(|m| m * MS).to_vec()
+    );
+}
+
+/// `formula` is a key of the grpc backoff; the default is the current formula.
+#[test]
+fn upstream_grpc_formula_key_defaults_to_current_and_pre_2024_is_reachable() {
+    let at = |extra: &str| {
+        let text = format!(
+            "{BASE}[[fleets.layers]]\nmax_attempts = 3\nbackoff = {{ kind = \"grpc\", initial = \"100ms\", max = \"1s\", multiplier = 2{extra} }}\n"
+        );
+        scenario(&text, &[]).scenario.fleets[0].layers[0].backoff
+    };
+    assert_eq!(at(""), grpc(100 * MS, S, GrpcFormula::Current));
+    assert_eq!(
+        at(", formula = \"pre_2024\""),
+        grpc(100 * MS, S, GrpcFormula::Pre2024)
+    );
+    let src = retrysim::scenario::Source {
+        path: "bad.toml".into(),
+        stem: "bad".into(),
+        text: format!(
+            "{BASE}[[fleets.layers]]\nmax_attempts = 3\nbackoff = {{ kind = \"grpc\", initial = \"100ms\", max = \"1s\", multiplier = 2, formula = \"old\" }}\n"
+        ),
+    };
+    let e = retrysim::scenario::load(src, &[]).unwrap_err().to_string();
+    assert!(e.contains("fleets[0].layers[0].backoff.formula"), "{e}");
+    assert!(e.contains("\"current\", \"pre_2024\""), "{e}");
+}
+
+/// grpc-java `RetriableStream.Throttle` (1000-scaled ints), maxTokens 4, tokenRatio 0.8:
+/// each failure `allowed:tokens`, each success `s:tokens:above_threshold`.
+#[test]
+fn upstream_grpc_java_throttle_vectors_replay() {
+    let mut b = Budget::new(BudgetConfig::TokenBucket {
+        max_milli: 4000,
+        ratio_milli: 800,
+    });
+    let items = vector("grpc_java_vectors.txt", "java_throttle");
+    // The first item is the fresh throttle's answer: a full bucket is above threshold.
+    assert_eq!(items[0], "true");
+    for item in &items[1..] {
+        let parts: Vec<&str> = item.split(':').collect();
+        if parts[0] == "s" {
+            b.on_succeeded(0, 0);
+            let above = b.tokens() > 2000;
+            assert_eq!(
+                (b.tokens().to_string(), above.to_string()),
+                (parts[1].to_string(), parts[2].to_string()),
+                "{item}"
+            );
+        } else {
+            b.on_failed(0, Class::Error, true);
+            let allowed = b.ask(0, RetryCause::default()).is_some();
+            assert_eq!(
+                (allowed.to_string(), b.tokens().to_string()),
+                (parts[0].to_string(), parts[1].to_string()),
+                "{item}"
+            );
+        }
+    }
+}
+
+/// C-core `RetryThrottler`: `core_basic` (4000 / 1600) and A6's example under total
+/// failure.
+#[test]
+fn upstream_grpc_core_throttle_vectors_replay() {
+    let mut b = Budget::new(BudgetConfig::TokenBucket {
+        max_milli: 4000,
+        ratio_milli: 1600,
+    });
+    for item in vector("grpc_core_envoy_vectors.txt", "core_basic") {
+        let (op, tokens) = item.split_once(':').unwrap();
+        match op {
+            "S" => b.on_succeeded(0, 0),
+            _ => {
+                b.on_failed(0, Class::Error, true);
+                let allowed = b.ask(0, RetryCause::default()).is_some();
+                assert_eq!(allowed, op == "F1", "{item}");
+            }
+        }
+        assert_eq!(b.tokens().to_string(), tokens, "{item}");
+    }
+    let mut b = Budget::new(BudgetConfig::TokenBucket {
+        max_milli: 10_000,
+        ratio_milli: 100,
+    });
+    for (i, want) in vector("grpc_core_envoy_vectors.txt", "core_a6_allfail")
+        .iter()
+        .enumerate()
+    {
+        b.on_failed(0, Class::Error, true);
+        let allowed = b.ask(0, RetryCause::default()).is_some();
+        assert_eq!(allowed, want == "1", "failure {}", i + 1);
+    }
+}
+
+/// `tokenRatio` keeps 3 decimals, truncated (grpc-java `java_ratio_milli`), read from
+/// the scenario file; `maxTokens` is an integer in (0, 1000].
+#[test]
+fn upstream_grpc_token_ratio_truncates_and_max_tokens_is_an_integer_up_to_1000() {
+    let budget_of = |b: &str| {
+        let text = format!("{BASE}[[fleets.layers]]\nmax_attempts = 3\nbudget = {b}\n");
+        let src = retrysim::scenario::Source {
+            path: "t.toml".into(),
+            stem: "t".into(),
+            text,
+        };
+        retrysim::scenario::load(src, &[])
+            .map(|l| l.scenario.fleets[0].layers[0].budget)
+            .map_err(|e| e.to_string())
+    };
+    for item in vector("grpc_java_vectors.txt", "java_ratio_milli") {
+        let (ratio, milli) = item.split_once('=').unwrap();
+        let got = budget_of(&format!(
+            "{{ kind = \"token_bucket\", max_tokens = 1000, token_ratio = {ratio} }}"
+        ))
+        .unwrap();
+        assert_eq!(
+            got,
+            Some(BudgetConfig::TokenBucket {
+                max_milli: 1_000_000,
+                ratio_milli: milli.parse().unwrap()
+            }),
+            "{item}"
+        );
+    }
+    for bad in ["0", "1001", "10.5", "-3"] {
+        let e = budget_of(&format!(
+            "{{ kind = \"token_bucket\", max_tokens = {bad}, token_ratio = 0.1 }}"
+        ))
+        .unwrap_err();
+        assert!(
+            e.contains("fleets[0].layers[0].budget.max_tokens"),
+            "{bad}: {e}"
+        );
+        assert!(e.contains("integer from 1 to 1000"), "{bad}: {e}");
+    }
+}
+
+/// The grpc preset is A6's example policy, all of it: 4 attempts (the cap of 5 stays).
+#[test]
+fn upstream_grpc_preset_is_the_a6_example_policy_with_4_attempts() {
+    let l = scenario(
+        &format!("{BASE}[[fleets.layers]]\npreset = \"grpc\"\n"),
+        &[],
+    );
+    let layer = &l.scenario.fleets[0].layers[0];
+    assert_eq!((layer.max_attempts, layer.capped_from), (4, None));
+    assert_eq!(layer.backoff, grpc(100 * MS, S, GrpcFormula::Current));
+    assert_eq!(
+        layer.budget,
+        Some(BudgetConfig::TokenBucket {
+            max_milli: 10_000,
+            ratio_milli: 100
+        })
+    );
 }
