@@ -277,6 +277,11 @@ pub enum BudgetCap {
         /// Whether retries in backoff count as pending requests.
         count_backoff: bool,
     },
+    /// Envoy's circuit-breaker `max_retries`.
+    EnvoyMaxRetries {
+        /// Concurrent retries allowed.
+        max_retries: u32,
+    },
     /// Resilience4j retry budget.
     Resilience4j {
         /// Window in seconds.
@@ -322,7 +327,7 @@ impl BudgetCap {
                 deposit, withdraw, ..
             } => 1.0 + deposit as f64 / withdraw.max(1) as f64,
             // A bound on concurrency: fast failures retry as often as max_attempts lets them.
-            BudgetCap::Envoy { .. } => f64::INFINITY,
+            BudgetCap::Envoy { .. } | BudgetCap::EnvoyMaxRetries { .. } => f64::INFINITY,
             // Past its warm-up the window's failure rate is 100%.
             BudgetCap::Resilience4j { .. } => 1.0,
             // retries < f · (calls + retries): retries per call < f / (1 − f).
@@ -459,6 +464,7 @@ pub fn budget_cap(b: &BudgetConfig) -> BudgetCap {
             min_concurrency,
             count_backoff,
         },
+        BudgetConfig::EnvoyMaxRetries { max_retries } => BudgetCap::EnvoyMaxRetries { max_retries },
         BudgetConfig::Resilience4j {
             window_s,
             max_retry_ratio,
@@ -604,7 +610,7 @@ fn retry_after_applies(
     cfg: &DependencyConfig,
 ) -> bool {
     l.respect_retry_after
-        && l.retry_on.contains(Class::Rejected)
+        && l.retry_on.retries(Class::Rejected, cfg.reject_status)
         && dep.can_reject
         && cfg.retry_after.is_some()
 }

@@ -387,11 +387,14 @@ fn render_load(o: &mut String, f: &FleetExplanation, dep: &DependencyExplanation
 }
 
 fn render_layer(o: &mut String, l: &LayerExplanation, deadline: Option<Nanos>) {
-    let classes: Vec<&str> = Class::FAILURES
+    let mut classes: Vec<&str> = Class::FAILURES
         .iter()
         .filter(|c| l.retry_on.contains(**c))
         .map(|c| c.name())
         .collect();
+    if l.retry_on.has_rejected_5xx() && !l.retry_on.contains(Class::Rejected) {
+        classes.insert(0, "rejected_5xx (503, not 429)");
+    }
     let retry = if !l.retries {
         "no retries".to_string()
     } else {
@@ -735,6 +738,10 @@ fn budget_text(b: &BudgetCap, instances: u64) -> String {
                 "as shipped, a retry waiting in backoff counts as a retry but not as a request (Envoy issue #30205)"
             }
         ),
+        BudgetCap::EnvoyMaxRetries { max_retries } => format!(
+            "Envoy circuit breaker max_retries (as shipped, no retry budget configured): fewer than {max_retries} retries in flight at once per instance{}, a bound on concurrency, not on the retry rate",
+            across(Bound::Finite(u64::from(max_retries)), instances)
+        ),
         BudgetCap::Resilience4j {
             window_s,
             max_retry_ratio,
@@ -980,6 +987,9 @@ fn short_budget(b: &BudgetCap) -> String {
             "concurrent retries < max({}% of requests in flight, {min_concurrency})",
             fmt_num(percent)
         ),
+        BudgetCap::EnvoyMaxRetries { max_retries } => {
+            format!("circuit breaker max_retries {max_retries} (concurrent retries)")
+        }
         BudgetCap::Resilience4j {
             window_s,
             max_retry_ratio,

@@ -28,6 +28,10 @@
 //!   backoff counts as a retry but not as a request (issue #30205);
 //!   `count_backoff = true` counts the retries waiting to be sent, and the proposed one,
 //!   as pending requests.
+//! - **envoy_max_retries** (`ResourceManagerImpl`'s `retries_` resource, the cluster
+//!   circuit breaker `max_retries`, default 3): Envoy as it ships, without a
+//!   `RetryBudget`. The same count of outstanding retries against a fixed maximum: it is
+//!   an [`EnvoyBudget`] with `percent` 0 and `min_concurrency = max_retries`.
 //! - **resilience4j** (`BudgetRetryImpl`, synchronous context): failed attempts and
 //!   successful calls in an [`EpochWindow`]; a failure asks *before* it is recorded:
 //!   allowed while the window holds at most `min_sample_size` calls or its failure rate
@@ -402,6 +406,14 @@ impl Budget {
                 percent,
                 min: min_concurrency,
                 count_backoff,
+                in_flight: 0,
+                retries: 0,
+                scheduled: 0,
+            }),
+            BudgetConfig::EnvoyMaxRetries { max_retries } => Budget::Envoy(EnvoyBudget {
+                percent: 0.0,
+                min: max_retries,
+                count_backoff: false,
                 in_flight: 0,
                 retries: 0,
                 scheduled: 0,

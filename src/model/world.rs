@@ -752,13 +752,14 @@ impl World {
         let dep_retry_after = self.dep.cfg.retry_after;
         let call_deadline = self.call_deadline_of(node, fi, depth, r.deadline);
         let cls = outcome.class;
-        let throttled = cls == Class::Rejected && self.dep.cfg.reject_status == 429;
+        let reject_status = self.dep.cfg.reject_status;
+        let throttled = cls == Class::Rejected && reject_status == 429;
         // A retry granted before this attempt is resolved by its outcome.
         self.release_retry(node);
         let layer = &mut self.fleets[fi].layers[depth];
         let ambiguous_write =
             cls == Class::Timeout && r.is_write && !keys && !layer.cfg.retry_ambiguous_writes;
-        let retryable = layer.cfg.retry_on.contains(cls) && !ambiguous_write;
+        let retryable = layer.cfg.retry_on.retries(cls, reject_status) && !ambiguous_write;
         if let Some(b) = layer.budgets.get_mut(n.instance as usize) {
             b.on_failed(now, cls, retryable);
         }

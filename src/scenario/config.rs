@@ -462,6 +462,12 @@ pub enum BudgetConfig {
         /// closing the gap of Envoy issue #30205; false reproduces Envoy as shipped.
         count_backoff: bool,
     },
+    /// Envoy's circuit-breaker threshold `max_retries`: retries in flight (granted, not
+    /// yet answered) stay below it. What Envoy does when no `RetryBudget` is configured.
+    EnvoyMaxRetries {
+        /// `max_retries` (default 3).
+        max_retries: u32,
+    },
     /// Resilience4j retry budget (`BudgetRetryImpl`).
     Resilience4j {
         /// Sliding time window in whole seconds.

@@ -441,6 +441,12 @@ pub enum BudgetFile {
         /// Count retries in backoff as pending requests (default false: Envoy as shipped).
         count_backoff: Option<bool>,
     },
+    /// Envoy as it ships: the cluster circuit breaker's `max_retries`, a bound on
+    /// concurrent retries (the `envoy` kind is the optional `RetryBudget` that replaces it).
+    EnvoyMaxRetries {
+        /// Concurrent retries allowed per instance (default 3).
+        max_retries: Option<u64>,
+    },
     /// Resilience4j retry budget.
     Resilience4j {
         /// Sliding time window, whole seconds (default 10s).

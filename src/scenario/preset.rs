@@ -62,22 +62,24 @@ budget = { kind = "token_bucket", max_tokens = 10, token_ratio = 0.1 }
 "#,
 };
 
-/// Envoy (router filter and `RetryBudget`): `num_retries` 1, `retry_on = "5xx"`
-/// (a 503 rejection, an error, a per-try timeout), 25 ms base and 250 ms max, the
-/// 15 s route timeout spanning all retries (`total_timeout`), upstream requests reset
-/// on timeouts (`cancel_on_timeout`), the retry budget 20% / 3, and no Retry-After
-/// (that needs `rate_limited_retry_back_off`).
+/// Envoy as it ships (router filter, cluster circuit breakers): `num_retries` 1,
+/// `retry_on = "5xx"` (a 503 rejection but not a 429, an error, a per-try timeout:
+/// `rejected_5xx`), 25 ms base and 250 ms max, the 15 s route timeout spanning all
+/// retries (`total_timeout`), upstream requests reset on timeouts
+/// (`cancel_on_timeout`), concurrent retries limited by the circuit breaker's
+/// `max_retries = 3`, and no Retry-After (that needs `rate_limited_retry_back_off`).
+/// The optional `RetryBudget` (20% / 3) is `budget = { preset = "envoy_retry_budget" }`.
 pub const ENVOY: Preset = Preset {
     name: "envoy",
     source: "envoyproxy/envoy source/common/common/backoff_strategy.cc, source/common/router/retry_state_impl.cc, source/common/upstream/resource_manager_impl.h; docs/root/configuration/http/http_filters/router_filter.rst; api/envoy/config/cluster/v3/circuit_breaker.proto",
     toml: r#"
 max_attempts = 2
-retry_on = ["rejected", "error", "timeout"]
+retry_on = ["rejected_5xx", "error", "timeout"]
 respect_retry_after = false
 cancel_on_timeout = true
 total_timeout = "15s"
 backoff = { kind = "envoy", base = "25ms", max = "250ms" }
-budget = { kind = "envoy", percent = 20, min_concurrency = 3 }
+budget = { kind = "envoy_max_retries", max_retries = 3 }
 "#,
 };
 
@@ -227,6 +229,12 @@ pub const LAYER_PRESETS: &[Preset] = &[
     SRE,
 ];
 
+/// Envoy's optional `RetryBudget` with its defaults (20% of the requests in flight, at
+/// least 3), which replaces the circuit breaker's `max_retries` when configured.
+const ENVOY_RETRY_BUDGET: &str = r#"kind = "envoy"
+percent = 20
+min_concurrency = 3"#;
+
 /// The budget part of Resilience4j: `BudgetRetryImpl` with `RetryConfig`'s defaults.
 const R4J_BUDGET: &str = r#"kind = "resilience4j"
 window = "10s"
@@ -244,6 +252,7 @@ fn part_presets(part: &str) -> Vec<(&'static str, String)> {
         }
     }
     if part == "budget" {
+        out.push(("envoy_retry_budget", ENVOY_RETRY_BUDGET.to_string()));
         out.push(("resilience4j", R4J_BUDGET.to_string()));
     }
     out

@@ -584,11 +584,13 @@ fn validate_layer(
             for (k, s) in list.iter().enumerate() {
                 match Class::parse(s) {
                     Some(cl) => set = set.with(cl),
+                    None if s == ClassSet::REJECTED_5XX => set = set.with_rejected_5xx(),
                     None => {
-                        let allowed: Vec<_> = Class::FAILURES
+                        let mut allowed: Vec<_> = Class::FAILURES
                             .iter()
                             .map(|c| format!("\"{}\"", c.name()))
                             .collect();
+                        allowed.push(format!("\"{}\"", ClassSet::REJECTED_5XX));
                         return c.err(
                             format!("{p}.retry_on[{k}]"),
                             format!(
@@ -1189,6 +1191,18 @@ fn validate_budget(c: &Ctx, p: &str, b: &BudgetFile) -> R<BudgetConfig> {
                 )?,
                 min_concurrency: mc as u32,
                 count_backoff: count_backoff.unwrap_or(false),
+            }
+        }
+        BudgetFile::EnvoyMaxRetries { max_retries } => {
+            let m = max_retries.unwrap_or(3);
+            if m > u64::from(u32::MAX) {
+                return c.err(
+                    format!("{p}.max_retries"),
+                    format!("must be at most {} (found {m})", u32::MAX),
+                );
+            }
+            BudgetConfig::EnvoyMaxRetries {
+                max_retries: m as u32,
             }
         }
         BudgetFile::Resilience4j {

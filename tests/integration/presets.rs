@@ -1472,3 +1472,144 @@ fn upstream_grpc_preset_is_the_a6_example_policy_with_4_attempts() {
         })
     );
 }
+
+/// Envoy `JitteredExponentialBackOffStrategy` with `random()` returning `R`: the wait is
+/// `R % interval`, so each vector pins the interval sequence (the model draws
+/// uniformly in `[0, interval)`, the same law); `envoy_25_250_intervals` is the largest
+/// wait of each retry. The pre-1.14 formula: `min(R % ((2^n − 1)·base), max)`.
+#[test]
+fn upstream_envoy_backoff_vectors_replay() {
+    use retrysim::model::backoff::max_wait;
+    let file = "grpc_core_envoy_vectors.txt";
+    for (key, base, max, r) in [
+        ("envoy_5_100_r9999", 5, 100, 9999u64),
+        ("envoy_25_30_r27", 25, 30, 27),
+    ] {
+        let b = Backoff::Envoy {
+            base_ms: base,
+            max_ms: max,
+            formula: EnvoyFormula::Current,
+        };
+        let got: Vec<String> = (1..=vector(file, key).len() as u32)
+            .map(|k| (r % (max_wait(&b, k) / MS)).to_string())
+            .collect();
+        assert_eq!(got, vector(file, key), "{key}");
+    }
+    let current = Backoff::Envoy {
+        base_ms: 25,
+        max_ms: 250,
+        formula: EnvoyFormula::Current,
+    };
+    let want: Vec<u64> = vector(file, "envoy_25_250_intervals")
+        .iter()
+        .map(|v| v.parse::<u64>().unwrap() * MS)
+        .collect();
+    assert_eq!(
+        waits(current, &vec![0.999_999; want.len()], no_failure()),
+        want
+    );
+    let old = Backoff::Envoy {
+        base_ms: 25,
+        max_ms: 250,
+        formula: EnvoyFormula::Documented,
+    };
+    let want: Vec<u64> = vector(file, "envoy_old_25_250_rmax")
+        .iter()
+        .map(|v| v.parse::<u64>().unwrap() * MS)
+        .collect();
+    assert_eq!(waits(old, &vec![0.999_999; want.len()], no_failure()), want);
+    // R = 12345: ranges 25, 75, 175, 375, ...: 20, 45, 95, then 345 capped at 250.
+    let want: Vec<u64> = vector(file, "envoy_old_25_250_r12345")
+        .iter()
+        .map(|v| v.parse::<u64>().unwrap() * MS)
+        .collect();
+    let us: Vec<f64> = [25u64, 75, 175, 375, 375, 375]
+        .iter()
+        .map(|&range| ((12_345 % range) as f64 + 0.5) / range as f64)
+        .collect();
+    assert_eq!(waits(old, &us, no_failure()), want);
+}
+
+/// Envoy as it ships: the circuit breaker's `max_retries = 3` (concurrent retries,
+/// `retries().count() < max()`), whatever the requests in flight; the preset uses it,
+/// and the optional `RetryBudget` (20% / 3) is `budget = { preset = "envoy_retry_budget" }`.
+#[test]
+fn upstream_envoy_preset_limits_concurrent_retries_with_max_retries_3() {
+    let mut b = Budget::new(BudgetConfig::EnvoyMaxRetries { max_retries: 3 });
+    let ask = |b: &mut Budget| b.ask(0, RetryCause::default());
+    for _ in 0..100 {
+        b.on_sent(false); // 100 requests in flight change nothing
+    }
+    assert_eq!(
+        (0..4).map(|_| ask(&mut b)).collect::<Vec<_>>(),
+        vec![Some(1), Some(1), Some(1), None]
+    );
+    b.release(1, true);
+    assert_eq!(ask(&mut b), Some(1));
+    assert_eq!(ask(&mut b), None);
+
+    let l = scenario(
+        &format!("{BASE}[[fleets.layers]]\npreset = \"envoy\"\n"),
+        &[],
+    );
+    let layer = &l.scenario.fleets[0].layers[0];
+    assert_eq!(
+        layer.budget,
+        Some(BudgetConfig::EnvoyMaxRetries { max_retries: 3 })
+    );
+    let e = retrysim::explain::explain(&l.scenario).render();
+    assert!(e.contains("circuit breaker max_retries"), "{e}");
+    let l = scenario(
+        &format!(
+            "{BASE}[[fleets.layers]]\npreset = \"envoy\"\nbudget = {{ preset = \"envoy_retry_budget\" }}\n"
+        ),
+        &[],
+    );
+    assert_eq!(
+        l.scenario.fleets[0].layers[0].budget,
+        Some(BudgetConfig::Envoy {
+            percent: 20.0,
+            min_concurrency: 3,
+            count_backoff: false
+        })
+    );
+}
+
+/// Envoy's `retry_on = "5xx"` retries a 503 but not a 429 (`rejected_5xx`). Ten requests
+/// at once on one busy server without a queue: nine rejections. With 429 none is
+/// retried; with 503 three are (the circuit breaker's 3 concurrent retries, held while
+/// they wait in backoff) and six are refused.
+#[test]
+fn upstream_envoy_5xx_does_not_retry_429() {
+    for (status, attempts, refused) in [(429, 10, 0), (503, 13, 6)] {
+        let text = format!(
+            r#"
+duration = "1s"
+drain = "5s"
+[dependency]
+servers = 1
+queue_limit = 0
+reject_status = {status}
+service_time = {{ kind = "deterministic", value = "1s" }}
+[[fleets]]
+name = "f"
+arrival = {{ kind = "burst", at = "0s", count = 10 }}
+[[fleets.layers]]
+preset = "envoy"
+instances = 1
+"#
+        );
+        let r = run(&text, &[]);
+        assert_eq!(count(&r, "attempts"), attempts, "{status}");
+        assert_eq!(count(&r, "budget_exhausted"), refused, "{status}");
+    }
+    let l = scenario(
+        &format!("{BASE}[[fleets.layers]]\npreset = \"envoy\"\n"),
+        &[],
+    );
+    let on = l.scenario.fleets[0].layers[0].retry_on;
+    assert!(on.retries(Class::Rejected, 503) && !on.retries(Class::Rejected, 429));
+    assert!(on.retries(Class::Error, 429) && on.retries(Class::Timeout, 429));
+    let e = retrysim::explain::explain(&l.scenario).render();
+    assert!(e.contains("rejected_5xx (503, not 429)"), "{e}");
+}
