@@ -328,7 +328,8 @@ impl BudgetCap {
             } => 1.0 + deposit as f64 / withdraw.max(1) as f64,
             // A bound on concurrency: fast failures retry as often as max_attempts lets them.
             BudgetCap::Envoy { .. } | BudgetCap::EnvoyMaxRetries { .. } => f64::INFINITY,
-            // Past its warm-up the window's failure rate is 100%.
+            // Past its warm-up the window's failure rate is 100%: beyond the burst of
+            // about min_sample_size retries it allows again once a window, none.
             BudgetCap::Resilience4j { .. } => 1.0,
             // retries < f · (calls + retries): retries per call < f / (1 − f).
             BudgetCap::Sre { fraction, .. } => {

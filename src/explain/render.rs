@@ -747,7 +747,7 @@ fn budget_text(b: &BudgetCap, instances: u64) -> String {
             max_retry_ratio,
             min_sample_size,
         } => format!(
-            "Resilience4j retry budget: over the last {window_s}s, retries stop while more than {}% of the recorded calls failed, once more than {min_sample_size} are recorded",
+            "Resilience4j retry budget (pull request #2373, an unreleased proposal): over the last {window_s}s, in 1s slices from the budget's creation, a failure is refused (budget_exhausted, and not recorded) while more than {}% of the recorded outcomes failed, once more than {min_sample_size} are recorded; an allowed failure is recorded when its backoff ends (not on the last attempt), a success twice; so in a long outage the refusals leave the window and retries come back in bursts of about {min_sample_size} per instance once a window",
             fmt_num(max_retry_ratio)
         ),
         BudgetCap::Sre { fraction, window } => format!(
@@ -995,7 +995,7 @@ fn short_budget(b: &BudgetCap) -> String {
             max_retry_ratio,
             min_sample_size,
         } => format!(
-            "retry budget: failure rate ≤ {}% over {window_s}s after {min_sample_size} calls",
+            "retry budget (PR #2373, unreleased): failure rate ≤ {}% over {window_s}s after {min_sample_size} records",
             fmt_num(max_retry_ratio)
         ),
         BudgetCap::Sre { fraction, window } => format!(

@@ -139,8 +139,9 @@ pub fn max_wait(b: &Backoff, k: u32) -> Nanos {
             max_ms,
         } => {
             let i = r4j_interval(initial_ms, multiplier, k);
+            // The draw stays below i·(1 + f) + 1: truncated, at most its ceiling.
             let ms = if randomization > 0.0 {
-                (i as f64 * (1.0 + randomization)) as u64
+                ((i as f64 * (1.0 + randomization)).ceil() as u64).max(1)
             } else {
                 i
             };
@@ -339,7 +340,8 @@ pub fn next_wait<R: Rng + ?Sized>(
 ///   `d + 0.5·d·u − 0.25·d` for constant and linear, DecorrelatedJitterBackoffV2 for
 ///   exponential; then `min(·, max_delay)`.
 /// - `resilience4j` (`IntervalFunction`): `i_1 = initial`, `i_n = (long)(i_(n−1)·m)` ms;
-///   randomized `(long)(i(1−f) + u·2fi)`; then `min(·, max_interval)`.
+///   randomized `max(1, (long)(i(1−f) + u·(2fi + 1)))` (`randomize`'s
+///   `min + random·(max − min + 1)`); then `min(·, max_interval)`.
 /// - `aws_legacy` (botocore `delay_exponential`): `base·growth^(k−1)` s, `base = u`.
 /// - `aws_standard` (botocore `ExponentialBackoff.delay_amount`): version 2.0
 ///   `u·min(2^(k−1), 20)` s; version 2.1 `t = u·min(scale·2^(k−1), 20)` s with scale
@@ -447,11 +449,13 @@ pub fn wait_u(b: &Backoff, k: u32, prev: &mut Nanos, f: &Failure, u: f64) -> Nan
         } => {
             let i = r4j_interval(initial_ms, multiplier, k);
             let mut w = if randomization > 0.0 {
+                // IntervalFunction.randomize: min + random·(max − min + 1), then
+                // (long), at least 1 ms.
                 let i = i as f64;
                 let delta = randomization * i;
                 let lo = i - delta;
                 let hi = i + delta;
-                (lo + u * (hi - lo)) as i64 as u64
+                ((lo + u * (hi - lo + 1.0)) as i64).max(1) as u64
             } else {
                 i
             };

@@ -32,10 +32,18 @@
 //!   circuit breaker `max_retries`, default 3): Envoy as it ships, without a
 //!   `RetryBudget`. The same count of outstanding retries against a fixed maximum: it is
 //!   an [`EnvoyBudget`] with `percent` 0 and `min_concurrency = max_retries`.
-//! - **resilience4j** (`BudgetRetryImpl`, synchronous context): failed attempts and
-//!   successful calls in an [`EpochWindow`]; a failure asks *before* it is recorded:
-//!   allowed while the window holds at most `min_sample_size` calls or its failure rate
-//!   is at most `max_retry_ratio` percent.
+//! - **resilience4j** (`BudgetRetryImpl` of pull request #2373, an unreleased proposal,
+//!   synchronous context, as `Retry.decorateSupplier` drives it): outcomes in an
+//!   [`EpochWindow`] of 1 s slices counted from the budget's creation (time 0). Every
+//!   failure first asks `allowRetry()`: allowed while the window holds at most
+//!   `min_sample_size` records or its failure rate (`f32` percent) is at most
+//!   `max_retry_ratio`; a refused failure throws `RetryBudgetExceededException` and is
+//!   **not recorded**, even on the last attempt or for a class the layer does not
+//!   retry. An allowed failure is recorded as an error only after the backoff sleep
+//!   (`onRuntimeError` records after `delegate.onRuntimeError` returns), and not at
+//!   all on the last attempt (the delegate throws first). A success is recorded twice
+//!   (`onResult`, then `onComplete`). So under sustained failure the refusals leave
+//!   the window, and retries come back in bursts about once a window.
 //! - **sre** (SRE book, "Handling Overload"): retry only while retries / requests
 //!   (first attempts and retries) over the trailing window is below `percent`.
 //!
@@ -55,7 +63,8 @@
 //! assert_eq!(b.try_retry(0, false), None);
 //! ```
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 use crate::engine::time::{to_secs, MILLISECOND};
 use crate::engine::Nanos;
@@ -247,17 +256,40 @@ pub struct R4jBudget {
     window: EpochWindow,
     max_retry_ratio: f64,
     min_sample_size: i64,
-    /// The answer of `allowRetry()` taken before the last failure was recorded.
+    /// The answer of `allowRetry()` to the last failure.
     allowed: bool,
+    /// When allowed failures get recorded: at the end of their backoff sleep (at most
+    /// one per call sleeping, so bounded by the calls in flight).
+    pending: BinaryHeap<Reverse<Nanos>>,
 }
 
 impl R4jBudget {
+    /// Records the errors whose sleep has ended by `now`, in time order.
+    fn flush(&mut self, now: Nanos) {
+        while let Some(&Reverse(t)) = self.pending.peek() {
+            if t > now {
+                break;
+            }
+            self.pending.pop();
+            self.window.record(t, true, false);
+        }
+    }
+
+    /// `allowRetry()` at `now`.
     fn allow(&mut self, now: Nanos) -> bool {
+        self.flush(now);
         let snap = self.window.snapshot(now);
         if i64::from(snap.calls) <= self.min_sample_size {
-            return true;
+            return true; // warm-up phase
         }
         f64::from(snap.failure_rate()) <= self.max_retry_ratio
+    }
+
+    /// The window's (records, failed records) at `now`.
+    pub fn counts(&mut self, now: Nanos) -> (u32, u32) {
+        self.flush(now);
+        let snap = self.window.snapshot(now);
+        (snap.calls, snap.failed)
     }
 }
 
@@ -427,6 +459,7 @@ impl Budget {
                 max_retry_ratio,
                 min_sample_size,
                 allowed: true,
+                pending: BinaryHeap::new(),
             }),
             BudgetConfig::Sre { fraction, window } => Budget::Sre {
                 calls: VecDeque::new(),
@@ -486,16 +519,33 @@ impl Budget {
     pub fn on_failed(&mut self, now: Nanos, class: Class, retryable: bool) {
         match self {
             Budget::Resilience4j(r) => {
-                // The synchronous context asks allowRetry() before recording the error,
-                // and records every exception, retried or not.
+                // onRuntimeError asks allowRetry() first, whatever the exception; what
+                // it records comes later (see on_retry_scheduled).
+                let _ = (class, retryable);
                 r.allowed = r.allow(now);
-                r.window.record(now, true, false);
             }
             _ => {
                 if retryable && class != Class::BreakerOpen && class != Class::BudgetExhausted {
                     self.on_failure();
                 }
             }
+        }
+    }
+
+    /// Whether the budget refused the failure just reported to [`Budget::on_failed`]
+    /// outright, before the layer looks at its class or its attempts left: Resilience4j's
+    /// `allowRetry()` throws `RetryBudgetExceededException` in place of the failure.
+    #[inline]
+    pub fn refused_failure(&self) -> bool {
+        matches!(self, Budget::Resilience4j(r) if !r.allowed)
+    }
+
+    /// A retry granted by [`Budget::ask`] will be sent at `wake`, after its backoff.
+    /// Resilience4j records the failure then (its sleep comes before the record).
+    #[inline]
+    pub fn on_retry_scheduled(&mut self, wake: Nanos) {
+        if let Budget::Resilience4j(r) = self {
+            r.pending.push(Reverse(wake));
         }
     }
 
@@ -519,6 +569,9 @@ impl Budget {
             }
             Budget::Envoy(_) => self.release(last_retry_cost, true),
             Budget::Resilience4j(r) => {
+                // onResult records a success, then onComplete records another.
+                r.flush(now);
+                r.window.record(now, false, false);
                 r.window.record(now, false, false);
             }
             _ => self.on_success(last_retry_cost),
@@ -679,8 +732,9 @@ impl Budget {
             }
             Budget::Envoy(e) => (1.0 - e.retries as f64 / e.limit().max(1) as f64).clamp(0.0, 1.0),
             Budget::Resilience4j(r) => {
-                let mut w = r.window.clone();
-                let snap = w.snapshot(now);
+                let mut r = r.clone();
+                r.flush(now);
+                let snap = r.window.snapshot(now);
                 if i64::from(snap.calls) <= r.min_sample_size || r.max_retry_ratio <= 0.0 {
                     1.0
                 } else {

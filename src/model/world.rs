@@ -760,8 +760,17 @@ impl World {
         let ambiguous_write =
             cls == Class::Timeout && r.is_write && !keys && !layer.cfg.retry_ambiguous_writes;
         let retryable = layer.cfg.retry_on.retries(cls, reject_status) && !ambiguous_write;
-        if let Some(b) = layer.budgets.get_mut(n.instance as usize) {
-            b.on_failed(now, cls, retryable);
+        let refused = match layer.budgets.get_mut(n.instance as usize) {
+            Some(b) => {
+                b.on_failed(now, cls, retryable);
+                b.refused_failure()
+            }
+            None => false,
+        };
+        if refused {
+            self.rec.outcome(Class::BudgetExhausted);
+            self.finish_call(node, Outcome::of(Class::BudgetExhausted), s);
+            return;
         }
         let out_of_time = call_deadline < r.deadline && now >= call_deadline;
         if !retryable || n.attempts >= layer.cfg.max_attempts || out_of_time {
@@ -798,7 +807,10 @@ impl World {
                 throttled,
             };
             match b.ask(now, cause) {
-                Some(c) => cost = c,
+                Some(c) => {
+                    cost = c;
+                    b.on_retry_scheduled(wake);
+                }
                 None => {
                     self.rec.outcome(Class::BudgetExhausted);
                     self.finish_call(node, Outcome::of(Class::BudgetExhausted), s);

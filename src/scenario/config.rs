@@ -344,7 +344,8 @@ pub enum Backoff {
         initial_ms: u64,
         /// Growth factor (1 = fixed interval).
         multiplier: f64,
-        /// Randomization factor `f`: `U[(1-f)·i, (1+f)·i)` (0 = none).
+        /// Randomization factor `f`: `(long)((1-f)·i + U·(2f·i + 1))`, at least 1 ms
+        /// (0 = none).
         randomization: f64,
         /// Largest interval in milliseconds.
         max_ms: Option<u64>,

@@ -446,8 +446,8 @@ fn aws_adaptive_cubic_limiter_matches_botocore() {
 // ----- Resilience4j ---------------------------------------------------------------------
 
 /// `IntervalFunction.ofExponentialRandomBackoff(500, 1.5, 0.5)`: `i_n = (long)(i_(n−1) ·
-/// 1.5)` ms (500, 750, 1125, 1687, 2530), then `(long)(i(1 − f) + u · 2fi)`, then
-/// `min(·, maxInterval)`; `RetryConfig`'s default is a fixed 500 ms.
+/// 1.5)` ms (500, 750, 1125, 1687, 2530), then `(long)(i(1 − f) + u · (2fi + 1))`, at
+/// least 1, then `min(·, maxInterval)`; `RetryConfig`'s default is a fixed 500 ms.
 #[test]
 fn resilience4j_interval_functions() {
     let fixed = Backoff::Resilience4j {
@@ -467,14 +467,15 @@ fn resilience4j_interval_functions() {
         waits(b(None), &[0.5; 5], no_failure()),
         [500, 750, 1125, 1687, 2530].map(|m| m * MS).to_vec()
     );
-    // u = 0: half of each (562.5 → 562, 843.5 → 843); u = 0.999: 1.499 of each.
+    // u = 0: half of each (562.5 → 562, 843.5 → 843); u = 0.999: about 1.5 of each
+    // (the + 1 of `max − min + 1`).
     assert_eq!(
         waits(b(None), &[0.0; 4], no_failure()),
         [250, 375, 562, 843].map(|m| m * MS).to_vec()
     );
     assert_eq!(
         waits(b(None), &[0.999; 4], no_failure()),
-        [749, 1124, 1686, 2528].map(|m| m * MS).to_vec()
+        [750, 1125, 1687, 2529].map(|m| m * MS).to_vec()
     );
     assert_eq!(
         waits(b(Some(1000)), &[0.5; 4], no_failure()),
@@ -548,9 +549,10 @@ fn resilience4j_breaker_time_window() {
     assert!(b.record(2_700 * MS, false)); // 2 of 3
 }
 
-/// `BudgetRetryImpl` (synchronous context): `allowRetry()` is asked before the error is
-/// recorded; allowed while the window holds at most `minSampleSize` calls or its
-/// failure rate is at most `maxRetryRatio`.
+/// `BudgetRetryImpl` (PR #2373, synchronous context): `allowRetry()` is asked before
+/// anything is recorded; allowed while the window holds at most `minSampleSize`
+/// records or its failure rate is at most `maxRetryRatio`. A success is recorded twice,
+/// an allowed error when its backoff sleep ends, a refused one never.
 #[test]
 fn resilience4j_retry_budget_asks_before_recording() {
     let mut b = Budget::new(BudgetConfig::Resilience4j {
@@ -558,16 +560,26 @@ fn resilience4j_retry_budget_asks_before_recording() {
         max_retry_ratio: 10.0,
         min_sample_size: 4,
     });
-    for _ in 0..4 {
-        b.on_succeeded(0, 0);
-    }
-    b.on_failed(0, Class::Error, true); // 4 calls ≤ 4: warm-up
+    let counts = |b: &mut Budget, t: u64| match b {
+        Budget::Resilience4j(r) => r.counts(t),
+        _ => unreachable!(),
+    };
+    b.on_succeeded(0, 0);
+    b.on_succeeded(0, 0);
+    assert_eq!(counts(&mut b, 0), (4, 0)); // onResult and onComplete each record
+    b.on_failed(0, Class::Error, true); // 4 records ≤ 4: warm-up
+    assert!(!b.refused_failure());
     assert!(b.ask(0, RetryCause::default()).is_some());
-    b.on_failed(0, Class::Error, true); // 5 calls, 1 failed = 20% > 10%
-    assert!(b.ask(0, RetryCause::default()).is_none());
-    // Ten seconds on, the window is empty again.
+    b.on_retry_scheduled(S / 2);
+    assert_eq!(counts(&mut b, S / 2 - 1), (4, 0)); // still sleeping
+    assert_eq!(counts(&mut b, S / 2), (5, 1)); // recorded after the sleep
+    b.on_failed(S / 2, Class::Error, true); // 1 of 5 failed = 20% > 10%
+    assert!(b.refused_failure());
+    assert!(b.ask(S / 2, RetryCause::default()).is_none());
+    assert_eq!(counts(&mut b, S / 2), (5, 1)); // the refused failure is not recorded
+                                               // Ten seconds on, the window is empty again.
     b.on_failed(10 * S, Class::Error, true);
-    assert!(b.ask(10 * S, RetryCause::default()).is_some());
+    assert!(!b.refused_failure());
 }
 
 // ----- Polly ------------------------------------------------------------------------------
@@ -914,10 +926,14 @@ mode = { kind = "capacity", servers = 0 }
     assert!((90.0..=115.0).contains(&sent), "{sent} attempts");
 }
 
-/// Resilience4j retry budget: with independent failures p, the window's failure rate is
-/// about p; at p = 0.05 (below 10%) every retry happens, as without a budget
-/// ((1 − p³)/(1 − p) attempts per call, within 1%); at p = 0.3 retries stop once the
-/// window is past its 100-call warm-up (20,000 calls: under 1% retries).
+/// Resilience4j retry budget (PR #2373): the window records each success twice and
+/// each allowed retry's error once. At p = 0.05 its failure rate stays below 10%: every
+/// retry happens, as without a budget ((1 − p³)/(1 − p) attempts per call, within 1%).
+/// At p = 0.3 refusals are not recorded, so the budget settles where the recorded
+/// errors are 10% of the records: retries R per call with R / (2·S + R) = 0.1, S the
+/// successes per call, i.e. `1 + 2/9 · success_fraction` attempts per call (within 1%),
+/// well below the 1.39 of no budget, well above the 1.00 of a budget that would lock
+/// retries out.
 #[test]
 fn resilience4j_budget_long_run() {
     for (p, lo, hi) in [
@@ -926,7 +942,7 @@ fn resilience4j_budget_long_run() {
             (1.0 - 0.05f64.powi(3)) / 0.95 * 0.99,
             (1.0 - 0.05f64.powi(3)) / 0.95 * 1.01,
         ),
-        (0.3, 1.0, 1.01),
+        (0.3, 0.0, 0.0),
     ] {
         let text = format!(
             r#"
@@ -944,7 +960,14 @@ max_attempts = 3
 budget = {{ preset = "resilience4j" }}
 "#
         );
-        let a = col(&run(&text, &[]), "amplification");
+        let r = run(&text, &[]);
+        let a = col(&r, "amplification");
+        let (lo, hi) = if p == 0.3 {
+            let settled = 1.0 + 2.0 / 9.0 * col(&r, "success_fraction");
+            (settled * 0.99, settled * 1.01)
+        } else {
+            (lo, hi)
+        };
         assert!((lo..=hi).contains(&a), "p = {p}: {a}");
     }
 }
@@ -1612,4 +1635,199 @@ instances = 1
     assert!(on.retries(Class::Error, 429) && on.retries(Class::Timeout, 429));
     let e = retrysim::explain::explain(&l.scenario).render();
     assert!(e.contains("rejected_5xx (503, not 429)"), "{e}");
+}
+
+/// The harness's `fails(call, attempt, p)`: a SplitMix64 hash, in Java `long` arithmetic.
+fn r4j_harness_fails(call: u64, attempt: u64, p: f64) -> bool {
+    let mut z = call
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .wrapping_add(attempt.wrapping_mul(0xBF58_476D_1CE4_E5B9));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    ((z >> 11) as f64 / 9_007_199_254_740_992.0) < p
+}
+
+/// Resilience4j's retry budget as proposed in pull request #2373 (`BudgetRetryImpl`,
+/// unreleased), replayed call for call against the trace its harness wrote
+/// (`resilience4j_pr2373_BudgetHarness.java`: one thread, `Retry.decorateSupplier`, 3
+/// attempts 500 ms apart on a mutable clock, budget defaults 10 s / 10% / 100). Each
+/// call is driven through the budget as the model's layer drives it: `on_call`,
+/// `on_failed` then `refused_failure` (asked before anything is recorded), `ask` and
+/// `on_retry_scheduled` for a retry (the error is recorded when the sleep ends), and
+/// `on_succeeded` (recorded twice).
+#[test]
+fn upstream_resilience4j_pr2373_budget_trace_replays_call_for_call() {
+    let trace = upstream("resilience4j_pr2373_budget_trace.txt");
+    let mut lines = 0;
+    for line in trace.lines() {
+        let (head, attempts) = line.split_once(" attempts ").unwrap();
+        let kv: std::collections::BTreeMap<&str, &str> = head
+            .split_whitespace()
+            .map(|x| x.split_once('=').unwrap())
+            .collect();
+        let p: f64 = kv["p"].parse().unwrap();
+        let gap: u64 = kv["gap_ms"].parse().unwrap();
+        let calls: u64 = kv["calls"].parse().unwrap();
+        let expect: Vec<u32> = attempts
+            .split_whitespace()
+            .map(|a| a.parse().unwrap())
+            .collect();
+        assert_eq!(expect.len() as u64, calls);
+        let mut b = Budget::new(BudgetConfig::Resilience4j {
+            window_s: 10,
+            max_retry_ratio: 10.0,
+            min_sample_size: 100,
+        });
+        let mut clock = 0u64;
+        let mut got = Vec::with_capacity(expect.len());
+        for call in 0..calls {
+            clock = clock.max(call * gap * MS);
+            b.on_call(clock);
+            let mut attempt = 0u32;
+            loop {
+                attempt += 1;
+                b.on_sent(attempt > 1);
+                b.on_done();
+                if !r4j_harness_fails(call, u64::from(attempt), p) {
+                    b.on_succeeded(clock, 0);
+                    break;
+                }
+                b.on_failed(clock, Class::Error, true);
+                if b.refused_failure() || attempt >= 3 {
+                    break;
+                }
+                assert_eq!(b.ask(clock, RetryCause::default()), Some(0));
+                clock += 500 * MS;
+                b.on_retry_scheduled(clock);
+            }
+            got.push(attempt);
+        }
+        let first_bad = got.iter().zip(&expect).position(|(g, e)| g != e);
+        assert_eq!(
+            first_bad, None,
+            "{head}: first mismatch at call {first_bad:?}"
+        );
+        lines += 1;
+    }
+    assert_eq!(lines, 9);
+}
+
+/// In a run: sustained total failure, one client at 20 requests/s, the default budget
+/// (warm-up 100, 10%) and 3 attempts 500 ms apart. Refused failures are not recorded,
+/// so the window empties and retries come back about once a window: every 10 s window
+/// of a long outage sees retries again, which a budget recording every failure would
+/// lock out for good.
+#[test]
+fn upstream_resilience4j_budget_retries_resume_in_bursts_under_sustained_failure() {
+    let layer = "max_attempts = 3\nbackoff = { kind = \"resilience4j\", initial = \"500ms\" }\nbudget = { preset = \"resilience4j\" }";
+    let r = run(
+        &dead(layer, r#"{ kind = "constant", rate = 20 }"#, "120s"),
+        &[],
+    );
+    let logical = count(&r, "logical");
+    let attempts = count(&r, "attempts");
+    let retries = attempts - logical;
+    // Locked out after the warm-up, retries would stop near 100 records (~50 retries);
+    // coming back each window they keep going: ~1 burst per 10 s over 120 s.
+    assert!(retries > 300, "{retries} retries of {logical} calls");
+    assert!(
+        attempts < logical * 2,
+        "{attempts} attempts of {logical} calls"
+    );
+    let e = {
+        let text = dead(layer, r#"{ kind = "constant", rate = 20 }"#, "120s");
+        retrysim::explain::explain(&scenario(&text, &[]).scenario).render()
+    };
+    assert!(e.contains("pull request #2373"), "{e}");
+}
+
+/// Resilience4j `IntervalFunction` (core, HEAD): `ofExponentialBackoff(100, 2, 100000)`,
+/// `(500, 1.5)`, and `ofExponentialRandomBackoff(500, 1.5, 0.5)` with the draw fixed
+/// (`exact_u`) and over 2·10⁶ draws (`rand_exp`: ranges, and means within 0.5% over
+/// 200,000 of the model's draws); `randomized_1ms_0.5`: a 1 ms interval gives 1 or 2 ms,
+/// never 0 (the floor at 1 ms).
+#[test]
+fn upstream_resilience4j_interval_vectors_replay() {
+    use retrysim::model::backoff::{max_wait, next_wait};
+    let file = "resilience4j_interval_vectors.txt";
+    let ms =
+        |v: &[String]| -> Vec<u64> { v.iter().map(|x| x.parse::<u64>().unwrap() * MS).collect() };
+    let r4j = |initial_ms, multiplier, randomization, max_ms| Backoff::Resilience4j {
+        initial_ms,
+        multiplier,
+        randomization,
+        max_ms,
+    };
+    let want = ms(&vector(file, "capped_exp_100_2_100000"));
+    let got = waits(
+        r4j(100, 2.0, 0.0, Some(100_000)),
+        &vec![0.0; want.len()],
+        no_failure(),
+    );
+    assert_eq!(got, want);
+    let want = ms(&vector(file, "exp_500_1.5"));
+    assert_eq!(
+        waits(
+            r4j(500, 1.5, 0.0, None),
+            &vec![0.0; want.len()],
+            no_failure()
+        ),
+        want
+    );
+    let b = r4j(500, 1.5, 0.5, None);
+    let text = upstream(file);
+    let mut exact = 0;
+    for line in text.lines().filter(|l| l.starts_with("exact_u ")) {
+        let items: Vec<String> = line
+            .split_whitespace()
+            .skip(1)
+            .map(str::to_string)
+            .collect();
+        let u: f64 = items[0].parse().unwrap();
+        let want = ms(&items[1..]);
+        assert_eq!(waits(b, &vec![u; want.len()], no_failure()), want, "{line}");
+        exact += 1;
+    }
+    assert_eq!(exact, 4);
+    let mut rng = retrysim::engine::stream(7, "r4j-vectors");
+    for line in text
+        .lines()
+        .filter(|l| l.starts_with("rand_exp_500_1.5_0.5 "))
+    {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        let k: u32 = w[1].trim_start_matches("k=").parse().unwrap();
+        let (min, max, mean): (u64, u64, f64) = (
+            w[3].parse().unwrap(),
+            w[5].parse().unwrap(),
+            w[7].parse().unwrap(),
+        );
+        let mut prev = 0;
+        assert_eq!(
+            wait_u(&b, k, &mut prev, &no_failure(), 0.0),
+            min * MS,
+            "{line}"
+        );
+        assert_eq!(
+            wait_u(&b, k, &mut prev, &no_failure(), 1.0 - 1e-12),
+            max * MS,
+            "{line}"
+        );
+        assert_eq!(max_wait(&b, k), max * MS, "{line}");
+        let n = 200_000;
+        let sum: f64 = (0..n)
+            .map(|_| next_wait(&b, k, &mut prev, &no_failure(), &mut rng) as f64 / MS as f64)
+            .sum();
+        let m = sum / f64::from(n);
+        assert!((m / mean - 1.0).abs() < 0.005, "{line}: mean {m}");
+    }
+    let w = vector(file, "randomized_1ms_0.5");
+    let one = r4j(1, 1.0, 0.5, None);
+    let mut prev = 0;
+    assert_eq!(
+        wait_u(&one, 1, &mut prev, &no_failure(), 0.0),
+        w[1].parse::<u64>().unwrap() * MS
+    );
+    assert_eq!(max_wait(&one, 1), w[3].parse::<u64>().unwrap() * MS);
+    assert!((0..10_000).all(|_| next_wait(&one, 1, &mut prev, &no_failure(), &mut rng) >= MS));
 }
