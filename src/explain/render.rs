@@ -773,8 +773,8 @@ pub(crate) fn limiter_text(l: &LimiterConfig) -> String {
             fmt_num(k),
             fmt_num(padding),
             match accepts {
-                Accepts::Success => "successes",
-                Accepts::NotRejected => "answers other than rejected",
+                Accepts::Success => "successes only (accepts = \"success\": errors count against the backend)",
+                Accepts::NotRejected => "answers other than rejected (errors and timeouts included, as the book's \"accepted by the backend\" and grpc-go's adaptive throttler count)",
             }
         ),
         LimiterConfig::AwsAdaptive => "AWS adaptive: a CUBIC send-rate limiter (β 0.7, C 0.4, at least 0.5/s), enabled by the first throttling error (a 429 rejection); every attempt then waits for a token".to_string(),

@@ -16,7 +16,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::engine::{stream, Control, Handler, Nanos, Scheduler};
 use crate::metrics::{Recorder, RunMetrics};
-use crate::scenario::config::{Arrival, DependencyKind, Discipline, Placement, Scenario};
+use crate::scenario::config::{Arrival, DependencyKind, Discipline, Placement, Scenario, Trip};
 
 use super::arrival::OpenArrivals;
 use super::backoff::{self, Failure};
@@ -699,9 +699,11 @@ impl World {
             self.cancel(n.child, n.child_gen, s);
         }
         if now >= self.arena.reqs[n.req as usize].deadline {
-            // The deadline, not the attempt timeout: counted once, at the request.
+            // The deadline, not the attempt timeout: counted once, at the request. It
+            // cancels the attempt.
             if n.inside_admitted {
-                self.breaker_record(fi, depth, n.instance, false, node, s);
+                let ok = self.cancel_is_success(fi, depth);
+                self.breaker_record(fi, depth, n.instance, ok, node, s);
             }
             self.abandon(node, s);
             return;
@@ -875,19 +877,33 @@ impl World {
     }
 
     /// Ends a node that its caller cancelled: nobody waits for its answer. An attempt
-    /// its inside breaker admitted is recorded as failed, so a half-open probe slot is
-    /// not held forever.
+    /// its inside breaker admitted is recorded, so a half-open probe slot is not held
+    /// forever: as a failure, or as a success for a Polly breaker (see
+    /// [`World::cancel_is_success`]).
     fn end_silently(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let n = self.arena.nodes[node as usize];
         let fi = self.fleet_of(node);
+        let depth = n.depth as usize;
+        let ok = self.cancel_is_success(fi, depth);
         self.release_retry(node);
         if n.inside_admitted && n.state == NodeState::Waiting {
-            self.breaker_record(fi, n.depth as usize, n.instance, false, node, s);
+            self.breaker_record(fi, depth, n.instance, ok, node, s);
         }
         if n.outside_admitted {
-            self.breaker_record(fi, n.depth as usize, n.instance, false, node, s);
+            self.breaker_record(fi, depth, n.instance, ok, node, s);
         }
         self.arena.free_node(node);
+    }
+
+    /// Whether the breaker of layer `depth` records a cancelled call (its caller gave
+    /// up, or the request's deadline passed) as a success: Polly's does, since the
+    /// default `ShouldHandle` does not handle `OperationCanceledException`
+    /// (`OnUnhandledOutcomeAsync`: a success, which also closes a half-open circuit).
+    fn cancel_is_success(&self, fi: usize, depth: usize) -> bool {
+        self.fleets[fi].layers[depth]
+            .cfg
+            .breaker
+            .is_some_and(|b| matches!(b.trip, Trip::Polly { .. }))
     }
 
     /// Returns a retry granted to `node` and not yet resolved to its budget.

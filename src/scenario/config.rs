@@ -491,9 +491,13 @@ pub enum BudgetConfig {
 /// What Google-SRE adaptive throttling counts as accepted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Accepts {
-    /// Attempts answered with success.
+    /// Attempts answered with success only: an error counts against the backend too,
+    /// which throttles harder than the book during error outages.
     Success,
-    /// Attempts answered with anything but `rejected`.
+    /// Attempts answered with anything but `rejected` (the default): what the book calls
+    /// "accepted by the backend", and what Google's open implementation counts
+    /// (grpc-go `balancer/rls/internal/adaptive`: every response that is not a
+    /// throttling rejection, errors and timeouts included).
     NotRejected,
 }
 

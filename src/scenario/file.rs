@@ -553,7 +553,9 @@ pub enum LimiterFile {
         window: Option<Dur>,
         /// Added to the requests in the denominator (default 1).
         padding: Option<f64>,
-        /// `"success"` (default) or `"not_rejected"`.
+        /// `"not_rejected"` (default: every answer but a rejection, as the book's
+        /// "accepted by the backend" and grpc-go's adaptive throttler count) or
+        /// `"success"` (successes only).
         accepts: Option<String>,
     },
     /// botocore adaptive mode's CUBIC rate limiter.

@@ -201,8 +201,10 @@ breaker = { kind = "polly", failure_ratio = 0.1, min_throughput = 100, sampling_
 
 /// Google SRE book ("Handling Overload", "Addressing Cascading Failures"): at most 3
 /// attempts, a per-client retry budget of 10% over 2 minutes, client-side adaptive
-/// throttling with K = 2 over 2 minutes, randomized exponential backoff. The book names
-/// no backoff constants: full jitter from 100 ms ×2 up to 10 s is this preset's choice.
+/// throttling with K = 2 over 2 minutes counting as accepts every answer but a rejection
+/// (the book's "accepted by the backend", as grpc-go's adaptive throttler counts),
+/// randomized exponential backoff. The book names no backoff constants: full jitter
+/// from 100 ms ×2 up to 10 s is this preset's choice.
 pub const SRE: Preset = Preset {
     name: "sre",
     source: "https://sre.google/sre-book/handling-overload/ ; https://sre.google/sre-book/addressing-cascading-failures/",
@@ -210,7 +212,7 @@ pub const SRE: Preset = Preset {
 max_attempts = 3
 backoff = { kind = "exponential", base = "100ms", cap = "10s", multiplier = 2, jitter = "full" }
 budget = { kind = "sre", percent = 10, window = "2m" }
-limiter = { kind = "adaptive_throttling", k = 2, window = "2m", padding = 1 }
+limiter = { kind = "adaptive_throttling", k = 2, window = "2m", padding = 1, accepts = "not_rejected" }
 "#,
 };
 

@@ -966,12 +966,14 @@ fn validate_limiter(c: &Ctx, p: &str, l: &LimiterFile) -> R<LimiterConfig> {
                 Some(w) => c.positive_dur(&f("window"), *w)?,
                 None => 120 * SECOND,
             };
+            // Google's open implementation (grpc-go RLS `adaptive.go`) counts every
+            // response but a throttling rejection as accepted.
             let accepts = match choice(
                 c,
                 &f("accepts"),
                 accepts.as_deref(),
-                "success",
-                &["success", "not_rejected"],
+                "not_rejected",
+                &["not_rejected", "success"],
             )? {
                 "success" => Accepts::Success,
                 _ => Accepts::NotRejected,

@@ -983,13 +983,14 @@ fn sre_budget_long_run() {
     assert!((a / (1.0 + 1.0 / 9.0) - 1.0).abs() < 0.015, "{a}");
 }
 
-/// SRE adaptive throttling at total failure: accepts stay 0, so request i of a client
+/// SRE adaptive throttling counting successes only (`accepts = "success"`) at total
+/// failure by errors: accepts stay 0, so request i of a client
 /// passes with probability 1 / (R_i + 1), R_i its requests in the last 2 minutes. 100
 /// clients at 10 requests/s for 600 s: each expects H_1200 + 4800/1200 ≈ 11.67 sent
 /// attempts, 1,166.6 in all (sd ≈ 34): within 10%.
 #[test]
 fn sre_throttling_long_run() {
-    let layer = "max_attempts = 1\nlimiter = { preset = \"sre\" }";
+    let layer = "max_attempts = 1\nlimiter = { preset = \"sre\", accepts = \"success\" }";
     let text = dead(
         layer,
         r#"{ kind = "constant", rate = 1000, clients = 100 }"#,
@@ -1238,7 +1239,7 @@ fn bad_values_of_the_library_kinds_name_their_field() {
         (
             "limiter = { kind = \"adaptive_throttling\", accepts = \"all\" }",
             "limiter.accepts",
-            "\"success\", \"not_rejected\"",
+            "\"not_rejected\", \"success\"",
         ),
         ("max_attempts_cap = 0", "max_attempts_cap", "at least 1"),
         ("total_timeout = \"0s\"", "total_timeout", "positive"),
@@ -1830,4 +1831,114 @@ fn upstream_resilience4j_interval_vectors_replay() {
     );
     assert_eq!(max_wait(&one, 1), w[3].parse::<u64>().unwrap() * MS);
     assert!((0..10_000).all(|_| next_wait(&one, 1, &mut prev, &no_failure(), &mut rng) >= MS));
+}
+
+/// SRE adaptive throttling counts as accepted every answer that is not a throttling
+/// rejection (the default, grpc-go's `adaptive.go`): against a dependency that always
+/// errors it never throttles, while `accepts = "success"` throttles almost everything;
+/// against one that always rejects, both throttle alike.
+#[test]
+fn upstream_sre_throttling_accepts_every_answer_but_a_rejection() {
+    let l = scenario(
+        &format!("{BASE}[[fleets.layers]]\nmax_attempts = 1\nlimiter = {{ preset = \"sre\" }}\n"),
+        &[],
+    );
+    assert!(matches!(
+        l.scenario.fleets[0].layers[0].limiter,
+        Some(LimiterConfig::AdaptiveThrottling {
+            accepts: Accepts::NotRejected,
+            ..
+        })
+    ));
+    let layer = |accepts: &str| {
+        format!("max_attempts = 1\nlimiter = {{ kind = \"adaptive_throttling\"{accepts} }}")
+    };
+    let errors = |accepts: &str| {
+        let r = run(&dead(&layer(accepts), CONST_100, "60s"), &[]);
+        (count(&r, "attempts"), count(&r, "budget_exhausted"))
+    };
+    assert_eq!(errors(""), (6000, 0));
+    let (sent, throttled) = errors(", accepts = \"success\"");
+    assert!(
+        sent < 200 && throttled > 5800,
+        "{sent} sent, {throttled} throttled"
+    );
+    for accepts in ["", ", accepts = \"success\""] {
+        let text = format!(
+            r#"
+duration = "60s"
+[dependency]
+servers = 1
+queue_limit = 0
+service_time = {{ kind = "deterministic", value = "1ms" }}
+[[fleets]]
+name = "f"
+arrival = {CONST_100}
+[[fleets.layers]]
+instances = 1
+{}
+[[outages]]
+start = "0s"
+end = "100s"
+mode = {{ kind = "capacity", servers = 0 }}
+"#,
+            layer(accepts)
+        );
+        let r = run(&text, &[]);
+        assert!(
+            count(&r, "attempts") < 200,
+            "{accepts}: {}",
+            count(&r, "attempts")
+        );
+    }
+}
+
+/// Polly counts a cancelled call as a success for its breaker (the default
+/// `ShouldHandle` does not handle `OperationCanceledException`), so a cancelled
+/// half-open probe closes the circuit. Errors for 5 s trip the breaker; then the
+/// dependency stops answering and the layer above cancels every call after 200 ms
+/// (`attempt_timeout` with `cancel_on_timeout`): the Polly breaker's probe closes it
+/// and it stays closed, where a breaker counting cancellations as failures keeps
+/// re-tripping.
+#[test]
+fn upstream_polly_breaker_counts_a_cancelled_call_as_a_success() {
+    let trips = |breaker: &str| {
+        let text = format!(
+            r#"
+duration = "60s"
+drain = "5s"
+[dependency]
+servers = "unlimited"
+service_time = {{ kind = "deterministic", value = "1ms" }}
+[[fleets]]
+name = "f"
+arrival = {CONST_100}
+[[fleets.layers]]
+instances = 1
+max_attempts = 1
+attempt_timeout = "200ms"
+cancel_on_timeout = true
+[[fleets.layers]]
+max_attempts = 1
+breaker = {breaker}
+[[outages]]
+start = "0s"
+end = "5s"
+mode = {{ kind = "fail", after = "1ms" }}
+[[outages]]
+start = "5s"
+end = "100s"
+mode = {{ kind = "blackhole" }}
+"#
+        );
+        let r = run(&text, &[]);
+        (count(&r, "breaker_trips"), count(&r, "breaker_open"))
+    };
+    let polly = "{ kind = \"polly\", failure_ratio = 0.1, min_throughput = 2, sampling_duration = \"30s\", break_duration = \"1s\" }";
+    let (t, open) = trips(polly);
+    assert!((1..=6).contains(&t), "polly: {t} trips");
+    assert!(open < 600, "polly: {open} refused");
+    let consecutive = "{ kind = \"consecutive\", failures = 2, open_for = \"1s\" }";
+    let (t, _) = trips(consecutive);
+    assert!(t >= 40, "consecutive: {t} trips");
 }
