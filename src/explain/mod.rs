@@ -291,6 +291,13 @@ pub enum BudgetCap {
         /// Warm-up calls.
         min_sample_size: i64,
     },
+    /// Brooker's retry circuit breaker.
+    FailureRatio {
+        /// Largest failures / first tries that allows a retry.
+        max_ratio: f64,
+        /// `None` = cumulative since the start.
+        window: Option<Nanos>,
+    },
     /// SRE per-client retry ratio.
     Sre {
         /// Largest retries / requests.
@@ -331,6 +338,9 @@ impl BudgetCap {
             // Past its warm-up the window's failure rate is 100%: beyond the burst of
             // about min_sample_size retries it allows again once a window, none.
             BudgetCap::Resilience4j { .. } => 1.0,
+            // At total failure failures / first tries is the attempts per call: retries
+            // stop once it passes max_ratio (a fresh client never retries its first).
+            BudgetCap::FailureRatio { max_ratio, .. } => max_ratio.max(1.0),
             // retries < f · (calls + retries): retries per call < f / (1 − f).
             BudgetCap::Sre { fraction, .. } => {
                 if fraction >= 1.0 {
@@ -475,6 +485,9 @@ pub fn budget_cap(b: &BudgetConfig) -> BudgetCap {
             max_retry_ratio,
             min_sample_size,
         },
+        BudgetConfig::FailureRatio { max_ratio, window } => {
+            BudgetCap::FailureRatio { max_ratio, window }
+        }
         BudgetConfig::Sre { fraction, window } => BudgetCap::Sre { fraction, window },
     }
 }

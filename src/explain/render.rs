@@ -750,6 +750,15 @@ fn budget_text(b: &BudgetCap, instances: u64) -> String {
             "Resilience4j retry budget (pull request #2373, an unreleased proposal): over the last {window_s}s, in 1s slices from the budget's creation, a failure is refused (budget_exhausted, and not recorded) while more than {}% of the recorded outcomes failed, once more than {min_sample_size} are recorded; an allowed failure is recorded when its backoff ends (not on the last attempt), a success twice; so in a long outage the refusals leave the window and retries come back in bursts of about {min_sample_size} per instance once a window",
             fmt_num(max_retry_ratio)
         ),
+        BudgetCap::FailureRatio { max_ratio, window } => format!(
+            "Brooker retry circuit breaker: per instance, {}, each failed attempt is counted first, then its retry is refused while failures / first tries > {}; first tries are never gated, and a fresh instance never retries its first failure; when every attempt fails that is about {} attempts per call",
+            match window {
+                None => "cumulative since the start".to_string(),
+                Some(w) => format!("over the last {} (10 slices)", fmt_time(w)),
+            },
+            fmt_num(max_ratio),
+            fmt_num(b.sustained_attempts(u32::MAX))
+        ),
         BudgetCap::Sre { fraction, window } => format!(
             "SRE retry budget: retry only while retries are below {}% of the requests over {} per instance (about {} attempts per call at most)",
             fmt_num(fraction * 100.0),
@@ -997,6 +1006,14 @@ fn short_budget(b: &BudgetCap) -> String {
         } => format!(
             "retry budget (PR #2373, unreleased): failure rate ≤ {}% over {window_s}s after {min_sample_size} records",
             fmt_num(max_retry_ratio)
+        ),
+        BudgetCap::FailureRatio { max_ratio, window } => format!(
+            "retry breaker: failures / first tries ≤ {} {}",
+            fmt_num(max_ratio),
+            match window {
+                None => "since the start".to_string(),
+                Some(w) => format!("over {}", fmt_time(w)),
+            }
         ),
         BudgetCap::Sre { fraction, window } => format!(
             "retries < {}% of requests over {}",

@@ -44,6 +44,15 @@
 //!   all on the last attempt (the delegate throws first). A success is recorded twice
 //!   (`onResult`, then `onComplete`). So under sustained failure the refusals leave
 //!   the window, and retries come back in bursts about once a window.
+//! - **failure_ratio** (Brooker 2022, "retry circuit breaker",
+//!   `mbrooker/simulator_example` `retry_sim/retry_strategy.py`): per instance, each
+//!   first try counts a call; each failed attempt counts a failure *first*, then the
+//!   retry is refused iff `failures / calls > max_ratio` (Python's float division).
+//!   Cumulative since the start by default (never reset), so a fresh client never
+//!   retries its first failure; with a finite `window`, both counts are kept in 10
+//!   slices of `window/10` (the current slice and the 9 before it), a fixed amount of
+//!   state. First tries are never gated. Local refusals (`breaker_open`,
+//!   `budget_exhausted`) are not failures of the layer below and are not counted.
 //! - **sre** (SRE book, "Handling Overload"): retry only while retries / requests
 //!   (first attempts and retries) over the trailing window is below `percent`.
 //!
@@ -293,6 +302,82 @@ impl R4jBudget {
     }
 }
 
+/// Brooker's retry circuit breaker: calls (first tries) and failed attempts, since the
+/// start or over a window of 10 time slices.
+#[derive(Debug, Clone)]
+pub struct FailureRatioBudget {
+    max_ratio: f64,
+    /// Slice width; 0 = cumulative.
+    width: Nanos,
+    /// (calls, failures) per slice, indexed by slice number mod 10.
+    slices: [(u64, u64); 10],
+    /// The slice number of the last update.
+    current: u64,
+    calls: u64,
+    failures: u64,
+    /// Whether the last failure refused its retry.
+    refused: bool,
+}
+
+impl FailureRatioBudget {
+    /// A budget of `max_ratio`, cumulative (`window` `None`) or over `window`, at time 0.
+    pub fn new(max_ratio: f64, window: Option<Nanos>) -> FailureRatioBudget {
+        FailureRatioBudget {
+            max_ratio,
+            width: window.map_or(0, |w| (w / 10).max(1)),
+            slices: [(0, 0); 10],
+            current: 0,
+            calls: 0,
+            failures: 0,
+            refused: false,
+        }
+    }
+
+    /// Drops the slices that left the window by `now`.
+    fn advance(&mut self, now: Nanos) {
+        if self.width == 0 {
+            return;
+        }
+        let slice = now / self.width;
+        if slice <= self.current {
+            return;
+        }
+        let steps = (slice - self.current).min(10);
+        for i in 1..=steps {
+            let s = &mut self.slices[((self.current + i) % 10) as usize];
+            self.calls -= s.0;
+            self.failures -= s.1;
+            *s = (0, 0);
+        }
+        self.current = slice;
+    }
+
+    /// A first try at `now`.
+    pub fn on_call(&mut self, now: Nanos) {
+        self.advance(now);
+        self.calls += 1;
+        if self.width > 0 {
+            self.slices[(self.current % 10) as usize].0 += 1;
+        }
+    }
+
+    /// A failed attempt at `now`: counted, then the retry decided.
+    pub fn on_failure(&mut self, now: Nanos) {
+        self.advance(now);
+        self.failures += 1;
+        if self.width > 0 {
+            self.slices[(self.current % 10) as usize].1 += 1;
+        }
+        self.refused = self.calls == 0 || self.failures as f64 / self.calls as f64 > self.max_ratio;
+    }
+
+    /// (calls, failures) counted at `now`.
+    pub fn counts(&mut self, now: Nanos) -> (u64, u64) {
+        self.advance(now);
+        (self.calls, self.failures)
+    }
+}
+
 /// One instance's retry budget.
 #[derive(Debug, Clone)]
 pub enum Budget {
@@ -341,6 +426,8 @@ pub enum Budget {
     Envoy(EnvoyBudget),
     /// Resilience4j retry budget.
     Resilience4j(R4jBudget),
+    /// Brooker's retry circuit breaker.
+    FailureRatio(FailureRatioBudget),
     /// SRE per-client retry ratio.
     Sre {
         /// Times of calls (first attempts) in the window.
@@ -461,6 +548,9 @@ impl Budget {
                 allowed: true,
                 pending: BinaryHeap::new(),
             }),
+            BudgetConfig::FailureRatio { max_ratio, window } => {
+                Budget::FailureRatio(FailureRatioBudget::new(max_ratio, window))
+            }
             BudgetConfig::Sre { fraction, window } => Budget::Sre {
                 calls: VecDeque::new(),
                 retries: VecDeque::new(),
@@ -477,6 +567,7 @@ impl Budget {
             Budget::Ratio { calls, .. } | Budget::Sre { calls, .. } => calls.push_back(now),
             Budget::Finagle(f) => f.deposit(now),
             Budget::Tower(t) if !t.deposit_on_success => t.deposit(now),
+            Budget::FailureRatio(f) => f.on_call(now),
             _ => {}
         }
     }
@@ -523,6 +614,11 @@ impl Budget {
                 // it records comes later (see on_retry_scheduled).
                 let _ = (class, retryable);
                 r.allowed = r.allow(now);
+            }
+            Budget::FailureRatio(f) => {
+                if class != Class::BreakerOpen && class != Class::BudgetExhausted {
+                    f.on_failure(now);
+                }
             }
             _ => {
                 if retryable && class != Class::BreakerOpen && class != Class::BudgetExhausted {
@@ -657,6 +753,7 @@ impl Budget {
                 }
             }
             Budget::Resilience4j(r) => r.allowed.then_some(0),
+            Budget::FailureRatio(f) => (!f.refused).then_some(0),
             Budget::Sre {
                 calls,
                 retries,
@@ -741,6 +838,15 @@ impl Budget {
                     (1.0 - f64::from(snap.failure_rate()) / r.max_retry_ratio).clamp(0.0, 1.0)
                 }
             }
+            Budget::FailureRatio(f) => {
+                let mut f = f.clone();
+                let (calls, failures) = f.counts(now);
+                if calls == 0 || f.max_ratio <= 0.0 {
+                    f64::from(u8::from(failures == 0))
+                } else {
+                    (1.0 - failures as f64 / calls as f64 / f.max_ratio).clamp(0.0, 1.0)
+                }
+            }
             Budget::Sre {
                 calls,
                 retries,
@@ -774,6 +880,7 @@ impl Budget {
             Budget::Tower(t) => t.bucket.balance(0).max(0) as u64,
             Budget::Envoy(e) => e.retries,
             Budget::Resilience4j(r) => u64::from(r.allowed),
+            Budget::FailureRatio(f) => f.failures,
         }
     }
 }

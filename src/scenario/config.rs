@@ -478,6 +478,16 @@ pub enum BudgetConfig {
         /// Calls in the window up to which every retry is allowed.
         min_sample_size: i64,
     },
+    /// Brooker's retry circuit breaker (2022, `mbrooker/simulator_example`): each failed
+    /// attempt is counted first, then a retry is refused iff failures / first tries >
+    /// `max_ratio`; first tries are never gated.
+    FailureRatio {
+        /// Largest failures / first tries that allows a retry.
+        max_ratio: f64,
+        /// `None`: cumulative since the start; `Some(w)`: over the last `w`, in 10 slices
+        /// of `w/10`.
+        window: Option<Nanos>,
+    },
     /// Google SRE per-client retry budget: retry only while retries / requests is below
     /// `fraction` over the trailing window.
     Sre {

@@ -96,6 +96,56 @@ impl<'de> Deserialize<'de> for Limit {
     }
 }
 
+/// A time span that may be `"unlimited"` (a window since the start).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Span {
+    /// A duration.
+    Finite(Nanos),
+    /// No limit.
+    Unlimited,
+}
+
+impl Serialize for Span {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Span::Finite(n) => Dur(*n).serialize(s),
+            Span::Unlimited => s.serialize_str("unlimited"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Span {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Span;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a duration string such as \"10s\", or \"unlimited\"")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Span, E> {
+                if s == "unlimited" {
+                    Ok(Span::Unlimited)
+                } else {
+                    super::duration::parse(s)
+                        .map(Span::Finite)
+                        .map_err(|e| E::custom(format!("{e} (or write \"unlimited\")")))
+                }
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Span, E> {
+                Err(E::custom(format!(
+                    "window {v} has no unit (write e.g. \"{v}s\", or \"unlimited\")"
+                )))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Span, E> {
+                Err(E::custom(format!(
+                    "window {v} has no unit (write e.g. \"{v}s\", or \"unlimited\")"
+                )))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// A random delay: `{ kind = "...", ... }`, or a plain duration string (deterministic).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
@@ -455,6 +505,15 @@ pub enum BudgetFile {
         max_retry_ratio: Option<f64>,
         /// Warm-up: calls in the window up to which retries are always allowed (default 100).
         min_sample_size: Option<u64>,
+    },
+    /// Brooker's retry circuit breaker (2022): refuse a retry while failed attempts /
+    /// first tries exceeds `max_ratio`.
+    FailureRatio {
+        /// Largest failures / first tries that still allows a retry (default 0.1).
+        max_ratio: Option<f64>,
+        /// `"unlimited"` (default: cumulative since the start) or a duration (a sliding
+        /// ratio over that time, in 10 slices).
+        window: Option<Span>,
     },
     /// Google SRE per-client retry ratio.
     Sre {

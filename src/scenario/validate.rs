@@ -1238,6 +1238,24 @@ fn validate_budget(c: &Ctx, p: &str, b: &BudgetFile) -> R<BudgetConfig> {
                 min_sample_size: mss as i64,
             }
         }
+        BudgetFile::FailureRatio { max_ratio, window } => {
+            let max_ratio = in_range(
+                c,
+                &format!("{p}.max_ratio"),
+                max_ratio.unwrap_or(0.1),
+                0.0,
+                1e6,
+            )?;
+            let window = match window {
+                None | Some(Span::Unlimited) => None,
+                Some(Span::Finite(w)) => {
+                    let field = format!("{p}.window");
+                    let w = c.positive_dur(&field, Dur(w))?;
+                    Some(at_most_dur(c, &field, w, MAX_HORIZON)?)
+                }
+            };
+            BudgetConfig::FailureRatio { max_ratio, window }
+        }
         BudgetFile::Sre { percent, window } => {
             let pc = in_range(
                 c,

@@ -1942,3 +1942,128 @@ mode = {{ kind = "blackhole" }}
     let (t, _) = trips(consecutive);
     assert!(t >= 40, "consecutive: {t} trips");
 }
+
+// ----- Brooker's retry circuit breaker (failure_ratio) -----------------------------------
+
+/// PRESETS.md §3.9 (`mbrooker/simulator_example` `retry_strategy.py`): one request whose
+/// every attempt fails, 4 attempts allowed: the failure is counted first (1 / 1 > 0.1),
+/// so it makes 1 attempt.
+#[test]
+fn failure_ratio_a_fresh_client_never_retries_its_first_failure() {
+    let layer = "max_attempts = 4\nbudget = { kind = \"failure_ratio\", max_ratio = 0.1, window = \"unlimited\" }";
+    let r = run(
+        &dead(layer, r#"{ kind = "burst", at = "0s", count = 1 }"#, "1s"),
+        &[],
+    );
+    assert_eq!(count(&r, "logical"), 1);
+    assert_eq!(count(&r, "attempts"), 1);
+    assert_eq!(count(&r, "budget_exhausted"), 1);
+    // The defaults are Brooker's: 0.1, cumulative.
+    let l = scenario(
+        &format!(
+            "{BASE}[[fleets.layers]]\nmax_attempts = 4\nbudget = {{ kind = \"failure_ratio\" }}\n"
+        ),
+        &[],
+    );
+    assert_eq!(
+        l.scenario.fleets[0].layers[0].budget,
+        Some(BudgetConfig::FailureRatio {
+            max_ratio: 0.1,
+            window: None
+        })
+    );
+    let e = retrysim::explain::explain(&l.scenario).render();
+    assert!(e.contains("failures / first tries > 0.1"), "{e}");
+    assert!(e.contains("cumulative since the start"), "{e}");
+}
+
+/// 100 clients at 10 requests/s each, independent failures p = 0.5, 3 retries allowed:
+/// failures outpace 10% of the first tries from the start, so retries all but never
+/// happen: about 1.00 attempts per request (no budget: (1 − p⁴)/(1 − p) = 1.875).
+#[test]
+fn failure_ratio_holds_the_load_near_one_at_half_failure() {
+    let text = r#"
+duration = "60s"
+[dependency]
+servers = "unlimited"
+service_time = { kind = "deterministic", value = "1ms" }
+error_rate = 0.5
+[[fleets]]
+name = "f"
+arrival = { kind = "constant", rate = 1000, clients = 100 }
+[[fleets.layers]]
+max_attempts = 4
+budget = { kind = "failure_ratio", max_ratio = 0.1, window = "unlimited" }
+"#;
+    let r = run(text, &[]);
+    let a = col(&r, "amplification");
+    assert!((1.0..1.01).contains(&a), "{a}");
+    assert_eq!(count(&r, "logical"), 60_000);
+}
+
+/// A finite window is a sliding ratio over that time, in 10 slices: failures that left
+/// the window no longer refuse retries; cumulative, they still do.
+#[test]
+fn failure_ratio_window_slides_in_slices() {
+    let script = |window| {
+        let mut b = Budget::new(BudgetConfig::FailureRatio {
+            max_ratio: 0.1,
+            window,
+        });
+        let mut out = Vec::new();
+        for _ in 0..20 {
+            b.on_call(0);
+        }
+        for _ in 0..5 {
+            b.on_failed(0, Class::Error, true);
+        }
+        out.push(b.ask(0, RetryCause::default()).is_some()); // 5 / 20 > 0.1
+                                                             // 10.5 s later the slices of second 0 have left a 10 s window.
+        let t = 10 * S + S / 2;
+        for _ in 0..20 {
+            b.on_call(t);
+        }
+        b.on_failed(t, Class::Error, true);
+        out.push(b.ask(t, RetryCause::default()).is_some()); // window: 1 / 20
+                                                             // A refused local outcome is not a failure of the layer below.
+        b.on_failed(t, Class::BreakerOpen, true);
+        out.push(b.ask(t, RetryCause::default()).is_some());
+        out
+    };
+    assert_eq!(script(Some(10 * S)), vec![false, true, true]);
+    // Cumulative: 6 / 40 > 0.1.
+    assert_eq!(script(None), vec![false, false, false]);
+}
+
+#[test]
+fn failure_ratio_bad_values_name_their_field() {
+    for (budget, field, rule) in [
+        (
+            "{ kind = \"failure_ratio\", max_ratio = -1 }",
+            "budget.max_ratio",
+            "between 0 and",
+        ),
+        (
+            "{ kind = \"failure_ratio\", window = \"0s\" }",
+            "budget.window",
+            "positive",
+        ),
+        (
+            "{ kind = \"failure_ratio\", window = \"forever\" }",
+            "budget.window",
+            "unlimited",
+        ),
+    ] {
+        let src = retrysim::scenario::Source {
+            path: "bad.toml".into(),
+            stem: "bad".into(),
+            text: format!("{BASE}[[fleets.layers]]\nmax_attempts = 3\nbudget = {budget}\n"),
+        };
+        let e = retrysim::scenario::load(src, &[]).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("fleets[0].layers[0].{field}")) || e.contains("budget"),
+            "{budget}: {e}"
+        );
+        assert!(e.contains(rule), "{budget}: {e}");
+    }
+}
