@@ -309,8 +309,9 @@ pub struct FailureRatioBudget {
     max_ratio: f64,
     /// Slice width; 0 = cumulative.
     width: Nanos,
-    /// (calls, failures) per slice, indexed by slice number mod 10.
-    slices: [(u64, u64); 10],
+    /// (calls, failures) per slice, indexed by slice number mod 10 (boxed: most
+    /// instances are cumulative, and every budget variant pays for the largest).
+    slices: Option<Box<[(u64, u64); 10]>>,
     /// The slice number of the last update.
     current: u64,
     calls: u64,
@@ -325,7 +326,7 @@ impl FailureRatioBudget {
         FailureRatioBudget {
             max_ratio,
             width: window.map_or(0, |w| (w / 10).max(1)),
-            slices: [(0, 0); 10],
+            slices: window.map(|_| Box::new([(0, 0); 10])),
             current: 0,
             calls: 0,
             failures: 0,
@@ -335,16 +336,16 @@ impl FailureRatioBudget {
 
     /// Drops the slices that left the window by `now`.
     fn advance(&mut self, now: Nanos) {
-        if self.width == 0 {
+        let Some(slices) = self.slices.as_mut() else {
             return;
-        }
+        };
         let slice = now / self.width;
         if slice <= self.current {
             return;
         }
         let steps = (slice - self.current).min(10);
         for i in 1..=steps {
-            let s = &mut self.slices[((self.current + i) % 10) as usize];
+            let s = &mut slices[((self.current + i) % 10) as usize];
             self.calls -= s.0;
             self.failures -= s.1;
             *s = (0, 0);
@@ -356,8 +357,8 @@ impl FailureRatioBudget {
     pub fn on_call(&mut self, now: Nanos) {
         self.advance(now);
         self.calls += 1;
-        if self.width > 0 {
-            self.slices[(self.current % 10) as usize].0 += 1;
+        if let Some(slices) = self.slices.as_mut() {
+            slices[(self.current % 10) as usize].0 += 1;
         }
     }
 
@@ -365,8 +366,8 @@ impl FailureRatioBudget {
     pub fn on_failure(&mut self, now: Nanos) {
         self.advance(now);
         self.failures += 1;
-        if self.width > 0 {
-            self.slices[(self.current % 10) as usize].1 += 1;
+        if let Some(slices) = self.slices.as_mut() {
+            slices[(self.current % 10) as usize].1 += 1;
         }
         self.refused = self.calls == 0 || self.failures as f64 / self.calls as f64 > self.max_ratio;
     }
@@ -1015,5 +1016,18 @@ mod tests {
             .filter(|_| b.try_retry(SECOND, false).is_some())
             .count();
         assert_eq!(n, 10);
+    }
+}
+
+#[cfg(test)]
+mod size {
+    /// Every instance pays for the largest variant (the memory guard counts
+    /// `size_of::<Budget>()`): tower's `TpsBucket` sets it, the other kinds stay below.
+    #[test]
+    fn budget_stays_small() {
+        let s = std::mem::size_of::<super::Budget>();
+        assert!(s <= 152, "{s} bytes");
+        assert!(std::mem::size_of::<super::FailureRatioBudget>() <= 64);
+        assert!(std::mem::size_of::<super::R4jBudget>() <= 112);
     }
 }

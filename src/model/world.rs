@@ -900,10 +900,11 @@ impl World {
     /// default `ShouldHandle` does not handle `OperationCanceledException`
     /// (`OnUnhandledOutcomeAsync`: a success, which also closes a half-open circuit).
     fn cancel_is_success(&self, fi: usize, depth: usize) -> bool {
-        self.fleets[fi].layers[depth]
-            .cfg
-            .breaker
-            .is_some_and(|b| matches!(b.trip, Trip::Polly { .. }))
+        self.fleets[fi].layers.get(depth).is_some_and(|l| {
+            l.cfg
+                .breaker
+                .is_some_and(|b| matches!(b.trip, Trip::Polly { .. }))
+        })
     }
 
     /// Returns a retry granted to `node` and not yet resolved to its budget.
