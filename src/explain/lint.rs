@@ -377,7 +377,7 @@ fn ignores_retry_after(
     let d = &scn.dependency;
     let Some(ra) = d.retry_after else { return };
     if l.respect_retry_after
-        || !l.retry_on.contains(Class::Rejected)
+        || !l.retry_on.retries(Class::Rejected, d.reject_status)
         || d.servers.is_none()
         || d.queue_limit.is_none()
     {

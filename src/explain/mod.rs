@@ -277,6 +277,11 @@ pub enum BudgetCap {
         /// Whether retries in backoff count as pending requests.
         count_backoff: bool,
     },
+    /// Envoy's circuit-breaker `max_retries`.
+    EnvoyMaxRetries {
+        /// Concurrent retries allowed.
+        max_retries: u32,
+    },
     /// Resilience4j retry budget.
     Resilience4j {
         /// Window in seconds.
@@ -285,6 +290,13 @@ pub enum BudgetCap {
         max_retry_ratio: f64,
         /// Warm-up calls.
         min_sample_size: i64,
+    },
+    /// Brooker's retry circuit breaker.
+    FailureRatio {
+        /// Largest failures / first tries that allows a retry.
+        max_ratio: f64,
+        /// `None` = cumulative since the start.
+        window: Option<Nanos>,
     },
     /// SRE per-client retry ratio.
     Sre {
@@ -322,9 +334,13 @@ impl BudgetCap {
                 deposit, withdraw, ..
             } => 1.0 + deposit as f64 / withdraw.max(1) as f64,
             // A bound on concurrency: fast failures retry as often as max_attempts lets them.
-            BudgetCap::Envoy { .. } => f64::INFINITY,
-            // Past its warm-up the window's failure rate is 100%.
+            BudgetCap::Envoy { .. } | BudgetCap::EnvoyMaxRetries { .. } => f64::INFINITY,
+            // Past its warm-up the window's failure rate is 100%: beyond the burst of
+            // about min_sample_size retries it allows again once a window, none.
             BudgetCap::Resilience4j { .. } => 1.0,
+            // At total failure failures / first tries is the attempts per call: retries
+            // stop once it passes max_ratio (a fresh client never retries its first).
+            BudgetCap::FailureRatio { max_ratio, .. } => max_ratio.max(1.0),
             // retries < f · (calls + retries): retries per call < f / (1 − f).
             BudgetCap::Sre { fraction, .. } => {
                 if fraction >= 1.0 {
@@ -459,6 +475,7 @@ pub fn budget_cap(b: &BudgetConfig) -> BudgetCap {
             min_concurrency,
             count_backoff,
         },
+        BudgetConfig::EnvoyMaxRetries { max_retries } => BudgetCap::EnvoyMaxRetries { max_retries },
         BudgetConfig::Resilience4j {
             window_s,
             max_retry_ratio,
@@ -468,6 +485,9 @@ pub fn budget_cap(b: &BudgetConfig) -> BudgetCap {
             max_retry_ratio,
             min_sample_size,
         },
+        BudgetConfig::FailureRatio { max_ratio, window } => {
+            BudgetCap::FailureRatio { max_ratio, window }
+        }
         BudgetConfig::Sre { fraction, window } => BudgetCap::Sre { fraction, window },
     }
 }
@@ -604,7 +624,7 @@ fn retry_after_applies(
     cfg: &DependencyConfig,
 ) -> bool {
     l.respect_retry_after
-        && l.retry_on.contains(Class::Rejected)
+        && l.retry_on.retries(Class::Rejected, cfg.reject_status)
         && dep.can_reject
         && cfg.retry_after.is_some()
 }

@@ -6,8 +6,8 @@ use crate::engine::time::MILLISECOND;
 use crate::engine::Nanos;
 use crate::model::outcome::Class;
 use crate::scenario::config::{
-    Accepts, AwsVersion, Backoff, BreakerConfig, EnvoyFormula, Jitter, LimiterConfig, Placement,
-    PollyType, R4jWindow, Trip,
+    Accepts, AwsVersion, Backoff, BreakerConfig, EnvoyFormula, GrpcFormula, Jitter, LimiterConfig,
+    Placement, PollyType, R4jWindow, Trip,
 };
 
 use super::{
@@ -387,11 +387,14 @@ fn render_load(o: &mut String, f: &FleetExplanation, dep: &DependencyExplanation
 }
 
 fn render_layer(o: &mut String, l: &LayerExplanation, deadline: Option<Nanos>) {
-    let classes: Vec<&str> = Class::FAILURES
+    let mut classes: Vec<&str> = Class::FAILURES
         .iter()
         .filter(|c| l.retry_on.contains(**c))
         .map(|c| c.name())
         .collect();
+    if l.retry_on.has_rejected_5xx() && !l.retry_on.contains(Class::Rejected) {
+        classes.insert(0, "rejected_5xx (503, not 429)");
+    }
     let retry = if !l.retries {
         "no retries".to_string()
     } else {
@@ -487,8 +490,21 @@ pub(crate) fn backoff_kind(b: &Backoff) -> String {
             initial,
             max,
             multiplier,
+            formula: GrpcFormula::Current,
         } => format!(
-            "gRPC full jitter: uniform in [0, interval), interval from {} ×{} up to {}; a server pushback (Retry-After) is the wait and resets the interval",
+            "gRPC (gRFC A6 since 2024): interval × uniform [0.8, 1.2), interval from {} ×{} up to {} (the jitter comes after the cap: waits up to 1.2 × {}); a server pushback (Retry-After) is the wait and resets the interval",
+            fmt_time(initial),
+            fmt_num(multiplier),
+            fmt_time(max),
+            fmt_time(max)
+        ),
+        Backoff::Grpc {
+            initial,
+            max,
+            multiplier,
+            formula: GrpcFormula::Pre2024,
+        } => format!(
+            "gRPC pre-2024 full jitter: uniform in [0, interval), interval from {} ×{} up to {}; a server pushback (Retry-After) is the wait and resets the interval",
             fmt_time(initial),
             fmt_num(multiplier),
             fmt_time(max)
@@ -722,13 +738,26 @@ fn budget_text(b: &BudgetCap, instances: u64) -> String {
                 "as shipped, a retry waiting in backoff counts as a retry but not as a request (Envoy issue #30205)"
             }
         ),
+        BudgetCap::EnvoyMaxRetries { max_retries } => format!(
+            "Envoy circuit breaker max_retries (as shipped, no retry budget configured): fewer than {max_retries} retries in flight at once per instance{}, a bound on concurrency, not on the retry rate",
+            across(Bound::Finite(u64::from(max_retries)), instances)
+        ),
         BudgetCap::Resilience4j {
             window_s,
             max_retry_ratio,
             min_sample_size,
         } => format!(
-            "Resilience4j retry budget: over the last {window_s}s, retries stop while more than {}% of the recorded calls failed, once more than {min_sample_size} are recorded",
+            "Resilience4j retry budget (pull request #2373, an unreleased proposal): over the last {window_s}s, in 1s slices from the budget's creation, a failure is refused (budget_exhausted, and not recorded) while more than {}% of the recorded outcomes failed, once more than {min_sample_size} are recorded; an allowed failure is recorded when its backoff ends (not on the last attempt), a success twice; so in a long outage the refusals leave the window and retries come back in bursts of about {min_sample_size} per instance once a window",
             fmt_num(max_retry_ratio)
+        ),
+        BudgetCap::FailureRatio { max_ratio, window } => format!(
+            "Brooker retry circuit breaker: per instance, {}, each failed attempt is counted first, then its retry is refused while failures / first tries > {}; first tries are never gated, and a fresh instance never retries its first failure; when every attempt fails that is about {} attempts per call",
+            match window {
+                None => "cumulative since the start".to_string(),
+                Some(w) => format!("over the last {} (10 slices)", fmt_time(w)),
+            },
+            fmt_num(max_ratio),
+            fmt_num(b.sustained_attempts(u32::MAX))
         ),
         BudgetCap::Sre { fraction, window } => format!(
             "SRE retry budget: retry only while retries are below {}% of the requests over {} per instance (about {} attempts per call at most)",
@@ -753,8 +782,8 @@ pub(crate) fn limiter_text(l: &LimiterConfig) -> String {
             fmt_num(k),
             fmt_num(padding),
             match accepts {
-                Accepts::Success => "successes",
-                Accepts::NotRejected => "answers other than rejected",
+                Accepts::Success => "successes only (accepts = \"success\": errors count against the backend)",
+                Accepts::NotRejected => "answers other than rejected (errors and timeouts included, as the book's \"accepted by the backend\" and grpc-go's adaptive throttler count)",
             }
         ),
         LimiterConfig::AwsAdaptive => "AWS adaptive: a CUBIC send-rate limiter (β 0.7, C 0.4, at least 0.5/s), enabled by the first throttling error (a 429 rejection); every attempt then waits for a token".to_string(),
@@ -857,8 +886,13 @@ fn short_backoff(b: &Backoff) -> String {
             initial,
             max,
             multiplier,
+            formula,
         } => format!(
-            "full jitter {}×{} up to {} with pushback",
+            "{} {}×{} up to {} with pushback",
+            match formula {
+                GrpcFormula::Current => "×U[0.8, 1.2)",
+                GrpcFormula::Pre2024 => "full jitter",
+            },
             fmt_time(initial),
             fmt_num(multiplier),
             fmt_time(max)
@@ -962,13 +996,24 @@ fn short_budget(b: &BudgetCap) -> String {
             "concurrent retries < max({}% of requests in flight, {min_concurrency})",
             fmt_num(percent)
         ),
+        BudgetCap::EnvoyMaxRetries { max_retries } => {
+            format!("circuit breaker max_retries {max_retries} (concurrent retries)")
+        }
         BudgetCap::Resilience4j {
             window_s,
             max_retry_ratio,
             min_sample_size,
         } => format!(
-            "retry budget: failure rate ≤ {}% over {window_s}s after {min_sample_size} calls",
+            "retry budget (PR #2373, unreleased): failure rate ≤ {}% over {window_s}s after {min_sample_size} records",
             fmt_num(max_retry_ratio)
+        ),
+        BudgetCap::FailureRatio { max_ratio, window } => format!(
+            "retry breaker: failures / first tries ≤ {} {}",
+            fmt_num(max_ratio),
+            match window {
+                None => "since the start".to_string(),
+                Some(w) => format!("over {}", fmt_time(w)),
+            }
         ),
         BudgetCap::Sre { fraction, window } => format!(
             "retries < {}% of requests over {}",

@@ -29,7 +29,7 @@ use rand::RngExt;
 
 use crate::engine::time::{from_f64_ns, MILLISECOND, SECOND};
 use crate::engine::Nanos;
-use crate::scenario::config::{AwsVersion, Backoff, EnvoyFormula, Jitter, PollyType};
+use crate::scenario::config::{AwsVersion, Backoff, EnvoyFormula, GrpcFormula, Jitter, PollyType};
 
 /// `min(cap, base · multiplier^(k−1))`, rounded to the nanosecond, saturating.
 #[inline]
@@ -103,7 +103,14 @@ pub fn max_wait(b: &Backoff, k: u32) -> Nanos {
             initial,
             max,
             multiplier,
-        } => grpc_interval(initial, max, multiplier, k),
+            formula,
+        } => {
+            let i = grpc_interval(initial, max, multiplier, k);
+            match formula {
+                GrpcFormula::Pre2024 => i,
+                GrpcFormula::Current => grpc_jitter_bound(i),
+            }
+        }
         Backoff::Envoy {
             base_ms,
             max_ms,
@@ -132,8 +139,9 @@ pub fn max_wait(b: &Backoff, k: u32) -> Nanos {
             max_ms,
         } => {
             let i = r4j_interval(initial_ms, multiplier, k);
+            // The draw stays below i·(1 + f) + 1: truncated, at most its ceiling.
             let ms = if randomization > 0.0 {
-                (i as f64 * (1.0 + randomization)) as u64
+                ((i as f64 * (1.0 + randomization)).ceil() as u64).max(1)
             } else {
                 i
             };
@@ -172,7 +180,10 @@ pub fn settled_wait(b: &Backoff) -> Nanos {
         Backoff::None => 0,
         Backoff::Fixed(d) => d,
         Backoff::Exponential { cap, .. } => cap,
-        Backoff::Grpc { max, .. } => max,
+        Backoff::Grpc { max, formula, .. } => match formula {
+            GrpcFormula::Pre2024 => max,
+            GrpcFormula::Current => grpc_jitter_bound(max),
+        },
         Backoff::Envoy { max_ms, .. } => max_ms.saturating_mul(MILLISECOND),
         Backoff::Polly {
             delay_ticks,
@@ -315,9 +326,11 @@ pub fn next_wait<R: Rng + ?Sized>(
 /// The wait after failed attempt `k` (1-based) with the uniform draw `u` in `[0, 1)`
 /// given, updating the call's state `prev`. The library kinds:
 ///
-/// - `grpc` (grpc-java `RetriableStream.makeRetryDecision`): with a pushback `p`, wait
-///   `p` and reset the interval to `initial`; otherwise wait `(long)(interval·u)` ns and
-///   set `interval = min((long)(interval·multiplier), max)`.
+/// - `grpc` (grpc-java `RetriableStream.makeRetryDecision` and `intervalWithJitter`):
+///   with a pushback `p`, wait `p` and reset the interval to `initial`; otherwise wait
+///   `(long)(interval·(0.4·u + 0.8))` ns (the current formula; `(long)(interval·u)`
+///   with `formula = "pre_2024"`) and set `interval = min((long)(interval·multiplier),
+///   max)`: the jitter comes after the cap, so a wait can exceed `max` by up to 20%.
 /// - `envoy` (`JitteredExponentialBackOffStrategy`): `(u·interval)` ms truncated, with
 ///   `interval` starting at `base` and doubling while below `max/2`, then `max`; the
 ///   documented formula: `min(u·(2^r − 1)·base, max)` ms, `r` growing from 1 while
@@ -327,7 +340,8 @@ pub fn next_wait<R: Rng + ?Sized>(
 ///   `d + 0.5·d·u − 0.25·d` for constant and linear, DecorrelatedJitterBackoffV2 for
 ///   exponential; then `min(·, max_delay)`.
 /// - `resilience4j` (`IntervalFunction`): `i_1 = initial`, `i_n = (long)(i_(n−1)·m)` ms;
-///   randomized `(long)(i(1−f) + u·2fi)`; then `min(·, max_interval)`.
+///   randomized `max(1, (long)(i(1−f) + u·(2fi + 1)))` (`randomize`'s
+///   `min + random·(max − min + 1)`); then `min(·, max_interval)`.
 /// - `aws_legacy` (botocore `delay_exponential`): `base·growth^(k−1)` s, `base = u`.
 /// - `aws_standard` (botocore `ExponentialBackoff.delay_amount`): version 2.0
 ///   `u·min(2^(k−1), 20)` s; version 2.1 `t = u·min(scale·2^(k−1), 20)` s with scale
@@ -378,13 +392,18 @@ pub fn wait_u(b: &Backoff, k: u32, prev: &mut Nanos, f: &Failure, u: f64) -> Nan
             initial,
             max,
             multiplier,
+            formula,
         } => {
             if let Some(p) = f.retry_after {
                 *prev = initial;
                 return p;
             }
             let interval = *prev;
-            let w = (interval as f64 * u) as u64;
+            let factor = match formula {
+                GrpcFormula::Current => 0.4 * u + 0.8,
+                GrpcFormula::Pre2024 => u,
+            };
+            let w = (interval as f64 * factor) as u64;
             *prev = ((interval as f64 * multiplier) as u64).min(max);
             w
         }
@@ -430,11 +449,13 @@ pub fn wait_u(b: &Backoff, k: u32, prev: &mut Nanos, f: &Failure, u: f64) -> Nan
         } => {
             let i = r4j_interval(initial_ms, multiplier, k);
             let mut w = if randomization > 0.0 {
+                // IntervalFunction.randomize: min + random·(max − min + 1), then
+                // (long), at least 1 ms.
                 let i = i as f64;
                 let delta = randomization * i;
                 let lo = i - delta;
                 let hi = i + delta;
-                (lo + u * (hi - lo)) as i64 as u64
+                ((lo + u * (hi - lo + 1.0)) as i64).max(1) as u64
             } else {
                 i
             };
@@ -540,6 +561,12 @@ fn grpc_interval(initial: Nanos, max: Nanos, multiplier: f64, k: u32) -> Nanos {
         i = next;
     }
     i
+}
+
+/// A bound no current-formula gRPC wait of `interval` exceeds: `interval · 1.2`,
+/// rounded up.
+fn grpc_jitter_bound(interval: Nanos) -> Nanos {
+    from_f64_ns((interval as f64 * 1.2).ceil())
 }
 
 /// Envoy's `next_interval_` at retry `k` (milliseconds).

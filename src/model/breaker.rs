@@ -22,7 +22,10 @@
 //!   sampling duration; a failure while closed opens the circuit when the throughput
 //!   is at least `MinimumThroughput` and the failure ratio at least `FailureRatio`.
 //!   After `BreakDuration` one call passes; its success closes (and resets the
-//!   metrics), its failure reopens.
+//!   metrics), its failure reopens. A cancelled call (its caller gave up, or the
+//!   request's deadline passed) is recorded as a success: the default `ShouldHandle`
+//!   does not handle `OperationCanceledException`, so it closes a half-open circuit
+//!   too. Every other breaker records a cancelled call as a failure.
 //!
 //! ```
 //! use retrysim::model::breaker::{Breaker, State};

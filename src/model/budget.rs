@@ -28,10 +28,31 @@
 //!   backoff counts as a retry but not as a request (issue #30205);
 //!   `count_backoff = true` counts the retries waiting to be sent, and the proposed one,
 //!   as pending requests.
-//! - **resilience4j** (`BudgetRetryImpl`, synchronous context): failed attempts and
-//!   successful calls in an [`EpochWindow`]; a failure asks *before* it is recorded:
-//!   allowed while the window holds at most `min_sample_size` calls or its failure rate
-//!   is at most `max_retry_ratio` percent.
+//! - **envoy_max_retries** (`ResourceManagerImpl`'s `retries_` resource, the cluster
+//!   circuit breaker `max_retries`, default 3): Envoy as it ships, without a
+//!   `RetryBudget`. The same count of outstanding retries against a fixed maximum: it is
+//!   an [`EnvoyBudget`] with `percent` 0 and `min_concurrency = max_retries`.
+//! - **resilience4j** (`BudgetRetryImpl` of pull request #2373, an unreleased proposal,
+//!   synchronous context, as `Retry.decorateSupplier` drives it): outcomes in an
+//!   [`EpochWindow`] of 1 s slices counted from the budget's creation (time 0). Every
+//!   failure first asks `allowRetry()`: allowed while the window holds at most
+//!   `min_sample_size` records or its failure rate (`f32` percent) is at most
+//!   `max_retry_ratio`; a refused failure throws `RetryBudgetExceededException` and is
+//!   **not recorded**, even on the last attempt or for a class the layer does not
+//!   retry. An allowed failure is recorded as an error only after the backoff sleep
+//!   (`onRuntimeError` records after `delegate.onRuntimeError` returns), and not at
+//!   all on the last attempt (the delegate throws first). A success is recorded twice
+//!   (`onResult`, then `onComplete`). So under sustained failure the refusals leave
+//!   the window, and retries come back in bursts about once a window.
+//! - **failure_ratio** (Brooker 2022, "retry circuit breaker",
+//!   `mbrooker/simulator_example` `retry_sim/retry_strategy.py`): per instance, each
+//!   first try counts a call; each failed attempt counts a failure *first*, then the
+//!   retry is refused iff `failures / calls > max_ratio` (Python's float division).
+//!   Cumulative since the start by default (never reset), so a fresh client never
+//!   retries its first failure; with a finite `window`, both counts are kept in 10
+//!   slices of `window/10` (the current slice and the 9 before it), a fixed amount of
+//!   state. First tries are never gated. Local refusals (`breaker_open`,
+//!   `budget_exhausted`) are not failures of the layer below and are not counted.
 //! - **sre** (SRE book, "Handling Overload"): retry only while retries / requests
 //!   (first attempts and retries) over the trailing window is below `percent`.
 //!
@@ -50,6 +71,9 @@
 //! b.on_failure();                      // 2000, not > 2000
 //! assert_eq!(b.try_retry(0, false), None);
 //! ```
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 use crate::engine::time::{to_secs, MILLISECOND};
 use crate::engine::Nanos;
@@ -241,17 +265,117 @@ pub struct R4jBudget {
     window: EpochWindow,
     max_retry_ratio: f64,
     min_sample_size: i64,
-    /// The answer of `allowRetry()` taken before the last failure was recorded.
+    /// The answer of `allowRetry()` to the last failure.
     allowed: bool,
+    /// When allowed failures get recorded: at the end of their backoff sleep (at most
+    /// one per call sleeping, so bounded by the calls in flight).
+    pending: BinaryHeap<Reverse<Nanos>>,
 }
 
 impl R4jBudget {
+    /// Records the errors whose sleep has ended by `now`, in time order.
+    fn flush(&mut self, now: Nanos) {
+        while let Some(&Reverse(t)) = self.pending.peek() {
+            if t > now {
+                break;
+            }
+            self.pending.pop();
+            self.window.record(t, true, false);
+        }
+    }
+
+    /// `allowRetry()` at `now`.
     fn allow(&mut self, now: Nanos) -> bool {
+        self.flush(now);
         let snap = self.window.snapshot(now);
         if i64::from(snap.calls) <= self.min_sample_size {
-            return true;
+            return true; // warm-up phase
         }
         f64::from(snap.failure_rate()) <= self.max_retry_ratio
+    }
+
+    /// The window's (records, failed records) at `now`.
+    pub fn counts(&mut self, now: Nanos) -> (u32, u32) {
+        self.flush(now);
+        let snap = self.window.snapshot(now);
+        (snap.calls, snap.failed)
+    }
+}
+
+/// Brooker's retry circuit breaker: calls (first tries) and failed attempts, since the
+/// start or over a window of 10 time slices.
+#[derive(Debug, Clone)]
+pub struct FailureRatioBudget {
+    max_ratio: f64,
+    /// Slice width; 0 = cumulative.
+    width: Nanos,
+    /// (calls, failures) per slice, indexed by slice number mod 10 (boxed: most
+    /// instances are cumulative, and every budget variant pays for the largest).
+    slices: Option<Box<[(u64, u64); 10]>>,
+    /// The slice number of the last update.
+    current: u64,
+    calls: u64,
+    failures: u64,
+    /// Whether the last failure refused its retry.
+    refused: bool,
+}
+
+impl FailureRatioBudget {
+    /// A budget of `max_ratio`, cumulative (`window` `None`) or over `window`, at time 0.
+    pub fn new(max_ratio: f64, window: Option<Nanos>) -> FailureRatioBudget {
+        FailureRatioBudget {
+            max_ratio,
+            width: window.map_or(0, |w| (w / 10).max(1)),
+            slices: window.map(|_| Box::new([(0, 0); 10])),
+            current: 0,
+            calls: 0,
+            failures: 0,
+            refused: false,
+        }
+    }
+
+    /// Drops the slices that left the window by `now`.
+    fn advance(&mut self, now: Nanos) {
+        let Some(slices) = self.slices.as_mut() else {
+            return;
+        };
+        let slice = now / self.width;
+        if slice <= self.current {
+            return;
+        }
+        let steps = (slice - self.current).min(10);
+        for i in 1..=steps {
+            let s = &mut slices[((self.current + i) % 10) as usize];
+            self.calls -= s.0;
+            self.failures -= s.1;
+            *s = (0, 0);
+        }
+        self.current = slice;
+    }
+
+    /// A first try at `now`.
+    pub fn on_call(&mut self, now: Nanos) {
+        self.advance(now);
+        self.calls += 1;
+        if let Some(slices) = self.slices.as_mut() {
+            slices[(self.current % 10) as usize].0 += 1;
+        }
+    }
+
+    /// A failed attempt at `now`: counted, then the retry decided.
+    pub fn on_failure(&mut self, now: Nanos) {
+        self.advance(now);
+        self.failures += 1;
+        if let Some(slices) = self.slices.as_mut() {
+            slices[(self.current % 10) as usize].1 += 1;
+        }
+        self.refused = self.calls == 0 || self.failures as f64 / self.calls as f64 > self.max_ratio;
+    }
+
+    /// (calls, failures) counted at `now`.
+    pub fn counts(&mut self, now: Nanos) -> (u64, u64) {
+        self.advance(now);
+        (self.calls, self.failures)
     }
 }
 
@@ -303,6 +427,8 @@ pub enum Budget {
     Envoy(EnvoyBudget),
     /// Resilience4j retry budget.
     Resilience4j(R4jBudget),
+    /// Brooker's retry circuit breaker.
+    FailureRatio(FailureRatioBudget),
     /// SRE per-client retry ratio.
     Sre {
         /// Times of calls (first attempts) in the window.
@@ -396,6 +522,14 @@ impl Budget {
                 retries: 0,
                 scheduled: 0,
             }),
+            BudgetConfig::EnvoyMaxRetries { max_retries } => Budget::Envoy(EnvoyBudget {
+                percent: 0.0,
+                min: max_retries,
+                count_backoff: false,
+                in_flight: 0,
+                retries: 0,
+                scheduled: 0,
+            }),
             BudgetConfig::Resilience4j {
                 window_s,
                 max_retry_ratio,
@@ -405,7 +539,11 @@ impl Budget {
                 max_retry_ratio,
                 min_sample_size,
                 allowed: true,
+                pending: BinaryHeap::new(),
             }),
+            BudgetConfig::FailureRatio { max_ratio, window } => {
+                Budget::FailureRatio(FailureRatioBudget::new(max_ratio, window))
+            }
             BudgetConfig::Sre { fraction, window } => Budget::Sre {
                 calls: SlicedTimes::new(window, SlicedTimes::SLICES),
                 retries: SlicedTimes::lasting(window, SlicedTimes::SLICES),
@@ -447,6 +585,7 @@ impl Budget {
             Budget::Ratio { calls, .. } | Budget::Sre { calls, .. } => calls.push(now),
             Budget::Finagle(f) => f.deposit(now),
             Budget::Tower(t) if !t.deposit_on_success => t.deposit(now),
+            Budget::FailureRatio(f) => f.on_call(now),
             _ => {}
         }
     }
@@ -489,16 +628,38 @@ impl Budget {
     pub fn on_failed(&mut self, now: Nanos, class: Class, retryable: bool) {
         match self {
             Budget::Resilience4j(r) => {
-                // The synchronous context asks allowRetry() before recording the error,
-                // and records every exception, retried or not.
+                // onRuntimeError asks allowRetry() first, whatever the exception; what
+                // it records comes later (see on_retry_scheduled).
+                let _ = (class, retryable);
                 r.allowed = r.allow(now);
-                r.window.record(now, true, false);
+            }
+            Budget::FailureRatio(f) => {
+                if class != Class::BreakerOpen && class != Class::BudgetExhausted {
+                    f.on_failure(now);
+                }
             }
             _ => {
                 if retryable && class != Class::BreakerOpen && class != Class::BudgetExhausted {
                     self.on_failure();
                 }
             }
+        }
+    }
+
+    /// Whether the budget refused the failure just reported to [`Budget::on_failed`]
+    /// outright, before the layer looks at its class or its attempts left: Resilience4j's
+    /// `allowRetry()` throws `RetryBudgetExceededException` in place of the failure.
+    #[inline]
+    pub fn refused_failure(&self) -> bool {
+        matches!(self, Budget::Resilience4j(r) if !r.allowed)
+    }
+
+    /// A retry granted by [`Budget::ask`] will be sent at `wake`, after its backoff.
+    /// Resilience4j records the failure then (its sleep comes before the record).
+    #[inline]
+    pub fn on_retry_scheduled(&mut self, wake: Nanos) {
+        if let Budget::Resilience4j(r) = self {
+            r.pending.push(Reverse(wake));
         }
     }
 
@@ -522,6 +683,9 @@ impl Budget {
             }
             Budget::Envoy(_) => self.release(last_retry_cost, true),
             Budget::Resilience4j(r) => {
+                // onResult records a success, then onComplete records another.
+                r.flush(now);
+                r.window.record(now, false, false);
                 r.window.record(now, false, false);
             }
             _ => self.on_success(last_retry_cost),
@@ -607,6 +771,7 @@ impl Budget {
                 }
             }
             Budget::Resilience4j(r) => r.allowed.then_some(0),
+            Budget::FailureRatio(f) => (!f.refused).then_some(0),
             Budget::Sre {
                 calls,
                 retries,
@@ -672,12 +837,22 @@ impl Budget {
             }
             Budget::Envoy(e) => (1.0 - e.retries as f64 / e.limit().max(1) as f64).clamp(0.0, 1.0),
             Budget::Resilience4j(r) => {
-                let mut w = r.window.clone();
-                let snap = w.snapshot(now);
+                let mut r = r.clone();
+                r.flush(now);
+                let snap = r.window.snapshot(now);
                 if i64::from(snap.calls) <= r.min_sample_size || r.max_retry_ratio <= 0.0 {
                     1.0
                 } else {
                     (1.0 - f64::from(snap.failure_rate()) / r.max_retry_ratio).clamp(0.0, 1.0)
+                }
+            }
+            Budget::FailureRatio(f) => {
+                let mut f = f.clone();
+                let (calls, failures) = f.counts(now);
+                if calls == 0 || f.max_ratio <= 0.0 {
+                    f64::from(u8::from(failures == 0))
+                } else {
+                    (1.0 - failures as f64 / calls as f64 / f.max_ratio).clamp(0.0, 1.0)
                 }
             }
             Budget::Sre {
@@ -706,6 +881,7 @@ impl Budget {
             Budget::Tower(t) => t.bucket.balance(0).max(0) as u64,
             Budget::Envoy(e) => e.retries,
             Budget::Resilience4j(r) => u64::from(r.allowed),
+            Budget::FailureRatio(f) => f.failures,
         }
     }
 }
@@ -840,5 +1016,19 @@ mod tests {
             .filter(|_| b.try_retry(SECOND, false).is_some())
             .count();
         assert_eq!(n, 10);
+    }
+}
+
+#[cfg(test)]
+mod size {
+    /// Every instance pays for the largest variant (the memory guard counts
+    /// `size_of::<Budget>()`): the sliced window of `ratio`/`sre` and tower's
+    /// `TpsBucket` set it, the other kinds stay below.
+    #[test]
+    fn budget_stays_small() {
+        let s = std::mem::size_of::<super::Budget>();
+        assert!(s <= 160, "{s} bytes");
+        assert!(std::mem::size_of::<super::FailureRatioBudget>() <= 64);
+        assert!(std::mem::size_of::<super::R4jBudget>() <= 112);
     }
 }

@@ -4,8 +4,9 @@
 //! attempt, the first included, at the layer's client:
 //! - **adaptive throttling** (Google SRE book, "Handling Overload"): over a trailing
 //!   window the client counts `requests` (attempts it tried to send, locally rejected
-//!   ones included) and `accepts` (attempts answered with success, or with anything
-//!   but `rejected`), and rejects an attempt locally with probability
+//!   ones included) and `accepts` (by default attempts answered with anything but
+//!   `rejected`, as grpc-go's adaptive throttler counts; with `accepts = "success"`
+//!   successes only), and rejects an attempt locally with probability
 //!   `max(0, (requests − K·accepts) / (requests + padding))`, `padding` being the book's
 //!   `+ 1`. A locally rejected attempt ends with `budget_exhausted` at this layer: it is
 //!   the client's own budget saying no, and it is not retried unless `retry_on` says so.

@@ -97,7 +97,8 @@ impl Outcome {
     }
 }
 
-/// A set of outcome classes.
+/// A set of outcome classes, and the `retry_on` entry `"rejected_5xx"`: rejections
+/// only when their status is a 5xx (503), not 429, as Envoy's `retry_on = "5xx"` does.
 ///
 /// ```
 /// use retrysim::model::outcome::{Class, ClassSet};
@@ -111,6 +112,40 @@ pub struct ClassSet(u16);
 impl ClassSet {
     /// The empty set.
     pub const EMPTY: ClassSet = ClassSet(0);
+
+    /// The `retry_on` entry for rejections with a 5xx status only.
+    pub const REJECTED_5XX: &'static str = "rejected_5xx";
+
+    /// The bit of `"rejected_5xx"` (above every class).
+    const REJECTED_5XX_BIT: u16 = 1 << 15;
+
+    /// This set plus `"rejected_5xx"`: rejections with status 503, not 429.
+    pub const fn with_rejected_5xx(self) -> ClassSet {
+        ClassSet(self.0 | Self::REJECTED_5XX_BIT)
+    }
+
+    /// Whether the set holds `"rejected_5xx"`.
+    #[inline]
+    pub const fn has_rejected_5xx(self) -> bool {
+        self.0 & Self::REJECTED_5XX_BIT != 0
+    }
+
+    /// Whether an outcome of class `c` is retried when the dependency rejects with
+    /// `reject_status`: `c` is in the set, or it is a rejection, the status is not 429
+    /// and the set holds `"rejected_5xx"`.
+    ///
+    /// ```
+    /// use retrysim::model::outcome::{Class, ClassSet};
+    /// let envoy_5xx = ClassSet::EMPTY.with_rejected_5xx().with(Class::Error);
+    /// assert!(envoy_5xx.retries(Class::Rejected, 503));
+    /// assert!(!envoy_5xx.retries(Class::Rejected, 429));
+    /// assert!(ClassSet::default_retry_on().retries(Class::Rejected, 429));
+    /// ```
+    #[inline]
+    pub const fn retries(self, c: Class, reject_status: u16) -> bool {
+        self.contains(c)
+            || (matches!(c, Class::Rejected) && reject_status != 429 && self.has_rejected_5xx())
+    }
 
     /// `["rejected", "error", "timeout"]`.
     pub fn default_retry_on() -> ClassSet {

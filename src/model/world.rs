@@ -16,7 +16,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::engine::{stream, Control, Handler, Nanos, Scheduler};
 use crate::metrics::{Recorder, RunMetrics};
-use crate::scenario::config::{Arrival, DependencyKind, Discipline, Placement, Scenario};
+use crate::scenario::config::{Arrival, DependencyKind, Discipline, Placement, Scenario, Trip};
 
 use super::arrival::OpenArrivals;
 use super::backoff::{self, Failure};
@@ -701,9 +701,11 @@ impl World {
             self.cancel(n.child, n.child_gen, s);
         }
         if now >= self.arena.reqs[n.req as usize].deadline {
-            // The deadline, not the attempt timeout: counted once, at the request.
+            // The deadline, not the attempt timeout: counted once, at the request. It
+            // cancels the attempt.
             if n.inside_admitted {
-                self.breaker_record(fi, depth, n.instance, false, node, s);
+                let ok = self.cancel_is_success(fi, depth);
+                self.breaker_record(fi, depth, n.instance, ok, node, s);
             }
             self.abandon(node, s);
             return;
@@ -754,15 +756,25 @@ impl World {
         let dep_retry_after = self.dep.cfg.retry_after;
         let call_deadline = self.call_deadline_of(node, fi, depth, r.deadline);
         let cls = outcome.class;
-        let throttled = cls == Class::Rejected && self.dep.cfg.reject_status == 429;
+        let reject_status = self.dep.cfg.reject_status;
+        let throttled = cls == Class::Rejected && reject_status == 429;
         // A retry granted before this attempt is resolved by its outcome.
         self.release_retry(node);
         let layer = &mut self.fleets[fi].layers[depth];
         let ambiguous_write =
             cls == Class::Timeout && r.is_write && !keys && !layer.cfg.retry_ambiguous_writes;
-        let retryable = layer.cfg.retry_on.contains(cls) && !ambiguous_write;
-        if let Some(b) = layer.budgets.get_mut(n.instance as usize) {
-            b.on_failed(now, cls, retryable);
+        let retryable = layer.cfg.retry_on.retries(cls, reject_status) && !ambiguous_write;
+        let refused = match layer.budgets.get_mut(n.instance as usize) {
+            Some(b) => {
+                b.on_failed(now, cls, retryable);
+                b.refused_failure()
+            }
+            None => false,
+        };
+        if refused {
+            self.rec.outcome(Class::BudgetExhausted);
+            self.finish_call(node, Outcome::of(Class::BudgetExhausted), s);
+            return;
         }
         let out_of_time = call_deadline < r.deadline && now >= call_deadline;
         if !retryable || n.attempts >= layer.cfg.max_attempts || out_of_time {
@@ -799,7 +811,10 @@ impl World {
                 throttled,
             };
             match b.ask(now, cause) {
-                Some(c) => cost = c,
+                Some(c) => {
+                    cost = c;
+                    b.on_retry_scheduled(wake);
+                }
                 None => {
                     self.rec.outcome(Class::BudgetExhausted);
                     self.finish_call(node, Outcome::of(Class::BudgetExhausted), s);
@@ -864,19 +879,34 @@ impl World {
     }
 
     /// Ends a node that its caller cancelled: nobody waits for its answer. An attempt
-    /// its inside breaker admitted is recorded as failed, so a half-open probe slot is
-    /// not held forever.
+    /// its inside breaker admitted is recorded, so a half-open probe slot is not held
+    /// forever: as a failure, or as a success for a Polly breaker (see
+    /// [`World::cancel_is_success`]).
     fn end_silently(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let n = self.arena.nodes[node as usize];
         let fi = self.fleet_of(node);
+        let depth = n.depth as usize;
+        let ok = self.cancel_is_success(fi, depth);
         self.release_retry(node);
         if n.inside_admitted && n.state == NodeState::Waiting {
-            self.breaker_record(fi, n.depth as usize, n.instance, false, node, s);
+            self.breaker_record(fi, depth, n.instance, ok, node, s);
         }
         if n.outside_admitted {
-            self.breaker_record(fi, n.depth as usize, n.instance, false, node, s);
+            self.breaker_record(fi, depth, n.instance, ok, node, s);
         }
         self.arena.free_node(node);
+    }
+
+    /// Whether the breaker of layer `depth` records a cancelled call (its caller gave
+    /// up, or the request's deadline passed) as a success: Polly's does, since the
+    /// default `ShouldHandle` does not handle `OperationCanceledException`
+    /// (`OnUnhandledOutcomeAsync`: a success, which also closes a half-open circuit).
+    fn cancel_is_success(&self, fi: usize, depth: usize) -> bool {
+        self.fleets[fi].layers.get(depth).is_some_and(|l| {
+            l.cfg
+                .breaker
+                .is_some_and(|b| matches!(b.trip, Trip::Polly { .. }))
+        })
     }
 
     /// Returns a retry granted to `node` and not yet resolved to its budget.

@@ -255,6 +255,16 @@ pub enum EnvoyFormula {
     Documented,
 }
 
+/// Which jitter of gRPC's retry backoff (gRFC A6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GrpcFormula {
+    /// gRFC A6 since its 2024-08-29 update, and C-core, grpc-go ≥ 1.69, grpc-java ≥ 1.71:
+    /// `interval · U[0.8, 1.2)`, the jitter applied after the cap.
+    Current,
+    /// The original A6 text and the clients before that update: `U[0, interval)`.
+    Pre2024,
+}
+
 /// Polly's `DelayBackoffType`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PollyType {
@@ -294,7 +304,8 @@ pub enum Backoff {
         /// Jitter mode.
         jitter: Jitter,
     },
-    /// gRPC retry (grpc-java `RetriableStream`): `U(0, interval)`, then
+    /// gRPC retry (grpc-java `RetriableStream`): `interval · U[0.8, 1.2)` (or, with
+    /// the pre-2024 formula, `U(0, interval)`), then
     /// `interval = min(interval·multiplier, max)`; a server pushback is the wait and
     /// resets the interval to `initial`.
     Grpc {
@@ -304,6 +315,8 @@ pub enum Backoff {
         max: Nanos,
         /// `backoffMultiplier`.
         multiplier: f64,
+        /// Current (2024) jitter or the original one.
+        formula: GrpcFormula,
     },
     /// Envoy's fully jittered exponential backoff, in whole milliseconds.
     Envoy {
@@ -331,7 +344,8 @@ pub enum Backoff {
         initial_ms: u64,
         /// Growth factor (1 = fixed interval).
         multiplier: f64,
-        /// Randomization factor `f`: `U[(1-f)·i, (1+f)·i)` (0 = none).
+        /// Randomization factor `f`: `(long)((1-f)·i + U·(2f·i + 1))`, at least 1 ms
+        /// (0 = none).
         randomization: f64,
         /// Largest interval in milliseconds.
         max_ms: Option<u64>,
@@ -449,6 +463,12 @@ pub enum BudgetConfig {
         /// closing the gap of Envoy issue #30205; false reproduces Envoy as shipped.
         count_backoff: bool,
     },
+    /// Envoy's circuit-breaker threshold `max_retries`: retries in flight (granted, not
+    /// yet answered) stay below it. What Envoy does when no `RetryBudget` is configured.
+    EnvoyMaxRetries {
+        /// `max_retries` (default 3).
+        max_retries: u32,
+    },
     /// Resilience4j retry budget (`BudgetRetryImpl`).
     Resilience4j {
         /// Sliding time window in whole seconds.
@@ -457,6 +477,16 @@ pub enum BudgetConfig {
         max_retry_ratio: f64,
         /// Calls in the window up to which every retry is allowed.
         min_sample_size: i64,
+    },
+    /// Brooker's retry circuit breaker (2022, `mbrooker/simulator_example`): each failed
+    /// attempt is counted first, then a retry is refused iff failures / first tries >
+    /// `max_ratio`; first tries are never gated.
+    FailureRatio {
+        /// Largest failures / first tries that allows a retry.
+        max_ratio: f64,
+        /// `None`: cumulative since the start; `Some(w)`: over the last `w`, in 10 slices
+        /// of `w/10`.
+        window: Option<Nanos>,
     },
     /// Google SRE per-client retry budget: retry only while retries / requests is below
     /// `fraction` over the trailing window.
@@ -471,9 +501,13 @@ pub enum BudgetConfig {
 /// What Google-SRE adaptive throttling counts as accepted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Accepts {
-    /// Attempts answered with success.
+    /// Attempts answered with success only: an error counts against the backend too,
+    /// which throttles harder than the book during error outages.
     Success,
-    /// Attempts answered with anything but `rejected`.
+    /// Attempts answered with anything but `rejected` (the default): what the book calls
+    /// "accepted by the backend", and what Google's open implementation counts
+    /// (grpc-go `balancer/rls/internal/adaptive`: every response that is not a
+    /// throttling rejection, errors and timeouts included).
     NotRejected,
 }
 

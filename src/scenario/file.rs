@@ -96,6 +96,56 @@ impl<'de> Deserialize<'de> for Limit {
     }
 }
 
+/// A time span that may be `"unlimited"` (a window since the start).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Span {
+    /// A duration.
+    Finite(Nanos),
+    /// No limit.
+    Unlimited,
+}
+
+impl Serialize for Span {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Span::Finite(n) => Dur(*n).serialize(s),
+            Span::Unlimited => s.serialize_str("unlimited"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Span {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Span;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a duration string such as \"10s\", or \"unlimited\"")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Span, E> {
+                if s == "unlimited" {
+                    Ok(Span::Unlimited)
+                } else {
+                    super::duration::parse(s)
+                        .map(Span::Finite)
+                        .map_err(|e| E::custom(format!("{e} (or write \"unlimited\")")))
+                }
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Span, E> {
+                Err(E::custom(format!(
+                    "window {v} has no unit (write e.g. \"{v}s\", or \"unlimited\")"
+                )))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Span, E> {
+                Err(E::custom(format!(
+                    "window {v} has no unit (write e.g. \"{v}s\", or \"unlimited\")"
+                )))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// A random delay: `{ kind = "...", ... }`, or a plain duration string (deterministic).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
@@ -308,6 +358,9 @@ pub enum BackoffFile {
         max: Dur,
         /// `backoffMultiplier`.
         multiplier: f64,
+        /// `"current"` (default: `interval · U[0.8, 1.2)`, gRFC A6 since 2024) or
+        /// `"pre_2024"` (`U[0, interval)`, clients before grpc-go 1.69 / grpc-java 1.71).
+        formula: Option<String>,
     },
     /// Envoy's jittered exponential backoff.
     Envoy {
@@ -438,6 +491,12 @@ pub enum BudgetFile {
         /// Count retries in backoff as pending requests (default false: Envoy as shipped).
         count_backoff: Option<bool>,
     },
+    /// Envoy as it ships: the cluster circuit breaker's `max_retries`, a bound on
+    /// concurrent retries (the `envoy` kind is the optional `RetryBudget` that replaces it).
+    EnvoyMaxRetries {
+        /// Concurrent retries allowed per instance (default 3).
+        max_retries: Option<u64>,
+    },
     /// Resilience4j retry budget.
     Resilience4j {
         /// Sliding time window, whole seconds (default 10s).
@@ -446,6 +505,15 @@ pub enum BudgetFile {
         max_retry_ratio: Option<f64>,
         /// Warm-up: calls in the window up to which retries are always allowed (default 100).
         min_sample_size: Option<u64>,
+    },
+    /// Brooker's retry circuit breaker (2022): refuse a retry while failed attempts /
+    /// first tries exceeds `max_ratio`.
+    FailureRatio {
+        /// Largest failures / first tries that still allows a retry (default 0.1).
+        max_ratio: Option<f64>,
+        /// `"unlimited"` (default: cumulative since the start) or a duration (a sliding
+        /// ratio over that time, in 10 slices).
+        window: Option<Span>,
     },
     /// Google SRE per-client retry ratio.
     Sre {
@@ -544,7 +612,9 @@ pub enum LimiterFile {
         window: Option<Dur>,
         /// Added to the requests in the denominator (default 1).
         padding: Option<f64>,
-        /// `"success"` (default) or `"not_rejected"`.
+        /// `"not_rejected"` (default: every answer but a rejection, as the book's
+        /// "accepted by the backend" and grpc-go's adaptive throttler count) or
+        /// `"success"` (successes only).
         accepts: Option<String>,
     },
     /// botocore adaptive mode's CUBIC rate limiter.

@@ -43,40 +43,43 @@ pub struct Preset {
     pub toml: &'static str,
 }
 
-/// gRPC (gRFC A6, grpc-java `RetriableStream`, C-core `retry_throttle.cc`): the A6
-/// example policy (0.1 s, ×2, up to 1 s; throttling 10 / 0.1), `maxAttempts` at the
-/// client-side limit of 5 (larger values are capped to it), retrying UNAVAILABLE (a 503
-/// or 429 rejection, an error) but not DEADLINE_EXCEEDED; a rejection's Retry-After is
-/// the server pushback.
+/// gRPC (gRFC A6 as updated in 2024, grpc-java ≥ 1.71 `RetriableStream`, C-core
+/// `retry_throttle.cc`): A6's example policy, all of it (4 attempts, 0.1 s, ×2, up to
+/// 1 s, jitter `×U[0.8, 1.2)`; throttling 10 / 0.1), with the client-side limit of 5
+/// attempts (larger values are capped to it), retrying UNAVAILABLE (a 503 or 429
+/// rejection, an error) but not DEADLINE_EXCEEDED; a rejection's Retry-After is the
+/// server pushback. gRPC itself ships no default retry policy.
 pub const GRPC: Preset = Preset {
     name: "grpc",
     source: "grpc/proposal A6-client-retries.md; grpc/grpc-java core/src/main/java/io/grpc/internal/RetriableStream.java; grpc/grpc src/core/client_channel/retry_throttle.cc",
     toml: r#"
-max_attempts = 5
+max_attempts = 4
 max_attempts_cap = 5
 retry_on = ["rejected", "error"]
 respect_retry_after = true
-backoff = { kind = "grpc", initial = "100ms", max = "1s", multiplier = 2 }
+backoff = { kind = "grpc", initial = "100ms", max = "1s", multiplier = 2, formula = "current" }
 budget = { kind = "token_bucket", max_tokens = 10, token_ratio = 0.1 }
 "#,
 };
 
-/// Envoy (router filter and `RetryBudget`): `num_retries` 1, `retry_on = "5xx"`
-/// (a 503 rejection, an error, a per-try timeout), 25 ms base and 250 ms max, the
-/// 15 s route timeout spanning all retries (`total_timeout`), upstream requests reset
-/// on timeouts (`cancel_on_timeout`), the retry budget 20% / 3, and no Retry-After
-/// (that needs `rate_limited_retry_back_off`).
+/// Envoy as it ships (router filter, cluster circuit breakers): `num_retries` 1,
+/// `retry_on = "5xx"` (a 503 rejection but not a 429, an error, a per-try timeout:
+/// `rejected_5xx`), 25 ms base and 250 ms max, the 15 s route timeout spanning all
+/// retries (`total_timeout`), upstream requests reset on timeouts
+/// (`cancel_on_timeout`), concurrent retries limited by the circuit breaker's
+/// `max_retries = 3`, and no Retry-After (that needs `rate_limited_retry_back_off`).
+/// The optional `RetryBudget` (20% / 3) is `budget = { preset = "envoy_retry_budget" }`.
 pub const ENVOY: Preset = Preset {
     name: "envoy",
     source: "envoyproxy/envoy source/common/common/backoff_strategy.cc, source/common/router/retry_state_impl.cc, source/common/upstream/resource_manager_impl.h; docs/root/configuration/http/http_filters/router_filter.rst; api/envoy/config/cluster/v3/circuit_breaker.proto",
     toml: r#"
 max_attempts = 2
-retry_on = ["rejected", "error", "timeout"]
+retry_on = ["rejected_5xx", "error", "timeout"]
 respect_retry_after = false
 cancel_on_timeout = true
 total_timeout = "15s"
 backoff = { kind = "envoy", base = "25ms", max = "250ms" }
-budget = { kind = "envoy", percent = 20, min_concurrency = 3 }
+budget = { kind = "envoy_max_retries", max_retries = 3 }
 "#,
 };
 
@@ -198,8 +201,10 @@ breaker = { kind = "polly", failure_ratio = 0.1, min_throughput = 100, sampling_
 
 /// Google SRE book ("Handling Overload", "Addressing Cascading Failures"): at most 3
 /// attempts, a per-client retry budget of 10% over 2 minutes, client-side adaptive
-/// throttling with K = 2 over 2 minutes, randomized exponential backoff. The book names
-/// no backoff constants: full jitter from 100 ms ×2 up to 10 s is this preset's choice.
+/// throttling with K = 2 over 2 minutes counting as accepts every answer but a rejection
+/// (the book's "accepted by the backend", as grpc-go's adaptive throttler counts),
+/// randomized exponential backoff. The book names no backoff constants: full jitter
+/// from 100 ms ×2 up to 10 s is this preset's choice.
 pub const SRE: Preset = Preset {
     name: "sre",
     source: "https://sre.google/sre-book/handling-overload/ ; https://sre.google/sre-book/addressing-cascading-failures/",
@@ -207,7 +212,7 @@ pub const SRE: Preset = Preset {
 max_attempts = 3
 backoff = { kind = "exponential", base = "100ms", cap = "10s", multiplier = 2, jitter = "full" }
 budget = { kind = "sre", percent = 10, window = "2m" }
-limiter = { kind = "adaptive_throttling", k = 2, window = "2m", padding = 1 }
+limiter = { kind = "adaptive_throttling", k = 2, window = "2m", padding = 1, accepts = "not_rejected" }
 "#,
 };
 
@@ -226,6 +231,12 @@ pub const LAYER_PRESETS: &[Preset] = &[
     SRE,
 ];
 
+/// Envoy's optional `RetryBudget` with its defaults (20% of the requests in flight, at
+/// least 3), which replaces the circuit breaker's `max_retries` when configured.
+const ENVOY_RETRY_BUDGET: &str = r#"kind = "envoy"
+percent = 20
+min_concurrency = 3"#;
+
 /// The budget part of Resilience4j: `BudgetRetryImpl` with `RetryConfig`'s defaults.
 const R4J_BUDGET: &str = r#"kind = "resilience4j"
 window = "10s"
@@ -243,6 +254,7 @@ fn part_presets(part: &str) -> Vec<(&'static str, String)> {
         }
     }
     if part == "budget" {
+        out.push(("envoy_retry_budget", ENVOY_RETRY_BUDGET.to_string()));
         out.push(("resilience4j", R4J_BUDGET.to_string()));
     }
     out

@@ -644,11 +644,13 @@ fn validate_layer(
             for (k, s) in list.iter().enumerate() {
                 match Class::parse(s) {
                     Some(cl) => set = set.with(cl),
+                    None if s == ClassSet::REJECTED_5XX => set = set.with_rejected_5xx(),
                     None => {
-                        let allowed: Vec<_> = Class::FAILURES
+                        let mut allowed: Vec<_> = Class::FAILURES
                             .iter()
                             .map(|c| format!("\"{}\"", c.name()))
                             .collect();
+                        allowed.push(format!("\"{}\"", ClassSet::REJECTED_5XX));
                         return c.err(
                             format!("{p}.retry_on[{k}]"),
                             format!(
@@ -877,6 +879,7 @@ fn validate_backoff(c: &Ctx, p: &str, b: Option<&BackoffFile>) -> R<Backoff> {
             initial,
             max,
             multiplier,
+            formula,
         }) => {
             let initial = c.positive_dur(&f("initial"), *initial)?;
             let max = c.positive_dur(&f("max"), *max)?;
@@ -884,10 +887,21 @@ fn validate_backoff(c: &Ctx, p: &str, b: Option<&BackoffFile>) -> R<Backoff> {
             at_most_dur(c, &f("max"), max, MAX_BACKOFF_PARAM)?;
             let multiplier = c.positive(&f("multiplier"), *multiplier)?;
             let multiplier = in_range(c, &f("multiplier"), multiplier, 0.0, 1000.0)?;
+            let formula = match choice(
+                c,
+                &f("formula"),
+                formula.as_deref(),
+                "current",
+                &["current", "pre_2024"],
+            )? {
+                "current" => GrpcFormula::Current,
+                _ => GrpcFormula::Pre2024,
+            };
             Backoff::Grpc {
                 initial,
                 max,
                 multiplier,
+                formula,
             }
         }
         Some(BackoffFile::Envoy { base, max, formula }) => {
@@ -1084,12 +1098,14 @@ fn validate_limiter(c: &Ctx, p: &str, l: &LimiterFile) -> R<LimiterConfig> {
                 Some(w) => c.positive_dur(&f("window"), *w)?,
                 None => 120 * SECOND,
             };
+            // Google's open implementation (grpc-go RLS `adaptive.go`) counts every
+            // response but a throttling rejection as accepted.
             let accepts = match choice(
                 c,
                 &f("accepts"),
                 accepts.as_deref(),
-                "success",
-                &["success", "not_rejected"],
+                "not_rejected",
+                &["not_rejected", "success"],
             )? {
                 "success" => Accepts::Success,
                 _ => Accepts::NotRejected,
@@ -1105,17 +1121,34 @@ fn validate_limiter(c: &Ctx, p: &str, l: &LimiterFile) -> R<LimiterConfig> {
     })
 }
 
+/// A non-negative number in thousandths, the decimals past the third dropped, as C-core
+/// parses `tokenRatio` digit by digit (and grpc-java's `(int)(ratio · 1000)` in `float`
+/// gives): 0.5466 → 546, 2.675 → 2675. It reads the shortest decimal form of `v`, which
+/// is what the scenario file wrote.
+pub fn milli_truncated(v: f64) -> u64 {
+    let text = format!("{v}");
+    let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
+    let int: u64 = int.parse().unwrap_or(0);
+    let mut milli = 0;
+    for i in 0..3 {
+        let d = frac.as_bytes().get(i).map_or(0, |b| u64::from(b - b'0'));
+        milli = milli * 10 + d;
+    }
+    int.saturating_mul(1000).saturating_add(milli)
+}
+
 fn validate_budget(c: &Ctx, p: &str, b: &BudgetFile) -> R<BudgetConfig> {
     Ok(match *b {
         BudgetFile::TokenBucket {
             max_tokens,
             token_ratio,
         } => {
-            let mt = c.positive(&format!("{p}.max_tokens"), max_tokens)?;
-            if mt > 1e9 {
+            let mt = c.finite(&format!("{p}.max_tokens"), max_tokens)?;
+            // gRFC A6: maxTokens is an integer in (0, 1000].
+            if mt.fract() != 0.0 || !(1.0..=1000.0).contains(&mt) {
                 return c.err(
                     format!("{p}.max_tokens"),
-                    format!("must be at most 1e9 (found {mt})"),
+                    format!("must be an integer from 1 to 1000, as gRFC A6 allows (found {mt})"),
                 );
             }
             let tr = c.finite(&format!("{p}.token_ratio"), token_ratio)?;
@@ -1125,10 +1158,10 @@ fn validate_budget(c: &Ctx, p: &str, b: &BudgetFile) -> R<BudgetConfig> {
                     format!("must be between 0 and 1e6 (found {tr})"),
                 );
             }
-            // gRPC keeps three decimals: tokens are milli-tokens.
+            // gRPC keeps three decimals, truncated (0.5466 → 546): tokens are milli-tokens.
             BudgetConfig::TokenBucket {
-                max_milli: (mt * 1000.0).round() as u64,
-                ratio_milli: (tr * 1000.0).round() as u64,
+                max_milli: mt as u64 * 1000,
+                ratio_milli: milli_truncated(tr),
             }
         }
         BudgetFile::Ratio {
@@ -1294,6 +1327,18 @@ fn validate_budget(c: &Ctx, p: &str, b: &BudgetFile) -> R<BudgetConfig> {
                 count_backoff: count_backoff.unwrap_or(false),
             }
         }
+        BudgetFile::EnvoyMaxRetries { max_retries } => {
+            let m = max_retries.unwrap_or(3);
+            if m > u64::from(u32::MAX) {
+                return c.err(
+                    format!("{p}.max_retries"),
+                    format!("must be at most {} (found {m})", u32::MAX),
+                );
+            }
+            BudgetConfig::EnvoyMaxRetries {
+                max_retries: m as u32,
+            }
+        }
         BudgetFile::Resilience4j {
             window,
             max_retry_ratio,
@@ -1324,6 +1369,24 @@ fn validate_budget(c: &Ctx, p: &str, b: &BudgetFile) -> R<BudgetConfig> {
                 )?,
                 min_sample_size: mss as i64,
             }
+        }
+        BudgetFile::FailureRatio { max_ratio, window } => {
+            let max_ratio = in_range(
+                c,
+                &format!("{p}.max_ratio"),
+                max_ratio.unwrap_or(0.1),
+                0.0,
+                1e6,
+            )?;
+            let window = match window {
+                None | Some(Span::Unlimited) => None,
+                Some(Span::Finite(w)) => {
+                    let field = format!("{p}.window");
+                    let w = c.positive_dur(&field, Dur(w))?;
+                    Some(at_most_dur(c, &field, w, MAX_HORIZON)?)
+                }
+            };
+            BudgetConfig::FailureRatio { max_ratio, window }
         }
         BudgetFile::Sre { percent, window } => {
             let pc = in_range(

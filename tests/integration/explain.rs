@@ -558,7 +558,7 @@ prop_compose! {
         };
         s += &match budget {
             0 => String::new(),
-            1 => format!("budget = {{ kind = \"token_bucket\", max_tokens = {tokens}, token_ratio = 0.1 }}\n"),
+            1 => format!("budget = {{ kind = \"token_bucket\", max_tokens = {}, token_ratio = 0.1 }}\n", (tokens as u64).clamp(1, 1000)),
             2 => format!("budget = {{ kind = \"aws_standard\", capacity = {capacity}, retry_cost = {cost}, timeout_cost = {cost} }}\n"),
             _ => format!("budget = {{ kind = \"ratio\", percent = {percent}, min_per_sec = {tokens} }}\n"),
         };

@@ -244,7 +244,7 @@ fn number() -> impl Strategy<Value = Value> {
     prop_oneof![count(), real()]
 }
 
-const WORDS: [&str; 40] = [
+const WORDS: [&str; 42] = [
     "unlimited",
     "poisson",
     "constant",
@@ -285,6 +285,8 @@ const WORDS: [&str; 40] = [
     "budget_exhausted",
     "deadline_exceeded",
     "conflict",
+    "failure_ratio",
+    "rejected_5xx",
 ];
 
 fn string() -> impl Strategy<Value = String> {
@@ -515,6 +517,15 @@ fn budget() -> impl Strategy<Value = Value> {
             ("min_per_sec", m),
             ("window", w)
         ])),
+        (
+            opt(real()),
+            opt(prop_oneof![dur(), Just(Value::String("unlimited".into()))])
+        )
+            .prop_map(|(r, w)| table(vec![
+                ("kind", kind("failure_ratio")),
+                ("max_ratio", r),
+                ("window", w)
+            ])),
         (opt(count()), opt(count()), opt(count()), opt(count())).prop_map(|(a, b, c, d)| {
             table(vec![
                 ("kind", kind("aws_standard")),
