@@ -367,10 +367,12 @@ pub fn with_jobs<T: Send>(
     }
 }
 
-/// A run's result without its time series: what `check` and the run table need.
+/// A run's result without its time series and latency histogram (the summary row has
+/// the percentiles): what `check` and the run table need, about 3 KB instead of 75.
 fn slim(mut r: RunResult) -> RunResult {
     r.metrics.buckets = Vec::new();
     r.metrics.herd = None;
+    r.metrics.latency = hdrhistogram::Histogram::new(1).expect("1 significant figure is valid");
     r
 }
 
