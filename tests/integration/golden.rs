@@ -21,9 +21,19 @@ fn fnv(bytes: &[u8]) -> u64 {
 }
 
 /// The bytes of a result file as pinned: a manifest without the lines that say where
-/// it was written (`identity`, the scenario's absolute path) and without its file list.
+/// it was written (`identity`, the scenario's absolute path) and without its file list;
+/// the report (which shows the manifest) without its `identity` line.
 fn pinned_bytes(path: &Path) -> Vec<u8> {
     let bytes = std::fs::read(path).unwrap();
+    if path.file_name().is_some_and(|n| n == "report.html") {
+        let text = String::from_utf8(bytes).unwrap();
+        return text
+            .lines()
+            .filter(|l| !l.starts_with("identity = "))
+            .collect::<Vec<_>>()
+            .join("\n")
+            .into_bytes();
+    }
     if path.file_name().is_some_and(|n| n == "manifest.toml") {
         let text = String::from_utf8(bytes).unwrap();
         let text = retrysim::export::owner::without_output(&text);
