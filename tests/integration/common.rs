@@ -95,3 +95,26 @@ pub fn capped(dir: &Path, mib: u64, args: &[&str]) -> Output {
     );
     out
 }
+
+/// A result file's bytes with what says *where* it was written left out, so two
+/// folders of the same results compare equal: in `manifest.toml` (and `report.html`,
+/// which shows it) the `identity` line, the scenario's absolute path; in the manifest
+/// also its `[output]` list, which says whether charts were drawn. Other files as they are.
+pub fn comparable(path: &Path) -> Vec<u8> {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    if !matches!(name, "manifest.toml" | "report.html") {
+        return bytes;
+    }
+    let text = String::from_utf8(bytes).unwrap();
+    let text = if name == "manifest.toml" {
+        retrysim::export::owner::without_output(&text)
+    } else {
+        &text
+    };
+    text.lines()
+        .filter(|l| !l.starts_with("identity = "))
+        .collect::<Vec<_>>()
+        .join("\n")
+        .into_bytes()
+}

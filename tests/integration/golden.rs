@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::common::ok;
+use crate::common::{comparable, ok};
 
 const GOLDEN: &str = "tests/fixtures/golden.txt";
 
@@ -18,33 +18,6 @@ fn fnv(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })
-}
-
-/// The bytes of a result file as pinned: a manifest without the lines that say where
-/// it was written (`identity`, the scenario's absolute path) and without its file list;
-/// the report (which shows the manifest) without its `identity` line.
-fn pinned_bytes(path: &Path) -> Vec<u8> {
-    let bytes = std::fs::read(path).unwrap();
-    if path.file_name().is_some_and(|n| n == "report.html") {
-        let text = String::from_utf8(bytes).unwrap();
-        return text
-            .lines()
-            .filter(|l| !l.starts_with("identity = "))
-            .collect::<Vec<_>>()
-            .join("\n")
-            .into_bytes();
-    }
-    if path.file_name().is_some_and(|n| n == "manifest.toml") {
-        let text = String::from_utf8(bytes).unwrap();
-        let text = retrysim::export::owner::without_output(&text);
-        text.lines()
-            .filter(|l| !l.starts_with("identity = "))
-            .collect::<Vec<_>>()
-            .join("\n")
-            .into_bytes()
-    } else {
-        bytes
-    }
 }
 
 /// Every file below `dir` (but a sweep's `runs/`), relative, with its hash.
@@ -59,7 +32,7 @@ fn hashes(dir: &Path, prefix: &str, out: &mut BTreeMap<String, u64>) {
                     stack.push(p);
                 }
             } else {
-                out.insert(format!("{prefix}/{rel}"), fnv(&pinned_bytes(&p)));
+                out.insert(format!("{prefix}/{rel}"), fnv(&comparable(&p)));
             }
         }
     }

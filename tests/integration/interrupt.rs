@@ -87,24 +87,12 @@ fn reference() -> &'static Vec<(String, Vec<u8>)> {
     })
 }
 
-/// The tables' bytes; the manifest's `identity` (the scenario's absolute path, which
-/// differs between the reference's folder and the test's) is left out.
+/// The tables' bytes, as [`crate::common::comparable`] compares them (the reference
+/// ran in another folder).
 fn tables(dir: &Path) -> Vec<(String, Vec<u8>)> {
     TABLES
         .iter()
-        .map(|f| {
-            let mut bytes = std::fs::read(dir.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
-            if *f == "manifest.toml" {
-                let text = String::from_utf8(bytes).unwrap();
-                bytes = text
-                    .lines()
-                    .filter(|l| !l.starts_with("identity = "))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-                    .into_bytes();
-            }
-            (f.to_string(), bytes)
-        })
+        .map(|f| (f.to_string(), crate::common::comparable(&dir.join(f))))
         .collect()
 }
 

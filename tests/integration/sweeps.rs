@@ -39,20 +39,9 @@ const FILES: [&str; 6] = [
     "runs/000007/summary.csv",
 ];
 
-/// The same tables; manifests alike but for their `[output]` list (which says whether
-/// charts were drawn).
+/// The same tables (manifests as [`crate::common::comparable`] compares them).
 fn same_files(a: &Path, b: &Path) {
-    let read = |d: &Path, f: &str| {
-        let bytes = std::fs::read(d.join(f)).unwrap_or_else(|e| panic!("{}/{f}: {e}", d.display()));
-        if f == "manifest.toml" {
-            let text = String::from_utf8(bytes).unwrap();
-            retrysim::export::owner::without_output(&text)
-                .as_bytes()
-                .to_vec()
-        } else {
-            bytes
-        }
-    };
+    let read = |d: &Path, f: &str| crate::common::comparable(&d.join(f));
     for f in FILES {
         let x = read(a, f);
         let y = read(b, f);
