@@ -26,10 +26,10 @@
 use std::fmt;
 
 use crate::model::backoff::{is_jittered, max_wait};
-use crate::model::outcome::Class;
-use crate::scenario::config::{
+use crate::model::config::{
     Arrival, Backoff, FleetConfig, Jitter, LayerConfig, Placement, Scenario,
 };
+use crate::model::outcome::Class;
 
 use super::render::{
     backoff_kind, fmt_count, fmt_duration, fmt_num, fmt_time, fmt_total, quoted_list,

@@ -42,11 +42,11 @@ pub use lint::{Lint, LINTS};
 use crate::engine::time::to_secs;
 use crate::engine::Nanos;
 use crate::model::backoff::{max_wait, settled_wait};
-use crate::model::outcome::{Class, ClassSet};
-use crate::scenario::config::{
+use crate::model::config::{
     Arrival, Backoff, BreakerConfig, BudgetConfig, DependencyConfig, FleetConfig, LayerConfig,
     LimiterConfig, LoadProfile, PartPresets, Scenario,
 };
+use crate::model::outcome::{Class, ClassSet};
 
 /// A count or a duration in nanoseconds that may be unbounded (unlimited attempts, or
 /// an arithmetic overflow of `u64`).
@@ -358,7 +358,7 @@ impl BudgetCap {
 ///
 /// ```
 /// use retrysim::explain::{budget_cap, BudgetCap};
-/// use retrysim::scenario::config::BudgetConfig;
+/// use retrysim::model::config::BudgetConfig;
 /// let c = budget_cap(&BudgetConfig::TokenBucket { max_milli: 10_000, ratio_milli: 100 });
 /// assert!(matches!(c, BudgetCap::TokenBucket { retries_at_total_failure: 4, .. }));
 /// ```
@@ -846,7 +846,7 @@ pub fn explain(scn: &Scenario) -> Explanation {
 mod tests {
     use super::*;
     use crate::engine::time::MILLISECOND as MS;
-    use crate::scenario::config::Jitter;
+    use crate::model::config::Jitter;
 
     #[test]
     fn bounds_saturate_to_unbounded_and_zero_absorbs() {

@@ -4,11 +4,11 @@ use std::fmt::Write;
 
 use crate::engine::time::MILLISECOND;
 use crate::engine::Nanos;
-use crate::model::outcome::Class;
-use crate::scenario::config::{
+use crate::model::config::{
     Accepts, AwsVersion, Backoff, BreakerConfig, EnvoyFormula, GrpcFormula, Jitter, LimiterConfig,
     Placement, PollyType, R4jWindow, Trip,
 };
+use crate::model::outcome::Class;
 
 use super::{
     Bound, BudgetCap, DependencyExplanation, Explanation, FleetExplanation, LayerExplanation, Load,

@@ -4,9 +4,9 @@
 //! aggregation all read columns by name.
 
 use crate::engine::time::{to_millis, to_secs};
+use crate::model::config::Scenario;
 use crate::model::outage::Window;
 use crate::model::outcome::Class;
-use crate::scenario::config::Scenario;
 
 use super::recorder::RunMetrics;
 use super::recovery;

@@ -14,7 +14,7 @@ use rand_distr::Exp1;
 
 use crate::engine::time::{from_f64_ns, SECOND};
 use crate::engine::Nanos;
-use crate::scenario::config::{Arrival, LoadProfile};
+use crate::model::config::{Arrival, LoadProfile};
 
 /// Generates a fleet's open-loop arrival times in `[0, end)`.
 #[derive(Debug, Clone)]

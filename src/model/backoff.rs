@@ -15,7 +15,7 @@
 //!
 //! ```
 //! use retrysim::model::backoff::{exponential_ceiling, wait};
-//! use retrysim::scenario::config::{Backoff, Jitter};
+//! use retrysim::model::config::{Backoff, Jitter};
 //! let b = Backoff::Exponential { base: 10, cap: 50, multiplier: 2.0, jitter: Jitter::None };
 //! let mut rng = retrysim::engine::stream(1, "doc");
 //! let mut prev = 10;
@@ -29,7 +29,7 @@ use rand::RngExt;
 
 use crate::engine::time::{from_f64_ns, MILLISECOND, SECOND};
 use crate::engine::Nanos;
-use crate::scenario::config::{AwsVersion, Backoff, EnvoyFormula, GrpcFormula, Jitter, PollyType};
+use crate::model::config::{AwsVersion, Backoff, EnvoyFormula, GrpcFormula, Jitter, PollyType};
 
 /// `min(cap, base · multiplier^(k−1))`, rounded to the nanosecond, saturating.
 #[inline]

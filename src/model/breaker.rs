@@ -29,7 +29,7 @@
 //!
 //! ```
 //! use retrysim::model::breaker::{Breaker, State};
-//! use retrysim::scenario::config::{BreakerConfig, Placement, Trip};
+//! use retrysim::model::config::{BreakerConfig, Placement, Trip};
 //! let mut b = Breaker::new(BreakerConfig {
 //!     trip: Trip::Consecutive(2), open_for: 100, half_open_probes: 1,
 //!     placement: Placement::Inside });
@@ -44,7 +44,7 @@
 //! ```
 
 use crate::engine::Nanos;
-use crate::scenario::config::{BreakerConfig, R4jWindow, Trip};
+use crate::model::config::{BreakerConfig, R4jWindow, Trip};
 
 use super::windows::{Agg, CountWindow, EpochWindow, HealthMetrics};
 
@@ -413,7 +413,7 @@ impl Breaker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::config::Placement;
+    use crate::model::config::Placement;
 
     fn cfg(trip: Trip, probes: u32) -> BreakerConfig {
         BreakerConfig {

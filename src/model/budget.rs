@@ -64,7 +64,7 @@
 //!
 //! ```
 //! use retrysim::model::budget::Budget;
-//! use retrysim::scenario::config::BudgetConfig;
+//! use retrysim::model::config::BudgetConfig;
 //! let mut b = Budget::new(BudgetConfig::TokenBucket { max_milli: 4000, ratio_milli: 100 });
 //! b.on_failure();                      // 3000 > 2000
 //! assert_eq!(b.try_retry(0, false), Some(0));
@@ -77,8 +77,8 @@ use std::collections::BinaryHeap;
 
 use crate::engine::time::{to_secs, MILLISECOND};
 use crate::engine::Nanos;
+use crate::model::config::BudgetConfig;
 use crate::model::outcome::Class;
-use crate::scenario::config::BudgetConfig;
 
 use super::windows::{EpochWindow, SlicedTimes, TpsBucket, WindowedAdder};
 

@@ -24,7 +24,7 @@
 //!
 //! ```
 //! use retrysim::model::limiter::{Gate, Limiter};
-//! use retrysim::scenario::config::{Accepts, LimiterConfig};
+//! use retrysim::model::config::{Accepts, LimiterConfig};
 //! let mut l = Limiter::new(LimiterConfig::AdaptiveThrottling {
 //!     k: 2.0, window: 120_000_000_000, padding: 1.0, accepts: Accepts::Success });
 //! // 10 requests, 2 accepted: p = (10 − 2·2) / (10 + 1) = 6/11 for the 11th.
@@ -40,7 +40,7 @@ use rand::Rng;
 use rand::RngExt;
 
 use crate::engine::Nanos;
-use crate::scenario::config::{Accepts, LimiterConfig};
+use crate::model::config::{Accepts, LimiterConfig};
 
 /// What the limiter says about an attempt about to be sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,7 +14,7 @@
 //!
 //! `limits.max_events` bounds the events handled: the CPU time of a run.
 
-use crate::scenario::config::{Arrival, Scenario};
+use crate::model::config::{Arrival, Scenario};
 
 /// Pending events allowed per request of `limits.max_in_flight`.
 pub const PENDING_PER_REQUEST: u64 = 16;

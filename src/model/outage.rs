@@ -10,7 +10,7 @@ use rand_distr::Exp1;
 
 use crate::engine::time::from_f64_ns;
 use crate::engine::{stream, Nanos};
-use crate::scenario::config::{OutageConfig, OutageMode, OutageTiming};
+use crate::model::config::{OutageConfig, OutageMode, OutageTiming};
 
 /// One active period of one outage.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -16,7 +16,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::engine::{stream, Control, Handler, Nanos, Scheduler};
 use crate::metrics::{Recorder, RunMetrics};
-use crate::scenario::config::{Arrival, DependencyKind, Discipline, Placement, Scenario, Trip};
+use crate::model::config::{Arrival, DependencyKind, Discipline, Placement, Scenario, Trip};
 
 use super::arrival::OpenArrivals;
 use super::backoff::{self, Failure};
@@ -197,7 +197,7 @@ impl From<Packed> for Event {
 
 /// Runtime of one retry layer of one fleet.
 struct Layer {
-    cfg: crate::scenario::config::LayerConfig,
+    cfg: crate::model::config::LayerConfig,
     jitter: ChaCha8Rng,
     network: ChaCha8Rng,
     budgets: Vec<Budget>,
@@ -211,7 +211,7 @@ struct Layer {
 
 /// Runtime of one fleet.
 struct Fleet {
-    cfg: crate::scenario::config::FleetConfig,
+    cfg: crate::model::config::FleetConfig,
     layers: Vec<Layer>,
     open: Option<OpenArrivals>,
     arrivals: ChaCha8Rng,
@@ -222,7 +222,7 @@ struct Fleet {
 
 /// The dependency's live state.
 struct Dependency {
-    cfg: crate::scenario::config::DependencyConfig,
+    cfg: crate::model::config::DependencyConfig,
     busy: u32,
     queue: std::collections::VecDeque<(u32, u32)>,
     queued: u64,

@@ -3,6 +3,8 @@
 
 use thiserror::Error;
 
+pub use crate::model::field::{clip, shown, MAX_VALUE_SHOWN};
+
 /// What is wrong with a scenario file.
 #[derive(Debug, Error)]
 pub enum ScenarioError {
@@ -74,44 +76,12 @@ impl ScenarioError {
     }
 }
 
-/// Most characters of a value a message shows ([`shown`]).
-pub const MAX_VALUE_SHOWN: usize = 60;
 /// Most characters of a field path or key a message shows.
 pub const MAX_KEY_SHOWN: usize = 200;
 /// Most characters of one line of a message.
 pub const MAX_LINE_SHOWN: usize = 400;
 /// Most lines of a message.
 pub const MAX_LINES_SHOWN: usize = 40;
-
-/// A user's value as a message shows it: control characters escaped, and cut to its
-/// first [`MAX_VALUE_SHOWN`] characters with `… (N bytes)` when longer.
-///
-/// ```
-/// use retrysim::scenario::error::shown;
-/// assert_eq!(shown("web"), "web");
-/// assert_eq!(shown("a\x1b]0;x"), "a\\u{1b}]0;x");
-/// assert_eq!(shown(&"x".repeat(100)), format!("{}… (100 bytes)", "x".repeat(60)));
-/// ```
-pub fn shown(s: &str) -> String {
-    clip(s, MAX_VALUE_SHOWN)
-}
-
-/// `s` with control characters escaped, cut to `max` characters (`… (N bytes)`).
-pub fn clip(s: &str, max: usize) -> String {
-    let mut out = String::new();
-    for (n, ch) in s.chars().enumerate() {
-        if n == max {
-            out.push_str(&format!("… ({} bytes)", s.len()));
-            return out;
-        }
-        if ch.is_control() {
-            out.extend(ch.escape_default());
-        } else {
-            out.push(ch);
-        }
-    }
-    out
-}
 
 /// A message (perhaps quoting what the user wrote, as serde and the TOML parser do)
 /// as it is shown: each line escaped and cut with [`clip`], long runs without spaces

@@ -2,211 +2,14 @@
 //!
 //! Values here are as the user wrote them (durations already in nanoseconds, but no
 //! cross-field rules checked); [`super::validate`] turns them into a typed
-//! [`super::config::Scenario`].
+//! [`crate::model::config::Scenario`].
 
 use std::fmt;
 
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
-use crate::engine::Nanos;
-
-/// A duration written as a string with a unit (`"100ms"`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(transparent)]
-pub struct Dur(pub Nanos);
-
-impl<'de> Deserialize<'de> for Dur {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = Dur;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a duration string such as \"100ms\" or \"1.5s\"")
-            }
-            fn visit_str<E: de::Error>(self, s: &str) -> Result<Dur, E> {
-                super::duration::parse(s).map(Dur).map_err(E::custom)
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Dur, E> {
-                if v == 0 {
-                    Ok(Dur(0))
-                } else {
-                    Err(E::custom(format!(
-                        "duration {v} has no unit (write e.g. \"{v}ms\" or \"{v}s\")"
-                    )))
-                }
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Dur, E> {
-                Err(E::custom(format!(
-                    "duration {v} has no unit (write e.g. \"{v}s\")"
-                )))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-/// A count that may be `"unlimited"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Limit {
-    /// A finite count.
-    Finite(u64),
-    /// No limit.
-    Unlimited,
-}
-
-impl Serialize for Limit {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Limit::Finite(n) => s.serialize_u64(*n),
-            Limit::Unlimited => s.serialize_str("unlimited"),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Limit {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = Limit;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a non-negative integer or \"unlimited\"")
-            }
-            fn visit_str<E: de::Error>(self, s: &str) -> Result<Limit, E> {
-                if s == "unlimited" {
-                    Ok(Limit::Unlimited)
-                } else {
-                    Err(E::custom(format!(
-                        "expected a non-negative integer or \"unlimited\", found \"{s}\""
-                    )))
-                }
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Limit, E> {
-                u64::try_from(v).map(Limit::Finite).map_err(|_| {
-                    E::custom(format!(
-                        "expected a non-negative integer or \"unlimited\", found {v}"
-                    ))
-                })
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Limit, E> {
-                Ok(Limit::Finite(v))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-/// A time span that may be `"unlimited"` (a window since the start).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Span {
-    /// A duration.
-    Finite(Nanos),
-    /// No limit.
-    Unlimited,
-}
-
-impl Serialize for Span {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Span::Finite(n) => Dur(*n).serialize(s),
-            Span::Unlimited => s.serialize_str("unlimited"),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Span {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = Span;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a duration string such as \"10s\", or \"unlimited\"")
-            }
-            fn visit_str<E: de::Error>(self, s: &str) -> Result<Span, E> {
-                if s == "unlimited" {
-                    Ok(Span::Unlimited)
-                } else {
-                    super::duration::parse(s)
-                        .map(Span::Finite)
-                        .map_err(|e| E::custom(format!("{e} (or write \"unlimited\")")))
-                }
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Span, E> {
-                Err(E::custom(format!(
-                    "window {v} has no unit (write e.g. \"{v}s\", or \"unlimited\")"
-                )))
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Span, E> {
-                Err(E::custom(format!(
-                    "window {v} has no unit (write e.g. \"{v}s\", or \"unlimited\")"
-                )))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-/// A random delay: `{ kind = "...", ... }`, or a plain duration string (deterministic).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum DistFile {
-    /// Exponential with the given mean.
-    Exponential {
-        /// Mean.
-        mean: Dur,
-    },
-    /// Always `value`.
-    Deterministic {
-        /// The value.
-        value: Dur,
-    },
-    /// Log-normal given by its median and 99th percentile.
-    Lognormal {
-        /// Median.
-        median: Dur,
-        /// 99th percentile.
-        p99: Dur,
-    },
-    /// Uniform on `[min, max]`.
-    Uniform {
-        /// Lower bound.
-        min: Dur,
-        /// Upper bound.
-        max: Dur,
-    },
-    /// The absolute value of a normal draw.
-    Normal {
-        /// Mean.
-        mean: Dur,
-        /// Standard deviation.
-        sd: Dur,
-    },
-}
-
-/// A distribution, or a duration string meaning a deterministic delay.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(transparent)]
-pub struct DistOrDur(pub DistFile);
-
-impl<'de> Deserialize<'de> for DistOrDur {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = DistOrDur;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a duration string or a table { kind = \"exponential\" | \"deterministic\" | \"lognormal\" | \"uniform\" | \"normal\", ... }")
-            }
-            fn visit_str<E: de::Error>(self, s: &str) -> Result<DistOrDur, E> {
-                let v = super::duration::parse(s).map_err(E::custom)?;
-                Ok(DistOrDur(DistFile::Deterministic { value: Dur(v) }))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<DistOrDur, A::Error> {
-                DistFile::deserialize(de::value::MapAccessDeserializer::new(map)).map(DistOrDur)
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
+pub use crate::model::field::{DistFile, DistOrDur, Dur, Limit, Span};
 
 /// How a fleet's logical requests arrive.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -659,7 +462,7 @@ pub struct LayerFile {
     pub limiter: Option<LimiterFile>,
     /// Presets of the parts, taken out of the part tables before parsing.
     #[serde(skip)]
-    pub part_presets: crate::scenario::config::PartPresets,
+    pub part_presets: crate::model::config::PartPresets,
 }
 
 /// The dependency every fleet calls.

@@ -13,8 +13,8 @@ use crate::metrics::recorder::{BucketRow, MAX_BUCKET_SAMPLES};
 use crate::model::limits::{bytes_per_event, bytes_per_request};
 use crate::model::windows::SlicedTimes;
 
-use super::config::{Arrival, BudgetConfig, OutageTiming, Scenario, Trip};
 use super::error::ScenarioError;
+use crate::model::config::{Arrival, BudgetConfig, OutageTiming, Scenario, Trip};
 
 /// Most `[[outages]]` entries (each is checked against every other while active).
 pub const MAX_OUTAGES: usize = 1_000;
@@ -60,7 +60,7 @@ impl Memory {
 }
 
 /// Bytes of one layer instance's budget and breaker state.
-fn instance_bytes(l: &super::config::LayerConfig) -> u64 {
+fn instance_bytes(l: &crate::model::config::LayerConfig) -> u64 {
     let budget = l.budget.map_or(0, |b| {
         std::mem::size_of::<Budget>() as u64
             + match b {
@@ -78,8 +78,8 @@ fn instance_bytes(l: &super::config::LayerConfig) -> u64 {
                 Trip::Consecutive(_) => 0,
                 // A slot per call or per second of the window.
                 Trip::Resilience4j { window, .. } => match window {
-                    super::config::R4jWindow::Count(n) => 16 * u64::from(n),
-                    super::config::R4jWindow::Time(n) => 32 * u64::from(n),
+                    crate::model::config::R4jWindow::Count(n) => 16 * u64::from(n),
+                    crate::model::config::R4jWindow::Time(n) => 32 * u64::from(n),
                 },
                 // Polly's rolling metrics: a handful of buckets.
                 Trip::Polly { .. } => 256,
@@ -255,8 +255,8 @@ pub fn check(scn: &Scenario, path: &str) -> Result<(), ScenarioError> {
             Arrival::Poisson { .. } | Arrival::Constant { .. } => {
                 if let Some(lp) = &f.load_profile {
                     let points = match lp {
-                        super::config::LoadProfile::Steps(p)
-                        | super::config::LoadProfile::Ramp(p) => p.len(),
+                        crate::model::config::LoadProfile::Steps(p)
+                        | crate::model::config::LoadProfile::Ramp(p) => p.len(),
                     };
                     if points > MAX_PROFILE_POINTS {
                         return err(

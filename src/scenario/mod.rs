@@ -5,8 +5,6 @@
 //! ```
 //! Unknown keys are rejected; every error names the file and the field path.
 
-pub mod config;
-pub mod duration;
 pub mod error;
 pub mod file;
 pub mod guard;
@@ -16,7 +14,7 @@ pub mod validate;
 
 use std::path::Path;
 
-pub use config::Scenario;
+pub use crate::model::config::Scenario;
 pub use error::ScenarioError;
 pub use file::ScenarioFile;
 

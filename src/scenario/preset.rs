@@ -29,8 +29,8 @@
 //! assert_eq!(layer["budget"]["max_tokens"].as_integer(), Some(10));
 //! ```
 
-use super::config::PartPresets;
 use super::error::ScenarioError;
+use crate::model::config::PartPresets;
 
 /// A named preset: its name, where its values come from, and its TOML.
 #[derive(Debug, Clone, Copy)]

@@ -6,9 +6,11 @@ use crate::engine::Nanos;
 use crate::model::dist::Dist;
 use crate::model::outcome::{Class, ClassSet};
 
-use super::config::*;
 use super::error::{shown, ScenarioError};
 use super::file::*;
+use crate::model::config::*;
+use crate::model::field::{at_most_dur, choice, in_range, list_cap};
+use crate::model::field::{Ctx, R};
 
 /// Default drain after the arrival window.
 pub const DEFAULT_DRAIN: Nanos = 60 * SECOND;
@@ -23,117 +25,18 @@ pub const MAX_ATTEMPTS_CAP: u64 = 1_000_000;
 /// Largest `duration + drain` (about 11.6 simulated days).
 pub const MAX_HORIZON: Nanos = 1_000_000 * SECOND;
 
-struct Ctx<'a> {
-    path: &'a str,
-}
-
-type R<T> = Result<T, ScenarioError>;
-
-impl Ctx<'_> {
-    fn err<T>(&self, field: impl Into<String>, message: impl Into<String>) -> R<T> {
-        Err(ScenarioError::Field {
-            path: self.path.to_string(),
-            field: field.into(),
-            message: message.into(),
-        })
-    }
-
-    fn finite(&self, field: &str, v: f64) -> R<f64> {
-        if v.is_finite() {
-            Ok(v)
-        } else {
-            self.err(field, format!("must be a finite number (found {v})"))
-        }
-    }
-
-    fn positive(&self, field: &str, v: f64) -> R<f64> {
-        let v = self.finite(field, v)?;
-        if v > 0.0 {
-            Ok(v)
-        } else {
-            self.err(field, format!("must be greater than 0 (found {v})"))
-        }
-    }
-
-    fn probability(&self, field: &str, v: f64) -> R<f64> {
-        let v = self.finite(field, v)?;
-        if (0.0..=1.0).contains(&v) {
-            Ok(v)
-        } else {
-            self.err(field, format!("must be between 0 and 1 (found {v})"))
-        }
-    }
-
-    fn at_least(&self, field: &str, v: u64, min: u64) -> R<u64> {
-        if v >= min {
-            Ok(v)
-        } else {
-            self.err(field, format!("must be at least {min} (found {v})"))
-        }
-    }
-
-    fn u32_field(&self, field: &str, v: u64) -> R<u32> {
-        u32::try_from(v)
-            .or_else(|_| self.err(field, format!("must be at most {} (found {v})", u32::MAX)))
-    }
-
-    fn positive_dur(&self, field: &str, v: Dur) -> R<Nanos> {
-        if v.0 > 0 {
-            Ok(v.0)
-        } else {
-            self.err(field, "must be a positive duration (found 0s)")
-        }
-    }
-
-    fn dist(&self, field: &str, d: &DistFile) -> R<Dist> {
-        Ok(match *d {
-            DistFile::Exponential { mean } => {
-                let m = self.positive_dur(&format!("{field}.mean"), mean)?;
-                Dist::Exponential { mean: m as f64 }
-            }
-            DistFile::Deterministic { value } => Dist::Deterministic(value.0),
-            DistFile::Lognormal { median, p99 } => {
-                let m = self.positive_dur(&format!("{field}.median"), median)?;
-                if p99.0 < m {
-                    return self.err(
-                        format!("{field}.p99"),
-                        format!(
-                            "must be at least the median {} (found {})",
-                            crate::engine::time::format(m),
-                            crate::engine::time::format(p99.0)
-                        ),
-                    );
-                }
-                Dist::lognormal(m, p99.0)
-            }
-            DistFile::Uniform { min, max } => {
-                if max.0 < min.0 {
-                    return self.err(
-                        format!("{field}.max"),
-                        format!(
-                            "must be at least min {} (found {})",
-                            crate::engine::time::format(min.0),
-                            crate::engine::time::format(max.0)
-                        ),
-                    );
-                }
-                Dist::Uniform {
-                    min: min.0,
-                    max: max.0,
-                }
-            }
-            DistFile::Normal { mean, sd } => Dist::Normal {
-                mean: mean.0 as f64,
-                sd: sd.0 as f64,
-            },
-        })
-    }
-}
-
 /// Validates a parsed scenario file. `path` names the file in messages; `stem` is the
 /// default name.
-pub fn validate(file: &ScenarioFile, path: &str, stem: &str) -> R<Scenario> {
-    let c = Ctx { path };
+pub fn validate(file: &ScenarioFile, path: &str, stem: &str) -> Result<Scenario, ScenarioError> {
+    rules(file, stem).map_err(|e| ScenarioError::Field {
+        path: path.to_string(),
+        field: e.field,
+        message: e.message,
+    })
+}
+
+fn rules(file: &ScenarioFile, stem: &str) -> R<Scenario> {
+    let c = Ctx;
     let name = match &file.name {
         Some(n) => {
             let n = n.trim();
@@ -770,69 +673,6 @@ fn label(c: &Ctx, field: &str, s: &str) -> R<String> {
         );
     }
     Ok(s.to_string())
-}
-
-/// Refuses a list longer than its cap before any of it is checked.
-fn list_cap(c: &Ctx, field: &str, len: usize, max: usize, what: &str) -> R<()> {
-    if len > max {
-        c.err(
-            field,
-            format!("at most {max} {what} are allowed (found {len})"),
-        )
-    } else {
-        Ok(())
-    }
-}
-
-/// One of `choices` (the string as written), or an error listing them.
-fn choice<'a>(
-    c: &Ctx,
-    field: &str,
-    v: Option<&str>,
-    default: &'a str,
-    choices: &[&'a str],
-) -> R<&'a str> {
-    let v = v.unwrap_or(default);
-    match choices.iter().find(|ch| **ch == v) {
-        Some(ch) => Ok(ch),
-        None => {
-            let list: Vec<String> = choices.iter().map(|ch| format!("\"{ch}\"")).collect();
-            c.err(
-                field,
-                format!(
-                    "must be one of {} (found \"{}\")",
-                    list.join(", "),
-                    shown(v)
-                ),
-            )
-        }
-    }
-}
-
-/// A finite number in `[lo, hi]`.
-fn in_range(c: &Ctx, field: &str, v: f64, lo: f64, hi: f64) -> R<f64> {
-    let v = c.finite(field, v)?;
-    if (lo..=hi).contains(&v) {
-        Ok(v)
-    } else {
-        c.err(field, format!("must be between {lo} and {hi} (found {v})"))
-    }
-}
-
-/// At most `max` (a duration), naming the bound as written.
-fn at_most_dur(c: &Ctx, field: &str, v: Nanos, max: Nanos) -> R<Nanos> {
-    if v <= max {
-        Ok(v)
-    } else {
-        c.err(
-            field,
-            format!(
-                "must be at most {} (found {})",
-                crate::engine::time::format(max),
-                crate::engine::time::format(v)
-            ),
-        )
-    }
 }
 
 /// The longest backoff parameter accepted (about 11.6 days, the longest run).

@@ -10,7 +10,7 @@ use proptest::prelude::*;
 use retrysim::explain::lint::{self, LINTS};
 use retrysim::explain::{budget_cap, explain, Bound, BudgetCap, Explanation};
 use retrysim::model::budget::Budget;
-use retrysim::scenario::config::BudgetConfig;
+use retrysim::model::config::BudgetConfig;
 use retrysim::scenario::{load, Source};
 
 fn fixture(name: &str) -> PathBuf {

@@ -34,7 +34,7 @@ use toml::Value;
 
 use retrysim::engine::time::SECOND;
 use retrysim::metrics::summary::Layout;
-use retrysim::scenario::config::{Arrival, Scenario};
+use retrysim::model::config::{Arrival, Scenario};
 use retrysim::scenario::{self, overrides, Source};
 
 /// Longest a single case may take before it counts as a hang (a case normally takes

@@ -11,12 +11,12 @@ use common::{col, count, run, scenario};
 use retrysim::model::backoff::{wait_u, Failure};
 use retrysim::model::breaker::{Breaker, State};
 use retrysim::model::budget::{Budget, RetryCause};
-use retrysim::model::limiter::{AwsAdaptive, Gate, Limiter};
-use retrysim::model::outcome::Class;
-use retrysim::scenario::config::{
+use retrysim::model::config::{
     Accepts, AwsVersion, Backoff, BreakerConfig, BudgetConfig, EnvoyFormula, GrpcFormula,
     LimiterConfig, Placement, PollyType, R4jWindow, Trip,
 };
+use retrysim::model::limiter::{AwsAdaptive, Gate, Limiter};
+use retrysim::model::outcome::Class;
 
 const MS: u64 = 1_000_000;
 const S: u64 = 1_000_000_000;

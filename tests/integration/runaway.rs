@@ -10,11 +10,11 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use retrysim::metrics::recorder::BucketRow;
+use retrysim::model::config::Limits;
 use retrysim::model::limits::bytes_per_request;
 use retrysim::model::request::{Node, Request};
 use retrysim::model::windows::SlicedTimes;
 use retrysim::model::world::Event;
-use retrysim::scenario::config::Limits;
 use retrysim::scenario::guard::{bytes_text, memory, Memory, MAX_RUN_BYTES};
 
 /// Runs retrysim in `dir` under a 4 GiB address-space limit.

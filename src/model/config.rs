@@ -135,7 +135,7 @@ impl LoadProfile {
     /// (`Nanos::MAX` when it never does). `None` when it never exceeds 1.
     ///
     /// ```
-    /// use retrysim::scenario::config::LoadProfile;
+    /// use retrysim::model::config::LoadProfile;
     /// let spike = LoadProfile::Steps(vec![(20, 2.0), (30, 1.0)]);
     /// assert_eq!(spike.excursion(), Some((20, 30)));
     /// let ramp = LoadProfile::Ramp(vec![(0, 0.5), (100, 1.5), (200, 0.5)]);

@@ -19,7 +19,7 @@ pub const UNITS: [(&str, Nanos); 8] = [
 /// Parses a duration string into nanoseconds.
 ///
 /// ```
-/// use retrysim::scenario::duration::parse;
+/// use retrysim::model::duration::parse;
 /// assert_eq!(parse("250ms"), Ok(250_000_000));
 /// assert_eq!(parse("1.5s"), Ok(1_500_000_000));
 /// assert_eq!(parse("0.1s"), Ok(100_000_000));

@@ -1,0 +1,431 @@
+//! How the model's values are written in a scenario and the rules they must keep.
+//!
+//! [`Dur`], [`Limit`], [`Span`] and [`DistFile`] are the written forms of a duration, a
+//! count that may be unlimited, a window and a delay distribution. [`Ctx`] holds the
+//! common rules (finite, positive, a probability...); each broken rule is a
+//! [`FieldError`] naming the field path, to which the scenario loader adds the file.
+
+use std::fmt;
+
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::{Deserialize, Serialize};
+
+use crate::engine::Nanos;
+use crate::model::dist::Dist;
+
+/// A rule a field breaks: its dotted path and what is allowed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    /// Dotted path of the field (`fleets[0].layers[1].max_attempts`).
+    pub field: String,
+    /// The rule and the value found.
+    pub message: String,
+}
+
+/// Most characters of a value a message shows ([`shown`]).
+pub const MAX_VALUE_SHOWN: usize = 60;
+
+/// Result of a rule.
+pub type R<T> = Result<T, FieldError>;
+
+/// The common rules of scenario values; each returns the value or a [`FieldError`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Ctx;
+
+impl Ctx {
+    /// A broken rule at `field`.
+    pub fn err<T>(&self, field: impl Into<String>, message: impl Into<String>) -> R<T> {
+        Err(FieldError {
+            field: field.into(),
+            message: message.into(),
+        })
+    }
+
+    /// A finite number.
+    pub fn finite(&self, field: &str, v: f64) -> R<f64> {
+        if v.is_finite() {
+            Ok(v)
+        } else {
+            self.err(field, format!("must be a finite number (found {v})"))
+        }
+    }
+
+    /// A finite number above 0.
+    pub fn positive(&self, field: &str, v: f64) -> R<f64> {
+        let v = self.finite(field, v)?;
+        if v > 0.0 {
+            Ok(v)
+        } else {
+            self.err(field, format!("must be greater than 0 (found {v})"))
+        }
+    }
+
+    /// A finite number in [0, 1].
+    pub fn probability(&self, field: &str, v: f64) -> R<f64> {
+        let v = self.finite(field, v)?;
+        if (0.0..=1.0).contains(&v) {
+            Ok(v)
+        } else {
+            self.err(field, format!("must be between 0 and 1 (found {v})"))
+        }
+    }
+
+    /// At least `min`.
+    pub fn at_least(&self, field: &str, v: u64, min: u64) -> R<u64> {
+        if v >= min {
+            Ok(v)
+        } else {
+            self.err(field, format!("must be at least {min} (found {v})"))
+        }
+    }
+
+    /// A count that fits in 32 bits.
+    pub fn u32_field(&self, field: &str, v: u64) -> R<u32> {
+        u32::try_from(v)
+            .or_else(|_| self.err(field, format!("must be at most {} (found {v})", u32::MAX)))
+    }
+
+    /// A duration above 0.
+    pub fn positive_dur(&self, field: &str, v: Dur) -> R<Nanos> {
+        if v.0 > 0 {
+            Ok(v.0)
+        } else {
+            self.err(field, "must be a positive duration (found 0s)")
+        }
+    }
+
+    /// A delay distribution, its own rules checked.
+    pub fn dist(&self, field: &str, d: &DistFile) -> R<Dist> {
+        Ok(match *d {
+            DistFile::Exponential { mean } => {
+                let m = self.positive_dur(&format!("{field}.mean"), mean)?;
+                Dist::Exponential { mean: m as f64 }
+            }
+            DistFile::Deterministic { value } => Dist::Deterministic(value.0),
+            DistFile::Lognormal { median, p99 } => {
+                let m = self.positive_dur(&format!("{field}.median"), median)?;
+                if p99.0 < m {
+                    return self.err(
+                        format!("{field}.p99"),
+                        format!(
+                            "must be at least the median {} (found {})",
+                            crate::engine::time::format(m),
+                            crate::engine::time::format(p99.0)
+                        ),
+                    );
+                }
+                Dist::lognormal(m, p99.0)
+            }
+            DistFile::Uniform { min, max } => {
+                if max.0 < min.0 {
+                    return self.err(
+                        format!("{field}.max"),
+                        format!(
+                            "must be at least min {} (found {})",
+                            crate::engine::time::format(min.0),
+                            crate::engine::time::format(max.0)
+                        ),
+                    );
+                }
+                Dist::Uniform {
+                    min: min.0,
+                    max: max.0,
+                }
+            }
+            DistFile::Normal { mean, sd } => Dist::Normal {
+                mean: mean.0 as f64,
+                sd: sd.0 as f64,
+            },
+        })
+    }
+}
+
+/// A duration written as a string with a unit (`"100ms"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct Dur(pub Nanos);
+
+impl<'de> Deserialize<'de> for Dur {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Dur;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a duration string such as \"100ms\" or \"1.5s\"")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Dur, E> {
+                super::duration::parse(s).map(Dur).map_err(E::custom)
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Dur, E> {
+                if v == 0 {
+                    Ok(Dur(0))
+                } else {
+                    Err(E::custom(format!(
+                        "duration {v} has no unit (write e.g. \"{v}ms\" or \"{v}s\")"
+                    )))
+                }
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Dur, E> {
+                Err(E::custom(format!(
+                    "duration {v} has no unit (write e.g. \"{v}s\")"
+                )))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A count that may be `"unlimited"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// A finite count.
+    Finite(u64),
+    /// No limit.
+    Unlimited,
+}
+
+impl Serialize for Limit {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Limit::Finite(n) => s.serialize_u64(*n),
+            Limit::Unlimited => s.serialize_str("unlimited"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Limit {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Limit;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a non-negative integer or \"unlimited\"")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Limit, E> {
+                if s == "unlimited" {
+                    Ok(Limit::Unlimited)
+                } else {
+                    Err(E::custom(format!(
+                        "expected a non-negative integer or \"unlimited\", found \"{s}\""
+                    )))
+                }
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Limit, E> {
+                u64::try_from(v).map(Limit::Finite).map_err(|_| {
+                    E::custom(format!(
+                        "expected a non-negative integer or \"unlimited\", found {v}"
+                    ))
+                })
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Limit, E> {
+                Ok(Limit::Finite(v))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A time span that may be `"unlimited"` (a window since the start).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Span {
+    /// A duration.
+    Finite(Nanos),
+    /// No limit.
+    Unlimited,
+}
+
+impl Serialize for Span {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Span::Finite(n) => Dur(*n).serialize(s),
+            Span::Unlimited => s.serialize_str("unlimited"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Span {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Span;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a duration string such as \"10s\", or \"unlimited\"")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Span, E> {
+                if s == "unlimited" {
+                    Ok(Span::Unlimited)
+                } else {
+                    super::duration::parse(s)
+                        .map(Span::Finite)
+                        .map_err(|e| E::custom(format!("{e} (or write \"unlimited\")")))
+                }
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Span, E> {
+                Err(E::custom(format!(
+                    "window {v} has no unit (write e.g. \"{v}s\", or \"unlimited\")"
+                )))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Span, E> {
+                Err(E::custom(format!(
+                    "window {v} has no unit (write e.g. \"{v}s\", or \"unlimited\")"
+                )))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A random delay: `{ kind = "...", ... }`, or a plain duration string (deterministic).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum DistFile {
+    /// Exponential with the given mean.
+    Exponential {
+        /// Mean.
+        mean: Dur,
+    },
+    /// Always `value`.
+    Deterministic {
+        /// The value.
+        value: Dur,
+    },
+    /// Log-normal given by its median and 99th percentile.
+    Lognormal {
+        /// Median.
+        median: Dur,
+        /// 99th percentile.
+        p99: Dur,
+    },
+    /// Uniform on `[min, max]`.
+    Uniform {
+        /// Lower bound.
+        min: Dur,
+        /// Upper bound.
+        max: Dur,
+    },
+    /// The absolute value of a normal draw.
+    Normal {
+        /// Mean.
+        mean: Dur,
+        /// Standard deviation.
+        sd: Dur,
+    },
+}
+
+/// A distribution, or a duration string meaning a deterministic delay.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct DistOrDur(pub DistFile);
+
+impl<'de> Deserialize<'de> for DistOrDur {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = DistOrDur;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a duration string or a table { kind = \"exponential\" | \"deterministic\" | \"lognormal\" | \"uniform\" | \"normal\", ... }")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<DistOrDur, E> {
+                let v = super::duration::parse(s).map_err(E::custom)?;
+                Ok(DistOrDur(DistFile::Deterministic { value: Dur(v) }))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<DistOrDur, A::Error> {
+                DistFile::deserialize(de::value::MapAccessDeserializer::new(map)).map(DistOrDur)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Refuses a list longer than its cap before any of it is checked.
+pub fn list_cap(c: &Ctx, field: &str, len: usize, max: usize, what: &str) -> R<()> {
+    if len > max {
+        c.err(
+            field,
+            format!("at most {max} {what} are allowed (found {len})"),
+        )
+    } else {
+        Ok(())
+    }
+}
+
+/// One of `choices` (the string as written), or an error listing them.
+pub fn choice<'a>(
+    c: &Ctx,
+    field: &str,
+    v: Option<&str>,
+    default: &'a str,
+    choices: &[&'a str],
+) -> R<&'a str> {
+    let v = v.unwrap_or(default);
+    match choices.iter().find(|ch| **ch == v) {
+        Some(ch) => Ok(ch),
+        None => {
+            let list: Vec<String> = choices.iter().map(|ch| format!("\"{ch}\"")).collect();
+            c.err(
+                field,
+                format!(
+                    "must be one of {} (found \"{}\")",
+                    list.join(", "),
+                    shown(v)
+                ),
+            )
+        }
+    }
+}
+
+/// A finite number in `[lo, hi]`.
+pub fn in_range(c: &Ctx, field: &str, v: f64, lo: f64, hi: f64) -> R<f64> {
+    let v = c.finite(field, v)?;
+    if (lo..=hi).contains(&v) {
+        Ok(v)
+    } else {
+        c.err(field, format!("must be between {lo} and {hi} (found {v})"))
+    }
+}
+
+/// At most `max` (a duration), naming the bound as written.
+pub fn at_most_dur(c: &Ctx, field: &str, v: Nanos, max: Nanos) -> R<Nanos> {
+    if v <= max {
+        Ok(v)
+    } else {
+        c.err(
+            field,
+            format!(
+                "must be at most {} (found {})",
+                crate::engine::time::format(max),
+                crate::engine::time::format(v)
+            ),
+        )
+    }
+}
+
+/// A user's value as a message shows it: control characters escaped, and cut to its
+/// first [`MAX_VALUE_SHOWN`] characters with `… (N bytes)` when longer.
+///
+/// ```
+/// use retrysim::scenario::error::shown;
+/// assert_eq!(shown("web"), "web");
+/// assert_eq!(shown("a\x1b]0;x"), "a\\u{1b}]0;x");
+/// assert_eq!(shown(&"x".repeat(100)), format!("{}… (100 bytes)", "x".repeat(60)));
+/// ```
+pub fn shown(s: &str) -> String {
+    clip(s, MAX_VALUE_SHOWN)
+}
+
+/// `s` with control characters escaped, cut to `max` characters (`… (N bytes)`).
+pub fn clip(s: &str, max: usize) -> String {
+    let mut out = String::new();
+    for (n, ch) in s.chars().enumerate() {
+        if n == max {
+            out.push_str(&format!("… ({} bytes)", s.len()));
+            return out;
+        }
+        if ch.is_control() {
+            out.extend(ch.escape_default());
+        } else {
+            out.push(ch);
+        }
+    }
+    out
+}
