@@ -404,7 +404,7 @@ pub fn at_most_dur(c: &Ctx, field: &str, v: Nanos, max: Nanos) -> R<Nanos> {
 /// first [`MAX_VALUE_SHOWN`] characters with `… (N bytes)` when longer.
 ///
 /// ```
-/// use retrysim::scenario::error::shown;
+/// use retrysim::model::field::shown;
 /// assert_eq!(shown("web"), "web");
 /// assert_eq!(shown("a\x1b]0;x"), "a\\u{1b}]0;x");
 /// assert_eq!(shown(&"x".repeat(100)), format!("{}… (100 bytes)", "x".repeat(60)));
