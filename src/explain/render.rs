@@ -10,9 +10,7 @@ use crate::model::config::{
 };
 use crate::model::outcome::Class;
 
-use super::{
-    Bound, BudgetCap, DependencyExplanation, Explanation, FleetExplanation, LayerExplanation, Load,
-};
+use super::{Bound, DependencyExplanation, Explanation, FleetExplanation, LayerExplanation, Load};
 
 /// A number for people: integers without decimals, otherwise up to three significant
 /// digits after the point for small values; "unbounded" when not finite.
@@ -445,7 +443,7 @@ fn render_layer(o: &mut String, l: &LayerExplanation, deadline: Option<Nanos>) {
             o,
             "      budget ({}): {}",
             plural(l.instances, "instance", "instances"),
-            budget_text(b, l.instances)
+            b.describe(l.instances)
         );
     }
     if let Some(b) = &l.breaker {
@@ -638,136 +636,6 @@ fn render_backoff(o: &mut String, l: &LayerExplanation, deadline: Option<Nanos>)
     }
 }
 
-/// " (N across the I instances)" when there is more than one instance.
-fn across(per_instance: Bound, instances: u64) -> String {
-    if instances <= 1 {
-        return String::new();
-    }
-    format!(
-        " ({} across the {instances} instances)",
-        fmt_count(per_instance * Bound::Finite(instances))
-    )
-}
-
-fn budget_text(b: &BudgetCap, instances: u64) -> String {
-    match *b {
-        BudgetCap::TokenBucket {
-            max_tokens,
-            token_ratio,
-            retries_at_total_failure,
-        } => format!(
-            "token bucket of {} tokens, {} back per success; when every attempt fails a full bucket allows at most ceil({}/2) − 1 = {} retries per instance{}, then none until successes refill it; over any period, retries ≤ {}/2 + {} × successes per instance",
-            fmt_num(max_tokens),
-            fmt_num(token_ratio),
-            fmt_num(max_tokens),
-            retries_at_total_failure,
-            across(Bound::Finite(retries_at_total_failure), instances),
-            fmt_num(max_tokens),
-            fmt_num(token_ratio)
-        ),
-        BudgetCap::AwsStandard {
-            capacity,
-            retry_cost,
-            timeout_cost,
-            retries,
-            retries_after_timeouts,
-        } => format!(
-            "AWS standard quota of {capacity}, a retry costs {retry_cost} ({timeout_cost} after a timeout); when every attempt fails it allows at most floor({capacity}/{retry_cost}) = {} retries per instance{} (floor({capacity}/{timeout_cost}) = {} after timeouts), then none until successes refund it",
-            fmt_count(retries),
-            across(retries, instances),
-            fmt_count(retries_after_timeouts)
-        ),
-        BudgetCap::Ratio {
-            fraction,
-            min_per_sec,
-            window,
-            floor_per_window,
-        } => format!(
-            "ratio: in any {w} window, retries ≤ {}% of calls + {}/s × {w} (= {}) per instance; in a long outage that is about {} attempts per call, beyond that floor",
-            fmt_num(fraction * 100.0),
-            fmt_num(min_per_sec),
-            fmt_num(floor_per_window),
-            fmt_num(1.0 + fraction),
-            w = fmt_time(window),
-        ),
-        BudgetCap::AwsThrottling {
-            capacity,
-            retry_cost,
-            timeout_cost,
-            throttling_cost,
-            retries,
-            retries_after_throttling,
-        } => format!(
-            "AWS standard quota of {capacity}, a retry costs {retry_cost} ({timeout_cost} after a timeout, {throttling_cost} after a throttling error); when every attempt fails it allows at most floor({capacity}/{retry_cost}) = {} retries per instance{} (floor({capacity}/{throttling_cost}) = {} after throttling errors), then none until successes refund it",
-            fmt_count(retries),
-            across(retries, instances),
-            fmt_count(retries_after_throttling)
-        ),
-        BudgetCap::Leaky {
-            library,
-            ttl,
-            min_per_sec,
-            percent,
-            deposit,
-            withdraw,
-            reserve,
-            deposit_on_success,
-        } => format!(
-            "{library} retry budget: each {} deposits {deposit} for {}, a retry withdraws {withdraw} (a reserve of {min_per_sec}/s × {} × {withdraw} = {reserve}); {}% configured, {}% effective ({deposit}/{withdraw}); in a long outage that is {} attempts per call, beyond the reserve",
-            if deposit_on_success { "success" } else { "call" },
-            fmt_time(ttl),
-            fmt_time(ttl / 1_000_000_000 * 1_000_000_000),
-            fmt_num(percent),
-            fmt_num(if withdraw > 0 { deposit as f64 / withdraw as f64 * 100.0 } else { 0.0 }),
-            if deposit_on_success {
-                "1".to_string()
-            } else {
-                fmt_num(1.0 + deposit as f64 / withdraw.max(1) as f64)
-            }
-        ),
-        BudgetCap::Envoy {
-            percent,
-            min_concurrency,
-            count_backoff,
-        } => format!(
-            "Envoy retry budget: retries in flight < max({}% of the attempts in flight, {min_concurrency}) per instance, a bound on concurrency, not on the retry rate; {}",
-            fmt_num(percent),
-            if count_backoff {
-                "retries waiting in backoff count as pending requests"
-            } else {
-                "as shipped, a retry waiting in backoff counts as a retry but not as a request (Envoy issue #30205)"
-            }
-        ),
-        BudgetCap::EnvoyMaxRetries { max_retries } => format!(
-            "Envoy circuit breaker max_retries (as shipped, no retry budget configured): fewer than {max_retries} retries in flight at once per instance{}, a bound on concurrency, not on the retry rate",
-            across(Bound::Finite(u64::from(max_retries)), instances)
-        ),
-        BudgetCap::Resilience4j {
-            window_s,
-            max_retry_ratio,
-            min_sample_size,
-        } => format!(
-            "Resilience4j retry budget (pull request #2373, an unreleased proposal): over the last {window_s}s, in 1s slices from the budget's creation, a failure is refused (budget_exhausted, and not recorded) while more than {}% of the recorded outcomes failed, once more than {min_sample_size} are recorded; an allowed failure is recorded when its backoff ends (not on the last attempt), a success twice; so in a long outage the refusals leave the window and retries come back in bursts of about {min_sample_size} per instance once a window",
-            fmt_num(max_retry_ratio)
-        ),
-        BudgetCap::FailureRatio { max_ratio, window } => format!(
-            "Brooker retry circuit breaker: per instance, {}, each failed attempt is counted first, then its retry is refused while failures / first tries > {}; first tries are never gated, and a fresh instance never retries its first failure; when every attempt fails that is about {} attempts per call",
-            match window {
-                None => "cumulative since the start".to_string(),
-                Some(w) => format!("over the last {} (10 slices)", fmt_time(w)),
-            },
-            fmt_num(max_ratio),
-            fmt_num(b.sustained_attempts(u32::MAX))
-        ),
-        BudgetCap::Sre { fraction, window } => format!(
-            "SRE retry budget: retry only while retries are below {}% of the requests over {} per instance (about {} attempts per call at most)",
-            fmt_num(fraction * 100.0),
-            fmt_time(window),
-            fmt_num(b.sustained_attempts(u32::MAX))
-        ),
-    }
-}
-
 /// The limiter in words.
 pub(crate) fn limiter_text(l: &LimiterConfig) -> String {
     match *l {
@@ -936,93 +804,6 @@ fn short_backoff(b: &Backoff) -> String {
     }
 }
 
-/// A short form of a budget, for the preset line.
-fn short_budget(b: &BudgetCap) -> String {
-    match *b {
-        BudgetCap::TokenBucket {
-            max_tokens,
-            token_ratio,
-            ..
-        } => format!(
-            "token bucket {} / {}",
-            fmt_num(max_tokens),
-            fmt_num(token_ratio)
-        ),
-        BudgetCap::Ratio {
-            fraction,
-            min_per_sec,
-            window,
-            ..
-        } => format!(
-            "ratio {}% + {}/s over {}",
-            fmt_num(fraction * 100.0),
-            fmt_num(min_per_sec),
-            fmt_time(window)
-        ),
-        BudgetCap::AwsStandard {
-            capacity,
-            retry_cost,
-            timeout_cost,
-            ..
-        } => format!("retry quota {capacity}, cost {retry_cost} ({timeout_cost} after a timeout)"),
-        BudgetCap::AwsThrottling {
-            capacity,
-            retry_cost,
-            throttling_cost,
-            ..
-        } => format!(
-            "retry quota {capacity}, cost {retry_cost} ({throttling_cost} after throttling)"
-        ),
-        BudgetCap::Leaky {
-            library,
-            ttl,
-            min_per_sec,
-            percent,
-            deposit,
-            withdraw,
-            deposit_on_success,
-            ..
-        } => format!(
-            "{library} budget {}% (deposit {deposit}, withdraw {withdraw}) + {min_per_sec}/s, ttl {}, deposit per {}",
-            fmt_num(percent),
-            fmt_time(ttl),
-            if deposit_on_success { "success" } else { "call" }
-        ),
-        BudgetCap::Envoy {
-            percent,
-            min_concurrency,
-            ..
-        } => format!(
-            "concurrent retries < max({}% of requests in flight, {min_concurrency})",
-            fmt_num(percent)
-        ),
-        BudgetCap::EnvoyMaxRetries { max_retries } => {
-            format!("circuit breaker max_retries {max_retries} (concurrent retries)")
-        }
-        BudgetCap::Resilience4j {
-            window_s,
-            max_retry_ratio,
-            min_sample_size,
-        } => format!(
-            "retry budget (PR #2373, unreleased): failure rate ≤ {}% over {window_s}s after {min_sample_size} records",
-            fmt_num(max_retry_ratio)
-        ),
-        BudgetCap::FailureRatio { max_ratio, window } => format!(
-            "retry breaker: failures / first tries ≤ {} {}",
-            fmt_num(max_ratio),
-            match window {
-                None => "since the start".to_string(),
-                Some(w) => format!("over {}", fmt_time(w)),
-            }
-        ),
-        BudgetCap::Sre { fraction, window } => format!(
-            "retries < {}% of requests over {}",
-            fmt_num(fraction * 100.0),
-            fmt_time(window)
-        ),
-    }
-}
-
 /// A short form of a breaker, for the preset line.
 fn short_breaker(b: &BreakerConfig) -> String {
     let place = match b.placement {
@@ -1093,7 +874,7 @@ fn render_presets(o: &mut String, l: &LayerExplanation) {
         }];
         parts.push(format!("backoff {}", short_backoff(&l.backoff)));
         if let Some(b) = &l.budget {
-            parts.push(format!("budget {}", short_budget(b)));
+            parts.push(format!("budget {}", b.short()));
         }
         if let Some(b) = &l.breaker {
             parts.push(format!("breaker {}", short_breaker(b)));
@@ -1122,7 +903,7 @@ fn render_presets(o: &mut String, l: &LayerExplanation) {
         );
     }
     if let (Some(name), Some(b)) = (&p.budget, &l.budget) {
-        let _ = writeln!(o, "      budget preset {name} → {}", short_budget(b));
+        let _ = writeln!(o, "      budget preset {name} → {}", b.short());
     }
     if let (Some(name), Some(b)) = (&p.breaker, &l.breaker) {
         let _ = writeln!(o, "      breaker preset {name} → {}", short_breaker(b));

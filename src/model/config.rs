@@ -387,117 +387,6 @@ pub enum Backoff {
     },
 }
 
-/// Retry budget settings.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum BudgetConfig {
-    /// gRPC throttling in milli-tokens.
-    TokenBucket {
-        /// `max_tokens * 1000`.
-        max_milli: u64,
-        /// `token_ratio * 1000`.
-        ratio_milli: u64,
-    },
-    /// Sliding-window ratio.
-    Ratio {
-        /// Fraction of calls (0.2 for 20%).
-        fraction: f64,
-        /// Floor per second.
-        min_per_sec: f64,
-        /// Window length.
-        window: Nanos,
-    },
-    /// AWS standard retry quota.
-    AwsStandard {
-        /// Bucket size.
-        capacity: u64,
-        /// Cost of a retry.
-        retry_cost: u64,
-        /// Cost of a retry after a timeout.
-        timeout_cost: u64,
-        /// Refund of a success without retry.
-        success_refund: u64,
-    },
-    /// AWS standard retry quota with its own cost after a throttling error (version 2.1).
-    AwsThrottling {
-        /// Bucket size.
-        capacity: u64,
-        /// Cost of a retry after a transient error.
-        retry_cost: u64,
-        /// Cost of a retry after a timeout.
-        timeout_cost: u64,
-        /// Cost of a retry after a throttling error.
-        throttling_cost: u64,
-        /// Refund of a success without retry.
-        success_refund: u64,
-    },
-    /// Finagle `RetryBudget`: deposits and withdrawals in a leaky token bucket.
-    Finagle {
-        /// `ttl` in milliseconds.
-        ttl_ms: i64,
-        /// `minRetriesPerSec`.
-        min_per_sec: i32,
-        /// `percentCanRetry` (0.2 for 20%).
-        percent_can_retry: f64,
-    },
-    /// tower `TpsBudget`.
-    Tower {
-        /// `ttl`.
-        ttl: Nanos,
-        /// `min_per_sec`.
-        min_per_sec: u32,
-        /// `retry_percent` (0.2 for 20%), an `f32` as in tower.
-        retry_percent: f32,
-        /// Whether `1/retry_percent` is truncated for `retry_percent <= 1` (tower's
-        /// arithmetic); false scales by 1000 as Finagle does (tower PR #863).
-        truncate: bool,
-        /// Deposit on each success (tower's documented policy) rather than each call.
-        deposit_on_success: bool,
-    },
-    /// Envoy's concurrent-retry budget.
-    Envoy {
-        /// `budget_percent` (20 = 20%).
-        percent: f64,
-        /// `min_retry_concurrency`.
-        min_concurrency: u32,
-        /// Count retries waiting in backoff (and the proposed one) as pending requests,
-        /// closing the gap of Envoy issue #30205; false reproduces Envoy as shipped.
-        count_backoff: bool,
-    },
-    /// Envoy's circuit-breaker threshold `max_retries`: retries in flight (granted, not
-    /// yet answered) stay below it. What Envoy does when no `RetryBudget` is configured.
-    EnvoyMaxRetries {
-        /// `max_retries` (default 3).
-        max_retries: u32,
-    },
-    /// Resilience4j retry budget (`BudgetRetryImpl`).
-    Resilience4j {
-        /// Sliding time window in whole seconds.
-        window_s: u32,
-        /// Largest window failure rate (percent) that still allows a retry.
-        max_retry_ratio: f64,
-        /// Calls in the window up to which every retry is allowed.
-        min_sample_size: i64,
-    },
-    /// Brooker's retry circuit breaker (2022, `mbrooker/simulator_example`): each failed
-    /// attempt is counted first, then a retry is refused iff failures / first tries >
-    /// `max_ratio`; first tries are never gated.
-    FailureRatio {
-        /// Largest failures / first tries that allows a retry.
-        max_ratio: f64,
-        /// `None`: cumulative since the start; `Some(w)`: over the last `w`, in 10 slices
-        /// of `w/10`.
-        window: Option<Nanos>,
-    },
-    /// Google SRE per-client retry budget: retry only while retries / requests is below
-    /// `fraction` over the trailing window.
-    Sre {
-        /// 0.1 for 10%.
-        fraction: f64,
-        /// Window.
-        window: Nanos,
-    },
-}
-
 /// What Google-SRE adaptive throttling counts as accepted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Accepts {
@@ -624,7 +513,7 @@ pub struct LayerConfig {
     /// Independent copies of the layer's state.
     pub instances: u64,
     /// Retry budget.
-    pub budget: Option<BudgetConfig>,
+    pub budget: Option<crate::model::budget::BudgetConfig>,
     /// Circuit breaker.
     pub breaker: Option<BreakerConfig>,
     /// Network delay each way to the layer below.

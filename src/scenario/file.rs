@@ -230,103 +230,6 @@ pub enum BackoffFile {
     },
 }
 
-/// Retry budget of a layer instance.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum BudgetFile {
-    /// gRPC retry throttling.
-    TokenBucket {
-        /// Bucket size.
-        max_tokens: f64,
-        /// Tokens returned per success.
-        token_ratio: f64,
-    },
-    /// Retries in a sliding window bounded by a fraction of calls plus a floor.
-    Ratio {
-        /// Percentage of calls (20 = 20%).
-        percent: f64,
-        /// Retries per second always allowed.
-        min_per_sec: Option<f64>,
-        /// Window length.
-        window: Option<Dur>,
-    },
-    /// AWS SDK standard retry quota.
-    AwsStandard {
-        /// Bucket size (default 500).
-        capacity: Option<u64>,
-        /// Cost of a retry (default 5).
-        retry_cost: Option<u64>,
-        /// Cost of a retry after a timeout (default 10).
-        timeout_cost: Option<u64>,
-        /// Refund of a success without retry (default 1).
-        success_refund: Option<u64>,
-        /// Cost of a retry after a throttling error (default: `retry_cost`).
-        throttling_cost: Option<u64>,
-    },
-    /// Finagle `RetryBudget`.
-    Finagle {
-        /// Deposit lifetime (default 10s, between 1s and 60s).
-        ttl: Option<Dur>,
-        /// Retries per second always allowed (default 10).
-        min_per_sec: Option<u64>,
-        /// Percentage of calls that may be retried (default 20).
-        percent: Option<f64>,
-    },
-    /// tower `TpsBudget`.
-    Tower {
-        /// Deposit lifetime (default 10s, between 1s and 60s).
-        ttl: Option<Dur>,
-        /// Retries per second always allowed (default 10).
-        min_per_sec: Option<u64>,
-        /// Percentage of deposits that may be retried (default 20).
-        percent: Option<f64>,
-        /// tower's truncation of `1/percent` (default true).
-        truncate: Option<bool>,
-        /// `"success"` (default, tower's documented policy) or `"call"`.
-        deposit: Option<String>,
-    },
-    /// Envoy concurrent-retry budget.
-    Envoy {
-        /// `budget_percent` (default 20).
-        percent: Option<f64>,
-        /// `min_retry_concurrency` (default 3).
-        min_concurrency: Option<u64>,
-        /// Count retries in backoff as pending requests (default false: Envoy as shipped).
-        count_backoff: Option<bool>,
-    },
-    /// Envoy as it ships: the cluster circuit breaker's `max_retries`, a bound on
-    /// concurrent retries (the `envoy` kind is the optional `RetryBudget` that replaces it).
-    EnvoyMaxRetries {
-        /// Concurrent retries allowed per instance (default 3).
-        max_retries: Option<u64>,
-    },
-    /// Resilience4j retry budget.
-    Resilience4j {
-        /// Sliding time window, whole seconds (default 10s).
-        window: Option<Dur>,
-        /// Largest failure rate in percent that allows a retry (default 10).
-        max_retry_ratio: Option<f64>,
-        /// Warm-up: calls in the window up to which retries are always allowed (default 100).
-        min_sample_size: Option<u64>,
-    },
-    /// Brooker's retry circuit breaker (2022): refuse a retry while failed attempts /
-    /// first tries exceeds `max_ratio`.
-    FailureRatio {
-        /// Largest failures / first tries that still allows a retry (default 0.1).
-        max_ratio: Option<f64>,
-        /// `"unlimited"` (default: cumulative since the start) or a duration (a sliding
-        /// ratio over that time, in 10 slices).
-        window: Option<Span>,
-    },
-    /// Google SRE per-client retry ratio.
-    Sre {
-        /// Retries per request, in percent (default 10).
-        percent: Option<f64>,
-        /// Window (default 2m).
-        window: Option<Dur>,
-    },
-}
-
 /// Where a breaker sits relative to the retry loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -447,7 +350,7 @@ pub struct LayerFile {
     /// Independent copies of the layer's state.
     pub instances: Option<u64>,
     /// Retry budget.
-    pub budget: Option<BudgetFile>,
+    pub budget: Option<crate::model::budget::BudgetFile>,
     /// Circuit breaker.
     pub breaker: Option<BreakerFile>,
     /// Network delay to the layer below and back.

@@ -7,14 +7,12 @@
 use crate::engine::time::format;
 use crate::engine::Nanos;
 use crate::model::breaker::Breaker;
-use crate::model::budget::Budget;
 
 use crate::metrics::recorder::{BucketRow, MAX_BUCKET_SAMPLES};
 use crate::model::limits::{bytes_per_event, bytes_per_request};
-use crate::model::windows::SlicedTimes;
 
 use super::error::ScenarioError;
-use crate::model::config::{Arrival, BudgetConfig, OutageTiming, Scenario, Trip};
+use crate::model::config::{Arrival, OutageTiming, Scenario, Trip};
 
 /// Most `[[outages]]` entries (each is checked against every other while active).
 pub const MAX_OUTAGES: usize = 1_000;
@@ -61,16 +59,7 @@ impl Memory {
 
 /// Bytes of one layer instance's budget and breaker state.
 fn instance_bytes(l: &crate::model::config::LayerConfig) -> u64 {
-    let budget = l.budget.map_or(0, |b| {
-        std::mem::size_of::<Budget>() as u64
-            + match b {
-                // Calls and retries, each in at most slices + 2 entries.
-                BudgetConfig::Ratio { .. } | BudgetConfig::Sre { .. } => {
-                    2 * SlicedTimes::max_bytes(SlicedTimes::slices_for(l.instances))
-                }
-                _ => 0,
-            }
-    });
+    let budget = l.budget.map_or(0, |b| b.state_bytes(l.instances));
     let breaker = l.breaker.map_or(0, |b| {
         std::mem::size_of::<Breaker>() as u64
             + match b.trip {

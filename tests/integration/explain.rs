@@ -8,9 +8,8 @@ use std::process::{Command, Output};
 
 use proptest::prelude::*;
 use retrysim::explain::lint::{self, LINTS};
-use retrysim::explain::{budget_cap, explain, Bound, BudgetCap, Explanation};
-use retrysim::model::budget::Budget;
-use retrysim::model::config::BudgetConfig;
+use retrysim::explain::{explain, Bound, Explanation};
+use retrysim::model::budget::{aws_standard, ratio, token_bucket, Budget, BudgetCap, BudgetConfig};
 use retrysim::scenario::{load, Source};
 
 fn fixture(name: &str) -> PathBuf {
@@ -429,14 +428,14 @@ fn token_bucket_cap_is_ceil_half_minus_one_and_matches_the_model() {
         (3_000, 1),
         (10_001, 5),
     ] {
-        let cfg = BudgetConfig::TokenBucket {
+        let cfg = BudgetConfig::TokenBucket(token_bucket::Config {
             max_milli,
             ratio_milli: 100,
-        };
-        let BudgetCap::TokenBucket {
+        });
+        let BudgetCap::TokenBucket(token_bucket::Cap {
             retries_at_total_failure: cap,
             ..
-        } = budget_cap(&cfg)
+        }) = cfg.cap()
         else {
             panic!("a token bucket's cap");
         };
@@ -452,17 +451,18 @@ fn token_bucket_cap_is_ceil_half_minus_one_and_matches_the_model() {
 #[test]
 fn aws_quota_cap_is_capacity_over_cost_and_matches_the_model() {
     for (capacity, retry_cost, timeout_cost) in [(500, 5, 10), (20, 5, 10), (7, 3, 8), (4, 5, 5)] {
-        let cfg = BudgetConfig::AwsStandard {
+        let cfg = BudgetConfig::AwsStandard(aws_standard::Config {
             capacity,
             retry_cost,
             timeout_cost,
             success_refund: 1,
-        };
-        let BudgetCap::AwsStandard {
+            throttling_cost: None,
+        });
+        let BudgetCap::AwsStandard(aws_standard::Cap {
             retries,
             retries_after_timeouts,
             ..
-        } = budget_cap(&cfg)
+        }) = cfg.cap()
         else {
             panic!("an AWS quota's cap");
         };
@@ -473,19 +473,20 @@ fn aws_quota_cap_is_capacity_over_cost_and_matches_the_model() {
             Bound::Finite(retries_at_total_failure(cfg, true))
         );
     }
-    let free = BudgetConfig::AwsStandard {
+    let free = BudgetConfig::AwsStandard(aws_standard::Config {
         capacity: 500,
         retry_cost: 0,
         timeout_cost: 10,
         success_refund: 1,
-    };
-    let cap = budget_cap(&free);
+        throttling_cost: None,
+    });
+    let cap = free.cap();
     assert!(matches!(
         cap,
-        BudgetCap::AwsStandard {
+        BudgetCap::AwsStandard(aws_standard::Cap {
             retries: Bound::Unbounded,
             ..
-        }
+        })
     ));
     assert_eq!(cap.sustained_attempts(3), 3.0);
     assert_eq!(cap.sustained_attempts(u32::MAX), f64::INFINITY);
@@ -494,15 +495,15 @@ fn aws_quota_cap_is_capacity_over_cost_and_matches_the_model() {
 #[test]
 fn ratio_cap_is_a_fraction_of_calls_plus_the_floor_and_matches_the_model() {
     let sec = 1_000_000_000;
-    let cfg = BudgetConfig::Ratio {
+    let cfg = BudgetConfig::Ratio(ratio::Config {
         fraction: 0.2,
         min_per_sec: 1.5,
         window: 10 * sec,
-    };
-    let cap = budget_cap(&cfg);
-    let BudgetCap::Ratio {
+    });
+    let cap = cfg.cap();
+    let BudgetCap::Ratio(ratio::Cap {
         floor_per_window, ..
-    } = cap
+    }) = cap
     else {
         panic!("a ratio budget's cap");
     };
