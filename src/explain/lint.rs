@@ -25,15 +25,10 @@
 
 use std::fmt;
 
-use crate::model::backoff::{is_jittered, max_wait};
-use crate::model::config::{
-    Arrival, Backoff, FleetConfig, Jitter, LayerConfig, Placement, Scenario,
-};
+use crate::model::config::{Arrival, FleetConfig, LayerConfig, Placement, Scenario};
 use crate::model::outcome::Class;
 
-use super::render::{
-    backoff_kind, fmt_count, fmt_duration, fmt_num, fmt_time, fmt_total, quoted_list,
-};
+use super::render::{fmt_count, fmt_duration, fmt_num, fmt_time, fmt_total, quoted_list};
 use super::{backoff_total, fleet_load, offered_peak, retries, Bound};
 
 /// A fleet has "many clients" from this many clients (or burst requests) on.
@@ -285,28 +280,8 @@ fn many_clients(f: &FleetConfig) -> Option<String> {
 }
 
 fn unjittered(found: &mut Found, fi: usize, f: &FleetConfig, li: usize, l: &LayerConfig) {
-    let what = match l.backoff {
-        Backoff::Fixed(d) if d > 0 => format!("a fixed backoff of {}", fmt_time(d)),
-        Backoff::Exponential {
-            jitter: Jitter::None,
-            ..
-        } if max_wait(&l.backoff, 1) > 0 => {
-            let shown = l.max_attempts.saturating_sub(1).min(3);
-            let mut waits: Vec<String> = (1..=shown)
-                .map(|k| fmt_time(max_wait(&l.backoff, k)))
-                .collect();
-            if l.max_attempts - 1 > shown {
-                waits.push("…".to_string());
-            }
-            format!(
-                "exponential backoff without jitter (waits {})",
-                waits.join(", ")
-            )
-        }
-        ref b if !is_jittered(b) && max_wait(b, 1) > 0 => {
-            format!("an unjittered backoff ({})", backoff_kind(b))
-        }
-        _ => return,
+    let Some(what) = l.backoff.unjittered(l.max_attempts) else {
+        return;
     };
     let Some(who) = many_clients(f) else { return };
     found.push(

@@ -41,10 +41,10 @@ pub use lint::{Lint, LINTS};
 
 use crate::engine::time::to_secs;
 use crate::engine::Nanos;
-use crate::model::backoff::{max_wait, settled_wait};
+use crate::model::backoff::{max_wait, settled_wait, Backoff};
 use crate::model::budget::{BudgetCap, BudgetConfig};
 use crate::model::config::{
-    Arrival, Backoff, BreakerConfig, DependencyConfig, FleetConfig, LayerConfig, LimiterConfig,
+    Arrival, BreakerConfig, DependencyConfig, FleetConfig, LayerConfig, LimiterConfig,
     LoadProfile, PartPresets, Scenario,
 };
 use crate::model::outcome::{Class, ClassSet};
@@ -550,8 +550,6 @@ pub fn explain(scn: &Scenario) -> Explanation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::time::MILLISECOND as MS;
-    use crate::model::config::Jitter;
 
     #[test]
     fn bounds_saturate_to_unbounded_and_zero_absorbs() {
@@ -564,35 +562,5 @@ mod tests {
         assert_eq!(Bound::attempts(u32::MAX), Bound::Unbounded);
         assert!(Bound::Unbounded.exceeds(u64::MAX));
         assert!(!Bound::Finite(5).exceeds(5));
-    }
-
-    #[test]
-    fn backoff_total_sums_the_largest_wait_after_each_failed_attempt_but_the_last() {
-        let exp = Backoff::Exponential {
-            base: 10 * MS,
-            cap: 50 * MS,
-            multiplier: 2.0,
-            jitter: Jitter::Full,
-        };
-        // 10 + 20 + 40 + 50 + 50 = 170 ms for 6 attempts.
-        assert_eq!(backoff_total(&exp, 6, 0), Bound::Finite(170 * MS));
-        assert_eq!(backoff_total(&exp, 1, 0), Bound::Finite(0));
-        // A million attempts: 10 + 20 + 40 + 50 · 999,996.
-        assert_eq!(
-            backoff_total(&exp, 1_000_000, 0),
-            Bound::Finite((70 + 50 * 999_996) * MS)
-        );
-        // Retry-After raises every wait to at least it.
-        assert_eq!(backoff_total(&exp, 4, 30 * MS), Bound::Finite(100 * MS));
-        assert_eq!(backoff_total(&exp, u32::MAX, 0), Bound::Unbounded);
-        assert_eq!(backoff_total(&Backoff::None, u32::MAX, 0), Bound::Finite(0));
-        assert_eq!(backoff_total(&Backoff::Fixed(7), 4, 0), Bound::Finite(21));
-        let uncapped = Backoff::Exponential {
-            base: 1,
-            cap: u64::MAX,
-            multiplier: 1000.0,
-            jitter: Jitter::None,
-        };
-        assert_eq!(backoff_total(&uncapped, 1_000_000, 0), Bound::Unbounded);
     }
 }

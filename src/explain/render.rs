@@ -2,12 +2,8 @@
 
 use std::fmt::Write;
 
-use crate::engine::time::MILLISECOND;
 use crate::engine::Nanos;
-use crate::model::config::{
-    Accepts, AwsVersion, Backoff, BreakerConfig, EnvoyFormula, GrpcFormula, Jitter, LimiterConfig,
-    Placement, PollyType, R4jWindow, Trip,
-};
+use crate::model::config::{Accepts, BreakerConfig, LimiterConfig, Placement, R4jWindow, Trip};
 use crate::model::outcome::Class;
 
 use super::{Bound, DependencyExplanation, Explanation, FleetExplanation, LayerExplanation, Load};
@@ -456,159 +452,6 @@ fn render_layer(o: &mut String, l: &LayerExplanation, deadline: Option<Nanos>) {
     }
 }
 
-/// The backoff in words, e.g. `exponential from 50ms, ×2, capped at 1s, full jitter`.
-pub(crate) fn backoff_kind(b: &Backoff) -> String {
-    match *b {
-        Backoff::None => "none (retries at once)".to_string(),
-        Backoff::Fixed(d) => format!("fixed {}", fmt_time(d)),
-        Backoff::Exponential {
-            base,
-            cap,
-            multiplier,
-            jitter,
-        } => {
-            let cap = if cap == u64::MAX {
-                "no cap".to_string()
-            } else {
-                format!("capped at {}", fmt_time(cap))
-            };
-            let jitter = match jitter {
-                Jitter::None => "no jitter",
-                Jitter::Full => "full jitter",
-                Jitter::Equal => "equal jitter",
-                Jitter::Decorrelated => "decorrelated jitter",
-            };
-            format!(
-                "exponential from {}, ×{}, {cap}, {jitter}",
-                fmt_time(base),
-                fmt_num(multiplier)
-            )
-        }
-        Backoff::Grpc {
-            initial,
-            max,
-            multiplier,
-            formula: GrpcFormula::Current,
-        } => format!(
-            "gRPC (gRFC A6 since 2024): interval × uniform [0.8, 1.2), interval from {} ×{} up to {} (the jitter comes after the cap: waits up to 1.2 × {}); a server pushback (Retry-After) is the wait and resets the interval",
-            fmt_time(initial),
-            fmt_num(multiplier),
-            fmt_time(max),
-            fmt_time(max)
-        ),
-        Backoff::Grpc {
-            initial,
-            max,
-            multiplier,
-            formula: GrpcFormula::Pre2024,
-        } => format!(
-            "gRPC pre-2024 full jitter: uniform in [0, interval), interval from {} ×{} up to {}; a server pushback (Retry-After) is the wait and resets the interval",
-            fmt_time(initial),
-            fmt_num(multiplier),
-            fmt_time(max)
-        ),
-        Backoff::Envoy {
-            base_ms,
-            max_ms,
-            formula: EnvoyFormula::Current,
-        } => format!(
-            "Envoy full jitter: uniform whole ms in [0, interval), interval from {} doubling up to {}",
-            fmt_time(base_ms * MILLISECOND),
-            fmt_time(max_ms * MILLISECOND)
-        ),
-        Backoff::Envoy {
-            base_ms,
-            max_ms,
-            formula: EnvoyFormula::Documented,
-        } => format!(
-            "Envoy (documented formula): uniform whole ms in [0, (2^N − 1)·{}), capped at {}",
-            fmt_time(base_ms * MILLISECOND),
-            fmt_time(max_ms * MILLISECOND)
-        ),
-        Backoff::Polly {
-            delay_ticks,
-            backoff_type,
-            jitter,
-            max_delay_ticks,
-        } => {
-            let d = fmt_time(delay_ticks * 100);
-            let shape = match (backoff_type, jitter) {
-                (PollyType::Constant, false) => format!("constant {d}"),
-                (PollyType::Constant, true) => format!("constant {d} ±25% jitter"),
-                (PollyType::Linear, false) => format!("linear (k+1)·{d}"),
-                (PollyType::Linear, true) => format!("linear (k+1)·{d} ±25% jitter"),
-                (PollyType::Exponential, false) => format!("exponential 2^k·{d}"),
-                (PollyType::Exponential, true) => {
-                    format!("exponential from {d} with DecorrelatedJitterBackoffV2")
-                }
-            };
-            match max_delay_ticks {
-                Some(m) => format!("Polly {shape}, capped at {}", fmt_time(m * 100)),
-                None => format!("Polly {shape}"),
-            }
-        }
-        Backoff::Resilience4j {
-            initial_ms,
-            multiplier,
-            randomization,
-            max_ms,
-        } => {
-            let i = fmt_time(initial_ms * MILLISECOND);
-            let mut t = if multiplier == 1.0 {
-                format!("Resilience4j fixed {i}")
-            } else {
-                format!("Resilience4j exponential from {i} ×{}", fmt_num(multiplier))
-            };
-            if randomization > 0.0 {
-                t.push_str(&format!(", randomized ±{}%", fmt_num(randomization * 100.0)));
-            }
-            if let Some(m) = max_ms {
-                t.push_str(&format!(", capped at {}", fmt_time(m * MILLISECOND)));
-            }
-            t
-        }
-        Backoff::AwsLegacy { base, growth } => match base {
-            None => format!("AWS legacy: rand × {}^(n−1) s, no cap", fmt_num(growth)),
-            Some(b) => format!(
-                "AWS legacy: {} × {}^(n−1), no cap, no jitter",
-                fmt_time(b),
-                fmt_num(growth)
-            ),
-        },
-        Backoff::AwsStandard {
-            version: AwsVersion::V2_0,
-            max_backoff,
-            ..
-        } => format!(
-            "AWS standard: rand × min(2^(n−1) s, {})",
-            fmt_time(max_backoff)
-        ),
-        Backoff::AwsStandard {
-            version: AwsVersion::V2_1,
-            max_backoff,
-            dynamodb,
-        } => format!(
-            "AWS standard 2.1: rand × min(scale × 2^(n−1), {}), scale 1s after throttling, {} otherwise; a Retry-After is honoured within [t, t + 5s]",
-            fmt_time(max_backoff),
-            if dynamodb { "25ms" } else { "50ms" }
-        ),
-        Backoff::Finagle { start, max } => format!(
-            "Finagle decorrelated jitter: {}, then uniform in [previous, 3 × previous) up to {}",
-            fmt_time(start),
-            fmt_time(max)
-        ),
-        Backoff::Tower { min, max, jitter } => format!(
-            "tower exponential from {} ×2, plus up to {}% jitter, {}",
-            fmt_time(min),
-            fmt_num(jitter * 100.0),
-            match max {
-                Some(m) => format!("capped at {}", fmt_time(m)),
-                None => "no cap".to_string(),
-            }
-        ),
-    }
-}
-
 fn render_backoff(o: &mut String, l: &LayerExplanation, deadline: Option<Nanos>) {
     let mut waits: Vec<String> = l.first_waits.iter().map(|w| fmt_time(*w)).collect();
     let more = l.max_attempts == u32::MAX || u64::from(l.max_attempts) > waits.len() as u64 + 1;
@@ -618,7 +461,7 @@ fn render_backoff(o: &mut String, l: &LayerExplanation, deadline: Option<Nanos>)
     let _ = writeln!(
         o,
         "      backoff {}: waits at most {}: {}, {}",
-        backoff_kind(&l.backoff),
+        l.backoff.describe(),
         waits.join(", "),
         fmt_total(l.backoff_total),
         versus_deadline(deadline)
@@ -726,84 +569,6 @@ fn placement_text(p: Placement) -> &'static str {
     }
 }
 
-/// A short form of a backoff, for the preset line.
-fn short_backoff(b: &Backoff) -> String {
-    match *b {
-        Backoff::None => "none".to_string(),
-        Backoff::Fixed(d) => format!("fixed {}", fmt_time(d)),
-        Backoff::Exponential {
-            base,
-            cap,
-            multiplier,
-            jitter,
-        } => {
-            let j = match jitter {
-                Jitter::None => "no jitter",
-                Jitter::Full => "full jitter",
-                Jitter::Equal => "equal jitter",
-                Jitter::Decorrelated => "decorrelated jitter",
-            };
-            let cap = if cap == u64::MAX {
-                String::new()
-            } else {
-                format!(" up to {}", fmt_time(cap))
-            };
-            format!("{j} {}×{}{cap}", fmt_time(base), fmt_num(multiplier))
-        }
-        Backoff::Grpc {
-            initial,
-            max,
-            multiplier,
-            formula,
-        } => format!(
-            "{} {}×{} up to {} with pushback",
-            match formula {
-                GrpcFormula::Current => "×U[0.8, 1.2)",
-                GrpcFormula::Pre2024 => "full jitter",
-            },
-            fmt_time(initial),
-            fmt_num(multiplier),
-            fmt_time(max)
-        ),
-        Backoff::Envoy {
-            base_ms,
-            max_ms,
-            formula,
-        } => match formula {
-            EnvoyFormula::Current => format!(
-                "U[0, {}·2^(N−1)) up to {}",
-                fmt_time(base_ms * MILLISECOND),
-                fmt_time(max_ms * MILLISECOND)
-            ),
-            EnvoyFormula::Documented => format!(
-                "U[0, (2^N − 1)·{}) up to {}",
-                fmt_time(base_ms * MILLISECOND),
-                fmt_time(max_ms * MILLISECOND)
-            ),
-        },
-        Backoff::AwsStandard {
-            version: AwsVersion::V2_0,
-            max_backoff,
-            ..
-        } => format!("rand × min(2^(n−1) s, {})", fmt_time(max_backoff)),
-        Backoff::AwsStandard {
-            version: AwsVersion::V2_1,
-            max_backoff,
-            dynamodb,
-        } => format!(
-            "rand × min({}·2^(n−1), {}) (1s·2^(n−1) after throttling)",
-            if dynamodb { "25ms" } else { "50ms" },
-            fmt_time(max_backoff)
-        ),
-        Backoff::Finagle { start, max } => format!(
-            "decorrelated jitter {} up to {}",
-            fmt_time(start),
-            fmt_time(max)
-        ),
-        _ => backoff_kind(b),
-    }
-}
-
 /// A short form of a breaker, for the preset line.
 fn short_breaker(b: &BreakerConfig) -> String {
     let place = match b.placement {
@@ -872,7 +637,7 @@ fn render_presets(o: &mut String, l: &LayerExplanation) {
             ),
             None => format!("max_attempts {}", attempts(l.max_attempts)),
         }];
-        parts.push(format!("backoff {}", short_backoff(&l.backoff)));
+        parts.push(format!("backoff {}", l.backoff.short()));
         if let Some(b) = &l.budget {
             parts.push(format!("budget {}", b.short()));
         }
@@ -896,11 +661,7 @@ fn render_presets(o: &mut String, l: &LayerExplanation) {
     }
     let p = &l.part_presets;
     if let Some(name) = &p.backoff {
-        let _ = writeln!(
-            o,
-            "      backoff preset {name} → {}",
-            short_backoff(&l.backoff)
-        );
+        let _ = writeln!(o, "      backoff preset {name} → {}", l.backoff.short());
     }
     if let (Some(name), Some(b)) = (&p.budget, &l.budget) {
         let _ = writeln!(o, "      budget preset {name} → {}", b.short());

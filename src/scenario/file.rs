@@ -117,119 +117,6 @@ pub struct FleetFile {
     pub layers: Vec<LayerFile>,
 }
 
-/// Jitter mode of exponential backoff.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum JitterFile {
-    /// `e_k`.
-    None,
-    /// `uniform(0, e_k)`.
-    Full,
-    /// `e_k/2 + uniform(0, e_k/2)`.
-    Equal,
-    /// `min(cap, uniform(base, 3 d_(k-1)))`.
-    Decorrelated,
-}
-
-/// Wait after a failed attempt.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum BackoffFile {
-    /// Retry at once.
-    None,
-    /// Always `delay`.
-    Fixed {
-        /// The delay.
-        delay: Dur,
-    },
-    /// Capped exponential with optional jitter.
-    Exponential {
-        /// First wait.
-        base: Dur,
-        /// Largest wait (default: none).
-        cap: Option<Dur>,
-        /// Growth factor (default 2).
-        multiplier: Option<f64>,
-        /// Jitter mode (default none).
-        jitter: Option<JitterFile>,
-    },
-    /// gRPC retry backoff with server pushback (all fields required, as in gRFC A6).
-    Grpc {
-        /// `initialBackoff`.
-        initial: Dur,
-        /// `maxBackoff`.
-        max: Dur,
-        /// `backoffMultiplier`.
-        multiplier: f64,
-        /// `"current"` (default: `interval · U[0.8, 1.2)`, gRFC A6 since 2024) or
-        /// `"pre_2024"` (`U[0, interval)`, clients before grpc-go 1.69 / grpc-java 1.71).
-        formula: Option<String>,
-    },
-    /// Envoy's jittered exponential backoff.
-    Envoy {
-        /// `base_interval` (default 25ms).
-        base: Option<Dur>,
-        /// `max_interval` (default 10 × base).
-        max: Option<Dur>,
-        /// `"current"` (default) or `"documented"`.
-        formula: Option<String>,
-    },
-    /// Polly v8 retry delay.
-    Polly {
-        /// `Delay` (default 2s).
-        delay: Option<Dur>,
-        /// `"constant"` (default), `"linear"` or `"exponential"`.
-        backoff_type: Option<String>,
-        /// `UseJitter` (default false).
-        jitter: Option<bool>,
-        /// `MaxDelay` (default none).
-        max_delay: Option<Dur>,
-    },
-    /// Resilience4j `IntervalFunction`.
-    Resilience4j {
-        /// First interval (default 500ms).
-        initial: Option<Dur>,
-        /// Growth factor (default 1: a fixed interval).
-        multiplier: Option<f64>,
-        /// Randomization factor in [0, 1] (default 0).
-        randomization_factor: Option<f64>,
-        /// Largest interval (default none).
-        max_interval: Option<Dur>,
-    },
-    /// botocore legacy mode.
-    AwsLegacy {
-        /// Fixed base (default: a uniform draw in [0, 1) seconds).
-        base: Option<Dur>,
-        /// Growth factor (default 2).
-        growth_factor: Option<f64>,
-    },
-    /// botocore standard mode.
-    AwsStandard {
-        /// `"2.0"` (default) or `"2.1"`.
-        version: Option<String>,
-        /// Largest wait (default 20s).
-        max_backoff: Option<Dur>,
-        /// DynamoDB's 25ms scale in version 2.1 (default false).
-        dynamodb: Option<bool>,
-    },
-    /// Finagle decorrelated jitter.
-    Finagle {
-        /// First wait (default 5ms).
-        start: Option<Dur>,
-        /// Largest wait (default 200ms).
-        max: Option<Dur>,
-    },
-    /// tower exponential backoff.
-    Tower {
-        /// `min` (default 50ms).
-        min: Option<Dur>,
-        /// `max` (default none).
-        max: Option<Dur>,
-        /// Jitter ratio (default 0.99).
-        jitter: Option<f64>,
-    },
-}
-
 /// Where a breaker sits relative to the retry loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -340,7 +227,7 @@ pub struct LayerFile {
     /// Whether a timed-out attempt cancels the work below.
     pub cancel_on_timeout: Option<bool>,
     /// Backoff (default none).
-    pub backoff: Option<BackoffFile>,
+    pub backoff: Option<crate::model::backoff::BackoffFile>,
     /// Retried outcome classes.
     pub retry_on: Option<Vec<String>>,
     /// Whether ambiguous writes without keys are retried.

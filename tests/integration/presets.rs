@@ -8,15 +8,22 @@ use crate::common;
 use std::process::Command;
 
 use common::{col, count, run, scenario};
-use retrysim::model::backoff::{wait_u, Failure};
+use retrysim::model::backoff::aws_legacy::AwsLegacy;
+use retrysim::model::backoff::aws_standard::{self as aws_backoff, AwsStandard};
+use retrysim::model::backoff::envoy::{self as envoy_backoff, Envoy};
+use retrysim::model::backoff::finagle::Finagle;
+use retrysim::model::backoff::grpc::{self, Grpc};
+use retrysim::model::backoff::polly::{self, Polly};
+use retrysim::model::backoff::resilience4j::Resilience4j;
+use retrysim::model::backoff::tower::Tower;
+use retrysim::model::backoff::{wait_u, Backoff, Failure};
 use retrysim::model::breaker::{Breaker, State};
 use retrysim::model::budget::{
     aws_standard, envoy, envoy_max_retries, failure_ratio, finagle, resilience4j, sre,
     token_bucket, tower, Budget, BudgetConfig, RetryCause,
 };
 use retrysim::model::config::{
-    Accepts, AwsVersion, Backoff, BreakerConfig, EnvoyFormula, GrpcFormula, LimiterConfig,
-    Placement, PollyType, R4jWindow, Trip,
+    Accepts, BreakerConfig, LimiterConfig, Placement, R4jWindow, Trip,
 };
 use retrysim::model::limiter::{AwsAdaptive, Gate, Limiter};
 use retrysim::model::outcome::Class;
@@ -45,12 +52,12 @@ fn no_failure() -> Failure {
 /// with pushback: `backoffNanos = pushback`, `next = initialBackoffNanos`.
 #[test]
 fn grpc_backoff_is_grpc_java_arithmetic_with_pushback_resetting_the_interval() {
-    let b = Backoff::Grpc {
+    let b = Backoff::Grpc(Grpc {
         initial: 100 * MS,
         max: S,
         multiplier: 2.0,
-        formula: GrpcFormula::Pre2024,
-    };
+        formula: grpc::Formula::Pre2024,
+    });
     // Intervals 100, 200, 400, 800, 1000 ms; waits interval·u, truncated.
     assert_eq!(
         waits(b, &[0.5, 0.25, 0.9, 0.999, 0.1], no_failure()),
@@ -99,11 +106,11 @@ fn grpc_throttling_decides_after_the_decrement_in_milli_tokens() {
 /// `interval` from `base_interval` doubling while below `max_interval / 2`, then max.
 #[test]
 fn envoy_backoff_follows_the_current_code() {
-    let b = Backoff::Envoy {
+    let b = Backoff::Envoy(Envoy {
         base_ms: 25,
         max_ms: 250,
-        formula: EnvoyFormula::Current,
-    };
+        formula: envoy_backoff::Formula::Current,
+    });
     // Intervals 25, 50, 100, 200, 250, 250 ms.
     assert_eq!(
         waits(b, &[0.999_999; 6], no_failure()),
@@ -120,11 +127,11 @@ fn envoy_backoff_follows_the_current_code() {
 /// `min(random() % ((2^r − 1)·base), max)`, `r` growing while the range fits.
 #[test]
 fn envoy_backoff_documented_formula_is_the_pre_1_14_code() {
-    let b = Backoff::Envoy {
+    let b = Backoff::Envoy(Envoy {
         base_ms: 25,
         max_ms: 250,
-        formula: EnvoyFormula::Documented,
-    };
+        formula: envoy_backoff::Formula::Documented,
+    });
     // Ranges 25, 75, 175, 375, 375 ms.
     assert_eq!(
         waits(b, &[0.999_999; 3], no_failure()),
@@ -186,10 +193,10 @@ fn envoy_budget_blind_spot_of_issue_30205() {
 /// `start >= max/3`).
 #[test]
 fn finagle_backoff_is_decorrelated_from_the_previous_wait() {
-    let b = Backoff::Finagle {
+    let b = Backoff::Finagle(Finagle {
         start: 5 * MS,
         max: 200 * MS,
-    };
+    });
     // 5; 5 + 10/2; 10 + 20/2; 20 + 40/2; 40 + 80/2; 80 ≥ 66.67: 80 + 120/2; 140 + 60/2.
     assert_eq!(
         waits(b, &[0.5; 7], no_failure()),
@@ -239,11 +246,11 @@ fn finagle_budget_deposits_withdraws_and_expires_by_slices() {
 /// the whole seconds and the nanoseconds are scaled and truncated apart.
 #[test]
 fn tower_backoff_scales_seconds_and_nanoseconds_apart() {
-    let b = Backoff::Tower {
+    let b = Backoff::Tower(Tower {
         min: 50 * MS,
         max: None,
         jitter: 0.99,
-    };
+    });
     // u·j = 0.495. Bases 50, 100, 200, 400, 800 ms, 1.6 s; at 1.6 s the whole second
     // scales to 0 and only 600 ms · 0.495 = 297 ms is added.
     assert_eq!(
@@ -257,11 +264,11 @@ fn tower_backoff_scales_seconds_and_nanoseconds_apart() {
             1_897 * MS
         ]
     );
-    let capped = Backoff::Tower {
+    let capped = Backoff::Tower(Tower {
         min: 50 * MS,
         max: Some(S),
         jitter: 0.99,
-    };
+    });
     // 800 ms + min(396 ms, 200 ms); then base = max and no room for jitter.
     assert_eq!(waits(capped, &[0.5; 6], no_failure())[4..], [S, S]);
 }
@@ -320,10 +327,10 @@ fn tower_budget_truncates_one_over_percent() {
 /// `rand · 2^(attempts − 1)` seconds.
 #[test]
 fn aws_legacy_backoff() {
-    let b = Backoff::AwsLegacy {
+    let b = Backoff::AwsLegacy(AwsLegacy {
         base: None,
         growth: 2.0,
-    };
+    });
     assert_eq!(
         waits(b, &[0.5; 4], no_failure()),
         vec![500 * MS, S, 2 * S, 4 * S]
@@ -336,11 +343,11 @@ fn aws_legacy_backoff() {
 /// (attempt 6); u = 0.3 gives 0.3, 0.6, 1.2 and 6.0.
 #[test]
 fn aws_standard_backoff_version_2_0() {
-    let b = Backoff::AwsStandard {
-        version: AwsVersion::V2_0,
+    let b = Backoff::AwsStandard(AwsStandard {
+        version: aws_backoff::Version::V2_0,
         max_backoff: 20 * S,
         dynamodb: false,
-    };
+    });
     let at = |u: f64, k: u32| {
         let mut prev = 0;
         wait_u(&b, k, &mut prev, &no_failure(), u)
@@ -360,11 +367,11 @@ fn aws_standard_backoff_version_2_0() {
 /// `max(t, min(r, t + 5))`.
 #[test]
 fn aws_standard_backoff_version_2_1() {
-    let b = Backoff::AwsStandard {
-        version: AwsVersion::V2_1,
+    let b = Backoff::AwsStandard(AwsStandard {
+        version: aws_backoff::Version::V2_1,
         max_backoff: 20 * S,
         dynamodb: false,
-    };
+    });
     let at = |k: u32, throttled: bool, ra: Option<u64>| {
         let mut prev = 0;
         let f = Failure {
@@ -453,18 +460,20 @@ fn aws_adaptive_cubic_limiter_matches_botocore() {
 /// least 1, then `min(·, maxInterval)`; `RetryConfig`'s default is a fixed 500 ms.
 #[test]
 fn resilience4j_interval_functions() {
-    let fixed = Backoff::Resilience4j {
+    let fixed = Backoff::Resilience4j(Resilience4j {
         initial_ms: 500,
         multiplier: 1.0,
         randomization: 0.0,
         max_ms: None,
-    };
+    });
     assert_eq!(waits(fixed, &[0.0; 3], no_failure()), vec![500 * MS; 3]);
-    let b = |max_ms| Backoff::Resilience4j {
-        initial_ms: 500,
-        multiplier: 1.5,
-        randomization: 0.5,
-        max_ms,
+    let b = |max_ms| {
+        Backoff::Resilience4j(Resilience4j {
+            initial_ms: 500,
+            multiplier: 1.5,
+            randomization: 0.5,
+            max_ms,
+        })
     };
     assert_eq!(
         waits(b(None), &[0.5; 5], no_failure()),
@@ -587,13 +596,13 @@ fn resilience4j_retry_budget_asks_before_recording() {
 
 // ----- Polly ------------------------------------------------------------------------------
 
-fn polly(ty: PollyType, jitter: bool, max: Option<u64>) -> Backoff {
-    Backoff::Polly {
+fn polly(ty: polly::BackoffType, jitter: bool, max: Option<u64>) -> Backoff {
+    Backoff::Polly(Polly {
         delay_ticks: S / 100,
         backoff_type: ty,
         jitter,
         max_delay_ticks: max,
-    }
+    })
 }
 
 /// Polly v8 `RetryHelper.GetRetryDelay` (0-based attempt k): constant `d`, linear
@@ -603,7 +612,7 @@ fn polly_constant_linear_exponential_and_jitter() {
     let secs = |v: &[u64]| v.iter().map(|s| s * S).collect::<Vec<_>>();
     assert_eq!(
         waits(
-            polly(PollyType::Constant, false, None),
+            polly(polly::BackoffType::Constant, false, None),
             &[0.0; 3],
             no_failure()
         ),
@@ -611,7 +620,7 @@ fn polly_constant_linear_exponential_and_jitter() {
     );
     assert_eq!(
         waits(
-            polly(PollyType::Linear, false, None),
+            polly(polly::BackoffType::Linear, false, None),
             &[0.0; 4],
             no_failure()
         ),
@@ -619,7 +628,7 @@ fn polly_constant_linear_exponential_and_jitter() {
     );
     assert_eq!(
         waits(
-            polly(PollyType::Exponential, false, None),
+            polly(polly::BackoffType::Exponential, false, None),
             &[0.0; 4],
             no_failure()
         ),
@@ -627,7 +636,7 @@ fn polly_constant_linear_exponential_and_jitter() {
     );
     assert_eq!(
         waits(
-            polly(PollyType::Exponential, false, Some(3 * S / 100)),
+            polly(polly::BackoffType::Exponential, false, Some(3 * S / 100)),
             &[0.0; 4],
             no_failure()
         ),
@@ -636,7 +645,7 @@ fn polly_constant_linear_exponential_and_jitter() {
     // ±25%: u = 0 → 750 ms, 0.5 → 1 s, 0.999 → 1249.5 ms; linear k = 1 → 2 s · (0.75…1.25).
     assert_eq!(
         waits(
-            polly(PollyType::Constant, true, None),
+            polly(polly::BackoffType::Constant, true, None),
             &[0.0, 0.5, 0.999],
             no_failure()
         ),
@@ -644,7 +653,7 @@ fn polly_constant_linear_exponential_and_jitter() {
     );
     assert_eq!(
         waits(
-            polly(PollyType::Linear, true, None),
+            polly(polly::BackoffType::Linear, true, None),
             &[0.5, 0.0],
             no_failure()
         ),
@@ -658,7 +667,11 @@ fn polly_constant_linear_exponential_and_jitter() {
 #[test]
 fn polly_decorrelated_jitter_v2() {
     let us = [0.5, 0.25, 0.75, 0.0];
-    let got = waits(polly(PollyType::Exponential, true, None), &us, no_failure());
+    let got = waits(
+        polly(polly::BackoffType::Exponential, true, None),
+        &us,
+        no_failure(),
+    );
     assert_eq!(
         got,
         vec![897_404_900, 763_088_700, 3_131_999_300, 910_606_300]
@@ -1035,12 +1048,12 @@ fn a_grpc_layer_resolves_with_its_overrides_and_caps_max_attempts_at_five() {
     assert_eq!(layer.capped_from, None);
     assert_eq!(
         layer.backoff,
-        Backoff::Grpc {
+        Backoff::Grpc(Grpc {
             initial: 100 * MS,
             max: S,
             multiplier: 2.0,
-            formula: GrpcFormula::Current,
-        }
+            formula: grpc::Formula::Current,
+        })
     );
     assert_eq!(
         layer.budget,
@@ -1175,9 +1188,11 @@ fn bad_values_of_the_library_kinds_name_their_field() {
             "at least base",
         ),
         (
+            // A closed choice is a serde enum: serde names the value and the choices,
+            // and the path stops at the backoff table (as for `jitter`).
             "backoff = { kind = \"polly\", backoff_type = \"quadratic\" }",
-            "backoff.backoff_type",
-            "\"constant\", \"linear\", \"exponential\"",
+            "backoff",
+            "unknown variant `quadratic`, expected one of `constant`, `linear`, `exponential`",
         ),
         (
             "backoff = { kind = \"resilience4j\", randomization_factor = 1.5 }",
@@ -1186,8 +1201,8 @@ fn bad_values_of_the_library_kinds_name_their_field() {
         ),
         (
             "backoff = { kind = \"aws_standard\", version = \"3\" }",
-            "backoff.version",
-            "\"2.0\", \"2.1\"",
+            "backoff",
+            "unknown variant `3`, expected `2.0` or `2.1`",
         ),
         (
             "backoff = { kind = \"grpc\", initial = \"0s\", max = \"1s\", multiplier = 2 }",
@@ -1287,13 +1302,13 @@ fn vector(file: &str, key: &str) -> Vec<String> {
         .collect()
 }
 
-fn grpc(initial: u64, max: u64, formula: GrpcFormula) -> Backoff {
-    Backoff::Grpc {
+fn grpc(initial: u64, max: u64, formula: grpc::Formula) -> Backoff {
+    Backoff::Grpc(Grpc {
         initial,
         max,
         multiplier: 2.0,
         formula,
-    }
+    })
 }
 
 /// grpc-java ≥ 1.71 `intervalWithJitter` (jitter on by default): `(long)(interval ·
@@ -1310,7 +1325,7 @@ fn upstream_grpc_java_backoff_vectors_replay() {
             .iter()
             .map(|v| v.parse().unwrap())
             .collect();
-        let b = grpc(100 * S, 700 * S, GrpcFormula::Current);
+        let b = grpc(100 * S, 700 * S, grpc::Formula::Current);
         assert_eq!(
             waits(b, &vec![u; expect.len()], no_failure()),
             expect,
@@ -1318,7 +1333,7 @@ fn upstream_grpc_java_backoff_vectors_replay() {
         );
     }
     // The bound explain uses covers the jitter past the cap.
-    let b = grpc(100 * S, 700 * S, GrpcFormula::Current);
+    let b = grpc(100 * S, 700 * S, grpc::Formula::Current);
     assert!(retrysim::model::backoff::max_wait(&b, 6) >= 839_999_720_000);
     assert!(retrysim::model::backoff::settled_wait(&b) >= 840 * S);
 }
@@ -1331,7 +1346,7 @@ fn upstream_grpc_core_backoff_vectors_replay() {
             .iter()
             .map(|v| (v.parse::<f64>().unwrap() * MS as f64).round() as u64)
             .collect();
-        let b = grpc(100 * MS, S, GrpcFormula::Current);
+        let b = grpc(100 * MS, S, grpc::Formula::Current);
         assert_eq!(
             waits(b, &vec![u; expect.len()], no_failure()),
             expect,
@@ -1339,7 +1354,7 @@ fn upstream_grpc_core_backoff_vectors_replay() {
         );
     }
     // The pre-2024 formula stays reachable: U[0, interval).
-    let b = grpc(100 * MS, S, GrpcFormula::Pre2024);
+    let b = grpc(100 * MS, S, grpc::Formula::Pre2024);
     assert_eq!(
         waits(b, &[0.5; 6], no_failure()),
         [50, 100, 200, 400, 500, 500].map(|m| m * MS).to_vec()
@@ -1355,10 +1370,10 @@ fn upstream_grpc_formula_key_defaults_to_current_and_pre_2024_is_reachable() {
         );
         scenario(&text, &[]).scenario.fleets[0].layers[0].backoff
     };
-    assert_eq!(at(""), grpc(100 * MS, S, GrpcFormula::Current));
+    assert_eq!(at(""), grpc(100 * MS, S, grpc::Formula::Current));
     assert_eq!(
         at(", formula = \"pre_2024\""),
-        grpc(100 * MS, S, GrpcFormula::Pre2024)
+        grpc(100 * MS, S, grpc::Formula::Pre2024)
     );
     let src = retrysim::scenario::Source {
         path: "bad.toml".into(),
@@ -1368,8 +1383,11 @@ fn upstream_grpc_formula_key_defaults_to_current_and_pre_2024_is_reachable() {
         ),
     };
     let e = retrysim::scenario::load(src, &[]).unwrap_err().to_string();
-    assert!(e.contains("fleets[0].layers[0].backoff.formula"), "{e}");
-    assert!(e.contains("\"current\", \"pre_2024\""), "{e}");
+    assert!(e.contains("fleets[0].layers[0].backoff"), "{e}");
+    assert!(
+        e.contains("unknown variant `old`, expected `current` or `pre_2024`"),
+        "{e}"
+    );
 }
 
 /// grpc-java `RetriableStream.Throttle` (1000-scaled ints), maxTokens 4, tokenRatio 0.8:
@@ -1491,7 +1509,7 @@ fn upstream_grpc_preset_is_the_a6_example_policy_with_4_attempts() {
     );
     let layer = &l.scenario.fleets[0].layers[0];
     assert_eq!((layer.max_attempts, layer.capped_from), (4, None));
-    assert_eq!(layer.backoff, grpc(100 * MS, S, GrpcFormula::Current));
+    assert_eq!(layer.backoff, grpc(100 * MS, S, grpc::Formula::Current));
     assert_eq!(
         layer.budget,
         Some(BudgetConfig::TokenBucket(token_bucket::Config {
@@ -1513,21 +1531,21 @@ fn upstream_envoy_backoff_vectors_replay() {
         ("envoy_5_100_r9999", 5, 100, 9999u64),
         ("envoy_25_30_r27", 25, 30, 27),
     ] {
-        let b = Backoff::Envoy {
+        let b = Backoff::Envoy(Envoy {
             base_ms: base,
             max_ms: max,
-            formula: EnvoyFormula::Current,
-        };
+            formula: envoy_backoff::Formula::Current,
+        });
         let got: Vec<String> = (1..=vector(file, key).len() as u32)
             .map(|k| (r % (max_wait(&b, k) / MS)).to_string())
             .collect();
         assert_eq!(got, vector(file, key), "{key}");
     }
-    let current = Backoff::Envoy {
+    let current = Backoff::Envoy(Envoy {
         base_ms: 25,
         max_ms: 250,
-        formula: EnvoyFormula::Current,
-    };
+        formula: envoy_backoff::Formula::Current,
+    });
     let want: Vec<u64> = vector(file, "envoy_25_250_intervals")
         .iter()
         .map(|v| v.parse::<u64>().unwrap() * MS)
@@ -1536,11 +1554,11 @@ fn upstream_envoy_backoff_vectors_replay() {
         waits(current, &vec![0.999_999; want.len()], no_failure()),
         want
     );
-    let old = Backoff::Envoy {
+    let old = Backoff::Envoy(Envoy {
         base_ms: 25,
         max_ms: 250,
-        formula: EnvoyFormula::Documented,
-    };
+        formula: envoy_backoff::Formula::Documented,
+    });
     let want: Vec<u64> = vector(file, "envoy_old_25_250_rmax")
         .iter()
         .map(|v| v.parse::<u64>().unwrap() * MS)
@@ -1762,11 +1780,13 @@ fn upstream_resilience4j_interval_vectors_replay() {
     let file = "resilience4j_interval_vectors.txt";
     let ms =
         |v: &[String]| -> Vec<u64> { v.iter().map(|x| x.parse::<u64>().unwrap() * MS).collect() };
-    let r4j = |initial_ms, multiplier, randomization, max_ms| Backoff::Resilience4j {
-        initial_ms,
-        multiplier,
-        randomization,
-        max_ms,
+    let r4j = |initial_ms, multiplier, randomization, max_ms| {
+        Backoff::Resilience4j(Resilience4j {
+            initial_ms,
+            multiplier,
+            randomization,
+            max_ms,
+        })
     };
     let want = ms(&vector(file, "capped_exp_100_2_100000"));
     let got = waits(
