@@ -44,8 +44,8 @@ use crate::engine::Nanos;
 use crate::model::backoff::{max_wait, settled_wait, Backoff};
 use crate::model::budget::{BudgetCap, BudgetConfig};
 use crate::model::config::{
-    Arrival, BreakerConfig, DependencyConfig, FleetConfig, LayerConfig, LimiterConfig,
-    LoadProfile, PartPresets, Scenario,
+    Arrival, BreakerConfig, DependencyConfig, FleetConfig, LayerConfig, LimiterConfig, LoadProfile,
+    PartPresets, Scenario,
 };
 use crate::model::outcome::{Class, ClassSet};
 

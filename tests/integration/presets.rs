@@ -22,9 +22,7 @@ use retrysim::model::budget::{
     aws_standard, envoy, envoy_max_retries, failure_ratio, finagle, resilience4j, sre,
     token_bucket, tower, Budget, BudgetConfig, RetryCause,
 };
-use retrysim::model::config::{
-    Accepts, BreakerConfig, LimiterConfig, Placement, R4jWindow, Trip,
-};
+use retrysim::model::config::{Accepts, BreakerConfig, LimiterConfig, Placement, R4jWindow, Trip};
 use retrysim::model::limiter::{AwsAdaptive, Gate, Limiter};
 use retrysim::model::outcome::Class;
 
