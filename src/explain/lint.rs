@@ -26,9 +26,8 @@
 use std::fmt;
 
 use crate::model::backoff::{is_jittered, max_wait};
-use crate::model::config::{
-    Arrival, Backoff, FleetConfig, Jitter, LayerConfig, Placement, Scenario,
-};
+use crate::model::breaker::Placement;
+use crate::model::config::{Arrival, Backoff, FleetConfig, Jitter, LayerConfig, Scenario};
 use crate::model::outcome::Class;
 
 use super::render::{

@@ -35,17 +35,19 @@
 //! ```
 
 pub mod lint;
-mod render;
+pub(crate) mod render;
 
 pub use lint::{Lint, LINTS};
 
 use crate::engine::time::to_secs;
 use crate::engine::Nanos;
 use crate::model::backoff::{max_wait, settled_wait};
+use crate::model::breaker::BreakerConfig;
 use crate::model::config::{
-    Arrival, Backoff, BreakerConfig, BudgetConfig, DependencyConfig, FleetConfig, LayerConfig,
-    LimiterConfig, LoadProfile, PartPresets, Scenario,
+    Arrival, Backoff, BudgetConfig, DependencyConfig, FleetConfig, LayerConfig, LoadProfile,
+    PartPresets, Scenario,
 };
+use crate::model::limiter::LimiterConfig;
 use crate::model::outcome::{Class, ClassSet};
 
 /// A count or a duration in nanoseconds that may be unbounded (unlimited attempts, or
