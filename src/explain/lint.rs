@@ -25,7 +25,8 @@
 
 use std::fmt;
 
-use crate::model::config::{Arrival, FleetConfig, LayerConfig, Placement, Scenario};
+use crate::model::breaker::Placement;
+use crate::model::config::{Arrival, FleetConfig, LayerConfig, Scenario};
 use crate::model::outcome::Class;
 
 use super::render::{fmt_count, fmt_duration, fmt_num, fmt_time, fmt_total, quoted_list};

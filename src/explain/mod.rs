@@ -42,11 +42,12 @@ pub use lint::{Lint, LINTS};
 use crate::engine::time::to_secs;
 use crate::engine::Nanos;
 use crate::model::backoff::{max_wait, settled_wait, Backoff};
+use crate::model::breaker::BreakerConfig;
 use crate::model::budget::{BudgetCap, BudgetConfig};
 use crate::model::config::{
-    Arrival, BreakerConfig, DependencyConfig, FleetConfig, LayerConfig, LimiterConfig, LoadProfile,
-    PartPresets, Scenario,
+    Arrival, DependencyConfig, FleetConfig, LayerConfig, LoadProfile, PartPresets, Scenario,
 };
+use crate::model::limiter::LimiterConfig;
 use crate::model::outcome::{Class, ClassSet};
 
 /// A count or a duration in nanoseconds that may be unbounded (unlimited attempts, or

@@ -3,7 +3,6 @@
 use std::fmt::Write;
 
 use crate::engine::Nanos;
-use crate::model::config::{Accepts, BreakerConfig, LimiterConfig, Placement, R4jWindow, Trip};
 use crate::model::outcome::Class;
 
 use super::{Bound, DependencyExplanation, Explanation, FleetExplanation, LayerExplanation, Load};
@@ -106,7 +105,7 @@ fn attempts_noun(count: &str) -> String {
     }
 }
 
-fn plural(n: u64, one: &str, many: &str) -> String {
+pub(crate) fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
@@ -431,7 +430,7 @@ fn render_layer(o: &mut String, l: &LayerExplanation, deadline: Option<Nanos>) {
             o,
             "      limiter ({}): {}",
             plural(l.instances, "instance", "instances"),
-            limiter_text(lim)
+            lim.describe()
         );
     }
     if let Some(b) = &l.budget {
@@ -447,7 +446,7 @@ fn render_layer(o: &mut String, l: &LayerExplanation, deadline: Option<Nanos>) {
             o,
             "      breaker ({}): {}",
             plural(l.instances, "instance", "instances"),
-            breaker_text(b)
+            b.describe()
         );
     }
 }
@@ -479,153 +478,6 @@ fn render_backoff(o: &mut String, l: &LayerExplanation, deadline: Option<Nanos>)
     }
 }
 
-/// The limiter in words.
-pub(crate) fn limiter_text(l: &LimiterConfig) -> String {
-    match *l {
-        LimiterConfig::AdaptiveThrottling {
-            k,
-            window,
-            padding,
-            accepts,
-        } => format!(
-            "SRE adaptive throttling over {}: each attempt is rejected locally (budget_exhausted) with probability max(0, (requests − {}·accepts) / (requests + {})), accepts being {}",
-            fmt_time(window),
-            fmt_num(k),
-            fmt_num(padding),
-            match accepts {
-                Accepts::Success => "successes only (accepts = \"success\": errors count against the backend)",
-                Accepts::NotRejected => "answers other than rejected (errors and timeouts included, as the book's \"accepted by the backend\" and grpc-go's adaptive throttler count)",
-            }
-        ),
-        LimiterConfig::AwsAdaptive => "AWS adaptive: a CUBIC send-rate limiter (β 0.7, C 0.4, at least 0.5/s), enabled by the first throttling error (a 429 rejection); every attempt then waits for a token".to_string(),
-    }
-}
-
-fn breaker_text(b: &BreakerConfig) -> String {
-    let trip = match b.trip {
-        Trip::Consecutive(n) => format!(
-            "opens after {} in a row",
-            plural(u64::from(n), "failure", "failures")
-        ),
-        Trip::Rate {
-            window,
-            min_calls,
-            rate,
-        } => format!(
-            "opens at {}% failures over the last {window} calls (once {min_calls} are recorded)",
-            fmt_num(rate * 100.0)
-        ),
-        Trip::Resilience4j {
-            window,
-            min_calls,
-            failure_rate,
-            slow_call_rate,
-            slow_call_duration,
-        } => {
-            let w = match window {
-                R4jWindow::Count(n) => format!("the last {n} calls"),
-                R4jWindow::Time(s) => format!("the last {s} seconds"),
-            };
-            let place = placement_text(b.placement);
-            return format!(
-                "Resilience4j: opens at {}% failures or {}% calls slower than {} over {w} (once {min_calls} are recorded), stays open {}, then lets {} calls through and closes unless they fail as often; {place}",
-                fmt_num(f64::from(failure_rate)),
-                fmt_num(f64::from(slow_call_rate)),
-                fmt_time(slow_call_duration),
-                fmt_time(b.open_for),
-                b.half_open_probes
-            );
-        }
-        Trip::Polly {
-            sampling,
-            min_throughput,
-            failure_ratio,
-        } => {
-            let place = placement_text(b.placement);
-            return format!(
-                "Polly: opens at {}% failures over {} (once {min_throughput} calls are recorded), stays open {}, then lets 1 call through: its success closes it; {place}",
-                fmt_num(failure_ratio * 100.0),
-                fmt_time(sampling),
-                fmt_time(b.open_for)
-            );
-        }
-    };
-    let place = placement_text(b.placement);
-    format!(
-        "{trip}, stays open {}, closes after {}; {place}",
-        fmt_time(b.open_for),
-        plural(
-            u64::from(b.half_open_probes),
-            "successful probe",
-            "successful probes"
-        )
-    )
-}
-
-fn placement_text(p: Placement) -> &'static str {
-    match p {
-        Placement::Inside => "inside the retry loop: it counts every attempt, and an open breaker fails an attempt at once with breaker_open",
-        Placement::Outside => "outside the retry loop: it counts one outcome per call, after its retries",
-    }
-}
-
-/// A short form of a breaker, for the preset line.
-fn short_breaker(b: &BreakerConfig) -> String {
-    let place = match b.placement {
-        Placement::Inside => "inside",
-        Placement::Outside => "outside",
-    };
-    let trip = match b.trip {
-        Trip::Consecutive(n) => format!("{n} failures in a row"),
-        Trip::Rate { window, rate, .. } => {
-            format!("{}% of {window} calls", fmt_num(rate * 100.0))
-        }
-        Trip::Resilience4j {
-            window,
-            failure_rate,
-            slow_call_rate,
-            slow_call_duration,
-            min_calls,
-        } => format!(
-            "{} window {}, {}% failures or {}% slower than {}, min {min_calls} calls, {} half-open calls",
-            match window {
-                R4jWindow::Count(_) => "count",
-                R4jWindow::Time(_) => "time",
-            },
-            match window {
-                R4jWindow::Count(n) => n.to_string(),
-                R4jWindow::Time(s) => format!("{s}s"),
-            },
-            fmt_num(f64::from(failure_rate)),
-            fmt_num(f64::from(slow_call_rate)),
-            fmt_time(slow_call_duration),
-            b.half_open_probes
-        ),
-        Trip::Polly {
-            sampling,
-            min_throughput,
-            failure_ratio,
-        } => format!(
-            "{}% failures over {}, min {min_throughput} calls",
-            fmt_num(failure_ratio * 100.0),
-            fmt_time(sampling)
-        ),
-    };
-    format!("{trip}, open {}, {place}", fmt_time(b.open_for))
-}
-
-/// A short form of a limiter, for the preset line.
-fn short_limiter(l: &LimiterConfig) -> String {
-    match *l {
-        LimiterConfig::AdaptiveThrottling { k, window, .. } => format!(
-            "adaptive throttling K = {} over {}",
-            fmt_num(k),
-            fmt_time(window)
-        ),
-        LimiterConfig::AwsAdaptive => "CUBIC client rate limiter".to_string(),
-    }
-}
-
 /// The preset lines of a layer: what its named preset, or its parts' presets, resolve to.
 fn render_presets(o: &mut String, l: &LayerExplanation) {
     if let Some(name) = &l.preset {
@@ -642,10 +494,10 @@ fn render_presets(o: &mut String, l: &LayerExplanation) {
             parts.push(format!("budget {}", b.short()));
         }
         if let Some(b) = &l.breaker {
-            parts.push(format!("breaker {}", short_breaker(b)));
+            parts.push(format!("breaker {}", b.short()));
         }
         if let Some(lim) = &l.limiter {
-            parts.push(format!("limiter {}", short_limiter(lim)));
+            parts.push(format!("limiter {}", lim.short()));
         }
         if let Some(t) = l.total_timeout {
             parts.push(format!("total timeout {}", fmt_time(t)));
@@ -667,10 +519,10 @@ fn render_presets(o: &mut String, l: &LayerExplanation) {
         let _ = writeln!(o, "      budget preset {name} → {}", b.short());
     }
     if let (Some(name), Some(b)) = (&p.breaker, &l.breaker) {
-        let _ = writeln!(o, "      breaker preset {name} → {}", short_breaker(b));
+        let _ = writeln!(o, "      breaker preset {name} → {}", b.short());
     }
     if let (Some(name), Some(lim)) = (&p.limiter, &l.limiter) {
-        let _ = writeln!(o, "      limiter preset {name} → {}", short_limiter(lim));
+        let _ = writeln!(o, "      limiter preset {name} → {}", lim.short());
     }
 }
 

@@ -246,97 +246,6 @@ pub enum Accepts {
     NotRejected,
 }
 
-/// A client-side rate limiter in front of a layer's attempts.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum LimiterConfig {
-    /// Google SRE client-side adaptive throttling: reject an attempt locally with
-    /// probability `max(0, (requests − k·accepts) / (requests + padding))`.
-    AdaptiveThrottling {
-        /// `K`.
-        k: f64,
-        /// Window of the counts.
-        window: Nanos,
-        /// The `+ 1` of the book.
-        padding: f64,
-        /// What counts as accepted.
-        accepts: Accepts,
-    },
-    /// botocore adaptive mode: a CUBIC client-side send-rate limiter (token bucket),
-    /// enabled by the first throttling error; senders wait for tokens.
-    AwsAdaptive,
-}
-
-/// Breaker placement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Placement {
-    /// Retry(Breaker(call)).
-    Inside,
-    /// Breaker(Retry(call)).
-    Outside,
-}
-
-/// What trips a breaker.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Trip {
-    /// `n` consecutive failures.
-    Consecutive(u32),
-    /// Failure rate ≥ `rate` over the last `window` calls, once `min_calls` are recorded.
-    Rate {
-        /// Calls in the window.
-        window: u32,
-        /// Calls needed before the rate counts.
-        min_calls: u32,
-        /// Threshold.
-        rate: f64,
-    },
-    /// Resilience4j `CircuitBreaker`: failure or slow-call rate over a count- or
-    /// time-based sliding window; half-open evaluates `half_open_probes` calls.
-    Resilience4j {
-        /// The sliding window.
-        window: R4jWindow,
-        /// `minimumNumberOfCalls`.
-        min_calls: u32,
-        /// `failureRateThreshold` in percent.
-        failure_rate: f32,
-        /// `slowCallRateThreshold` in percent.
-        slow_call_rate: f32,
-        /// `slowCallDurationThreshold`.
-        slow_call_duration: Nanos,
-    },
-    /// Polly v8 circuit breaker: failure ratio over a sampling duration, once
-    /// `min_throughput` calls are recorded; half-open lets one call through.
-    Polly {
-        /// `SamplingDuration`.
-        sampling: Nanos,
-        /// `MinimumThroughput`.
-        min_throughput: u32,
-        /// `FailureRatio`.
-        failure_ratio: f64,
-    },
-}
-
-/// Resilience4j's sliding window.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum R4jWindow {
-    /// The last `n` calls.
-    Count(u32),
-    /// The calls of the last `n` epoch seconds.
-    Time(u32),
-}
-
-/// Circuit-breaker settings.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct BreakerConfig {
-    /// What trips it.
-    pub trip: Trip,
-    /// Time open before half-open.
-    pub open_for: Nanos,
-    /// Successful probes needed to close.
-    pub half_open_probes: u32,
-    /// Inside or outside the retry loop.
-    pub placement: Placement,
-}
-
 /// A retry layer.
 #[derive(Debug, Clone)]
 pub struct LayerConfig {
@@ -361,13 +270,13 @@ pub struct LayerConfig {
     /// Retry budget.
     pub budget: Option<crate::model::budget::BudgetConfig>,
     /// Circuit breaker.
-    pub breaker: Option<BreakerConfig>,
+    pub breaker: Option<crate::model::breaker::BreakerConfig>,
     /// Network delay each way to the layer below.
     pub hop_latency: Option<Dist>,
     /// Time a call into this layer may take, all attempts and backoff included.
     pub total_timeout: Option<Nanos>,
     /// Client-side rate limiter consulted before each attempt.
-    pub limiter: Option<LimiterConfig>,
+    pub limiter: Option<crate::model::limiter::LimiterConfig>,
     /// The named preset the layer was built from.
     pub preset: Option<String>,
     /// The named presets of its parts, when given part by part.

@@ -16,7 +16,8 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::engine::{stream, Control, Handler, Nanos, Scheduler};
 use crate::metrics::{Recorder, RunMetrics};
-use crate::model::config::{Arrival, DependencyKind, Discipline, Placement, Scenario, Trip};
+use crate::model::breaker::{Placement, Trip};
+use crate::model::config::{Arrival, DependencyKind, Discipline, Scenario};
 
 use super::arrival::OpenArrivals;
 use super::backoff::{self, Failure};

@@ -117,103 +117,6 @@ pub struct FleetFile {
     pub layers: Vec<LayerFile>,
 }
 
-/// Where a breaker sits relative to the retry loop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PlacementFile {
-    /// Retry(Breaker(call)).
-    Inside,
-    /// Breaker(Retry(call)).
-    Outside,
-}
-
-/// Circuit breaker of a layer instance.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum BreakerFile {
-    /// Opens after `failures` consecutive failures.
-    Consecutive {
-        /// Threshold.
-        failures: u64,
-        /// Time open before half-open.
-        open_for: Dur,
-        /// Successful probes needed to close (default 1).
-        half_open_probes: Option<u64>,
-        /// Inside or outside the retry loop.
-        placement: Option<PlacementFile>,
-    },
-    /// Opens when the failure rate over the last `window_calls` calls reaches a threshold.
-    Rate {
-        /// Calls in the window.
-        window_calls: u64,
-        /// Calls needed before the rate counts (default: window_calls).
-        min_calls: Option<u64>,
-        /// Threshold in [0, 1].
-        failure_rate: f64,
-        /// Time open before half-open.
-        open_for: Dur,
-        /// Successful probes needed to close (default 1).
-        half_open_probes: Option<u64>,
-        /// Inside or outside the retry loop.
-        placement: Option<PlacementFile>,
-    },
-    /// Resilience4j circuit breaker.
-    Resilience4j {
-        /// `"count"` (default) or `"time"`.
-        window_type: Option<String>,
-        /// Calls, or seconds when time-based (default 100).
-        window_size: Option<u64>,
-        /// `minimumNumberOfCalls` (default 100).
-        min_calls: Option<u64>,
-        /// `failureRateThreshold` in percent (default 50).
-        failure_rate: Option<f64>,
-        /// `slowCallRateThreshold` in percent (default 100).
-        slow_call_rate: Option<f64>,
-        /// `slowCallDurationThreshold` (default 60s).
-        slow_call_duration: Option<Dur>,
-        /// `waitDurationInOpenState` (default 60s).
-        open_for: Option<Dur>,
-        /// `permittedNumberOfCallsInHalfOpenState` (default 10).
-        half_open_calls: Option<u64>,
-        /// Inside or outside the retry loop.
-        placement: Option<PlacementFile>,
-    },
-    /// Polly v8 circuit breaker.
-    Polly {
-        /// `FailureRatio` (default 0.1).
-        failure_ratio: Option<f64>,
-        /// `MinimumThroughput` (default 100).
-        min_throughput: Option<u64>,
-        /// `SamplingDuration` (default 30s).
-        sampling_duration: Option<Dur>,
-        /// `BreakDuration` (default 5s).
-        break_duration: Option<Dur>,
-        /// Inside or outside the retry loop.
-        placement: Option<PlacementFile>,
-    },
-}
-
-/// Client-side rate limiter of a layer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum LimiterFile {
-    /// Google SRE client-side adaptive throttling.
-    AdaptiveThrottling {
-        /// `K` (default 2).
-        k: Option<f64>,
-        /// Window (default 2m).
-        window: Option<Dur>,
-        /// Added to the requests in the denominator (default 1).
-        padding: Option<f64>,
-        /// `"not_rejected"` (default: every answer but a rejection, as the book's
-        /// "accepted by the backend" and grpc-go's adaptive throttler count) or
-        /// `"success"` (successes only).
-        accepts: Option<String>,
-    },
-    /// botocore adaptive mode's CUBIC rate limiter.
-    AwsAdaptive,
-}
-
 /// A retry layer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -239,7 +142,7 @@ pub struct LayerFile {
     /// Retry budget.
     pub budget: Option<crate::model::budget::BudgetFile>,
     /// Circuit breaker.
-    pub breaker: Option<BreakerFile>,
+    pub breaker: Option<crate::model::breaker::BreakerFile>,
     /// Network delay to the layer below and back.
     pub hop_latency: Option<DistOrDur>,
     /// Named preset for the whole policy (resolved before parsing).
@@ -249,7 +152,7 @@ pub struct LayerFile {
     /// Time a call may take, all attempts and backoff included.
     pub total_timeout: Option<Dur>,
     /// Client-side rate limiter.
-    pub limiter: Option<LimiterFile>,
+    pub limiter: Option<crate::model::limiter::LimiterFile>,
     /// Presets of the parts, taken out of the part tables before parsing.
     #[serde(skip)]
     pub part_presets: crate::model::config::PartPresets,

@@ -12,7 +12,7 @@ use crate::metrics::recorder::{BucketRow, MAX_BUCKET_SAMPLES};
 use crate::model::limits::{bytes_per_event, bytes_per_request};
 
 use super::error::ScenarioError;
-use crate::model::config::{Arrival, OutageTiming, Scenario, Trip};
+use crate::model::config::{Arrival, OutageTiming, Scenario};
 
 /// Most `[[outages]]` entries (each is checked against every other while active).
 pub const MAX_OUTAGES: usize = 1_000;
@@ -61,18 +61,7 @@ impl Memory {
 fn instance_bytes(l: &crate::model::config::LayerConfig) -> u64 {
     let budget = l.budget.map_or(0, |b| b.state_bytes(l.instances));
     let breaker = l.breaker.map_or(0, |b| {
-        std::mem::size_of::<Breaker>() as u64
-            + match b.trip {
-                Trip::Rate { window, .. } => u64::from(window),
-                Trip::Consecutive(_) => 0,
-                // A slot per call or per second of the window.
-                Trip::Resilience4j { window, .. } => match window {
-                    crate::model::config::R4jWindow::Count(n) => 16 * u64::from(n),
-                    crate::model::config::R4jWindow::Time(n) => 32 * u64::from(n),
-                },
-                // Polly's rolling metrics: a handful of buckets.
-                Trip::Polly { .. } => 256,
-            }
+        std::mem::size_of::<Breaker>() as u64 + b.trip.state_bytes()
     });
     let limiter = l.limiter.as_ref().map_or(0, |_| {
         std::mem::size_of::<crate::model::limiter::Limiter>() as u64

@@ -1,7 +1,7 @@
 //! Rules that turn a [`ScenarioFile`] into a typed [`Scenario`]: ranges, required
 //! combinations, cross-field checks, defaults. Each failure names the field path.
 
-use crate::engine::time::{MILLISECOND, SECOND};
+use crate::engine::time::SECOND;
 use crate::engine::Nanos;
 use crate::model::dist::Dist;
 use crate::model::outcome::{Class, ClassSet};
@@ -10,7 +10,7 @@ use super::error::{shown, ScenarioError};
 use super::file::*;
 use crate::model::backoff::{self, MAX_BACKOFF_PARAM};
 use crate::model::config::*;
-use crate::model::field::{at_most_dur, choice, in_range, list_cap};
+use crate::model::field::list_cap;
 use crate::model::field::{Ctx, R};
 
 /// Default drain after the arrival window.
@@ -586,7 +586,7 @@ fn validate_layer(
     };
     let breaker = match &l.breaker {
         None => None,
-        Some(b) => Some(validate_breaker(c, &format!("{p}.breaker"), b)?),
+        Some(b) => Some(b.validate(c, &format!("{p}.breaker"))?),
     };
     let hop_latency = match &l.hop_latency {
         None => None,
@@ -598,7 +598,7 @@ fn validate_layer(
     };
     let limiter = match &l.limiter {
         None => None,
-        Some(lf) => Some(validate_limiter(c, &format!("{p}.limiter"), lf)?),
+        Some(lf) => Some(lf.validate(c, &format!("{p}.limiter"))?),
     };
     Ok(LayerConfig {
         name,
@@ -678,240 +678,6 @@ fn label(c: &Ctx, field: &str, s: &str) -> R<String> {
 
 // The backoff family keeps its own copy of the horizon: model/ imports nothing from here.
 const _: () = assert!(MAX_BACKOFF_PARAM == MAX_HORIZON);
-
-fn validate_limiter(c: &Ctx, p: &str, l: &LimiterFile) -> R<LimiterConfig> {
-    let f = |k: &str| format!("{p}.{k}");
-    Ok(match l {
-        LimiterFile::AdaptiveThrottling {
-            k,
-            window,
-            padding,
-            accepts,
-        } => {
-            let k = c.positive(&f("k"), k.unwrap_or(2.0))?;
-            let window = match window {
-                Some(w) => c.positive_dur(&f("window"), *w)?,
-                None => 120 * SECOND,
-            };
-            // Google's open implementation (grpc-go RLS `adaptive.go`) counts every
-            // response but a throttling rejection as accepted.
-            let accepts = match choice(
-                c,
-                &f("accepts"),
-                accepts.as_deref(),
-                "not_rejected",
-                &["not_rejected", "success"],
-            )? {
-                "success" => Accepts::Success,
-                _ => Accepts::NotRejected,
-            };
-            LimiterConfig::AdaptiveThrottling {
-                k: in_range(c, &f("k"), k, 0.0, 1000.0)?,
-                window,
-                padding: in_range(c, &f("padding"), padding.unwrap_or(1.0), 0.0, 1e9)?,
-                accepts,
-            }
-        }
-        LimiterFile::AwsAdaptive => LimiterConfig::AwsAdaptive,
-    })
-}
-
-fn validate_breaker(c: &Ctx, p: &str, b: &BreakerFile) -> R<BreakerConfig> {
-    let placement = |pl: Option<PlacementFile>| match pl.unwrap_or(PlacementFile::Inside) {
-        PlacementFile::Inside => Placement::Inside,
-        PlacementFile::Outside => Placement::Outside,
-    };
-    Ok(match *b {
-        BreakerFile::Consecutive {
-            failures,
-            open_for,
-            half_open_probes,
-            placement: pl,
-        } => BreakerConfig {
-            trip: Trip::Consecutive(c.u32_field(
-                &format!("{p}.failures"),
-                c.at_least(&format!("{p}.failures"), failures, 1)?,
-            )?),
-            open_for: c.positive_dur(&format!("{p}.open_for"), open_for)?,
-            half_open_probes: c.u32_field(
-                &format!("{p}.half_open_probes"),
-                c.at_least(
-                    &format!("{p}.half_open_probes"),
-                    half_open_probes.unwrap_or(1),
-                    1,
-                )?,
-            )?,
-            placement: placement(pl),
-        },
-        BreakerFile::Rate {
-            window_calls,
-            min_calls,
-            failure_rate,
-            open_for,
-            half_open_probes,
-            placement: pl,
-        } => {
-            let window = c.at_least(&format!("{p}.window_calls"), window_calls, 1)?;
-            if window > 100_000 {
-                return c.err(
-                    format!("{p}.window_calls"),
-                    format!("must be at most 100000 (found {window})"),
-                );
-            }
-            let min_calls = min_calls.unwrap_or(window);
-            if min_calls > window {
-                return c.err(
-                    format!("{p}.min_calls"),
-                    format!("must be at most window_calls {window} (found {min_calls})"),
-                );
-            }
-            let rate = c.probability(&format!("{p}.failure_rate"), failure_rate)?;
-            if rate == 0.0 {
-                return c.err(format!("{p}.failure_rate"), "must be greater than 0");
-            }
-            BreakerConfig {
-                trip: Trip::Rate {
-                    window: window as u32,
-                    min_calls: min_calls.max(1) as u32,
-                    rate,
-                },
-                open_for: c.positive_dur(&format!("{p}.open_for"), open_for)?,
-                half_open_probes: c.u32_field(
-                    &format!("{p}.half_open_probes"),
-                    c.at_least(
-                        &format!("{p}.half_open_probes"),
-                        half_open_probes.unwrap_or(1),
-                        1,
-                    )?,
-                )?,
-                placement: placement(pl),
-            }
-        }
-        BreakerFile::Resilience4j {
-            ref window_type,
-            window_size,
-            min_calls,
-            failure_rate,
-            slow_call_rate,
-            slow_call_duration,
-            open_for,
-            half_open_calls,
-            placement: pl,
-        } => {
-            let f = |k: &str| format!("{p}.{k}");
-            let kind = choice(
-                c,
-                &f("window_type"),
-                window_type.as_deref(),
-                "count",
-                &["count", "time"],
-            )?;
-            let size = c.at_least(&f("window_size"), window_size.unwrap_or(100), 1)?;
-            let window = if kind == "count" {
-                if size > 100_000 {
-                    return c.err(
-                        f("window_size"),
-                        format!("must be at most 100000 calls (found {size})"),
-                    );
-                }
-                R4jWindow::Count(size as u32)
-            } else {
-                if size > 3_600 {
-                    return c.err(
-                        f("window_size"),
-                        format!("must be at most 3600 seconds (found {size})"),
-                    );
-                }
-                R4jWindow::Time(size as u32)
-            };
-            let rate = |field: String, v: f64| -> R<f32> {
-                let v = in_range(c, &field, v, 0.0, 100.0)?;
-                if v == 0.0 {
-                    return c.err(field, "must be greater than 0");
-                }
-                Ok(v as f32)
-            };
-            let open_for = open_for.map_or(60 * SECOND, |d| d.0);
-            if open_for < MILLISECOND {
-                return c.err(f("open_for"), "must be at least 1ms (Resilience4j's check)");
-            }
-            BreakerConfig {
-                trip: Trip::Resilience4j {
-                    window,
-                    min_calls: c.u32_field(
-                        &f("min_calls"),
-                        c.at_least(&f("min_calls"), min_calls.unwrap_or(100), 1)?,
-                    )?,
-                    failure_rate: rate(f("failure_rate"), failure_rate.unwrap_or(50.0))?,
-                    slow_call_rate: rate(f("slow_call_rate"), slow_call_rate.unwrap_or(100.0))?,
-                    slow_call_duration: match slow_call_duration {
-                        Some(d) => c.positive_dur(&f("slow_call_duration"), d)?,
-                        None => 60 * SECOND,
-                    },
-                },
-                open_for: at_most_dur(c, &f("open_for"), open_for, MAX_BACKOFF_PARAM)?,
-                half_open_probes: c.u32_field(
-                    &f("half_open_calls"),
-                    c.at_least(&f("half_open_calls"), half_open_calls.unwrap_or(10), 1)?,
-                )?,
-                placement: placement(pl),
-            }
-        }
-        BreakerFile::Polly {
-            failure_ratio,
-            min_throughput,
-            sampling_duration,
-            break_duration,
-            placement: pl,
-        } => {
-            let f = |k: &str| format!("{p}.{k}");
-            // CircuitBreakerStrategyOptions' ranges.
-            let ratio = in_range(
-                c,
-                &f("failure_ratio"),
-                failure_ratio.unwrap_or(0.1),
-                0.0,
-                1.0,
-            )?;
-            if ratio == 0.0 {
-                return c.err(f("failure_ratio"), "must be greater than 0");
-            }
-            let day = 86_400 * SECOND;
-            let half_second = SECOND / 2;
-            let between = |field: String, v: Nanos| -> R<Nanos> {
-                if (half_second..=day).contains(&v) {
-                    Ok(v)
-                } else {
-                    c.err(
-                        field,
-                        format!(
-                            "must be between 500ms and 1 day (found {})",
-                            crate::engine::time::format(v)
-                        ),
-                    )
-                }
-            };
-            let min_throughput =
-                c.at_least(&f("min_throughput"), min_throughput.unwrap_or(100), 2)?;
-            BreakerConfig {
-                trip: Trip::Polly {
-                    sampling: between(
-                        f("sampling_duration"),
-                        sampling_duration.map_or(30 * SECOND, |d| d.0),
-                    )?,
-                    min_throughput: c.u32_field(&f("min_throughput"), min_throughput)?,
-                    failure_ratio: ratio,
-                },
-                open_for: between(
-                    f("break_duration"),
-                    break_duration.map_or(5 * SECOND, |d| d.0),
-                )?,
-                half_open_probes: 1,
-                placement: placement(pl),
-            }
-        }
-    })
-}
 
 fn validate_outage(c: &Ctx, i: usize, o: &OutageFile) -> R<OutageConfig> {
     let p = format!("outages[{i}]");

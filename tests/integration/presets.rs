@@ -17,13 +17,17 @@ use retrysim::model::backoff::polly::{self, Polly};
 use retrysim::model::backoff::resilience4j::Resilience4j;
 use retrysim::model::backoff::tower::Tower;
 use retrysim::model::backoff::{wait_u, Backoff, Failure};
-use retrysim::model::breaker::{Breaker, State};
+use retrysim::model::breaker::resilience4j::Window as R4jWindow;
+use retrysim::model::breaker::{
+    polly as polly_breaker, resilience4j as r4j_breaker, Breaker, BreakerConfig, Placement, State,
+    Trip,
+};
 use retrysim::model::budget::{
     aws_standard, envoy, envoy_max_retries, failure_ratio, finagle, resilience4j, sre,
     token_bucket, tower, Budget, BudgetConfig, RetryCause,
 };
-use retrysim::model::config::{Accepts, BreakerConfig, LimiterConfig, Placement, R4jWindow, Trip};
-use retrysim::model::limiter::{AwsAdaptive, Gate, Limiter};
+use retrysim::model::config::Accepts;
+use retrysim::model::limiter::{adaptive_throttling, AwsAdaptive, Gate, Limiter, LimiterConfig};
 use retrysim::model::outcome::Class;
 
 const MS: u64 = 1_000_000;
@@ -495,13 +499,13 @@ fn resilience4j_interval_functions() {
 
 fn r4j(window: R4jWindow, min_calls: u32, slow_rate: f32, probes: u32) -> Breaker {
     Breaker::new(BreakerConfig {
-        trip: Trip::Resilience4j {
+        trip: Trip::Resilience4j(r4j_breaker::Config {
             window,
             min_calls,
             failure_rate: 50.0,
             slow_call_rate: slow_rate,
             slow_call_duration: 100 * MS,
-        },
+        }),
         open_for: S,
         half_open_probes: probes,
         placement: Placement::Inside,
@@ -692,11 +696,11 @@ fn polly_decorrelated_jitter_v2() {
 #[test]
 fn polly_breaker_failure_ratio_over_the_sampling_duration() {
     let mut b = Breaker::new(BreakerConfig {
-        trip: Trip::Polly {
+        trip: Trip::Polly(polly_breaker::Config {
             sampling: S,
             min_throughput: 4,
             failure_ratio: 0.5,
-        },
+        }),
         open_for: S,
         half_open_probes: 1,
         placement: Placement::Inside,
@@ -716,11 +720,11 @@ fn polly_breaker_failure_ratio_over_the_sampling_duration() {
     assert!(b.record(1_100 * MS, false));
     // Successes alone never break it; windows older than the sampling duration leave.
     let mut b = Breaker::new(BreakerConfig {
-        trip: Trip::Polly {
+        trip: Trip::Polly(polly_breaker::Config {
             sampling: S,
             min_throughput: 4,
             failure_ratio: 0.5,
-        },
+        }),
         open_for: S,
         half_open_probes: 1,
         placement: Placement::Inside,
@@ -755,12 +759,14 @@ fn sre_retry_budget_ratio() {
 /// the attempts rejected locally too.
 #[test]
 fn sre_adaptive_throttling_probability() {
-    let mut l = Limiter::new(LimiterConfig::AdaptiveThrottling {
-        k: 2.0,
-        window: 120 * S,
-        padding: 1.0,
-        accepts: Accepts::Success,
-    });
+    let mut l = Limiter::new(LimiterConfig::AdaptiveThrottling(
+        adaptive_throttling::Config {
+            k: 2.0,
+            window: 120 * S,
+            padding: 1.0,
+            accepts: Accepts::Success,
+        },
+    ));
     // 10 requests, 4 accepted: (10 − 8) / 11 = 0.1818…: u = 0.18 rejects, 0.19 passes.
     for _ in 0..10 {
         assert_eq!(l.gate_u(0, 0.999), Gate::Pass);
@@ -1108,10 +1114,10 @@ fn every_preset_loads_runs_and_is_named_by_explain() {
     );
     assert!(matches!(
         layer.breaker.map(|b| b.trip),
-        Some(Trip::Resilience4j {
+        Some(Trip::Resilience4j(r4j_breaker::Config {
             window: R4jWindow::Count(20),
             ..
-        })
+        }))
     ));
     let e = retrysim::explain::explain(&l.scenario).render();
     assert!(
@@ -1245,8 +1251,8 @@ fn bad_values_of_the_library_kinds_name_their_field() {
         ),
         (
             "breaker = { kind = \"resilience4j\", window_type = \"sliding\" }",
-            "breaker.window_type",
-            "\"count\", \"time\"",
+            "breaker",
+            "unknown variant `sliding`, expected `count` or `time`",
         ),
         (
             "breaker = { kind = \"resilience4j\", failure_rate = 0 }",
@@ -1255,8 +1261,8 @@ fn bad_values_of_the_library_kinds_name_their_field() {
         ),
         (
             "limiter = { kind = \"adaptive_throttling\", accepts = \"all\" }",
-            "limiter.accepts",
-            "\"not_rejected\", \"success\"",
+            "limiter",
+            "unknown variant `all`, expected `not_rejected` or `success`",
         ),
         ("max_attempts_cap = 0", "max_attempts_cap", "at least 1"),
         ("total_timeout = \"0s\"", "total_timeout", "positive"),
@@ -1871,10 +1877,12 @@ fn upstream_sre_throttling_accepts_every_answer_but_a_rejection() {
     );
     assert!(matches!(
         l.scenario.fleets[0].layers[0].limiter,
-        Some(LimiterConfig::AdaptiveThrottling {
-            accepts: Accepts::NotRejected,
-            ..
-        })
+        Some(LimiterConfig::AdaptiveThrottling(
+            adaptive_throttling::Config {
+                accepts: Accepts::NotRejected,
+                ..
+            }
+        ))
     ));
     let layer = |accepts: &str| {
         format!("max_attempts = 1\nlimiter = {{ kind = \"adaptive_throttling\"{accepts} }}")
