@@ -214,6 +214,30 @@ enum Verdict {
     Close,
 }
 
+/// What a vendor's counts do at each step of the state machine.
+trait Rule {
+    /// Records the outcome of a call that took `duration` in `state`, `probes` being
+    /// the half-open probes.
+    fn record(
+        &mut self,
+        state: &mut State,
+        now: Nanos,
+        success: bool,
+        duration: Nanos,
+        probes: u32,
+    ) -> Verdict;
+    /// The breaker opened.
+    fn opened(&mut self) {}
+    /// The breaker turned half-open.
+    fn half_open(&mut self, _probes: u32) {}
+    /// The breaker closed at `now`.
+    fn closed(&mut self, now: Nanos);
+    /// Time past `open_for` before the first probe is admitted.
+    fn open_extra(&self) -> Nanos {
+        0
+    }
+}
+
 /// A vendor's counts, with its settings.
 #[derive(Debug, Clone)]
 enum Counts {
@@ -221,6 +245,26 @@ enum Counts {
     Rate(rate::Counts),
     Resilience4j(resilience4j::Counts),
     Polly(polly::Counts),
+}
+
+impl Counts {
+    fn new(trip: Trip) -> Counts {
+        match trip {
+            Trip::Consecutive(t) => Counts::Consecutive(consecutive::Counts::new(t)),
+            Trip::Rate(t) => Counts::Rate(rate::Counts::new(t)),
+            Trip::Resilience4j(t) => Counts::Resilience4j(resilience4j::Counts::new(t)),
+            Trip::Polly(t) => Counts::Polly(polly::Counts::new(t)),
+        }
+    }
+
+    fn rule(&mut self) -> &mut dyn Rule {
+        match self {
+            Counts::Consecutive(m) => m,
+            Counts::Rate(m) => m,
+            Counts::Resilience4j(m) => m,
+            Counts::Polly(m) => m,
+        }
+    }
 }
 
 /// One instance's circuit breaker.
@@ -235,17 +279,11 @@ pub struct Breaker {
 impl Breaker {
     /// A closed breaker.
     pub fn new(cfg: BreakerConfig) -> Breaker {
-        let counts = match cfg.trip {
-            Trip::Consecutive(t) => Counts::Consecutive(consecutive::Counts::new(t)),
-            Trip::Rate(t) => Counts::Rate(rate::Counts::new(t)),
-            Trip::Resilience4j(t) => Counts::Resilience4j(resilience4j::Counts::new(t)),
-            Trip::Polly(t) => Counts::Polly(polly::Counts::new(t)),
-        };
         Breaker {
             cfg,
             state: State::Closed,
             opened: 0,
-            counts,
+            counts: Counts::new(cfg.trip),
         }
     }
 
@@ -272,9 +310,7 @@ impl Breaker {
                     in_flight: 0,
                     successes: 0,
                 };
-                if let Counts::Resilience4j(m) = &mut self.counts {
-                    m.half_open(self.cfg.half_open_probes);
-                }
+                self.counts.rule().half_open(self.cfg.half_open_probes);
                 return true;
             }
         }
@@ -310,13 +346,10 @@ impl Breaker {
     /// slow calls). Returns true when the breaker opened.
     pub fn record_timed(&mut self, now: Nanos, success: bool, duration: Nanos) -> bool {
         let probes = self.cfg.half_open_probes;
-        let state = &mut self.state;
-        let verdict = match &mut self.counts {
-            Counts::Consecutive(m) => m.record(state, success, probes),
-            Counts::Rate(m) => m.record(state, success, probes),
-            Counts::Resilience4j(m) => m.record(state, now, success, duration, probes),
-            Counts::Polly(m) => m.record(state, now, success),
-        };
+        let verdict = self
+            .counts
+            .rule()
+            .record(&mut self.state, now, success, duration, probes);
         match verdict {
             Verdict::Stay => false,
             Verdict::Open => {
@@ -331,27 +364,17 @@ impl Breaker {
     }
 
     fn trip(&mut self, now: Nanos) {
-        // Resilience4j admits a call only strictly after the wait (`isAfter`).
-        let extra = u64::from(matches!(self.counts, Counts::Resilience4j(_)));
+        let extra = self.counts.rule().open_extra();
         self.state = State::Open {
             until: now.saturating_add(self.cfg.open_for).saturating_add(extra),
         };
         self.opened += 1;
-        match &mut self.counts {
-            Counts::Consecutive(m) => m.reset(),
-            Counts::Rate(m) => m.reset(),
-            Counts::Resilience4j(_) | Counts::Polly(_) => {}
-        }
+        self.counts.rule().opened();
     }
 
     fn close(&mut self, now: Nanos) {
         self.state = State::Closed;
-        match &mut self.counts {
-            Counts::Consecutive(m) => m.reset(),
-            Counts::Rate(m) => m.reset(),
-            Counts::Resilience4j(m) => m.closed(now),
-            Counts::Polly(m) => m.reset(now),
-        }
+        self.counts.rule().closed(now);
     }
 }
 

@@ -11,7 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{BreakerConfig, Placement, State, Trip, Verdict};
+use super::{BreakerConfig, Placement, Rule, State, Trip, Verdict};
 use crate::engine::time::SECOND;
 use crate::engine::Nanos;
 use crate::explain::render::{fmt_num, fmt_time};
@@ -152,13 +152,22 @@ impl Counts {
             health: HealthMetrics::new(cfg.sampling, 0),
         }
     }
+}
 
-    /// Fresh metrics at `now` (the circuit closed).
-    pub(super) fn reset(&mut self, now: Nanos) {
+impl Rule for Counts {
+    /// Fresh metrics at `now`.
+    fn closed(&mut self, now: Nanos) {
         self.health.reset(now);
     }
 
-    pub(super) fn record(&mut self, state: &mut State, now: Nanos, success: bool) -> Verdict {
+    fn record(
+        &mut self,
+        state: &mut State,
+        now: Nanos,
+        success: bool,
+        _duration: Nanos,
+        _probes: u32,
+    ) -> Verdict {
         match state {
             // Recorded, but the metrics are reset before they are read again.
             State::Open { .. } => Verdict::Stay,

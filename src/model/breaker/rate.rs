@@ -5,7 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{half_open_probes, probe, BreakerConfig, Placement, State, Trip, Verdict};
+use super::{half_open_probes, probe, BreakerConfig, Placement, Rule, State, Trip, Verdict};
+use crate::engine::Nanos;
 use crate::explain::render::fmt_num;
 use crate::model::field::{Ctx, Dur, R};
 
@@ -119,13 +120,22 @@ impl Counts {
         }
     }
 
-    pub(super) fn reset(&mut self) {
+    fn reset(&mut self) {
         self.pos = 0;
         self.len = 0;
         self.failures = 0;
     }
+}
 
-    pub(super) fn record(&mut self, state: &mut State, success: bool, probes: u32) -> Verdict {
+impl Rule for Counts {
+    fn record(
+        &mut self,
+        state: &mut State,
+        _now: Nanos,
+        success: bool,
+        _duration: Nanos,
+        probes: u32,
+    ) -> Verdict {
         if *state != State::Closed {
             return probe(state, success, probes);
         }
@@ -149,6 +159,14 @@ impl Counts {
         } else {
             Verdict::Stay
         }
+    }
+
+    fn opened(&mut self) {
+        self.reset();
+    }
+
+    fn closed(&mut self, _now: Nanos) {
+        self.reset();
     }
 }
 

@@ -13,7 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{BreakerConfig, Placement, State, Trip, Verdict};
+use super::{BreakerConfig, Placement, Rule, State, Trip, Verdict};
 use crate::engine::time::{MILLISECOND, SECOND};
 use crate::engine::Nanos;
 use crate::explain::render::{fmt_num, fmt_time};
@@ -246,18 +246,25 @@ impl Counts {
             metrics: closed_metrics(cfg, 0),
         }
     }
+}
 
+impl Rule for Counts {
     /// `forHalfOpen`: a count window of the permitted calls.
-    pub(super) fn half_open(&mut self, probes: u32) {
+    fn half_open(&mut self, probes: u32) {
         self.metrics = Metrics::Count(CountWindow::new(probes));
     }
 
     /// Fresh metrics of the closed state at `now`.
-    pub(super) fn closed(&mut self, now: Nanos) {
+    fn closed(&mut self, now: Nanos) {
         self.metrics = closed_metrics(self.cfg, now);
     }
 
-    pub(super) fn record(
+    /// Resilience4j admits a call only strictly after the wait (`isAfter`).
+    fn open_extra(&self) -> Nanos {
+        1
+    }
+
+    fn record(
         &mut self,
         state: &mut State,
         now: Nanos,
