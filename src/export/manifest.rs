@@ -252,7 +252,12 @@ impl Manifest {
                 ),
                 worst_case,
             },
-            explain: Explain::default(),
+            explain: Explain {
+                lints: crate::explain::lint::lints(s)
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect(),
+            },
             scenario: loaded.resolved.clone(),
             output: Some(Output::of(files)),
         }
@@ -333,6 +338,20 @@ mod tests {
             "{text}"
         );
         assert_eq!(Manifest::parse(&text), Ok(m));
+    }
+
+    #[test]
+    fn the_lints_that_fire_are_recorded() {
+        let m = Manifest::of(&loaded(SCN), &Origin::default(), 1, &[]);
+        assert!(
+            m.explain
+                .lints
+                .iter()
+                .any(|l| l.starts_with("[too-many-attempts]")),
+            "{:?}",
+            m.explain.lints
+        );
+        assert!(m.render().contains("\n[explain]\nlints = ["));
     }
 
     #[test]
