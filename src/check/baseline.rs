@@ -30,8 +30,9 @@
 //!
 //! [`drift_floor`] keeps relative drift meaningful near zero: 1 for `_ms` and `_s`
 //! columns (a millisecond, a second), 0.01 for fractions, ratios and flags, 10 for
-//! counts and rates. [`NOT_COMPARED`] lists columns written to the file but compared
-//! only when `[check.tolerance]` names them.
+//! counts and rates (each column's [`Column::floor`](crate::metrics::columns::Column::floor) in the catalog). Columns whose
+//! [`Column::compared`](crate::metrics::columns::Column::compared) is false (`events`, `truncated`, `offered_rate`) are written to
+//! the file but compared only when `[check.tolerance]` names them.
 //!
 //! A metric this run has and the file lacks is reported and passes (a newer retrysim may
 //! add columns); a metric the file has and this run lacks fails (the run's layout
@@ -41,7 +42,9 @@
 use std::path::Path;
 
 use crate::export::csv::record;
-use crate::metrics::summary::{format_float, Cell};
+use crate::metrics::columns::{param_column, summary_column, CELL, PARAM_PREFIX};
+use crate::metrics::format::{percent, shortest, signed_percent};
+use crate::metrics::summary::Cell;
 use crate::run::RunResult;
 use crate::scenario::ScenarioError;
 use crate::sweep::plan::{render_value, Plan};
@@ -52,13 +55,16 @@ use super::{cell_labels, cell_runs, render_number, CheckError, CheckRow, GroupVa
 /// The default tolerance of `--tolerance`: 5%.
 pub const DEFAULT_TOLERANCE: f64 = 0.05;
 
-/// Columns written to a baseline but not compared unless `[check.tolerance]` names them:
-/// the engine's event count (an implementation detail), the truncation flag (a truncated
-/// run is an error of its own) and the offered rate (an input, not an outcome).
-pub const NOT_COMPARED: [&str; 3] = ["events", "truncated", "offered_rate"];
+/// Whether `metric` is compared when `[check.tolerance]` does not name it: the
+/// catalog's [`Column::compared`](crate::metrics::columns::Column::compared) (the engine's event count, the truncation flag and the
+/// offered rate are not: bookkeeping, an error of its own, an input).
+pub fn compared(metric: &str) -> bool {
+    summary_column(metric).is_none_or(|c| c.compared)
+}
 
-/// The absolute floor under `|old|` in the drift of `metric`: 1 for `_ms` and `_s`
-/// columns, 0.01 for fractions, ratios and flags, 10 for counts and rates.
+/// The absolute floor under `|old|` in the drift of `metric`: its catalog
+/// [`Column::floor`](crate::metrics::columns::Column::floor) (1 for `_ms` and `_s` columns, 0.01 for fractions, ratios and
+/// flags, 10 for counts and rates and for a name the catalog does not know).
 ///
 /// ```
 /// use retrysim::check::baseline::drift_floor;
@@ -69,18 +75,7 @@ pub const NOT_COMPARED: [&str; 3] = ["events", "truncated", "offered_rate"];
 /// assert_eq!(drift_floor("duplicates"), 10.0);
 /// ```
 pub fn drift_floor(metric: &str) -> f64 {
-    let ratio = metric.ends_with("_fraction")
-        || metric.ends_with("_ratio")
-        || metric.ends_with("amplification")
-        || metric.starts_with("attempts_layer_")
-        || matches!(metric, "metastable" | "baseline_success" | "truncated");
-    if ratio {
-        0.01
-    } else if metric.ends_with("_ms") || metric.ends_with("_s") {
-        1.0
-    } else {
-        10.0
-    }
+    summary_column(metric).map_or(10.0, |c| c.floor)
 }
 
 /// Parses a tolerance: a percentage (`"5%"`) or a fraction (`0.05`, at most 1; write
@@ -117,7 +112,7 @@ pub fn parse_tolerance(text: &str) -> Result<f64, String> {
 
 /// Renders a tolerance as a percentage (`5%`).
 pub fn render_tolerance(t: f64) -> String {
-    format!("{}%", format_float(t * 100.0))
+    percent(t)
 }
 
 /// The tolerance of every metric: a default and the scenario's overrides.
@@ -134,7 +129,7 @@ impl Tolerances {
     pub fn of(&self, metric: &str) -> Option<f64> {
         match self.per_metric.iter().find(|(m, _)| m == metric) {
             Some((_, t)) => Some(*t),
-            None if NOT_COMPARED.contains(&metric) => None,
+            None if !compared(metric) => None,
             None => Some(self.default),
         }
     }
@@ -185,15 +180,15 @@ fn recorded_mean(runs: &[RunResult], metric: &str) -> Option<f64> {
 /// The baseline of a finished plan (results in plan order), as CSV text.
 pub fn render(plan: &Plan, results: &[RunResult]) -> String {
     let metrics = metric_columns(plan);
-    let mut header = vec!["cell".to_string()];
-    header.extend(plan.params().iter().map(|k| format!("param_{k}")));
+    let mut header = vec![CELL.to_string()];
+    header.extend(plan.params().iter().map(|k| param_column(k)));
     header.extend(metrics.iter().map(|m| m.to_string()));
     let mut out = record(&header);
     for (cell, runs) in plan.cells.iter().zip(cell_runs(plan, results)) {
         let mut line = vec![cell.index.to_string()];
         line.extend(cell.values.iter().map(render_value));
         for m in &metrics {
-            line.push(recorded_mean(runs, m).map_or(String::new(), format_float));
+            line.push(recorded_mean(runs, m).map_or(String::new(), shortest));
         }
         out.push_str(&record(&line));
     }
@@ -229,7 +224,7 @@ impl Baseline {
             .iter()
             .map(str::to_string)
             .collect();
-        if header.first().map(String::as_str) != Some("cell") {
+        if header.first().map(String::as_str) != Some(CELL) {
             return Err(bad(format!(
                 "not a retrysim baseline: its first column must be 'cell' (found '{}')",
                 header.first().cloned().unwrap_or_default()
@@ -242,14 +237,14 @@ impl Baseline {
         }
         let n_params = header[1..]
             .iter()
-            .take_while(|h| h.starts_with("param_"))
+            .take_while(|h| h.starts_with(PARAM_PREFIX))
             .count();
         let params: Vec<String> = header[1..=n_params]
             .iter()
-            .map(|h| h["param_".len()..].to_string())
+            .map(|h| h[PARAM_PREFIX.len()..].to_string())
             .collect();
         let metrics: Vec<String> = header[1 + n_params..].to_vec();
-        if let Some(h) = metrics.iter().find(|h| h.starts_with("param_")) {
+        if let Some(h) = metrics.iter().find(|h| h.starts_with(PARAM_PREFIX)) {
             return Err(bad(format!(
                 "column '{h}' comes after the metrics: the param_ columns must follow 'cell'"
             )));
@@ -389,7 +384,7 @@ pub fn compare(
                         (Some(o), Some(n)) => {
                             let rel = (n - o) / o.abs().max(drift_floor(m));
                             row.pass = rel.abs() <= t * (1.0 + 1e-9);
-                            row.value = format!("{} ({:+.2}%)", format_float(n), 100.0 * rel);
+                            row.value = format!("{} ({})", shortest(n), signed_percent(rel));
                         }
                         (None, None) => {}
                         _ => row.pass = false,
@@ -474,9 +469,7 @@ mod tests {
         let t = tolerances(&p, 0.0).unwrap();
         let rows = compare(&p, &b, &t, &results).unwrap();
         assert!(rows.iter().all(|r| r.pass), "{rows:?}");
-        assert!(!rows
-            .iter()
-            .any(|r| NOT_COMPARED.contains(&r.metric.as_str())));
+        assert!(!rows.iter().any(|r| !compared(&r.metric)));
         assert_eq!(
             row(&rows, "rate=100", "logical").bound,
             format!("within 0% of {}", render_number(b.rows[1].1[0]))

@@ -22,7 +22,8 @@
 //! Everything is checked before anything runs; each error names the field:
 //! `expect[i].metric`, `expect[i].where.<key>`, `expect[i].min`, `expect[i].per`.
 
-use crate::metrics::summary::format_float;
+use crate::metrics::columns::{is_identity, PARAM_PREFIX};
+use crate::metrics::format::shortest as format_float;
 use crate::run::RunResult;
 use crate::scenario::ScenarioError;
 use crate::sweep::aggregate::is_metric;
@@ -99,9 +100,9 @@ pub fn check_metric(plan: &Plan, field: &str, name: &str) -> Result<(), Scenario
     if metrics.contains(&name) {
         return Ok(());
     }
-    let message = if name.starts_with("param_") {
+    let message = if name.starts_with(PARAM_PREFIX) {
         format!("'{name}' is a swept parameter, not a metric (select cells with `where`)")
-    } else if matches!(name, "run" | "replication" | "seed") {
+    } else if is_identity(name) {
         format!("'{name}' identifies a run, not a metric")
     } else {
         format!("no summary column '{name}' (known: {})", metrics.join(", "))
@@ -123,7 +124,7 @@ fn where_entries(
         let axis = plan
             .axes
             .iter()
-            .position(|a| a.key == key || format!("param_{}", a.key) == key);
+            .position(|a| a.key == key || format!("{PARAM_PREFIX}{}", a.key) == key);
         match (axis, v) {
             (Some(a), _) => {
                 if let Some((_, other, _)) = out.iter().find(|(b, _, _)| *b == a) {

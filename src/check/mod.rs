@@ -34,7 +34,7 @@ pub mod expect;
 
 use thiserror::Error;
 
-use crate::metrics::summary::format_float;
+use crate::metrics::format::shortest as format_float;
 use crate::run::RunResult;
 use crate::sweep::aggregate::mean_ci;
 use crate::sweep::plan::{render_value, Plan};

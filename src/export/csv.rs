@@ -5,42 +5,32 @@
 
 use crate::engine::time::{to_millis, to_secs};
 use crate::metrics::summary::{Cell, Summary};
+use crate::metrics::BucketRow;
 use crate::run::RunResult;
 
-/// Columns of `timeseries.csv`.
-pub const TIMESERIES_COLUMNS: [&str; 25] = [
-    "run",
-    "replication",
-    "t",
-    "offered",
-    "inbound",
-    "served",
-    "goodput",
-    "success_rate",
-    "amplification",
-    "queue_mean",
-    "queue_max",
-    "utilisation",
-    "wasted",
-    "breaker_open_fraction",
-    "budget_level",
-    "completions",
-    "rejected",
-    "errors",
-    "timeouts",
-    "breaker_open",
-    "budget_exhausted",
-    "deadline_exceeded",
-    "latency_p50_ms",
-    "latency_p99_ms",
-    "outage",
-];
+pub use crate::metrics::columns::{HERD_COLUMNS, TIMESERIES_COLUMNS};
 
-/// Columns of `herd.csv`.
-pub const HERD_COLUMNS: [&str; 4] = ["run", "replication", "t", "inbound"];
+/// A writer of CSV records into memory: RFC 4180 quoting where needed (a field holding
+/// a comma, quote or line break is quoted, its quotes doubled), `\n` line ends.
+fn writer() -> ::csv::Writer<Vec<u8>> {
+    writer_into(Vec::new())
+}
 
-/// Renders one CSV record and a newline (RFC 4180 quoting: a field holding a comma,
-/// quote or line break is quoted, its quotes doubled).
+/// A [`writer`] that appends to `out`.
+fn writer_into(out: Vec<u8>) -> ::csv::Writer<Vec<u8>> {
+    ::csv::WriterBuilder::new()
+        .terminator(::csv::Terminator::Any(b'\n'))
+        .from_writer(out)
+}
+
+/// The text a [`writer`] wrote.
+fn text(w: ::csv::Writer<Vec<u8>>) -> String {
+    // Writing into memory cannot fail, and every field written is UTF-8.
+    let bytes = w.into_inner().unwrap_or_default();
+    String::from_utf8(bytes).unwrap_or_default()
+}
+
+/// Renders one CSV record and a newline.
 ///
 /// ```
 /// use retrysim::export::csv::record;
@@ -51,22 +41,18 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<str>,
 {
-    let mut out = String::new();
-    for (i, f) in fields.into_iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        let f = f.as_ref();
-        if f.contains([',', '"', '\n', '\r']) {
-            out.push('"');
-            out.push_str(&f.replace('"', "\"\""));
-            out.push('"');
-        } else {
-            out.push_str(f);
-        }
+    let mut w = writer();
+    let _ = w.write_record(fields.into_iter().map(|f| f.as_ref().to_string()));
+    text(w)
+}
+
+/// Renders typed rows, one record each, cells as [`Cell::render`] writes them.
+pub fn rows<'a>(rows: impl IntoIterator<Item = &'a [Cell]>) -> String {
+    let mut w = writer();
+    for row in rows {
+        let _ = w.write_record(row.iter().map(Cell::render));
     }
-    out.push('\n');
-    out
+    text(w)
 }
 
 /// The header line of `summary.csv`.
@@ -94,70 +80,85 @@ pub fn spreadsheet_safe(text: String) -> String {
 
 /// One summary row laid out on `columns` (missing columns are empty).
 pub fn summary_row(s: &Summary, columns: &[String]) -> String {
-    record(
-        columns
-            .iter()
-            .map(|c| s.get(c).map_or(String::new(), Cell::render)),
-    )
+    let cells: Vec<Cell> = columns
+        .iter()
+        .map(|c| s.get(c).cloned().unwrap_or(Cell::Empty))
+        .collect();
+    rows([&cells[..]])
 }
 
 /// The time-series rows of a run. Rates and time-weighted means are normalised by each
 /// bucket's real width: a partial last bucket `[t, duration)` by `duration - t`.
 pub fn timeseries_rows(r: &RunResult, dependency_servers: Option<u32>) -> String {
     let m = &r.metrics;
-    let mut out = String::new();
     let outage = outage_per_bucket(r);
-    for (i, (b, &outage_ns)) in m.buckets.iter().zip(&outage).enumerate() {
-        let width = m.width(b);
-        let bs = to_secs(width);
-        let bns = width as f64;
-        let per_s = |x: u64| Cell::float(x as f64 / bs);
-        let cells = [
-            Cell::Int(r.run),
-            Cell::Int(u64::from(r.replication)),
-            Cell::float(to_secs(b.t)),
-            per_s(b.offered),
-            per_s(b.inbound),
-            per_s(b.served),
-            per_s(b.successes),
-            Cell::ratio(b.successes as f64, b.completions as f64),
-            Cell::ratio(b.inbound as f64, b.offered as f64),
-            Cell::float(b.queue_area as f64 / bns),
-            Cell::Int(b.queue_max),
-            match dependency_servers {
-                Some(s) => Cell::float(b.busy_area as f64 / bns / f64::from(s)),
-                None => Cell::Empty,
-            },
-            Cell::float(b.wasted_ns as f64 / 1e9),
-            if r.breaker_instances == 0 {
-                Cell::Empty
-            } else {
-                Cell::float(b.breaker_area as f64 / bns / r.breaker_instances as f64)
-            },
-            b.budget_level.map_or(Cell::Empty, Cell::float),
-            Cell::Int(b.completions),
-            Cell::Int(b.outcomes[1]),
-            Cell::Int(b.outcomes[2]),
-            Cell::Int(b.outcomes[3]),
-            Cell::Int(b.outcomes[4]),
-            Cell::Int(b.outcomes[5]),
-            Cell::Int(b.outcomes[6]),
-            b.latency_p50
-                .map_or(Cell::Empty, |v| Cell::float(to_millis(v))),
-            b.latency_p99
-                .map_or(Cell::Empty, |v| Cell::float(to_millis(v))),
-            Cell::float((outage_ns as f64 / bns).min(1.0)),
-        ];
-        let row = record(cells.iter().map(Cell::render));
-        if i == 0 {
-            // Sized from the first row (plus a margin), so a long run's text is not
-            // grown by doubling: this string is most of the memory that grows with
-            // the horizon.
-            out.reserve(row.len() * m.buckets.len() * 9 / 8);
-        }
-        out.push_str(&row);
+    let mut cells = m
+        .buckets
+        .iter()
+        .zip(&outage)
+        .map(|(b, &outage_ns)| timeseries_cells(r, dependency_servers, b, outage_ns));
+    let Some(first) = cells.next() else {
+        return String::new();
+    };
+    let first = rows([&first[..]]);
+    // Sized from the first row (plus a margin), so a long run's text is not grown by
+    // doubling: this string is most of the memory that grows with the horizon.
+    let mut out = Vec::with_capacity(first.len() * m.buckets.len() * 9 / 8);
+    out.extend_from_slice(first.as_bytes());
+    let mut w = writer_into(out);
+    for row in cells {
+        let _ = w.write_record(row.iter().map(Cell::render));
     }
-    out
+    text(w)
+}
+
+/// One `timeseries.csv` row, laid out on [`TIMESERIES_COLUMNS`].
+fn timeseries_cells(
+    r: &RunResult,
+    dependency_servers: Option<u32>,
+    b: &BucketRow,
+    outage_ns: u64,
+) -> [Cell; TIMESERIES_COLUMNS.len()] {
+    let width = r.metrics.width(b);
+    let bs = to_secs(width);
+    let bns = width as f64;
+    let per_s = |x: u64| Cell::float(x as f64 / bs);
+    [
+        Cell::Int(r.run),
+        Cell::Int(u64::from(r.replication)),
+        Cell::float(to_secs(b.t)),
+        per_s(b.offered),
+        per_s(b.inbound),
+        per_s(b.served),
+        per_s(b.successes),
+        Cell::ratio(b.successes as f64, b.completions as f64),
+        Cell::ratio(b.inbound as f64, b.offered as f64),
+        Cell::float(b.queue_area as f64 / bns),
+        Cell::Int(b.queue_max),
+        match dependency_servers {
+            Some(s) => Cell::float(b.busy_area as f64 / bns / f64::from(s)),
+            None => Cell::Empty,
+        },
+        Cell::float(b.wasted_ns as f64 / 1e9),
+        if r.breaker_instances == 0 {
+            Cell::Empty
+        } else {
+            Cell::float(b.breaker_area as f64 / bns / r.breaker_instances as f64)
+        },
+        b.budget_level.map_or(Cell::Empty, Cell::float),
+        Cell::Int(b.completions),
+        Cell::Int(b.outcomes[1]),
+        Cell::Int(b.outcomes[2]),
+        Cell::Int(b.outcomes[3]),
+        Cell::Int(b.outcomes[4]),
+        Cell::Int(b.outcomes[5]),
+        Cell::Int(b.outcomes[6]),
+        b.latency_p50
+            .map_or(Cell::Empty, |v| Cell::float(to_millis(v))),
+        b.latency_p99
+            .map_or(Cell::Empty, |v| Cell::float(to_millis(v))),
+        Cell::float((outage_ns as f64 / bns).min(1.0)),
+    ]
 }
 
 /// Outage time (ns, summed over windows) in each bucket, within the bucket's real width.
@@ -186,19 +187,21 @@ fn outage_per_bucket(r: &RunResult) -> Vec<u64> {
 
 /// The herd rows of a run (fine-bucket inbound counts).
 pub fn herd_rows(r: &RunResult) -> String {
-    let mut out = String::new();
-    if let Some((start, width, counts)) = &r.metrics.herd {
-        for (i, c) in counts.iter().enumerate() {
-            let t = start + i as u64 * width;
-            out.push_str(&record([
-                r.run.to_string(),
-                r.replication.to_string(),
-                Cell::float(to_secs(t)).render(),
-                c.to_string(),
-            ]));
-        }
+    let Some((start, width, counts)) = &r.metrics.herd else {
+        return String::new();
+    };
+    let mut w = writer();
+    for (i, c) in counts.iter().enumerate() {
+        let t = start + i as u64 * width;
+        let row: [Cell; HERD_COLUMNS.len()] = [
+            Cell::Int(r.run),
+            Cell::Int(u64::from(r.replication)),
+            Cell::float(to_secs(t)),
+            Cell::Int(*c),
+        ];
+        let _ = w.write_record(row.iter().map(Cell::render));
     }
-    out
+    text(w)
 }
 
 #[cfg(test)]
@@ -290,5 +293,83 @@ mode = { kind = "slow", factor = 1 }
         assert_eq!(peak, Some(20.0));
         let ratio = r.summary.get("peak_inbound_ratio").and_then(Cell::as_f64);
         assert!((ratio.unwrap() - 0.6).abs() < 1e-9, "{ratio:?}");
+    }
+
+    /// Two fleets, two layers: every templated column appears.
+    const WIDE: &str = r#"
+name = "wide"
+duration = "2s"
+bucket = "1s"
+
+[dependency]
+servers = 2
+service_time = "10ms"
+
+[[fleets]]
+name = "a"
+arrival = { kind = "constant", rate = 10 }
+[[fleets.layers]]
+max_attempts = 2
+[[fleets.layers]]
+max_attempts = 2
+
+[[fleets]]
+name = "b"
+arrival = { kind = "constant", rate = 10 }
+"#;
+
+    #[test]
+    fn the_writers_lay_their_rows_out_on_the_catalog() {
+        use crate::metrics::columns::{self, HERD, SUMMARY_BASE, SUMMARY_EXTRA, TIMESERIES};
+        let r = run(WIDE);
+        let src = Source {
+            path: "wide.toml".into(),
+            stem: "wide".into(),
+            text: WIDE.into(),
+        };
+        let layout = Layout::of(&load(src, &[]).unwrap().scenario);
+        let header = layout.columns();
+        // The summary's cells, in order, are the header's names.
+        let names: Vec<&str> = r.summary.cells.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, header);
+        // The header is the catalog: base, layers, extras, fleets.
+        let mut expected: Vec<String> = SUMMARY_BASE.iter().map(|c| c.name.into()).collect();
+        expected.extend((0..2).map(columns::layer_column));
+        expected.extend(SUMMARY_EXTRA.iter().map(|c| c.name.to_string()));
+        for f in ["a", "b"] {
+            expected.extend(
+                columns::FLEET_COLUMNS
+                    .iter()
+                    .map(|c| columns::fleet_column(f, c)),
+            );
+        }
+        assert_eq!(header, expected);
+        assert!(header.iter().all(|h| columns::summary_column(h).is_some()));
+        let line = summary_row(&r.summary, &header);
+        assert_eq!(line.trim_end().split(',').count(), header.len());
+        // Time series and herd rows have one field per catalog column.
+        let ts = timeseries_rows(&r, Some(2));
+        assert!(!ts.is_empty());
+        for l in ts.lines() {
+            assert_eq!(l.split(',').count(), TIMESERIES.len(), "{l}");
+        }
+        assert_eq!(
+            TIMESERIES_COLUMNS.to_vec(),
+            TIMESERIES.map(|c| c.name).to_vec()
+        );
+        assert_eq!(HERD_COLUMNS.to_vec(), HERD.map(|c| c.name).to_vec());
+        for l in herd_rows(&r).lines() {
+            assert_eq!(l.split(',').count(), HERD.len(), "{l}");
+        }
+    }
+
+    #[test]
+    fn records_are_quoted_as_rfc_4180_says() {
+        assert_eq!(record(["a", "", "b"]), "a,,b\n");
+        assert_eq!(
+            record(["x\ny", "c\rr", "q\"q"]),
+            "\"x\ny\",\"c\rr\",\"q\"\"q\"\n"
+        );
+        assert_eq!(record(["'=1+2", " lead"]), "'=1+2, lead\n");
     }
 }

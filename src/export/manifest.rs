@@ -2,7 +2,10 @@
 //! seed, the version — so a result can be reproduced and shards can be checked to
 //! belong together.
 
+use serde::{Deserialize, Serialize};
+
 use crate::engine::rng::stream_id;
+use crate::explain::Bound;
 use crate::scenario::Loaded;
 
 /// The fingerprint of a scenario table: FNV-1a of its canonical TOML text.
@@ -38,72 +41,326 @@ impl Origin {
     }
 }
 
-/// Renders the manifest of a run or sweep of `loaded` with `runs` runs, which will
-/// write `files` (relative names; see [`crate::export::owner`]).
-///
-/// `[run]` holds `kind` (`"run"` or `"sweep"`), `params` (the swept keys, in column
-/// order), the scenario name, source and identity, the overrides, the seed, and the
-/// fingerprint; `[resolved]` the capacity and offered load; `[scenario]` the scenario
-/// table after overrides, with its presets resolved; `[output]`, last, the files.
-pub fn render(
-    loaded: &Loaded,
-    origin: &Origin,
-    runs: u64,
-    extra: &[(&str, toml::Value)],
-    files: &[String],
-) -> String {
-    let s = &loaded.scenario;
-    let mut meta = toml::Table::new();
-    meta.insert("version".into(), env!("CARGO_PKG_VERSION").into());
-    let mut run = toml::Table::new();
-    run.insert("kind".into(), "run".into());
-    run.insert("params".into(), toml::Value::Array(Vec::new()));
-    run.insert("scenario".into(), s.name.clone().into());
-    run.insert("source".into(), loaded.source.path.clone().into());
-    run.insert("identity".into(), origin.identity.clone().into());
-    run.insert(
-        "overrides".into(),
-        toml::Value::Array(origin.overrides.iter().map(|o| o.as_str().into()).collect()),
-    );
-    run.insert("seed".into(), toml::Value::Integer(s.seed as i64));
-    run.insert(
-        "replications".into(),
-        toml::Value::Integer(i64::from(s.replications)),
-    );
-    run.insert("runs".into(), toml::Value::Integer(runs as i64));
-    run.insert("fingerprint".into(), fingerprint(&loaded.resolved).into());
-    for (k, v) in extra {
-        run.insert((*k).to_string(), v.clone());
+/// What kind of folder a manifest describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FolderKind {
+    /// One scenario's runs (its replications).
+    #[default]
+    Run,
+    /// A grid of cells times replications.
+    Sweep,
+}
+
+impl FolderKind {
+    /// As the manifest writes it: `"run"` or `"sweep"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FolderKind::Run => "run",
+            FolderKind::Sweep => "sweep",
+        }
     }
-    let mut resolved = toml::Table::new();
-    if let Some(c) = s.dependency.capacity() {
-        resolved.insert("capacity_per_s".into(), c.into());
+}
+
+/// `manifest.toml`, typed. Written in field order; read leniently: a missing table or
+/// key takes its default (a manifest of an older retrysim may lack some), unknown keys
+/// are ignored.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// `[retrysim]`: what wrote it.
+    #[serde(default)]
+    pub retrysim: Meta,
+    /// `[run]`: what ran.
+    pub run: RunTable,
+    /// `[resolved]`: numbers derived from the scenario.
+    #[serde(default)]
+    pub resolved: Resolved,
+    /// `[explain]`: the lints of `retrysim explain` that fire on the scenario; written
+    /// only when one does.
+    #[serde(default, skip_serializing_if = "Explain::is_empty")]
+    pub explain: Explain,
+    /// `[scenario]`: the scenario table after overrides, presets resolved.
+    #[serde(default)]
+    pub scenario: toml::Table,
+    /// `[output]`, last: the files retrysim wrote in the folder (see
+    /// [`crate::export::owner`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<Output>,
+}
+
+/// `[retrysim]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Meta {
+    /// The version of retrysim.
+    #[serde(default)]
+    pub version: String,
+}
+
+/// `[run]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunTable {
+    /// A run or a sweep.
+    #[serde(default)]
+    pub kind: FolderKind,
+    /// The swept keys, in column order (empty for a run).
+    #[serde(default)]
+    pub params: Vec<String>,
+    /// The scenario's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<String>,
+    /// The scenario file as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// The scenario's identity ([`Origin::identity`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<String>,
+    /// The `--set` overrides and `--seed`, as typed.
+    #[serde(default)]
+    pub overrides: Vec<String>,
+    /// The base seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<i64>,
+    /// Replications per cell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replications: Option<i64>,
+    /// Runs in the folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs: Option<i64>,
+    /// [`fingerprint`] of the resolved scenario table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
+    /// A sweep's number of grid cells.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cells: Option<i64>,
+    /// A sweep shard, `I/N`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
+}
+
+/// `[resolved]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Resolved {
+    /// Capacity of the dependency, attempts per second (absent when unlimited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_per_s: Option<f64>,
+    /// Offered load of the open and burst fleets, requests per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offered_per_s: Option<f64>,
+    /// `worst_case_attempts_<fleet>`: each fleet's N^L ([`worst_case_number`]), a
+    /// number, or `"unlimited"`.
+    #[serde(flatten)]
+    pub worst_case: toml::Table,
+}
+
+/// `[explain]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Explain {
+    /// Each lint that fired, as `retrysim explain` prints it.
+    #[serde(default)]
+    pub lints: Vec<String>,
+}
+
+impl Explain {
+    /// Whether no lint fired.
+    pub fn is_empty(&self) -> bool {
+        self.lints.is_empty()
     }
-    let offered: f64 = s
-        .fleets
-        .iter()
-        .filter_map(|f| f.offered_rate(s.duration))
-        .sum();
-    resolved.insert("offered_per_s".into(), offered.into());
-    for f in &s.fleets {
-        // N^L, or "unlimited" when a layer has no attempt cap.
-        let worst: toml::Value = match crate::explain::worst_case_attempts(&f.layers) {
-            crate::explain::Bound::Finite(n) => (n as f64).into(),
-            crate::explain::Bound::Unbounded => "unlimited".into(),
+}
+
+/// `[output]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Output {
+    /// Relative names of the files retrysim wrote, sorted, once each.
+    pub files: Vec<String>,
+}
+
+impl Output {
+    /// The list of `files`, sorted, once each.
+    pub fn of(files: &[String]) -> Output {
+        let mut files = files.to_vec();
+        files.sort();
+        files.dedup();
+        Output { files }
+    }
+}
+
+/// The first line of every manifest.
+pub const HEADER: &str = "# Written by retrysim: what produced the files in this folder.\n";
+
+/// N^L of a fleet as a number: the product of its layers' `max_attempts`
+/// ([`crate::explain::worst_case_attempts`], the one computation of it), the dependency
+/// attempts of one logical request when every attempt fails; `None` when a layer has
+/// no cap (or the product overflows). The manifest and the sweep's amplification chart
+/// read it here.
+pub fn worst_case_number(layers: &[crate::model::config::LayerConfig]) -> Option<f64> {
+    match crate::explain::worst_case_attempts(layers) {
+        Bound::Finite(n) => Some(n as f64),
+        Bound::Unbounded => None,
+    }
+}
+
+/// Why a manifest cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadError {
+    /// Not TOML.
+    Syntax(String),
+    /// TOML without a `[run]` table: not a manifest of retrysim.
+    NoRun,
+    /// A key of the wrong type or value (the message names it: `run.kind: ...`).
+    Field(String),
+}
+
+impl Manifest {
+    /// The manifest of a run or sweep of `loaded` with `runs` runs, which will write
+    /// `files` (relative names; see [`crate::export::owner`]): a run's; set
+    /// [`RunTable::kind`], `params`, `cells` and `shard` for a sweep.
+    pub fn of(loaded: &Loaded, origin: &Origin, runs: u64, files: &[String]) -> Manifest {
+        let s = &loaded.scenario;
+        let mut worst_case = toml::Table::new();
+        for f in &s.fleets {
+            let worst: toml::Value = match worst_case_number(&f.layers) {
+                Some(n) => n.into(),
+                None => "unlimited".into(),
+            };
+            worst_case.insert(format!("worst_case_attempts_{}", f.name), worst);
+        }
+        Manifest {
+            retrysim: Meta {
+                version: env!("CARGO_PKG_VERSION").to_string(),
+            },
+            run: RunTable {
+                kind: FolderKind::Run,
+                params: Vec::new(),
+                scenario: Some(s.name.clone()),
+                source: Some(loaded.source.path.clone()),
+                identity: Some(origin.identity.clone()),
+                overrides: origin.overrides.clone(),
+                seed: Some(s.seed as i64),
+                replications: Some(i64::from(s.replications)),
+                runs: Some(runs as i64),
+                fingerprint: Some(fingerprint(&loaded.resolved)),
+                cells: None,
+                shard: None,
+            },
+            resolved: Resolved {
+                capacity_per_s: s.dependency.capacity(),
+                offered_per_s: Some(
+                    s.fleets
+                        .iter()
+                        .filter_map(|f| f.offered_rate(s.duration))
+                        .sum(),
+                ),
+                worst_case,
+            },
+            explain: Explain {
+                lints: crate::explain::lint::lints(s)
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect(),
+            },
+            scenario: loaded.resolved.clone(),
+            output: Some(Output::of(files)),
+        }
+    }
+
+    /// The manifest's text: [`HEADER`], then the tables in field order.
+    pub fn render(&self) -> String {
+        format!("{HEADER}{}", toml::to_string(self).unwrap_or_default())
+    }
+
+    /// Parses manifest text.
+    pub fn parse(text: &str) -> Result<Manifest, ReadError> {
+        let table: toml::Table = toml::from_str(text)
+            .map_err(|e| ReadError::Syntax(e.to_string().trim().to_string()))?;
+        if !table.get("run").is_some_and(toml::Value::is_table) {
+            return Err(ReadError::NoRun);
+        }
+        serde_path_to_error::deserialize(toml::Value::Table(table))
+            .map_err(|e| ReadError::Field(format!("{}: {}", e.path(), e.inner())))
+    }
+
+    /// The dependency's capacity, attempts per second, when finite.
+    pub fn capacity_per_s(&self) -> Option<f64> {
+        self.resolved.capacity_per_s.filter(|v| v.is_finite())
+    }
+
+    /// The offered load, requests per second, when finite.
+    pub fn offered_per_s(&self) -> Option<f64> {
+        self.resolved.offered_per_s.filter(|v| v.is_finite())
+    }
+
+    /// The scenario's name, `unnamed` when the manifest has none.
+    pub fn scenario_name(&self) -> &str {
+        self.run.scenario.as_deref().unwrap_or("unnamed")
+    }
+}
+
+/// Renders the manifest of a run of `loaded` (see [`Manifest::of`]).
+pub fn render(loaded: &Loaded, origin: &Origin, runs: u64, files: &[String]) -> String {
+    Manifest::of(loaded, origin, runs, files).render()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{load, Source};
+
+    fn loaded(text: &str) -> Loaded {
+        let src = Source {
+            path: "m.toml".into(),
+            stem: "m".into(),
+            text: text.into(),
         };
-        resolved.insert(format!("worst_case_attempts_{}", f.name), worst);
+        load(src, &[]).expect("scenario loads")
     }
-    let mut root = toml::Table::new();
-    root.insert("retrysim".into(), meta.into());
-    root.insert("run".into(), run.into());
-    root.insert("resolved".into(), resolved.into());
-    root.insert("scenario".into(), loaded.resolved.clone().into());
-    root.insert(
-        "output".into(),
-        crate::export::owner::output_table(files).into(),
-    );
-    format!(
-        "# Written by retrysim: what produced the files in this folder.\n{}",
-        toml::to_string(&root).unwrap_or_default()
-    )
+
+    const SCN: &str = "name = \"m\"\nduration = \"2s\"\n[dependency]\nservers = 2\nservice_time = \"10ms\"\n[[fleets]]\nname = \"web\"\narrival = { kind = \"poisson\", rate = 10 }\n[[fleets.layers]]\nmax_attempts = 3\n[[fleets.layers]]\nmax_attempts = \"unlimited\"\n";
+
+    #[test]
+    fn a_manifest_reads_back_as_it_was_written() {
+        let origin = Origin {
+            identity: "/x/m.toml".into(),
+            overrides: vec!["seed=4".into()],
+        };
+        let mut m = Manifest::of(&loaded(SCN), &origin, 1, &["summary.csv".into()]);
+        m.run.kind = FolderKind::Sweep;
+        m.run.params = vec!["fleets.0.arrival.rate".into()];
+        m.run.cells = Some(2);
+        m.run.shard = Some("0/2".into());
+        let text = m.render();
+        assert!(text.starts_with(HEADER));
+        assert!(
+            text.ends_with("[output]\nfiles = [\"summary.csv\"]\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("worst_case_attempts_web = \"unlimited\"\n"),
+            "{text}"
+        );
+        assert_eq!(Manifest::parse(&text), Ok(m));
+    }
+
+    #[test]
+    fn the_lints_that_fire_are_recorded() {
+        let m = Manifest::of(&loaded(SCN), &Origin::default(), 1, &[]);
+        assert!(
+            m.explain
+                .lints
+                .iter()
+                .any(|l| l.starts_with("[too-many-attempts]")),
+            "{:?}",
+            m.explain.lints
+        );
+        assert!(m.render().contains("\n[explain]\nlints = ["));
+    }
+
+    #[test]
+    fn bad_manifests_say_why() {
+        assert_eq!(Manifest::parse("x = 1\n"), Err(ReadError::NoRun));
+        assert!(matches!(Manifest::parse("[run"), Err(ReadError::Syntax(_))));
+        match Manifest::parse("[run]\nkind = \"walk\"\n") {
+            Err(ReadError::Field(e)) => assert!(e.starts_with("run.kind: "), "{e}"),
+            other => panic!("{other:?}"),
+        }
+    }
 }

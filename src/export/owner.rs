@@ -17,6 +17,8 @@ use std::path::{Component, Path, PathBuf};
 
 use thiserror::Error;
 
+use super::manifest::{FolderKind, Manifest, Output, ReadError};
+
 /// Result files at the top of a folder.
 pub const TOP_FILES: [&str; 6] = [
     "manifest.toml",
@@ -117,20 +119,11 @@ pub fn is_ours(rel: &str) -> bool {
     })
 }
 
-/// The files a manifest table says retrysim wrote (only names that [`is_ours`]). A
-/// manifest written before the list existed vouches for the top files and `runs/`.
-pub fn listed(manifest: &toml::Table) -> Vec<String> {
-    match manifest
-        .get("output")
-        .and_then(|o| o.get("files"))
-        .and_then(|f| f.as_array())
-    {
-        Some(files) => files
-            .iter()
-            .filter_map(|v| v.as_str())
-            .filter(|s| is_ours(s))
-            .map(str::to_string)
-            .collect(),
+/// The files a manifest says retrysim wrote (only names that [`is_ours`]). A manifest
+/// written before the list existed vouches for the top files and `runs/`.
+pub fn listed(manifest: &Manifest) -> Vec<String> {
+    match &manifest.output {
+        Some(o) => o.files.iter().filter(|s| is_ours(s)).cloned().collect(),
         None => TOP_FILES
             .iter()
             .map(|s| s.to_string())
@@ -256,8 +249,8 @@ pub fn remove_leftovers(dir: &Path) -> Result<(), OwnerError> {
 /// whether a folder already holding results may take it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Want {
-    /// `"run"` or `"sweep"`.
-    pub kind: &'static str,
+    /// A run or a sweep.
+    pub kind: FolderKind,
     /// The scenario's identity: its canonical file path, or `<embedded default>`.
     pub identity: String,
     /// A sweep's fingerprint (same sweep: resumable).
@@ -305,7 +298,7 @@ impl From<OwnerError> for Refusal {
 
 /// Reads `dir/manifest.toml`: `Ok(None)` when there is none, `Err` with a reason when
 /// it is not one retrysim wrote.
-pub fn read_manifest(dir: &Path) -> Result<Option<toml::Table>, String> {
+pub fn read_manifest(dir: &Path) -> Result<Option<Manifest>, String> {
     let p = dir.join("manifest.toml");
     match std::fs::symlink_metadata(&p) {
         Err(_) => return Ok(None),
@@ -322,16 +315,15 @@ pub fn read_manifest(dir: &Path) -> Result<Option<toml::Table>, String> {
     }
     let text = std::fs::read_to_string(&p)
         .map_err(|e| format!("holds a manifest.toml retrysim cannot read ({e})"))?;
-    let t: toml::Table = toml::from_str(&text).map_err(|e| {
-        format!(
-            "holds a manifest.toml retrysim cannot read ({})",
-            e.to_string().trim()
-        )
-    })?;
-    if !t.get("run").is_some_and(toml::Value::is_table) {
-        return Err("holds a manifest.toml retrysim did not write (no [run] table)".to_string());
+    match Manifest::parse(&text) {
+        Ok(m) => Ok(Some(m)),
+        Err(ReadError::NoRun) => {
+            Err("holds a manifest.toml retrysim did not write (no [run] table)".to_string())
+        }
+        Err(ReadError::Syntax(e) | ReadError::Field(e)) => {
+            Err(format!("holds a manifest.toml retrysim cannot read ({e})"))
+        }
     }
-    Ok(Some(t))
 }
 
 /// Claims `dir` for `want`. A missing or empty folder is free. A folder whose manifest
@@ -368,40 +360,31 @@ pub fn claim(dir: &Path, want: &Want, force: bool) -> Result<Claimed, Refusal> {
         Err(reason) => return Err(Refusal::Occupied(reason)),
     };
     let listed = listed(&prior);
-    let run = prior.get("run").and_then(|v| v.as_table());
-    let get = |k: &str| {
-        run.and_then(|r| r.get(k))
-            .and_then(|v| v.as_str())
-            .map(str::to_string)
-    };
+    let run = &prior.run;
     // A manifest written before `identity` existed names its source instead.
-    let identity = get("identity")
-        .or_else(|| get("source"))
+    let identity = run
+        .identity
+        .clone()
+        .or_else(|| run.source.clone())
         .unwrap_or_default();
-    let kind = get("kind").unwrap_or_default();
-    let problem = if kind != want.kind {
-        Some(if kind == "sweep" {
+    let scenario = run.scenario.clone().unwrap_or_default();
+    let problem = if run.kind != want.kind {
+        Some(if run.kind == FolderKind::Sweep {
             "holds the results of a sweep".to_string()
         } else {
             "holds the results of a single run, not a sweep".to_string()
         })
-    } else if want.kind == "run" {
-        (identity != want.identity).then(|| {
-            format!(
-                "holds the results of scenario '{}' ({})",
-                get("scenario").unwrap_or_default(),
-                identity
-            )
-        })
-    } else if get("fingerprint") != want.fingerprint {
+    } else if want.kind == FolderKind::Run {
+        (identity != want.identity)
+            .then(|| format!("holds the results of scenario '{scenario}' ({identity})"))
+    } else if run.fingerprint != want.fingerprint {
         Some(format!(
-            "holds a sweep of a different scenario or version of it ('{}')",
-            get("scenario").unwrap_or_default()
+            "holds a sweep of a different scenario or version of it ('{scenario}')"
         ))
-    } else if get("shard") != want.shard {
+    } else if run.shard != want.shard {
         Some(format!(
             "holds shard {} of this sweep",
-            get("shard").unwrap_or_else(|| "(none)".into())
+            run.shard.as_deref().unwrap_or("(none)")
         ))
     } else {
         None
@@ -413,7 +396,7 @@ pub fn claim(dir: &Path, want: &Want, force: bool) -> Result<Claimed, Refusal> {
             remove_listed(&resolved, &listed)?;
             Ok(free)
         }
-        None if want.kind == "run" => {
+        None if want.kind == FolderKind::Run => {
             remove_listed(&resolved, &listed)?;
             Ok(free)
         }
@@ -468,24 +451,18 @@ pub fn record_charts(dir: &Path, files: &[String]) -> Result<(), OwnerError> {
     if !out.ends_with('\n') {
         out.push('\n');
     }
-    let mut root = toml::Table::new();
-    root.insert("output".into(), output_table(&all).into());
-    out.push_str(&toml::to_string(&root).unwrap_or_default());
+    out.push_str(&render_output(&Output::of(&all)));
     crate::export::write_atomic(&path, out.as_bytes()).map_err(io_err("write", &path))?;
     remove_listed(dir, &stale)
 }
 
-/// The `[output]` table that lists `files` (sorted, once each).
-pub fn output_table(files: &[String]) -> toml::Table {
-    let mut sorted: Vec<&String> = files.iter().collect();
-    sorted.sort();
-    sorted.dedup();
-    let mut t = toml::Table::new();
-    t.insert(
-        "files".into(),
-        toml::Value::Array(sorted.into_iter().map(|s| s.as_str().into()).collect()),
-    );
-    t
+/// The `[output]` table as the manifest's last lines.
+fn render_output(output: &Output) -> String {
+    #[derive(serde::Serialize)]
+    struct Tail<'a> {
+        output: &'a Output,
+    }
+    toml::to_string(&Tail { output }).unwrap_or_default()
 }
 
 #[cfg(test)]

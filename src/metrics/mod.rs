@@ -1,6 +1,9 @@
 //! Measurements of a run: the per-bucket time series, the whole-run totals, the recovery
-//! analysis and the summary row built from them.
+//! analysis and the summary row built from them; the catalog of the columns they are
+//! written in, and the number formats.
 
+pub mod columns;
+pub mod format;
 pub mod recorder;
 pub mod recovery;
 pub mod summary;

@@ -8,6 +8,7 @@ use crate::model::config::Scenario;
 use crate::model::outage::Window;
 use crate::model::outcome::Class;
 
+use super::columns::{fleet_column, layer_column, FLEET_COLUMNS, SUMMARY_BASE, SUMMARY_EXTRA};
 use super::recorder::RunMetrics;
 use super::recovery;
 
@@ -68,22 +69,8 @@ impl Cell {
     }
 }
 
-/// Formats a float with at most 10 significant digits, shortest form, no exponent:
-/// stable across platforms and free of binary noise (`0.30000000000000004` → `0.3`).
-///
-/// ```
-/// use retrysim::metrics::summary::format_float;
-/// assert_eq!(format_float(0.1 + 0.2), "0.3");
-/// assert_eq!(format_float(2.0), "2");
-/// assert_eq!(format_float(1234.56789012345), "1234.56789");
-/// ```
-pub fn format_float(x: f64) -> String {
-    if x == 0.0 {
-        return "0".to_string();
-    }
-    let rounded: f64 = format!("{x:.9e}").parse().unwrap_or(x);
-    format!("{rounded}")
-}
+/// The CSV float format ([`shortest`](super::format::shortest)), by its older name.
+pub use super::format::shortest as format_float;
 
 /// Columns every run shares: which layer depths and fleets to report.
 #[derive(Debug, Clone, PartialEq)]
@@ -119,70 +106,15 @@ impl Layout {
 
     /// The column names, in order.
     pub fn columns(&self) -> Vec<String> {
-        let mut c: Vec<String> = BASE_COLUMNS.iter().map(|s| s.to_string()).collect();
-        for i in 0..self.max_layers {
-            c.push(format!("attempts_layer_{i}"));
-        }
-        c.extend(EXTRA_COLUMNS.iter().map(|s| s.to_string()));
+        let mut c: Vec<String> = SUMMARY_BASE.iter().map(|c| c.name.to_string()).collect();
+        c.extend((0..self.max_layers).map(layer_column));
+        c.extend(SUMMARY_EXTRA.iter().map(|c| c.name.to_string()));
         for f in &self.fleets {
-            for k in FLEET_COLUMNS {
-                c.push(format!("fleet_{f}_{k}"));
-            }
+            c.extend(FLEET_COLUMNS.iter().map(|k| fleet_column(f, k)));
         }
         c
     }
 }
-
-/// MODEL.md §6's columns, in its order.
-pub const BASE_COLUMNS: [&str; 26] = [
-    "run",
-    "replication",
-    "seed",
-    "logical",
-    "succeeded",
-    "failed",
-    "attempts",
-    "amplification",
-    "success_fraction",
-    "rejected",
-    "errors",
-    "timeouts",
-    "breaker_open",
-    "budget_exhausted",
-    "deadline_exceeded",
-    "in_flight",
-    "duplicates",
-    "wasted_fraction",
-    "latency_mean_ms",
-    "latency_p50_ms",
-    "latency_p90_ms",
-    "latency_p99_ms",
-    "latency_p999_ms",
-    "peak_inbound_ratio",
-    "recovery_time_s",
-    "metastable",
-];
-
-/// Extra columns after the per-layer ones.
-pub const EXTRA_COLUMNS: [&str; 14] = [
-    "conflicts",
-    "write_calls",
-    "completion_time_s",
-    "served",
-    "shed",
-    "duplicate_applies",
-    "breaker_trips",
-    "baseline_success",
-    "peak_inbound",
-    "herd_peak",
-    "last_completion_s",
-    "offered_rate",
-    "events",
-    "truncated",
-];
-
-/// Per-fleet columns (`fleet_<name>_<column>`), when there are several fleets.
-pub const FLEET_COLUMNS: [&str; 4] = ["logical", "success_fraction", "amplification", "failed"];
 
 /// Without outages, the trigger of a storm can be a load spike: the span from the first
 /// time any open fleet's load profile rises above its base rate to the last time it
@@ -272,96 +204,80 @@ impl Summary {
             .iter()
             .filter_map(|f| f.offered_rate(scn.duration))
             .sum();
-        let mut cells: Vec<(String, Cell)> = vec![
-            ("run".into(), Cell::Int(run)),
-            ("replication".into(), Cell::Int(u64::from(replication))),
-            ("seed".into(), Cell::Int(seed)),
-            ("logical".into(), Cell::Int(t.logical)),
-            ("succeeded".into(), Cell::Int(t.succeeded)),
-            ("failed".into(), Cell::Int(t.failed)),
-            ("attempts".into(), Cell::Int(t.attempts)),
-            (
-                "amplification".into(),
-                Cell::ratio(t.attempts as f64, logical),
+        let base: [Cell; SUMMARY_BASE.len()] = [
+            Cell::Int(run),                    // run
+            Cell::Int(u64::from(replication)), // replication
+            Cell::Int(seed),                   // seed
+            Cell::Int(t.logical),              // logical
+            Cell::Int(t.succeeded),            // succeeded
+            Cell::Int(t.failed),               // failed
+            Cell::Int(t.attempts),             // attempts
+            // amplification
+            Cell::ratio(t.attempts as f64, logical),
+            // success_fraction
+            Cell::ratio(t.succeeded as f64, logical),
+            o(Class::Rejected),         // rejected
+            o(Class::Error),            // errors
+            o(Class::Timeout),          // timeouts
+            o(Class::BreakerOpen),      // breaker_open
+            o(Class::BudgetExhausted),  // budget_exhausted
+            o(Class::DeadlineExceeded), // deadline_exceeded
+            Cell::Int(m.in_flight),     // in_flight
+            Cell::Int(t.duplicates),    // duplicates
+            // wasted_fraction
+            if t.service_ns == 0 {
+                Cell::Float(0.0)
+            } else {
+                Cell::ratio(t.wasted_ns as f64, t.service_ns as f64)
+            },
+            // latency_mean_ms
+            Cell::ratio(
+                to_millis(0) + t.latency_sum_ns as f64 / 1e6,
+                completed as f64,
             ),
-            (
-                "success_fraction".into(),
-                Cell::ratio(t.succeeded as f64, logical),
-            ),
-            ("rejected".into(), o(Class::Rejected)),
-            ("errors".into(), o(Class::Error)),
-            ("timeouts".into(), o(Class::Timeout)),
-            ("breaker_open".into(), o(Class::BreakerOpen)),
-            ("budget_exhausted".into(), o(Class::BudgetExhausted)),
-            ("deadline_exceeded".into(), o(Class::DeadlineExceeded)),
-            ("in_flight".into(), Cell::Int(m.in_flight)),
-            ("duplicates".into(), Cell::Int(t.duplicates)),
-            (
-                "wasted_fraction".into(),
-                if t.service_ns == 0 {
-                    Cell::Float(0.0)
-                } else {
-                    Cell::ratio(t.wasted_ns as f64, t.service_ns as f64)
-                },
-            ),
-            (
-                "latency_mean_ms".into(),
-                Cell::ratio(
-                    to_millis(0) + t.latency_sum_ns as f64 / 1e6,
-                    completed as f64,
-                ),
-            ),
-            ("latency_p50_ms".into(), q(0.5)),
-            ("latency_p90_ms".into(), q(0.9)),
-            ("latency_p99_ms".into(), q(0.99)),
-            ("latency_p999_ms".into(), q(0.999)),
-            ("peak_inbound_ratio".into(), peak_ratio),
-            (
-                "recovery_time_s".into(),
-                rec.recovery_time_s.map_or(Cell::Empty, Cell::Float),
-            ),
-            ("metastable".into(), Cell::Bool(rec.metastable)),
+            q(0.5),     // latency_p50_ms
+            q(0.9),     // latency_p90_ms
+            q(0.99),    // latency_p99_ms
+            q(0.999),   // latency_p999_ms
+            peak_ratio, // peak_inbound_ratio
+            // recovery_time_s
+            rec.recovery_time_s.map_or(Cell::Empty, Cell::Float),
+            Cell::Bool(rec.metastable), // metastable
         ];
+        let mut cells: Vec<(String, Cell)> = SUMMARY_BASE
+            .iter()
+            .map(|c| c.name.to_string())
+            .zip(base)
+            .collect();
         for i in 0..layout.max_layers {
             let calls = t.layer_calls.get(i).copied().unwrap_or(0);
-            cells.push((
-                format!("attempts_layer_{i}"),
-                Cell::ratio(calls as f64, logical),
-            ));
+            cells.push((layer_column(i), Cell::ratio(calls as f64, logical)));
         }
         let herd_peak = m.herd.as_ref().map_or(Cell::Empty, |(_, _, c)| {
             Cell::Int(c.iter().copied().max().unwrap_or(0))
         });
-        cells.extend([
-            ("conflicts".into(), o(Class::Conflict)),
-            ("write_calls".into(), Cell::Int(t.write_calls)),
-            (
-                "completion_time_s".into(),
-                t.last_success
-                    .map_or(Cell::Empty, |at| Cell::float(to_secs(at))),
-            ),
-            ("served".into(), Cell::Int(t.served)),
-            ("shed".into(), Cell::Int(t.shed)),
-            ("duplicate_applies".into(), Cell::Int(t.duplicate_applies)),
-            ("breaker_trips".into(), Cell::Int(t.breaker_trips)),
-            (
-                "baseline_success".into(),
-                rec.baseline.map_or(Cell::Empty, Cell::float),
-            ),
-            ("peak_inbound".into(), Cell::float(peak)),
-            ("herd_peak".into(), herd_peak),
-            (
-                "last_completion_s".into(),
-                if completed == 0 {
-                    Cell::Empty
-                } else {
-                    Cell::float(to_secs(t.last_completion))
-                },
-            ),
-            ("offered_rate".into(), Cell::float(offered_rate)),
-            ("events".into(), Cell::Int(t.events)),
-            ("truncated".into(), Cell::Bool(t.truncated.is_some())),
-        ]);
+        let extra: [Cell; SUMMARY_EXTRA.len()] = [
+            o(Class::Conflict),
+            Cell::Int(t.write_calls),
+            t.last_success
+                .map_or(Cell::Empty, |at| Cell::float(to_secs(at))),
+            Cell::Int(t.served),
+            Cell::Int(t.shed),
+            Cell::Int(t.duplicate_applies),
+            Cell::Int(t.breaker_trips),
+            rec.baseline.map_or(Cell::Empty, Cell::float),
+            Cell::float(peak),
+            herd_peak,
+            if completed == 0 {
+                Cell::Empty
+            } else {
+                Cell::float(to_secs(t.last_completion))
+            },
+            Cell::float(offered_rate),
+            Cell::Int(t.events),
+            Cell::Bool(t.truncated.is_some()),
+        ];
+        cells.extend(SUMMARY_EXTRA.iter().map(|c| c.name.to_string()).zip(extra));
         for name in &layout.fleets {
             let ft = scn
                 .fleets
@@ -371,16 +287,18 @@ impl Summary {
             let (l, s, a, f) = ft.map_or((0, 0, 0, 0), |x| {
                 (x.logical, x.succeeded, x.attempts, x.failed)
             });
-            cells.push((format!("fleet_{name}_logical"), Cell::Int(l)));
-            cells.push((
-                format!("fleet_{name}_success_fraction"),
+            let values: [Cell; FLEET_COLUMNS.len()] = [
+                Cell::Int(l),
                 Cell::ratio(s as f64, l as f64),
-            ));
-            cells.push((
-                format!("fleet_{name}_amplification"),
                 Cell::ratio(a as f64, l as f64),
-            ));
-            cells.push((format!("fleet_{name}_failed"), Cell::Int(f)));
+                Cell::Int(f),
+            ];
+            cells.extend(
+                FLEET_COLUMNS
+                    .iter()
+                    .map(|c| fleet_column(name, c))
+                    .zip(values),
+            );
         }
         Summary { cells }
     }

@@ -254,25 +254,7 @@ pub fn segments(xs: &[f64], ys: &[Option<f64>]) -> Vec<Vec<(f64, f64)>> {
     out
 }
 
-/// Formats a tick value compactly (`1500` → `1500`, `0.25` → `0.25`, `2e-4` → `0.0002`).
-pub fn tick(v: f64) -> String {
-    if v == 0.0 {
-        return "0".into();
-    }
-    let a = v.abs();
-    let s = if a >= 100.0 {
-        format!("{v:.0}")
-    } else if a >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.4}")
-    };
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    }
-}
+pub use crate::metrics::format::tick;
 
 #[cfg(test)]
 mod tests {

@@ -36,6 +36,7 @@
 //! hashing order or the machine's fonts (the font is bundled: [`font`]).
 
 pub mod canvas;
+pub mod cells;
 pub mod data;
 pub mod decimate;
 pub mod font;
@@ -44,12 +45,15 @@ pub mod latency;
 pub mod palette;
 pub mod phase;
 pub mod report;
+pub mod series;
 pub mod sweep;
+pub mod table;
 pub mod timeseries;
 
 use std::path::{Path, PathBuf};
 
 use crate::export::write_atomic;
+use crate::metrics::columns::{LATENCY_P50_MS, LATENCY_P99_MS, RUN};
 
 use canvas::{render_png, render_svg, Chart};
 use data::{CsvTable, FolderKind, HerdSeries, Manifest, RunSeries, Sweep};
@@ -164,6 +168,8 @@ pub struct Folder {
     pub dir: PathBuf,
     /// `manifest.toml`.
     pub manifest: Manifest,
+    /// Its text without the `[output]` file list.
+    pub manifest_text: String,
     /// `summary.csv`.
     pub summary: CsvTable,
     /// `timeseries.csv`, per run (empty when a sweep folder has none).
@@ -177,10 +183,10 @@ pub struct Folder {
 impl Folder {
     /// Reads the files of `dir`.
     pub fn read(dir: &Path) -> Result<Folder, PlotError> {
-        let manifest = Manifest::read(&dir.join("manifest.toml"))?;
+        let (manifest, manifest_text) = data::read_manifest(&dir.join("manifest.toml"))?;
         let summary = CsvTable::read(&dir.join("summary.csv"))?;
         let ts_path = dir.join("timeseries.csv");
-        let series = if manifest.kind == FolderKind::Sweep && !ts_path.exists() {
+        let series = if manifest.run.kind == FolderKind::Sweep && !ts_path.exists() {
             Vec::new()
         } else {
             data::read_timeseries(&ts_path)?
@@ -191,7 +197,7 @@ impl Folder {
         } else {
             Vec::new()
         };
-        let sweep = match manifest.kind {
+        let sweep = match manifest.run.kind {
             FolderKind::Run => None,
             FolderKind::Sweep => {
                 let agg_path = dir.join("aggregate.csv");
@@ -200,12 +206,13 @@ impl Folder {
                 } else {
                     None
                 };
-                Some(Sweep::read(&manifest.params, &summary, agg.as_ref())?)
+                Some(Sweep::read(&manifest.run.params, &summary, agg.as_ref())?)
             }
         };
         Ok(Folder {
             dir: dir.to_path_buf(),
             manifest,
+            manifest_text,
             summary,
             series,
             herd,
@@ -299,14 +306,14 @@ pub fn draw_folder(dir: &Path, format: Format) -> Result<Vec<PathBuf>, PlotError
 
 /// The whole-run latency percentiles of `run` from `summary.csv`.
 fn run_percentiles(summary: &CsvTable, run: u64) -> Vec<(String, f64)> {
-    let Ok(runs) = summary.integers("run") else {
+    let Ok(runs) = summary.integers(RUN.name) else {
         return Vec::new();
     };
     let Some(row) = runs.iter().position(|r| *r == run) else {
         return Vec::new();
     };
     let mut out = Vec::new();
-    for (label, col) in [("p50", "latency_p50_ms"), ("p99", "latency_p99_ms")] {
+    for (label, col) in [("p50", LATENCY_P50_MS.name), ("p99", LATENCY_P99_MS.name)] {
         if let Ok(i) = summary.index(col) {
             if let Ok(Some(v)) = data::parse_number(&summary.rows[row][i]) {
                 out.push((label.to_string(), v));
@@ -319,7 +326,7 @@ fn run_percentiles(summary: &CsvTable, run: u64) -> Vec<(String, f64)> {
 fn draw_charts(folder: &Folder, format: Format) -> Result<Vec<Drawn>, PlotError> {
     let m = &folder.manifest;
     let dir = &folder.dir;
-    let scenario = m.scenario_name.as_str();
+    let scenario = m.scenario_name();
     let mut out = Vec::new();
     match &folder.sweep {
         None => {
@@ -330,7 +337,7 @@ fn draw_charts(folder: &Folder, format: Format) -> Result<Vec<Drawn>, PlotError>
                 &TimeseriesChart {
                     series: s,
                     scenario,
-                    capacity: m.capacity_per_s,
+                    capacity: m.capacity_per_s(),
                 },
                 dir,
                 format,
@@ -341,7 +348,7 @@ fn draw_charts(folder: &Folder, format: Format) -> Result<Vec<Drawn>, PlotError>
                 &PhaseChart {
                     input: PhaseInput::Run(s),
                     scenario,
-                    capacity: m.capacity_per_s,
+                    capacity: m.capacity_per_s(),
                 },
                 dir,
                 format,
@@ -354,7 +361,7 @@ fn draw_charts(folder: &Folder, format: Format) -> Result<Vec<Drawn>, PlotError>
                         runs: vec![("attempt arrivals".to_string(), palette::INBOUND, h)],
                         outages: s.spans(|i| s.outage[i].unwrap_or(0.0) > 0.0),
                         scenario,
-                        capacity: m.capacity_per_s,
+                        capacity: m.capacity_per_s(),
                     },
                     dir,
                     format,
@@ -396,7 +403,7 @@ fn draw_overlays(
         return Ok(());
     }
     let m = &folder.manifest;
-    let scenario = m.scenario_name.as_str();
+    let scenario = m.scenario_name();
     // The first run of each cell, in grid order.
     let mut firsts: Vec<(usize, u64)> = Vec::new();
     for (run, _, cell) in &sw.runs {
@@ -428,7 +435,7 @@ fn draw_overlays(
         &PhaseChart {
             input: PhaseInput::Overlay(series.clone()),
             scenario,
-            capacity: m.capacity_per_s,
+            capacity: m.capacity_per_s(),
         },
         &folder.dir,
         format,
@@ -441,7 +448,7 @@ fn draw_overlays(
                 runs: herds,
                 outages,
                 scenario,
-                capacity: m.capacity_per_s,
+                capacity: m.capacity_per_s(),
             },
             &folder.dir,
             format,

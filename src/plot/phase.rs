@@ -239,7 +239,7 @@ impl Chart for PhaseChart<'_> {
             .axis_desc_style(axis_font())
             .label_style(tick_font())
             .x_label_formatter(&|v| tick(*v))
-            .y_label_formatter(&|v| format!("{:.0}", v * 100.0))
+            .y_label_formatter(&|v| crate::metrics::format::percent_tick(*v))
             .light_line_style(RGBColor(247, 247, 247))
             .bold_line_style(RGBColor(218, 218, 218))
             .draw()?;

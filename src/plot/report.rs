@@ -8,6 +8,9 @@
 
 use std::fmt::Write as _;
 
+// A number for the cell table: the CSV's float format.
+use crate::metrics::format::shortest as fmt;
+
 use super::data::FolderKind;
 use super::sweep::SweepContext;
 use super::{Drawn, Folder};
@@ -16,14 +19,7 @@ use super::{Drawn, Folder};
 pub const MAX_SUMMARY_ROWS: usize = 500;
 
 /// Metrics shown in a sweep's cell table, when present.
-const CELL_METRICS: [&str; 6] = [
-    "success_fraction",
-    "amplification",
-    "latency_p99_ms",
-    "peak_inbound_ratio",
-    "recovery_time_s",
-    "metastable",
-];
+const CELL_METRICS: [&str; 6] = crate::metrics::columns::HEADLINE;
 
 const STYLE: &str = "body{font-family:sans-serif;margin:24px auto;max-width:1100px;color:#222;padding:0 12px}\
 h1{font-size:1.6em;margin-bottom:4px}h2{font-size:1.25em;margin-top:32px;border-bottom:1px solid #ddd}\
@@ -68,7 +64,7 @@ pub fn inline_svg(svg: &str, title: &str) -> String {
 pub fn render(folder: &Folder, drawn: &[Drawn]) -> String {
     let m = &folder.manifest;
     let mut h = String::new();
-    let name = escape(&m.scenario_name);
+    let name = escape(m.scenario_name());
     let _ = write!(
         h,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
@@ -76,34 +72,35 @@ pub fn render(folder: &Folder, drawn: &[Drawn]) -> String {
          <title>retrysim: {name}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
          <h1>retrysim report: {name}</h1>\n"
     );
-    let mut meta: Vec<String> = vec![match m.kind {
+    let mut meta: Vec<String> = vec![match m.run.kind {
         FolderKind::Run => "run".to_string(),
         FolderKind::Sweep => format!(
             "sweep over {}",
-            m.params
+            m.run
+                .params
                 .iter()
                 .map(|p| format!("<code>{}</code>", escape(p)))
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
     }];
-    if let Some(s) = m.seed {
+    if let Some(s) = m.run.seed {
         meta.push(format!("seed {s}"));
     }
-    if let Some(r) = m.runs {
+    if let Some(r) = m.run.runs {
         meta.push(format!("{r} run{}", if r == 1 { "" } else { "s" }));
     }
-    if let Some(c) = m.capacity_per_s {
+    if let Some(c) = m.capacity_per_s() {
         meta.push(format!("capacity {c} attempts/s"));
     }
-    if let Some(o) = m.offered_per_s {
+    if let Some(o) = m.offered_per_s() {
         meta.push(format!("offered {o} requests/s"));
     }
     let _ = writeln!(h, "<p class=\"meta\">{}</p>", meta.join(" · "));
 
-    if !m.lints.is_empty() {
+    if !m.explain.lints.is_empty() {
         h.push_str("<section id=\"lints\">\n<h2>Warnings from <code>retrysim explain</code></h2>\n<ul class=\"lints\">\n");
-        for l in &m.lints {
+        for l in &m.explain.lints {
             let _ = writeln!(h, "<li>{}</li>", escape(l));
         }
         h.push_str("</ul>\n</section>\n");
@@ -113,7 +110,7 @@ pub fn render(folder: &Folder, drawn: &[Drawn]) -> String {
     if drawn.is_empty() {
         h.push_str("<p>No chart applies to this folder.</p>\n");
     }
-    if m.kind == FolderKind::Run && folder.series.len() > 1 {
+    if m.run.kind == FolderKind::Run && folder.series.len() > 1 {
         let _ = writeln!(
             h,
             "<p>The charts show run {} of the {} runs in this folder.</p>",
@@ -237,14 +234,9 @@ pub fn render(folder: &Folder, drawn: &[Drawn]) -> String {
         "<section id=\"scenario\">\n<h2>Resolved scenario</h2>\n\
          <p>The folder's <code>manifest.toml</code>: what produced these files.</p>\n\
          <pre>{}</pre>\n</section>\n</body>\n</html>\n",
-        escape(&m.text)
+        escape(&folder.manifest_text)
     );
     h
-}
-
-/// A number for the cell table: the CSV's float format.
-fn fmt(x: f64) -> String {
-    crate::metrics::summary::format_float(x)
 }
 
 #[cfg(test)]

@@ -26,12 +26,17 @@ use plotters::prelude::*;
 use super::canvas::{
     axis_font, frame, padded, tick, tick_font, upper, Chart, DrawResult, Entry, Swatch,
 };
+use crate::export::manifest::worst_case_number;
+use crate::metrics::columns::{
+    AMPLIFICATION, EVENTS, OFFERED_RATE, PEAK_INBOUND, SUCCESS_FRACTION,
+};
+
 use super::data::{Manifest, Stat, Sweep, SweepCell};
 use super::palette::{self, Palette};
 use super::{emit, Drawn, Format, PlotError};
 
 /// Metrics left out of the per-metric charts: simulator bookkeeping, not behaviour.
-const SKIPPED_METRICS: [&str; 1] = ["events"];
+const SKIPPED_METRICS: [&str; 1] = [EVENTS.name];
 
 /// A sweep with the names and labels its charts share.
 #[derive(Debug)]
@@ -90,7 +95,7 @@ impl<'a> SweepContext<'a> {
     pub fn new(sweep: &'a Sweep, manifest: &'a Manifest) -> SweepContext<'a> {
         SweepContext {
             sweep,
-            scenario: &manifest.scenario_name,
+            scenario: manifest.scenario_name(),
             table: &manifest.scenario,
             short: short_names(&sweep.keys),
             load_key: sweep.keys.iter().position(|k| is_load_key(k)),
@@ -170,24 +175,8 @@ impl<'a> SweepContext<'a> {
     }
 }
 
-/// The unit of a summary metric, for axis labels.
-pub fn unit(metric: &str) -> &'static str {
-    match metric {
-        m if m.starts_with("latency_") => "ms",
-        m if m.starts_with("attempts_layer_") => "calls per logical request",
-        "recovery_time_s" | "last_completion_s" => "s",
-        "amplification" => "attempts per logical request",
-        "success_fraction" | "wasted_fraction" | "baseline_success" => "fraction",
-        m if m.ends_with("_success_fraction") => "fraction",
-        m if m.ends_with("_amplification") => "attempts per logical request",
-        "metastable" | "truncated" => "fraction of runs",
-        "peak_inbound_ratio" => "× capacity",
-        "peak_inbound" => "attempts/s",
-        "offered_rate" => "requests/s",
-        "herd_peak" => "attempts per fine bucket",
-        _ => "count",
-    }
-}
+/// The unit of a summary metric, for axis labels (the catalog's).
+pub use crate::metrics::columns::unit;
 
 /// One line of a sweep chart: points `(x, stat)` sorted by x.
 #[derive(Debug, Clone)]
@@ -293,7 +282,7 @@ impl Chart for LinesChart {
         let percent = self.percent;
         let y_fmt = move |v: &f64| {
             if percent {
-                format!("{:.0}", v * 100.0)
+                crate::metrics::format::percent_tick(*v)
             } else {
                 tick(*v)
             }
@@ -417,7 +406,7 @@ fn slug(s: &str) -> String {
 /// `load_vs_success`, or `None` when the sweep has no load to put on x.
 pub fn load_vs_success(ctx: &SweepContext, palette: &Palette) -> Option<LinesChart> {
     let sw = ctx.sweep;
-    if !sw.metrics.iter().any(|m| m == "success_fraction") {
+    if !sw.metrics.iter().any(|m| m == SUCCESS_FRACTION.name) {
         return None;
     }
     let numeric_load = ctx.load_key.and_then(|k| ctx.numeric(k).map(|v| (k, v)));
@@ -435,15 +424,18 @@ pub fn load_vs_success(ctx: &SweepContext, palette: &Palette) -> Option<LinesCha
                     palette,
                     |c| ctx.policy_label(c),
                     |i, _| Some(xs[i]),
-                    "success_fraction",
+                    SUCCESS_FRACTION.name,
                 ),
             )
         }
         None => {
-            let (metric, desc) = if ctx.varies("offered_rate") {
-                ("offered_rate", "offered load (requests/s, measured)")
-            } else if ctx.varies("peak_inbound") {
-                ("peak_inbound", "peak inbound load (attempts/s, measured)")
+            let (metric, desc) = if ctx.varies(OFFERED_RATE.name) {
+                (OFFERED_RATE.name, "offered load (requests/s, measured)")
+            } else if ctx.varies(PEAK_INBOUND.name) {
+                (
+                    PEAK_INBOUND.name,
+                    "peak inbound load (attempts/s, measured)",
+                )
             } else {
                 return None;
             };
@@ -454,7 +446,7 @@ pub fn load_vs_success(ctx: &SweepContext, palette: &Palette) -> Option<LinesCha
                     palette,
                     |c| ctx.policy_label(c),
                     |_, c| c.metrics.get(metric).map(|s| s.mean),
-                    "success_fraction",
+                    SUCCESS_FRACTION.name,
                 ),
             )
         }
@@ -540,12 +532,8 @@ fn worst_case(ctx: &SweepContext, cell: &SweepCell) -> Option<f64> {
     // A cell with an unlimited layer has no N^L to draw against.
     let mut worst = None;
     for f in &loaded.scenario.fleets {
-        match crate::explain::worst_case_attempts(&f.layers) {
-            crate::explain::Bound::Finite(n) => {
-                worst = Some(worst.map_or(n as f64, |w: f64| w.max(n as f64)));
-            }
-            crate::explain::Bound::Unbounded => return None,
-        }
+        let n = worst_case_number(&f.layers)?;
+        worst = Some(worst.map_or(n, |w: f64| w.max(n)));
     }
     worst
 }
@@ -556,7 +544,7 @@ pub fn amplification(ctx: &SweepContext, palette: &Palette) -> Option<LinesChart
     let shaping: Vec<usize> = (0..sw.keys.len())
         .filter(|&k| shapes_attempts(&sw.keys[k]))
         .collect();
-    if shaping.is_empty() || !sw.metrics.iter().any(|m| m == "amplification") {
+    if shaping.is_empty() || !sw.metrics.iter().any(|m| m == AMPLIFICATION.name) {
         return None;
     }
     let worst: Vec<f64> = sw
@@ -569,7 +557,7 @@ pub fn amplification(ctx: &SweepContext, palette: &Palette) -> Option<LinesChart
         palette,
         |c| ctx.label_without(c, &shaping),
         |i, _| Some(worst[i]),
-        "amplification",
+        AMPLIFICATION.name,
     );
     if lines.is_empty() {
         return None;

@@ -133,7 +133,7 @@ impl Chart for TimeseriesChart<'_> {
             .label_style(tick_font())
             .y_label_formatter(&|v| {
                 if *v <= 1.0 + 1e-9 {
-                    format!("{:.0}", v * 100.0)
+                    crate::metrics::format::percent_tick(*v)
                 } else {
                     String::new()
                 }

@@ -5,6 +5,7 @@
 //! merged set of shards gives the same bytes as one unsharded sweep.
 
 use crate::export::csv::record;
+use crate::metrics::columns::{aggregate_columns, CELL, PARAM_PREFIX, RUNS};
 use crate::metrics::summary::Cell;
 
 /// Two-sided 95% Student t quantiles for 1..=30 degrees of freedom.
@@ -68,10 +69,9 @@ fn parse(field: &str) -> Option<f64> {
     }
 }
 
-/// Whether a summary column is aggregated (every column but the run identity and params).
-pub fn is_metric(column: &str) -> bool {
-    !matches!(column, "run" | "replication" | "seed") && !column.starts_with("param_")
-}
+/// Whether a summary column is aggregated: every column but the run identity and the
+/// swept parameters (the catalog's [`is_metric`](crate::metrics::columns::is_metric)).
+pub use crate::metrics::columns::is_metric;
 
 /// Renders `aggregate.csv` from summary rows (as CSV fields, in plan order) grouped in
 /// consecutive runs of `replications` rows per cell.
@@ -135,7 +135,7 @@ impl Aggregator {
     /// An aggregator of summary rows with `columns`, `replications` rows per cell.
     pub fn new(columns: &[String], replications: usize) -> Aggregator {
         let params: Vec<usize> = (0..columns.len())
-            .filter(|&i| columns[i].starts_with("param_"))
+            .filter(|&i| columns[i].starts_with(PARAM_PREFIX))
             .collect();
         let metrics: Vec<usize> = (0..columns.len())
             .filter(|&i| is_metric(&columns[i]))
@@ -154,16 +154,11 @@ impl Aggregator {
 
     /// The header line.
     pub fn header(&self) -> String {
-        let mut header = vec!["cell".to_string()];
+        let mut header = vec![CELL.to_string()];
         header.extend(self.params.iter().map(|&i| self.columns[i].clone()));
-        header.push("runs".into());
+        header.push(RUNS.into());
         for &i in &self.metrics {
-            let c = &self.columns[i];
-            header.extend([
-                format!("{c}_mean"),
-                format!("{c}_ci_low"),
-                format!("{c}_ci_high"),
-            ]);
+            header.extend(aggregate_columns(&self.columns[i]));
         }
         record(&header)
     }

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rayon::prelude::*;
 use thiserror::Error;
 
-use crate::export::manifest::{self, Origin};
+use crate::export::manifest::{self, FolderKind, Manifest, Origin};
 use crate::export::owner::{self, Claimed, OwnerError, Refusal, Want};
 use crate::export::write_atomic;
 use crate::run::{run_one, RunResult};
@@ -160,22 +160,16 @@ pub struct Outcome {
 }
 
 fn manifest_text(plan: &Plan, shard: Option<Shard>, origin: &Origin, files: &[String]) -> String {
-    let mut extra: Vec<(&str, toml::Value)> = vec![
-        ("kind", "sweep".into()),
-        (
-            "params",
-            toml::Value::Array(plan.params().into_iter().map(toml::Value::String).collect()),
-        ),
-        ("cells", toml::Value::Integer(plan.cells.len() as i64)),
-    ];
-    if let Some(s) = shard {
-        extra.push(("shard", format!("{}/{}", s.index, s.count).into()));
-    }
-    manifest::render(&plan.base, origin, plan.total_runs(), &extra, files)
+    let mut m = Manifest::of(&plan.base, origin, plan.total_runs(), files);
+    m.run.kind = FolderKind::Sweep;
+    m.run.params = plan.params();
+    m.run.cells = Some(plan.cells.len() as i64);
+    m.run.shard = shard.map(|s| format!("{}/{}", s.index, s.count));
+    m.render()
 }
 
 /// Reads a folder's manifest: `Ok(None)` when it has none.
-pub fn read_manifest(dir: &Path) -> Result<Option<toml::Table>, SweepError> {
+pub fn read_manifest(dir: &Path) -> Result<Option<Manifest>, SweepError> {
     owner::read_manifest(dir)
         .map_err(|reason| SweepError::Merge(format!("'{}' {reason}", dir.display())))
 }
@@ -232,7 +226,7 @@ fn claim_folder(
     origin: &Origin,
 ) -> Result<Claimed, SweepError> {
     let want = Want {
-        kind: "sweep",
+        kind: FolderKind::Sweep,
         identity: origin.identity.clone(),
         fingerprint: Some(manifest::fingerprint(&plan.base.resolved)),
         shard: shard.map(|s| format!("{}/{}", s.index, s.count)),
@@ -439,7 +433,7 @@ pub fn run_folder(
     base.resolved.remove("sweep");
     let plan = plan::plan(base)?;
     let want = Want {
-        kind: "run",
+        kind: FolderKind::Run,
         identity: origin.identity.clone(),
         fingerprint: None,
         shard: None,
@@ -455,7 +449,7 @@ pub fn run_folder(
         files.push("aggregate.csv".into());
     }
     write_manifest(&claimed, &mut files, |f| {
-        manifest::render(&plan.base, origin, plan.total_runs(), &[], f)
+        manifest::render(&plan.base, origin, plan.total_runs(), f)
     })?;
     let d = &claimed.dir;
     let mut tables = store::Tables::create(d, &plan, aggregate)
@@ -489,54 +483,31 @@ pub fn run_folder(
 }
 
 /// Rebuilds the plan recorded in a manifest (its `[scenario]` table and source).
-fn plan_from_manifest(dir: &Path, m: &toml::Table) -> Result<Plan, SweepError> {
-    let bad = |what: &str| {
-        SweepError::Merge(format!("'{}' has no {what} in its manifest", dir.display()))
-    };
-    let run = m
-        .get("run")
-        .and_then(|v| v.as_table())
-        .ok_or_else(|| bad("[run]"))?;
-    let table = m
-        .get("scenario")
-        .and_then(|v| v.as_table())
-        .ok_or_else(|| bad("[scenario]"))?;
-    let source_path = run
-        .get("source")
-        .and_then(|v| v.as_str())
-        .unwrap_or("manifest")
-        .to_string();
-    let name = run
-        .get("scenario")
-        .and_then(|v| v.as_str())
-        .unwrap_or("scenario")
-        .to_string();
+fn plan_from_manifest(dir: &Path, m: &Manifest) -> Result<Plan, SweepError> {
+    if m.scenario.is_empty() {
+        return Err(SweepError::Merge(format!(
+            "'{}' has no [scenario] in its manifest",
+            dir.display()
+        )));
+    }
     let source = Source {
-        path: source_path,
-        stem: name,
+        path: m.run.source.clone().unwrap_or_else(|| "manifest".into()),
+        stem: m.run.scenario.clone().unwrap_or_else(|| "scenario".into()),
         text: String::new(),
     };
-    Ok(plan::plan(from_table(&source, table.clone())?)?)
+    Ok(plan::plan(from_table(&source, m.scenario.clone())?)?)
 }
 
 /// The origin a shard's manifest records.
-fn origin_of(m: &toml::Table) -> Origin {
-    let run = m.get("run").and_then(|v| v.as_table());
-    let get = |k: &str| run.and_then(|r| r.get(k));
+fn origin_of(m: &Manifest) -> Origin {
     Origin {
-        identity: get("identity")
-            .or_else(|| get("source"))
-            .and_then(|v| v.as_str())
-            .unwrap_or_default()
-            .to_string(),
-        overrides: get("overrides")
-            .and_then(|v| v.as_array())
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(str::to_string))
-                    .collect()
-            })
+        identity: m
+            .run
+            .identity
+            .clone()
+            .or_else(|| m.run.source.clone())
             .unwrap_or_default(),
+        overrides: m.run.overrides.clone(),
     }
 }
 
@@ -557,31 +528,20 @@ pub fn merge(dirs: &[PathBuf], out: &Path, force: bool) -> Result<(Plan, Vec<u64
                 d.display()
             ))
         })?;
-        let run = m
-            .get("run")
-            .and_then(|v| v.as_table())
-            .cloned()
-            .unwrap_or_default();
-        let s = |k: &str| {
-            run.get(k)
-                .and_then(|v| v.as_str())
-                .unwrap_or("")
-                .to_string()
-        };
-        if s("kind") != "sweep" {
+        if m.run.kind != FolderKind::Sweep {
             return Err(SweepError::Merge(format!(
                 "'{}' is not a sweep folder",
                 d.display()
             )));
         }
-        let shard: Shard = s("shard").parse().map_err(|_| {
+        let shard: Shard = m.run.shard.as_deref().unwrap_or("").parse().map_err(|_| {
             SweepError::Merge(format!(
                 "'{}' is not a shard (it was run without --shard)",
                 d.display()
             ))
         })?;
-        let seed = run.get("seed").map(|v| v.to_string()).unwrap_or_default();
-        let key = (s("fingerprint"), seed);
+        let seed = m.run.seed.map(|v| v.to_string()).unwrap_or_default();
+        let key = (m.run.fingerprint.clone().unwrap_or_default(), seed);
         match &first {
             None => {
                 let p = plan_from_manifest(d, &m)?;

@@ -324,7 +324,11 @@ pub fn plan(base: Loaded) -> Result<Plan, ScenarioError> {
         }
     }
     let mut columns = plan.layout.columns();
-    columns.extend(plan.axes.iter().map(|a| format!("param_{}", a.key)));
+    columns.extend(
+        plan.axes
+            .iter()
+            .map(|a| crate::metrics::columns::param_column(&a.key)),
+    );
     plan.columns = columns;
     Ok(plan)
 }

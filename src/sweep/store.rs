@@ -13,6 +13,7 @@ use crate::export::csv::{
     TIMESERIES_COLUMNS,
 };
 use crate::export::AtomicFile;
+use crate::metrics::columns::{param_column, TRUNCATED};
 use crate::metrics::summary::Cell;
 use crate::run::RunResult;
 use crate::scenario::Scenario;
@@ -46,7 +47,7 @@ pub fn render_chunk(plan: &Plan, r: &RunResult, scn: &Scenario) -> Chunk {
         } else {
             text
         };
-        s.push(format!("param_{}", a.key), Cell::Text(text));
+        s.push(param_column(&a.key), Cell::Text(text));
     }
     Chunk {
         summary: summary_row(&s, &plan.columns),
@@ -57,7 +58,7 @@ pub fn render_chunk(plan: &Plan, r: &RunResult, scn: &Scenario) -> Chunk {
 
 /// Whether a run's summary row says it stopped at a limit (`truncated = true`).
 pub fn truncated(plan: &Plan, c: &Chunk) -> bool {
-    let Some(i) = plan.columns.iter().position(|col| col == "truncated") else {
+    let Some(i) = plan.columns.iter().position(|col| col == TRUNCATED.name) else {
         return false;
     };
     csv::ReaderBuilder::new()

@@ -868,15 +868,37 @@ fn assert_report(html: &str, plots: usize, needles: &[&str]) {
 }
 
 #[test]
-fn the_report_lists_the_lints_of_explain_when_the_manifest_has_them() {
+fn the_report_lists_the_lints_that_fire_on_the_scenario() {
+    // STORM's lints fire: the manifest records them and the report shows them.
+    let source = Source {
+        path: "<test>".into(),
+        stem: "test".into(),
+        text: STORM.into(),
+    };
+    let loaded = scenario::load(source, &[]).expect("valid scenario");
+    let lints = retrysim::explain::lint::lints(&loaded.scenario);
+    assert!(!lints.is_empty(), "STORM should fire a lint");
     let d = tempfile::tempdir().unwrap();
     write_run(STORM, &[], d.path());
-    let m = d.path().join("manifest.toml");
-    let text = read(&m) + "\n[explain]\nlints = [\"retries at 2 layers multiply: <6> attempts\"]\n";
-    std::fs::write(&m, text).unwrap();
+    let manifest = read(&d.path().join("manifest.toml"));
+    assert!(manifest.contains("\n[explain]\nlints = ["), "{manifest}");
     draw_folder(d.path(), Format::Svg).unwrap();
     let html = read(&d.path().join("report.html"));
-    assert!(html.contains("retries at 2 layers multiply: &lt;6&gt; attempts"));
+    assert!(html.contains("<section id=\"lints\">"), "no lints section");
+    for l in &lints {
+        assert!(
+            html.contains(&format!("<li>[{}] fleet &#39;{}&#39;", l.id, l.fleet)),
+            "{l}"
+        );
+    }
+
+    // A scenario without lints has neither the table nor the section.
+    let quiet = include_str!("../../scenarios/default.toml");
+    let d = tempfile::tempdir().unwrap();
+    write_run(quiet, &[], d.path());
+    assert!(!read(&d.path().join("manifest.toml")).contains("[explain]"));
+    draw_folder(d.path(), Format::Svg).unwrap();
+    assert!(!read(&d.path().join("report.html")).contains("<section id=\"lints\">"));
 }
 
 /// Runs `cmd`, killing it after `limit`; returns its exit status and what it printed.
