@@ -13,21 +13,40 @@
 //! ```
 //!
 //! The [`engine`] is generic and knows nothing of retries; the [`model`] takes validated
-//! configuration and knows nothing of files.
+//! configuration and knows nothing of files. The library knows nothing of a terminal:
+//! the `retrysim` binary parses arguments, shows progress, handles Ctrl-C and prints.
+//!
+//! # Entry points
+//!
+//! The functions of [`api`], re-exported here, are what the command line calls:
+//!
+//! - [`load_scenario`]: read a scenario (or the embedded default) with [`Overrides`]
+//!   (`--set` strings and a typed seed), parse and validate it;
+//! - [`run_scenario`]: run one replication in memory; [`run_to_folder`]: run the
+//!   replications into a results folder;
+//! - [`plan_sweep`] and [`run_sweep`]: plan a `[sweep]` grid and run it (resumable,
+//!   shardable, with a stop flag and a [`sweep::Progress`]); [`merge_shards`];
+//! - [`explain_scenario`]: the resolved model and its lints;
+//! - [`check::prepare`] and [`check::run_all`]: expectations and baselines;
+//! - [`draw_folder`]: the charts and report of a results folder.
+//!
+//! Each returns an [`Error`] whose kind gives the exit code ([`Error::exit_code`]).
 //!
 //! ```
-//! use retrysim::scenario::{load, Source};
-//! let loaded = load(Source::embedded_default(), &["duration=\"30s\"".into()]).unwrap();
-//! let layout = retrysim::metrics::summary::Layout::of(&loaded.scenario);
-//! let r = retrysim::run::run_one(&loaded.scenario, &layout, 0, 0);
+//! use retrysim::{load_scenario, run_scenario, Overrides};
+//! let o = Overrides { sets: vec!["duration=\"30s\"".into()], seed: Some(7) };
+//! let loaded = load_scenario(None, &o).unwrap();
+//! let r = run_scenario(&loaded.scenario, 0);
+//! assert_eq!(r.seed, 7);
 //! assert!(r.metrics.totals.logical > 0);
 //! ```
 
 #![warn(missing_docs)]
 
+pub mod api;
 pub mod check;
-pub mod cli;
 pub mod engine;
+pub mod error;
 pub mod explain;
 pub mod export;
 pub mod metrics;
@@ -36,3 +55,9 @@ pub mod plot;
 pub mod run;
 pub mod scenario;
 pub mod sweep;
+
+pub use api::{
+    draw_folder, explain_scenario, load_scenario, merge_shards, plan_sweep, run_scenario,
+    run_sweep, run_to_folder, sweep_out, Explained, Overrides, Target,
+};
+pub use error::{Error, Truncation};

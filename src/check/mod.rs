@@ -31,6 +31,7 @@
 
 pub mod baseline;
 pub mod expect;
+pub mod run;
 
 use thiserror::Error;
 
@@ -40,6 +41,7 @@ use crate::sweep::aggregate::mean_ci;
 use crate::sweep::plan::{render_value, Plan};
 
 pub use expect::{check_plan, resolve, Expectation};
+pub use run::{prepare, run_all, Checked, Request};
 
 /// One line of the check table: a bound (or a baseline value) against what a cell or
 /// run produced.

@@ -67,7 +67,7 @@ use timeseries::TimeseriesChart;
 pub const MAX_OVERLAY: usize = 12;
 
 /// Image format of plots.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     /// PNG bitmaps.
     Png,

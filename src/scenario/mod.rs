@@ -242,17 +242,27 @@ fn field_path(p: &serde_path_to_error::Path) -> String {
 /// Reads, overrides (`KEY=VALUE` strings), parses and validates a scenario.
 pub fn load(source: Source, sets: &[String]) -> Result<Loaded, ScenarioError> {
     let mut table = source.table()?;
+    apply_sets(&source, &mut table, sets)?;
+    from_table(&source, table)
+}
+
+/// Applies `KEY=VALUE` overrides, in order, to the table of `source`.
+pub fn apply_sets(
+    source: &Source,
+    table: &mut toml::Table,
+    sets: &[String],
+) -> Result<(), ScenarioError> {
     for s in sets {
         let (key, value) = overrides::parse_set(s).map_err(|message| ScenarioError::Override {
             path: source.path.clone(),
             key: s.clone(),
             message,
         })?;
-        overrides::apply(&mut table, &key, value).map_err(|message| ScenarioError::Override {
+        overrides::apply(table, &key, value).map_err(|message| ScenarioError::Override {
             path: source.path.clone(),
             key,
             message,
         })?;
     }
-    from_table(&source, table)
+    Ok(())
 }

@@ -9,6 +9,8 @@
 //! ```
 
 pub mod aggregate;
+mod folder;
+mod merge;
 pub mod plan;
 pub mod store;
 
@@ -18,12 +20,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rayon::prelude::*;
 use thiserror::Error;
 
+use crate::error::Truncation;
 use crate::export::manifest::{self, FolderKind, Manifest, Origin};
 use crate::export::owner::{self, Claimed, OwnerError, Refusal, Want};
 use crate::export::write_atomic;
 use crate::run::{run_one, RunResult};
-use crate::scenario::{from_table, Loaded, ScenarioError, Source};
+use crate::scenario::{Loaded, ScenarioError};
 
+pub use folder::{run_folder, RunFolder, RUNS_SHOWN};
+pub use merge::{merge, Merged};
 pub use plan::{plan, Plan, RunSpec};
 pub use store::Chunk;
 
@@ -90,7 +95,10 @@ pub enum SweepError {
     /// Shards that do not belong together, or an incomplete set.
     #[error("cannot merge: {0}")]
     Merge(String),
-    /// Ctrl-C.
+    /// A pool of worker threads could not be started.
+    #[error("{0}")]
+    Pool(String),
+    /// The stop flag was set (Ctrl-C).
     #[error("interrupted: {done} of {total} runs are on disk in '{path}'; run the same command again to finish the rest")]
     Interrupted {
         /// Runs finished.
@@ -124,27 +132,42 @@ pub struct Options {
     pub shard: Option<Shard>,
     /// Replace a folder that holds other results.
     pub force: bool,
-    /// Show a progress bar (it hides itself when stderr is not a terminal).
-    pub progress: bool,
     /// Where the scenario came from (recorded in the manifest; decides ownership).
     pub origin: Origin,
 }
 
-/// Set by a Ctrl-C handler: workers start no new run once it is set.
-pub static STOP: AtomicBool = AtomicBool::new(false);
+/// The output folder of a scenario or sweep named `name` when none is given:
+/// `output/<name>/`, or `output/<name>-shard-I-of-N/` for a shard.
+///
+/// ```
+/// use retrysim::sweep::{default_out, Shard};
+/// assert_eq!(default_out("a", None), std::path::Path::new("output/a"));
+/// let s = Shard { index: 1, count: 4 };
+/// assert_eq!(default_out("a", Some(s)), std::path::Path::new("output/a-shard-1-of-4"));
+/// ```
+pub fn default_out(name: &str, shard: Option<Shard>) -> PathBuf {
+    let root = PathBuf::from("output");
+    match shard {
+        Some(s) => root.join(format!("{name}-shard-{}-of-{}", s.index, s.count)),
+        None => root.join(name),
+    }
+}
 
-/// Installs a Ctrl-C handler that lets running runs finish and starts no new one.
-/// A second Ctrl-C exits at once (finished runs are on disk either way).
-pub fn install_ctrlc() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let _ = ctrlc::set_handler(|| {
-            if STOP.swap(true, Ordering::SeqCst) {
-                std::process::exit(130);
-            }
-            eprintln!("\nstopping: finishing the runs in progress (Ctrl-C again to quit now)");
-        });
-    });
+/// Watches a sweep's runs as they finish (a progress bar); called from worker threads.
+pub trait Progress: Sync {
+    /// The sweep starts: `done` of its `total` runs are already on disk.
+    fn start(&self, done: u64, total: u64);
+    /// One more run is on disk.
+    fn advance(&self);
+    /// No more runs will finish.
+    fn finish(&self);
+}
+
+/// No progress shown.
+impl Progress for () {
+    fn start(&self, _: u64, _: u64) {}
+    fn advance(&self) {}
+    fn finish(&self) {}
 }
 
 /// What a finished sweep wrote.
@@ -154,9 +177,9 @@ pub struct Outcome {
     pub runs: u64,
     /// Runs that were already on disk and were skipped.
     pub resumed: u64,
-    /// Runs that stopped early at a limit (`run N: why`), in run order, resumed ones
-    /// included.
-    pub truncated: Vec<String>,
+    /// The runs that stopped early at a limit (a run resumed from disk says only
+    /// that it stopped: its summary row does).
+    pub truncation: Option<Truncation>,
 }
 
 fn manifest_text(plan: &Plan, shard: Option<Shard>, origin: &Origin, files: &[String]) -> String {
@@ -240,8 +263,14 @@ fn claim_folder(
 }
 
 /// Runs a sweep (or one shard of it) into `opts.out`, skipping runs already there, and
-/// writes the tables. Plots are the caller's business.
-pub fn run(plan: &Plan, opts: &Options) -> Result<Outcome, SweepError> {
+/// writes the tables. Plots are the caller's business. Once `stop` is set, no new run
+/// starts (those running finish) and the sweep ends as [`SweepError::Interrupted`].
+pub fn run(
+    plan: &Plan,
+    opts: &Options,
+    stop: &AtomicBool,
+    progress: &dyn Progress,
+) -> Result<Outcome, SweepError> {
     let total = plan.total_runs();
     let mine: Vec<u64> = (0..total)
         .filter(|r| opts.shard.is_none_or(|s| r % s.count == s.index))
@@ -252,23 +281,11 @@ pub fn run(plan: &Plan, opts: &Options) -> Result<Outcome, SweepError> {
     let dir = &claimed.dir;
     let done = store::done_runs(dir).map_err(io_err("cannot read", dir))?;
     let todo: Vec<u64> = mine.iter().copied().filter(|r| !done.contains(r)).collect();
-    let bar = if opts.progress {
-        let b = indicatif::ProgressBar::new(mine.len() as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} runs  {per_sec}  {elapsed_precise} elapsed, ~{eta_precise} left",
-            )
-            .expect("valid template"),
-        );
-        b.set_position((mine.len() - todo.len()) as u64);
-        b
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    progress.start((mine.len() - todo.len()) as u64, mine.len() as u64);
     let work = || -> Result<Vec<Option<String>>, SweepError> {
         todo.par_iter()
             .map(|&run| {
-                if STOP.load(Ordering::Relaxed) {
+                if stop.load(Ordering::Relaxed) {
                     return Ok(None);
                 }
                 let spec = plan.spec(run);
@@ -278,16 +295,13 @@ pub fn run(plan: &Plan, opts: &Options) -> Result<Outcome, SweepError> {
                 let chunk = store::render_chunk(plan, &r, scn);
                 store::write_chunk(dir, run, &chunk)
                     .map_err(io_err("cannot write run into", dir))?;
-                bar.inc(1);
-                Ok(r.metrics
-                    .totals
-                    .truncated
-                    .map(|t| format!("run {run}: {t}")))
+                progress.advance();
+                Ok(r.metrics.totals.truncated)
             })
             .collect()
     };
     let results = with_jobs(opts.jobs, work)??;
-    bar.finish_and_clear();
+    progress.finish();
     let done_now = store::done_runs(dir).map_err(io_err("cannot read", dir))?;
     let finished = mine.iter().filter(|r| done_now.contains(r)).count() as u64;
     if finished < mine.len() as u64 {
@@ -300,20 +314,23 @@ pub fn run(plan: &Plan, opts: &Options) -> Result<Outcome, SweepError> {
     let on_disk = write_tables(plan, dir, &mine, opts.shard.is_none())?;
     // Runs of this process say why they stopped; runs resumed from disk only that
     // they did (their summary row says so).
-    let mut why: std::collections::BTreeMap<u64, String> = todo
+    let mut why: std::collections::BTreeMap<u64, Option<String>> = todo
         .iter()
         .zip(results)
-        .filter_map(|(&r, t)| t.map(|t| (r, t)))
+        .filter_map(|(&r, t)| t.map(|t| (r, Some(t))))
         .collect();
     for r in on_disk {
-        why.entry(r).or_insert_with(|| {
-            format!("run {r}: stopped early at limits.max_in_flight or limits.max_events when it ran (truncated = true in its summary row)")
-        });
+        why.entry(r).or_insert(None);
     }
     Ok(Outcome {
         runs: mine.len() as u64,
         resumed: (mine.len() - todo.len()) as u64,
-        truncated: why.into_values().collect(),
+        truncation: Truncation::of(
+            format!("sweep '{}'", plan.base.scenario.name),
+            mine.len() as u64,
+            why.into_iter().collect(),
+            Truncation::marked_in(&opts.out),
+        ),
     })
 }
 
@@ -346,19 +363,31 @@ fn write_tables(
 /// Most worker threads `--jobs` may ask for.
 pub const MAX_JOBS: usize = 1024;
 
+/// A pool of `jobs` worker threads (`None`: the global pool, one per core).
+pub fn pool(jobs: Option<usize>) -> Result<Option<rayon::ThreadPool>, SweepError> {
+    jobs.map(|j| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(j.clamp(1, MAX_JOBS))
+            .build()
+            .map_err(|e| SweepError::Pool(format!("cannot start {j} worker threads: {e}")))
+    })
+    .transpose()
+}
+
+/// Runs `work` on `pool`, or on the global pool when there is none.
+pub fn install<T: Send>(pool: Option<&rayon::ThreadPool>, work: impl FnOnce() -> T + Send) -> T {
+    match pool {
+        Some(p) => p.install(work),
+        None => work(),
+    }
+}
+
 /// Runs `work` on a pool of `jobs` threads (`None`: the global pool, one per core).
 pub fn with_jobs<T: Send>(
     jobs: Option<usize>,
     work: impl FnOnce() -> T + Send,
 ) -> Result<T, SweepError> {
-    match jobs {
-        None => Ok(work()),
-        Some(j) => Ok(rayon::ThreadPoolBuilder::new()
-            .num_threads(j.clamp(1, MAX_JOBS))
-            .build()
-            .map_err(|e| SweepError::Merge(format!("cannot start {j} worker threads: {e}")))?
-            .install(work)),
-    }
+    Ok(install(pool(jobs)?.as_ref(), work))
 }
 
 /// A run's result without its time series and latency histogram (the summary row has
@@ -399,241 +428,4 @@ pub fn run_in_memory(plan: &Plan) -> Result<Vec<RunResult>, SweepError> {
 /// Runs in flight at once when results are written in plan order.
 fn batch_size() -> usize {
     4 * rayon::current_num_threads().max(1)
-}
-
-/// What a run folder holds once written.
-#[derive(Debug, Clone)]
-pub struct RunFolder {
-    /// The folder, as the file system resolves it.
-    pub dir: PathBuf,
-    /// Runs written.
-    pub runs: u64,
-    /// The first runs' results, without their series (for a table on screen).
-    pub first: Vec<RunResult>,
-    /// Runs that stopped early at a limit (`run N: why`), in run order.
-    pub truncated: Vec<String>,
-}
-
-/// How many runs' results [`RunFolder::first`] keeps.
-pub const RUNS_SHOWN: usize = 20;
-
-/// Runs the base point of a scenario (its replications, in parallel; any `[sweep]` is
-/// left out) into a run folder: the manifest, then the tables (`aggregate.csv` with
-/// replications), written as the runs finish in plan order, so memory does not grow
-/// with the number of replications.
-pub fn run_folder(
-    loaded: &Loaded,
-    dir: &Path,
-    origin: &Origin,
-    force: bool,
-) -> Result<RunFolder, SweepError> {
-    let mut base = loaded.clone();
-    base.file.sweep = None;
-    base.table.remove("sweep");
-    base.resolved.remove("sweep");
-    let plan = plan::plan(base)?;
-    let want = Want {
-        kind: FolderKind::Run,
-        identity: origin.identity.clone(),
-        fingerprint: None,
-        shard: None,
-    };
-    let claimed = claim(dir, &want, force)?;
-    // The manifest first: a run killed before its tables leaves a folder that says
-    // what it is for, and vouches for the files it was writing.
-    let aggregate = plan.replications > 1;
-    let mut files: Vec<String> = ["manifest.toml", "summary.csv", "timeseries.csv", "herd.csv"]
-        .map(String::from)
-        .to_vec();
-    if aggregate {
-        files.push("aggregate.csv".into());
-    }
-    write_manifest(&claimed, &mut files, |f| {
-        manifest::render(&plan.base, origin, plan.total_runs(), f)
-    })?;
-    let d = &claimed.dir;
-    let mut tables = store::Tables::create(d, &plan, aggregate)
-        .map_err(io_err("cannot write the tables of", dir))?;
-    let all: Vec<u64> = (0..plan.total_runs()).collect();
-    let mut first = Vec::new();
-    let mut truncated = Vec::new();
-    for batch in all.chunks(batch_size()) {
-        for (r, loaded) in run_runs(&plan, batch)? {
-            let chunk = store::render_chunk(&plan, &r, &loaded.scenario);
-            tables
-                .push(&chunk)
-                .map_err(io_err("cannot write the tables of", dir))?;
-            if let Some(t) = &r.metrics.totals.truncated {
-                truncated.push(format!("run {}: {t}", r.run));
-            }
-            if first.len() < RUNS_SHOWN {
-                first.push(slim(r));
-            }
-        }
-    }
-    tables
-        .commit()
-        .map_err(io_err("cannot write the tables of", dir))?;
-    Ok(RunFolder {
-        dir: claimed.dir.clone(),
-        runs: plan.total_runs(),
-        first,
-        truncated,
-    })
-}
-
-/// Rebuilds the plan recorded in a manifest (its `[scenario]` table and source).
-fn plan_from_manifest(dir: &Path, m: &Manifest) -> Result<Plan, SweepError> {
-    if m.scenario.is_empty() {
-        return Err(SweepError::Merge(format!(
-            "'{}' has no [scenario] in its manifest",
-            dir.display()
-        )));
-    }
-    let source = Source {
-        path: m.run.source.clone().unwrap_or_else(|| "manifest".into()),
-        stem: m.run.scenario.clone().unwrap_or_else(|| "scenario".into()),
-        text: String::new(),
-    };
-    Ok(plan::plan(from_table(&source, m.scenario.clone())?)?)
-}
-
-/// The origin a shard's manifest records.
-fn origin_of(m: &Manifest) -> Origin {
-    Origin {
-        identity: m
-            .run
-            .identity
-            .clone()
-            .or_else(|| m.run.source.clone())
-            .unwrap_or_default(),
-        overrides: m.run.overrides.clone(),
-    }
-}
-
-/// Merges shard folders into `out`: the same bytes an unsharded sweep writes. Refuses
-/// shards of different scenarios or seeds, duplicates, and incomplete sets. Returns the
-/// plan and the runs that stopped early at a limit.
-pub fn merge(dirs: &[PathBuf], out: &Path, force: bool) -> Result<(Plan, Vec<u64>), SweepError> {
-    if dirs.is_empty() {
-        return Err(SweepError::Merge("no shard folders given".into()));
-    }
-    let mut first: Option<(String, String, Shard, Origin)> = None;
-    let mut plan: Option<Plan> = None;
-    let mut seen: Vec<Option<PathBuf>> = Vec::new();
-    for d in dirs {
-        let m = read_manifest(d)?.ok_or_else(|| {
-            SweepError::Merge(format!(
-                "'{}' has no manifest.toml: not a shard folder",
-                d.display()
-            ))
-        })?;
-        if m.run.kind != FolderKind::Sweep {
-            return Err(SweepError::Merge(format!(
-                "'{}' is not a sweep folder",
-                d.display()
-            )));
-        }
-        let shard: Shard = m.run.shard.as_deref().unwrap_or("").parse().map_err(|_| {
-            SweepError::Merge(format!(
-                "'{}' is not a shard (it was run without --shard)",
-                d.display()
-            ))
-        })?;
-        let seed = m.run.seed.map(|v| v.to_string()).unwrap_or_default();
-        let key = (m.run.fingerprint.clone().unwrap_or_default(), seed);
-        match &first {
-            None => {
-                let p = plan_from_manifest(d, &m)?;
-                // A shard count is at most the runs it splits: a tampered manifest
-                // must not size the bookkeeping.
-                if shard.count > p.total_runs().max(1) {
-                    return Err(SweepError::Merge(format!(
-                        "'{}' claims to be shard {}/{} of a sweep of {} runs: a sweep has at most one shard per run",
-                        d.display(),
-                        shard.index,
-                        shard.count,
-                        p.total_runs()
-                    )));
-                }
-                seen = vec![None; shard.count as usize];
-                first = Some((key.0.clone(), key.1.clone(), shard, origin_of(&m)));
-                plan = Some(p);
-            }
-            Some((fp, sd, s0, _)) => {
-                if &key.1 != sd {
-                    return Err(SweepError::Merge(format!(
-                        "'{}' was run with seed {} but '{}' with seed {sd}",
-                        d.display(),
-                        key.1,
-                        dirs[0].display()
-                    )));
-                }
-                if &key.0 != fp {
-                    return Err(SweepError::Merge(format!(
-                        "'{}' holds a different scenario than '{}'",
-                        d.display(),
-                        dirs[0].display()
-                    )));
-                }
-                if shard.count != s0.count {
-                    return Err(SweepError::Merge(format!(
-                        "'{}' is shard {}/{} but '{}' is one of {}",
-                        d.display(),
-                        shard.index,
-                        shard.count,
-                        dirs[0].display(),
-                        s0.count
-                    )));
-                }
-            }
-        }
-        if let Some(prev) = &seen[shard.index as usize] {
-            return Err(SweepError::Merge(format!(
-                "shard {}/{} is given twice: '{}' and '{}'",
-                shard.index,
-                shard.count,
-                prev.display(),
-                d.display()
-            )));
-        }
-        seen[shard.index as usize] = Some(d.clone());
-    }
-    let plan = plan.expect("at least one shard");
-    let origin = first.expect("at least one shard").3;
-    let missing: Vec<String> = seen
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| s.is_none())
-        .take(10)
-        .map(|(i, _)| format!("{i}/{}", seen.len()))
-        .collect();
-    if !missing.is_empty() {
-        return Err(SweepError::Merge(format!(
-            "the set is incomplete: shard {} missing",
-            missing.join(", ")
-        )));
-    }
-    let count = seen.len() as u64;
-    let shard_of = |run: u64| seen[(run % count) as usize].as_ref().expect("checked");
-    // Every run is there before anything is written.
-    for run in 0..plan.total_runs() {
-        let d = shard_of(run);
-        if !store::chunk_dir(d, run).is_dir() {
-            return Err(SweepError::Merge(format!(
-                "run {run} is missing from '{}': finish that shard first",
-                d.display()
-            )));
-        }
-    }
-    let claimed = claim_folder(out, &plan, None, force, &origin)?;
-    let od = &claimed.dir;
-    for run in 0..plan.total_runs() {
-        let d = shard_of(run);
-        let c = store::read_chunk(d, run).map_err(io_err("cannot read run from", d))?;
-        store::write_chunk(od, run, &c).map_err(io_err("cannot write run into", out))?;
-    }
-    let all: Vec<u64> = (0..plan.total_runs()).collect();
-    let truncated = write_tables(&plan, od, &all, true)?;
-    Ok((plan, truncated))
 }

@@ -543,8 +543,8 @@ fn a_run_stopped_at_a_limit_is_bad_input_and_writes_no_baseline() {
     assert_eq!(code(&o), 2, "{}{}", stdout(&o), stderr(&o));
     let err = stderr(&o);
     assert!(
-        err.contains("error: scenario 's.toml': run 0 stopped early: limits.max_events = 1000")
-            && err.contains("(2 of 2 runs stopped early)")
+        err.contains("error: scenario 's.toml': 2 of 2 runs stopped early at a limit")
+            && err.contains("run 0: limits.max_events = 1000")
             && err.contains("baseline 'b.csv' was not written"),
         "{err}"
     );

@@ -80,3 +80,67 @@ fn sweep_refuses_a_scenario_without_a_grid_before_running_it() {
     assert!(err.contains("retrysim run"), "{err}");
     assert!(!d.path().join("o").exists(), "nothing is written");
 }
+
+/// The exit code says what kind of error it was: a bad field is bad input (2), an
+/// output folder the file system will not create is an I/O error (3).
+#[test]
+fn an_unwritable_output_folder_exits_3_and_a_bad_field_exits_2() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    std::fs::write(p.join("afile"), "not a folder").unwrap();
+    std::fs::write(
+        p.join("s.toml"),
+        "duration = \"2s\"\n[dependency]\nservers = 2\nservice_time = \"10ms\"\n[[fleets]]\nname = \"a\"\narrival = { kind = \"poisson\", rate = 10 }\n[sweep]\n\"fleets.0.arrival.rate\" = [10, 20]\n",
+    )
+    .unwrap();
+    let code = |args: &[&str]| {
+        let out = crate::common::retrysim(p, args);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(err.starts_with("error: "), "{args:?}: {err}");
+        (out.status.code(), err)
+    };
+    for args in [
+        &["run", "s.toml", "-q", "--no-plots", "--out", "afile/sub"][..],
+        &["sweep", "s.toml", "-q", "--no-plots", "--out", "afile/sub"][..],
+    ] {
+        let (c, err) = code(args);
+        assert_eq!(c, Some(3), "{args:?}: {err}");
+        assert!(err.contains("afile"), "{args:?}: {err}");
+    }
+    // A bad field, and a refused folder (the file itself), stay bad input.
+    let (c, err) = code(&["run", "s.toml", "-q", "--set", "duration=0s", "--out", "o"]);
+    assert_eq!(c, Some(2), "{err}");
+    assert!(err.contains("duration"), "{err}");
+    let (c, err) = code(&["run", "s.toml", "-q", "--out", "afile"]);
+    assert_eq!(c, Some(2), "{err}");
+}
+
+/// `--seed` reaches the scenario as a number, after every `--set` (also one of `seed`),
+/// and the manifest records it as typed.
+#[test]
+fn seed_overrides_the_scenario_and_a_set_seed() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let args = [
+        "run",
+        "--no-plots",
+        "--set",
+        "seed=5",
+        "--seed",
+        "9",
+        "--set",
+        "duration=30s",
+        "--out",
+        "o",
+    ];
+    let out = crate::common::retrysim(p, &args);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains(", seed 9, "), "{stdout}");
+    let m = std::fs::read_to_string(p.join("o/manifest.toml")).unwrap();
+    assert!(m.contains("\"--seed 9\""), "{m}");
+}

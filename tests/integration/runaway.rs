@@ -325,7 +325,9 @@ fn a_truncated_run_in_a_sweep_is_written_and_reported_also_when_resumed() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("2 runs stopped early") && err.contains("(run 0, 1)"),
+        err.contains("2 of 4 runs stopped early")
+            && err.contains("run 0: stopped early")
+            && err.contains("run 1: stopped early"),
         "{err}"
     );
     assert_eq!(

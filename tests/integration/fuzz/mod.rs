@@ -47,6 +47,182 @@ const MAX_RESIDENT: u64 = 4 << 30;
 /// Events a shrunk run may handle.
 const FUZZ_MAX_EVENTS: u64 = 200_000;
 
+mod schema;
+
+/// Keys filled with a duration.
+const DUR_KEYS: [&str; 44] = [
+    "duration",
+    "drain",
+    "bucket",
+    "warmup",
+    "herd_bucket",
+    "retry_after",
+    "per_concurrent",
+    "deadline",
+    "attempt_timeout",
+    "total_timeout",
+    "delay",
+    "base",
+    "cap",
+    "initial",
+    "start",
+    "end",
+    "mean_up",
+    "mean_down",
+    "at",
+    "after",
+    "think_time",
+    "max_delay",
+    "max_interval",
+    "max_backoff",
+    "ttl",
+    "window",
+    "open_for",
+    "slow_call_duration",
+    "sampling_duration",
+    "break_duration",
+    "mean",
+    "value",
+    "median",
+    "p99",
+    "sd",
+    "max",
+    "min",
+    "k",
+    "padding",
+    "accepts",
+    "deposit",
+    "version",
+    "window_size",
+    "formula",
+];
+/// Keys filled with a count.
+const COUNT_KEYS: [&str; 24] = [
+    "seed",
+    "recovery_hold",
+    "replications",
+    "max_in_flight",
+    "max_events",
+    "reject_status",
+    "clients",
+    "count",
+    "instances",
+    "max_attempts_cap",
+    "half_open_probes",
+    "window_calls",
+    "min_calls",
+    "failures",
+    "capacity",
+    "retry_cost",
+    "timeout_cost",
+    "success_refund",
+    "throttling_cost",
+    "min_concurrency",
+    "max_retries",
+    "min_sample_size",
+    "half_open_calls",
+    "min_throughput",
+];
+/// Keys filled with a real number.
+const REAL_KEYS: [&str; 19] = [
+    "recovery_tolerance",
+    "rate",
+    "writes",
+    "error_rate",
+    "multiplier",
+    "randomization_factor",
+    "growth_factor",
+    "max_tokens",
+    "token_ratio",
+    "percent",
+    "min_per_sec",
+    "max_ratio",
+    "max_retry_ratio",
+    "failure_rate",
+    "slow_call_rate",
+    "failure_ratio",
+    "p",
+    "factor",
+    "tolerance",
+];
+/// Keys filled with a boolean.
+const BOOL_KEYS: [&str; 8] = [
+    "drop_expired",
+    "idempotency_keys",
+    "cancel_on_timeout",
+    "retry_ambiguous_writes",
+    "respect_retry_after",
+    "dynamodb",
+    "count_backoff",
+    "truncate",
+];
+/// Keys filled with a word.
+const WORD_KEYS: [&str; 11] = [
+    "name",
+    "description",
+    "kind",
+    "discipline",
+    "metric",
+    "per",
+    "backoff_type",
+    "window_type",
+    "jitter",
+    "placement",
+    "preset",
+];
+/// Keys filled with a count or `unlimited`.
+const LIMIT_KEYS: [&str; 3] = ["servers", "queue_limit", "max_attempts"];
+/// Keys with a generator of their own (or, for whole tables, any value).
+const TABLE_KEYS: [&str; 20] = [
+    "arrival",
+    "load_profile",
+    "ramp",
+    "backoff",
+    "budget",
+    "breaker",
+    "limiter",
+    "outages",
+    "sweep",
+    "expect",
+    "retry_on",
+    "fleets",
+    "layers",
+    "dependency",
+    "limits",
+    "check",
+    "where",
+    "mode",
+    "service_time",
+    "hop_latency",
+];
+
+/// Every key the fuzzer knows how to fill: the schema's keys, no more
+/// (`schema::every_schema_key_is_one_the_fuzzer_fills_and_no_other`).
+fn covered() -> Vec<&'static str> {
+    [
+        &DUR_KEYS[..],
+        &COUNT_KEYS,
+        &REAL_KEYS,
+        &BOOL_KEYS,
+        &WORD_KEYS,
+        &LIMIT_KEYS,
+        &TABLE_KEYS,
+    ]
+    .concat()
+}
+
+/// The schema, probed once.
+fn schema() -> &'static schema::Schema {
+    static S: std::sync::OnceLock<schema::Schema> = std::sync::OnceLock::new();
+    S.get_or_init(schema::probe)
+}
+
+/// Every key of the schema, for random keys.
+fn keys() -> &'static [String] {
+    static K: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    K.get_or_init(|| schema().keys().into_iter().collect())
+}
+
 // ----- the shipped scenarios -------------------------------------------------------
 
 fn scenario_dir() -> PathBuf {
@@ -328,76 +504,9 @@ fn any_value() -> impl Strategy<Value = Value> {
     })
 }
 
-const KEYS: [&str; 64] = [
-    "name",
-    "seed",
-    "duration",
-    "drain",
-    "bucket",
-    "herd_bucket",
-    "warmup",
-    "recovery_tolerance",
-    "recovery_hold",
-    "replications",
-    "limits",
-    "max_in_flight",
-    "max_events",
-    "dependency",
-    "kind",
-    "servers",
-    "queue_limit",
-    "reject_status",
-    "retry_after",
-    "service_time",
-    "per_concurrent",
-    "discipline",
-    "drop_expired",
-    "error_rate",
-    "fleets",
-    "arrival",
-    "rate",
-    "clients",
-    "think_time",
-    "at",
-    "count",
-    "load_profile",
-    "ramp",
-    "multiplier",
-    "deadline",
-    "writes",
-    "idempotency_keys",
-    "layers",
-    "max_attempts",
-    "attempt_timeout",
-    "cancel_on_timeout",
-    "backoff",
-    "base",
-    "cap",
-    "jitter",
-    "retry_on",
-    "instances",
-    "budget",
-    "breaker",
-    "window_calls",
-    "failure_rate",
-    "open_for",
-    "hop_latency",
-    "outages",
-    "start",
-    "end",
-    "mean_up",
-    "mean_down",
-    "mode",
-    "sweep",
-    "expect",
-    "metric",
-    "min",
-    "max",
-];
-
 fn key_name() -> impl Strategy<Value = String> {
     prop_oneof![
-        6 => prop::sample::select(&KEYS[..]).prop_map(str::to_string),
+        6 => prop::sample::select(keys()),
         1 => "[a-z_]{1,12}",
         1 => "\\PC{0,8}",
     ]
@@ -597,7 +706,7 @@ fn outage() -> impl Strategy<Value = Value> {
 }
 
 fn sweep() -> impl Strategy<Value = Value> {
-    let key = prop::sample::select(&SET_PATHS[..]).prop_map(str::to_string);
+    let key = prop::sample::select(set_paths()).prop_map(str::to_string);
     let values = prop_oneof![
         vec(leaf(), 0..4).prop_map(Value::Array),
         (number(), number(), number()).prop_map(|(f, t, s)| table(vec![
@@ -621,53 +730,66 @@ fn expect() -> impl Strategy<Value = Value> {
     vec(e, 0..3).prop_map(Value::Array)
 }
 
-/// Known dotted paths, for `Set` and sweep keys.
-const SET_PATHS: [&str; 44] = [
-    "duration",
-    "drain",
-    "bucket",
-    "herd_bucket",
-    "warmup",
-    "recovery_tolerance",
-    "recovery_hold",
-    "replications",
-    "seed",
-    "name",
-    "limits.max_in_flight",
-    "limits.max_events",
-    "dependency.kind",
-    "dependency.servers",
-    "dependency.queue_limit",
-    "dependency.reject_status",
-    "dependency.retry_after",
-    "dependency.service_time",
-    "dependency.per_concurrent",
-    "dependency.discipline",
-    "dependency.drop_expired",
-    "dependency.error_rate",
-    "fleets.0.name",
-    "fleets.0.arrival",
-    "fleets.0.arrival.rate",
-    "fleets.0.arrival.clients",
-    "fleets.0.load_profile",
-    "fleets.0.deadline",
-    "fleets.0.writes",
-    "fleets.0.idempotency_keys",
-    "fleets.0.layers.0.max_attempts",
-    "fleets.0.layers.0.attempt_timeout",
-    "fleets.0.layers.0.cancel_on_timeout",
-    "fleets.0.layers.0.backoff",
-    "fleets.0.layers.0.retry_on",
-    "fleets.0.layers.0.retry_ambiguous_writes",
-    "fleets.0.layers.0.respect_retry_after",
-    "fleets.0.layers.0.instances",
-    "fleets.0.layers.0.budget",
-    "fleets.0.layers.0.breaker",
-    "fleets.0.layers.0.hop_latency",
-    "outages",
-    "sweep",
-    "expect",
-];
+/// Known dotted paths, for `Set` and sweep keys: every key of the schema's plain
+/// tables (a whole table of the root or a fleet left out: mutations replace those), and
+/// the keys of an arrival.
+fn set_paths() -> &'static [&'static str] {
+    static P: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    P.get_or_init(|| {
+        let wholes = ["fleets", "layers", "dependency", "limits", "check"];
+        let mut p: Vec<String> = schema()
+            .paths()
+            .into_iter()
+            .filter(|p| !wholes.contains(&p.rsplit('.').next().unwrap_or(p)))
+            .collect();
+        for (_, keys) in schema().variants("fleets.0.arrival") {
+            p.extend(keys.iter().map(|k| format!("fleets.0.arrival.{k}")));
+        }
+        p.sort();
+        p.dedup();
+        p.into_iter()
+            .map(|s| &*Box::leak(s.into_boxed_str()))
+            .collect()
+    })
+}
+
+/// A table of a random variant of the tagged table at `path`, each of its keys set
+/// with a fitting value or left out: every kind the schema has.
+fn tagged(path: &str) -> BoxedStrategy<Value> {
+    let arms: Vec<BoxedStrategy<Value>> = schema()
+        .variants(path)
+        .into_iter()
+        .map(|(kind, keys)| {
+            let fields: Vec<BoxedStrategy<(String, Option<Value>)>> = keys
+                .into_iter()
+                .map(|k| {
+                    let k: &'static str = Box::leak(k.into_boxed_str());
+                    opt(value_for(k))
+                        .prop_map(move |v| (k.to_string(), v))
+                        .boxed()
+                })
+                .collect();
+            fields
+                .prop_map(move |fs| {
+                    let mut t = toml::Table::new();
+                    t.insert("kind".into(), Value::String(kind.clone()));
+                    t.extend(fs.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))));
+                    Value::Table(t)
+                })
+                .boxed()
+        })
+        .collect();
+    prop::strategy::Union::new(arms).boxed()
+}
+
+/// The layer presets, by name.
+fn preset() -> BoxedStrategy<Value> {
+    let names: Vec<Value> = schema().presets["fleets.0.layers.0"]
+        .iter()
+        .map(|n| Value::String(n.trim_matches('"').to_string()))
+        .collect();
+    prop::sample::select(names).boxed()
+}
 
 /// A value that fits the path (most of the time) or anything at all.
 fn value_for(path: &'static str) -> BoxedStrategy<Value> {
@@ -682,9 +804,11 @@ fn value_for(path: &'static str) -> BoxedStrategy<Value> {
         .boxed(),
         "arrival" => arrival().boxed(),
         "load_profile" => load_profile().boxed(),
-        "backoff" => backoff().boxed(),
-        "budget" => budget().boxed(),
-        "breaker" => breaker().boxed(),
+        "backoff" => prop_oneof![backoff(), tagged("fleets.0.layers.0.backoff")].boxed(),
+        "budget" => prop_oneof![budget(), tagged("fleets.0.layers.0.budget")].boxed(),
+        "breaker" => prop_oneof![breaker(), tagged("fleets.0.layers.0.breaker")].boxed(),
+        "limiter" => tagged("fleets.0.layers.0.limiter"),
+        "preset" => preset(),
         "outages" => vec(outage(), 0..4).prop_map(Value::Array).boxed(),
         "sweep" => sweep().boxed(),
         "expect" => expect().boxed(),
@@ -698,6 +822,10 @@ fn value_for(path: &'static str) -> BoxedStrategy<Value> {
         | "retry_ambiguous_writes"
         | "respect_retry_after" => any::<bool>().prop_map(Value::Boolean).boxed(),
         "rate" | "writes" | "error_rate" | "recovery_tolerance" => real().boxed(),
+        k if DUR_KEYS.contains(&k) => dur().boxed(),
+        k if REAL_KEYS.contains(&k) => real().boxed(),
+        k if BOOL_KEYS.contains(&k) => any::<bool>().prop_map(Value::Boolean).boxed(),
+        k if WORD_KEYS.contains(&k) => string().prop_map(Value::String).boxed(),
         _ => count().boxed(),
     };
     prop_oneof![9 => fitting, 1 => any_value()].boxed()
@@ -710,7 +838,7 @@ fn selectors() -> impl Strategy<Value = Selectors> {
 /// A known path set to a value that mostly fits it: reaches deep validation rules and
 /// valid but extreme scenarios.
 fn set_mutation() -> impl Strategy<Value = Mutation> {
-    prop::sample::select(&SET_PATHS[..])
+    prop::sample::select(set_paths())
         .prop_flat_map(|p| value_for(p).prop_map(move |v| Mutation::Set(p.to_string(), v)))
 }
 

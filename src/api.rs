@@ -1,0 +1,200 @@
+//! The library's entry points: what the `retrysim` command calls, one function per
+//! thing it does, each taking plain values and returning an [`Error`] of the kind that
+//! decides the exit code. Printing is the caller's.
+//!
+//! | to ... | call |
+//! | --- | --- |
+//! | load a scenario (a file or the embedded default, with overrides) | [`load_scenario`] |
+//! | run one replication in memory | [`run_scenario`] |
+//! | run a scenario's replications into a results folder | [`run_to_folder`] |
+//! | plan and run a sweep (resumable, shardable, stoppable) | [`plan_sweep`], [`run_sweep`] |
+//! | merge shard folders | [`merge_shards`] |
+//! | explain and lint a scenario | [`explain_scenario`] |
+//! | check expectations and baselines | [`crate::check::prepare`], [`crate::check::run_all`] |
+//! | draw the charts of a results folder | [`draw_folder`] |
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use crate::error::Error;
+use crate::explain::lint::Lint;
+use crate::explain::Explanation;
+use crate::export::manifest::Origin;
+use crate::metrics::summary::Layout;
+use crate::plot::Format;
+use crate::run::RunResult;
+use crate::scenario::{self, Loaded, Scenario, ScenarioError, Source};
+use crate::sweep::{self, Merged, Outcome, Plan, Progress, RunFolder, Shard};
+
+/// Changes to a scenario given with it: `--set KEY=VALUE` overrides, then a seed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Overrides {
+    /// `KEY=VALUE` overrides, applied in order.
+    pub sets: Vec<String>,
+    /// The base seed, replacing the scenario's `seed` (applied after `sets`).
+    pub seed: Option<u64>,
+}
+
+impl Overrides {
+    /// The overrides as typed on a command line (`--set k=v`, then `--seed N`): what
+    /// a manifest records.
+    pub fn typed(&self) -> Vec<String> {
+        let mut o: Vec<String> = self.sets.iter().map(|s| format!("--set {s}")).collect();
+        if let Some(s) = self.seed {
+            o.push(format!("--seed {s}"));
+        }
+        o
+    }
+}
+
+/// Reads a scenario file (`None`: the embedded default), applies the overrides, and
+/// parses and validates it.
+pub fn load_scenario(path: Option<&Path>, overrides: &Overrides) -> Result<Loaded, Error> {
+    let source = match path {
+        Some(p) => Source::read(p)?,
+        None => Source::embedded_default(),
+    };
+    let mut table = source.table()?;
+    scenario::apply_sets(&source, &mut table, &overrides.sets)?;
+    if let Some(seed) = overrides.seed {
+        // Manifests and CSV files hold seeds as signed 64-bit integers.
+        let seed = i64::try_from(seed).map_err(|_| ScenarioError::Override {
+            path: source.path.clone(),
+            key: "--seed".into(),
+            message: format!("must be at most {} (found {seed})", i64::MAX),
+        })?;
+        table.insert("seed".into(), toml::Value::Integer(seed));
+    }
+    Ok(scenario::from_table(&source, table)?)
+}
+
+/// Runs replication `replication` of a scenario in memory (as run `replication`).
+///
+/// ```
+/// let loaded = retrysim::load_scenario(None, &Default::default()).unwrap();
+/// let r = retrysim::run_scenario(&loaded.scenario, 0);
+/// assert!(r.metrics.totals.logical > 0);
+/// ```
+pub fn run_scenario(scn: &Scenario, replication: u32) -> RunResult {
+    let layout = Layout::of(scn);
+    crate::run::run_one(scn, &layout, u64::from(replication), replication)
+}
+
+/// Where a scenario came from and where its results go.
+#[derive(Debug, Clone, Copy)]
+pub struct Target<'a> {
+    /// The scenario file as given (`None`: the embedded default).
+    pub scenario: Option<&'a Path>,
+    /// Its overrides (recorded in the manifest).
+    pub overrides: &'a Overrides,
+    /// The output folder (`None`: [`sweep::default_out`]).
+    pub out: Option<&'a Path>,
+    /// Replace a folder that holds other results.
+    pub force: bool,
+}
+
+impl Target<'_> {
+    fn origin(&self) -> Origin {
+        Origin::of(self.scenario, self.overrides.typed())
+    }
+
+    fn out(&self, name: &str, shard: Option<Shard>) -> PathBuf {
+        self.out
+            .map_or_else(|| sweep::default_out(name, shard), Path::to_path_buf)
+    }
+}
+
+/// Runs the base point of a loaded scenario (its replications; any `[sweep]` left
+/// out) into its results folder. Runs that stopped at a limit are in
+/// [`RunFolder::truncation`]; the charts are [`draw_folder`]'s.
+pub fn run_to_folder(loaded: &Loaded, target: &Target) -> Result<RunFolder, Error> {
+    let dir = target.out(&loaded.scenario.name, None);
+    Ok(sweep::run_folder(
+        loaded,
+        &dir,
+        &target.origin(),
+        target.force,
+    )?)
+}
+
+/// Plans the `[sweep]` grid of a loaded scenario; a scenario without one is refused.
+pub fn plan_sweep(loaded: Loaded) -> Result<Plan, Error> {
+    if loaded.file.sweep.is_none() {
+        return Err(Error::bad_input(format!(
+            "scenario '{}' has no [sweep] table: `retrysim sweep` runs a grid of values (add a [sweep] table, or use `retrysim run` for one point and its replications)",
+            loaded.source.path
+        )));
+    }
+    Ok(sweep::plan(loaded)?)
+}
+
+/// The output folder a sweep (or shard) writes into.
+pub fn sweep_out(plan: &Plan, target: &Target, shard: Option<Shard>) -> PathBuf {
+    target.out(&plan.base.scenario.name, shard)
+}
+
+/// Runs a planned sweep, or one shard of it, into its folder (see [`sweep::run`]):
+/// resumes what is on disk, starts no new run once `stop` is set, tells `progress`
+/// of each finished run.
+pub fn run_sweep(
+    plan: &Plan,
+    target: &Target,
+    jobs: Option<usize>,
+    shard: Option<Shard>,
+    stop: &AtomicBool,
+    progress: &dyn Progress,
+) -> Result<Outcome, Error> {
+    let opts = sweep::Options {
+        out: sweep_out(plan, target, shard),
+        jobs,
+        shard,
+        force: target.force,
+        origin: target.origin(),
+    };
+    Ok(sweep::run(plan, &opts, stop, progress)?)
+}
+
+/// Merges the shard folders of one sweep into `out`.
+pub fn merge_shards(dirs: &[PathBuf], out: &Path, force: bool) -> Result<Merged, Error> {
+    Ok(sweep::merge(dirs, out, force)?)
+}
+
+/// A scenario explained, and the denied lints that fired.
+#[derive(Debug)]
+pub struct Explained {
+    /// The scenario.
+    pub loaded: Loaded,
+    /// Its explanation (render it with [`Explanation::render`]).
+    pub explanation: Explanation,
+    /// The lints of `deny` that fired.
+    pub denied: Vec<Lint>,
+}
+
+/// Explains and lints a scenario file; `deny` names lints that must not fire (`all`:
+/// every lint).
+pub fn explain_scenario(
+    path: &Path,
+    overrides: &Overrides,
+    deny: &[String],
+) -> Result<Explained, Error> {
+    let denied_ids = crate::explain::lint::resolve_deny(deny)?;
+    let loaded = load_scenario(Some(path), overrides)?;
+    let explanation = crate::explain::explain(&loaded.scenario);
+    let denied = explanation
+        .lints
+        .iter()
+        .filter(|l| denied_ids.contains(&l.id))
+        .cloned()
+        .collect();
+    Ok(Explained {
+        loaded,
+        explanation,
+        denied,
+    })
+}
+
+/// Draws the charts and `report.html` of a results folder from its files; returns the
+/// files written.
+pub fn draw_folder(dir: &Path, format: Format) -> Result<Vec<PathBuf>, Error> {
+    Ok(crate::plot::draw_folder(dir, format)?)
+}

@@ -1,0 +1,206 @@
+//! The command line's arguments (MODEL.md §8): clap structs and the parsers of the
+//! values clap cannot check alone.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+/// Image format of the plots, as `--format` takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// PNG bitmaps.
+    Png,
+    /// SVG vector images.
+    Svg,
+}
+
+impl From<Format> for retrysim::plot::Format {
+    fn from(f: Format) -> Self {
+        match f {
+            Format::Png => retrysim::plot::Format::Png,
+            Format::Svg => retrysim::plot::Format::Svg,
+        }
+    }
+}
+
+/// A deterministic discrete-event simulator of retry storms.
+#[derive(Debug, Parser)]
+#[command(name = "retrysim", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one scenario (the embedded default when none is given) and write CSV files,
+    /// a manifest and plots.
+    Run(RunArgs),
+    /// Run a scenario's `[sweep]` grid times its replications in parallel; resumable,
+    /// and shardable over machines.
+    Sweep(SweepArgs),
+    /// Join shard folders into the same files an unsharded sweep writes.
+    Merge {
+        /// Shard folders (all shards of one sweep).
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Output folder.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Do not draw plots.
+        #[arg(long)]
+        no_plots: bool,
+        /// Image format of the plots.
+        #[arg(long, value_enum, default_value = "png")]
+        format: Format,
+        /// Replace an output folder that holds other results.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Parse and validate scenario files without running them.
+    Validate {
+        /// Scenario files.
+        #[arg(required = true)]
+        scenarios: Vec<PathBuf>,
+    },
+    /// Print the resolved model (capacity, offered load, worst-case attempts, budgets,
+    /// backoff against deadlines) and lint it for retry anti-patterns.
+    Explain(ExplainArgs),
+    /// Redraw the plots and report.html of a run or sweep folder from its CSV files.
+    Plot {
+        /// The result folder (holds manifest.toml, summary.csv, timeseries.csv...).
+        dir: PathBuf,
+        /// Image format of the plots.
+        #[arg(long, value_enum, default_value = "png")]
+        format: Format,
+    },
+    /// Run scenarios in memory and check their `[[expect]]` bounds (and drift against a
+    /// baseline): exit 0 if all pass, 1 if any fails, 2 on bad input.
+    Check(CheckArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// Scenario file (TOML). Without one, the embedded default scenario runs.
+    pub scenario: Option<PathBuf>,
+    /// Output folder [default: output/<scenario name>/].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Base seed, overriding the scenario's `seed`.
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_seed)]
+    pub seed: Option<u64>,
+    /// Override a scenario key: `--set fleets.0.layers.0.max_attempts=5`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Do not draw plots.
+    #[arg(long)]
+    pub no_plots: bool,
+    /// Image format of the plots.
+    #[arg(long, value_enum, default_value = "png")]
+    pub format: Format,
+    /// Replace an output folder that holds results of another scenario.
+    #[arg(long)]
+    pub force: bool,
+    /// Print nothing but errors.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SweepArgs {
+    /// Scenario file (TOML) with a `[sweep]` table.
+    pub scenario: PathBuf,
+    /// Worker threads [default: all cores].
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_jobs)]
+    pub jobs: Option<usize>,
+    /// Run only the runs with `run % N == I`, into their own folder.
+    #[arg(long, value_name = "I/N", allow_hyphen_values = true)]
+    pub shard: Option<retrysim::sweep::Shard>,
+    /// Output folder [default: output/<name>/, or output/<name>-shard-I-of-N/].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Base seed, overriding the scenario's `seed`.
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_seed)]
+    pub seed: Option<u64>,
+    /// Override a scenario key: `--set duration=30s`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Do not draw plots.
+    #[arg(long)]
+    pub no_plots: bool,
+    /// Image format of the plots.
+    #[arg(long, value_enum, default_value = "png")]
+    pub format: Format,
+    /// Replace an output folder that holds other results.
+    #[arg(long)]
+    pub force: bool,
+    /// Print nothing but errors.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Reads `--seed`: a whole number the manifests and CSVs can hold as a signed 64-bit
+/// integer.
+pub fn parse_seed(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<i128>() {
+        Ok(n) if (0..=i128::from(i64::MAX)).contains(&n) => Ok(n as u64),
+        _ => Err(format!(
+            "must be a whole number from 0 to {} (found '{}')",
+            i64::MAX,
+            retrysim::scenario::error::shown(s)
+        )),
+    }
+}
+
+/// Reads `--jobs`: 1 to [`retrysim::sweep::MAX_JOBS`] worker threads.
+pub fn parse_jobs(s: &str) -> Result<usize, String> {
+    let max = retrysim::sweep::MAX_JOBS;
+    match s.trim().parse::<i128>() {
+        Ok(n) if (1..=max as i128).contains(&n) => Ok(n as usize),
+        _ => Err(format!(
+            "must be a whole number of worker threads from 1 to {max} (found '{}')",
+            retrysim::scenario::error::shown(s)
+        )),
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ExplainArgs {
+    /// Scenario file (TOML).
+    pub scenario: PathBuf,
+    /// Make a lint an error (exit 1) when it fires; repeatable; `all` denies every lint.
+    #[arg(long = "deny", value_name = "LINT")]
+    pub deny: Vec<String>,
+    /// Override a scenario key: `--set fleets.0.layers.0.max_attempts=5`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// Scenario files (TOML).
+    #[arg(required = true)]
+    pub scenarios: Vec<PathBuf>,
+    /// Compare the summary with this baseline CSV (one scenario only).
+    #[arg(long, value_name = "FILE.csv")]
+    pub baseline: Option<PathBuf>,
+    /// Largest relative drift from the baseline per metric: `5%` or `0.05`; the
+    /// scenario's `[check.tolerance]` overrides it per metric.
+    #[arg(long, value_name = "TOL", default_value = "5%", value_parser = retrysim::check::baseline::parse_tolerance)]
+    pub tolerance: f64,
+    /// Write (or refresh) the `--baseline` file from this run instead of comparing.
+    #[arg(long)]
+    pub write_baseline: bool,
+    /// Worker threads [default: all cores].
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_jobs)]
+    pub jobs: Option<usize>,
+    /// Base seed, overriding the scenarios' `seed`.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Override a scenario key: `--set fleets.0.layers.0.max_attempts=5`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Print nothing but failures and errors.
+    #[arg(long, short)]
+    pub quiet: bool,
+}

@@ -1,0 +1,101 @@
+//! `retrysim check`: every scenario validated, then each run and checked; prints the
+//! table, the failures and what stopped early.
+
+use anyhow::Result;
+use retrysim::check::{self, Request};
+use retrysim::error::exit;
+use retrysim::Overrides;
+
+use super::args::CheckArgs;
+
+fn plural(n: u64) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// Runs `check`: 0 all pass, 1 any failure, else the code of the first error.
+pub fn check(args: CheckArgs) -> Result<i32> {
+    let quiet = args.quiet;
+    let req = Request {
+        scenarios: args.scenarios,
+        overrides: Overrides {
+            sets: args.set,
+            seed: args.seed,
+        },
+        baseline: args.baseline,
+        tolerance: args.tolerance,
+        write_baseline: args.write_baseline,
+        jobs: args.jobs,
+    };
+    // Everything is validated before anything runs.
+    let prepared = match check::prepare(&req) {
+        Ok(p) => p,
+        Err(errors) => return Ok(report_all(errors)),
+    };
+    let checked = check::run_all(&req, &prepared, &mut |plan| {
+        if !quiet {
+            let (cells, reps) = (plan.cells.len() as u64, u64::from(plan.replications));
+            println!(
+                "retrysim {}: check '{}' ({}): {cells} cell{} × {reps} replication{} = {} run{}",
+                env!("CARGO_PKG_VERSION"),
+                plan.base.scenario.name,
+                plan.base.source.path,
+                plural(cells),
+                plural(reps),
+                plan.total_runs(),
+                plural(plan.total_runs()),
+            );
+        }
+    })?;
+    let mut rows = Vec::new();
+    let mut stopped = Vec::new();
+    for c in checked {
+        if let (Some((file, cells)), false) = (&c.wrote_baseline, quiet) {
+            println!(
+                "wrote baseline {} ({cells} cell{})",
+                file.display(),
+                plural(*cells as u64)
+            );
+        }
+        if c.nothing_to_check && !quiet {
+            eprintln!(
+                "note: scenario '{}' has no [[expect]] and no --baseline was given: nothing to check",
+                c.path
+            );
+        }
+        rows.extend(c.rows);
+        stopped.extend(c.truncation.map(retrysim::Error::Stopped));
+    }
+    let failed = rows.iter().filter(|r| !r.pass).count();
+    if !quiet {
+        if rows.is_empty() {
+            println!("check: nothing to check");
+        } else {
+            print!("{}", check::render_table(&rows));
+            println!("check: {} passed, {failed} failed", rows.len() - failed);
+        }
+    }
+    print!("{}", check::render_failures(&rows));
+    Ok(if !stopped.is_empty() {
+        report_all(stopped)
+    } else if failed > 0 {
+        exit::FAILED
+    } else {
+        exit::OK
+    })
+}
+
+/// Prints every error; the exit code is the first one's.
+fn report_all(errors: Vec<retrysim::Error>) -> i32 {
+    let mut code = exit::OK;
+    for e in errors {
+        let c = super::report(&e.into());
+        if code == exit::OK {
+            code = c;
+        }
+    }
+    code
+}

@@ -1,0 +1,231 @@
+//! One function per subcommand: arguments in, library call, printed results out, an
+//! exit code or an error (whose kind gives the code) back.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use retrysim::error::exit;
+use retrysim::metrics::summary::Cell;
+use retrysim::scenario::Loaded;
+use retrysim::sweep::RunFolder;
+use retrysim::{Error, Overrides, Target};
+
+use super::args::{Cli, Command, ExplainArgs, Format, RunArgs, SweepArgs};
+
+/// Runs the command `cli` names.
+pub fn dispatch(cli: Cli) -> Result<i32> {
+    match cli.command {
+        Command::Run(args) => run(args),
+        Command::Sweep(args) => sweep(args),
+        Command::Merge {
+            dirs,
+            out,
+            no_plots,
+            format,
+            force,
+        } => merge(&dirs, &out, force, (!no_plots).then_some(format)),
+        Command::Validate { scenarios } => Ok(validate(&scenarios)),
+        Command::Explain(args) => explain(args),
+        Command::Plot { dir, format } => plot(&dir, format),
+        Command::Check(args) => super::check::check(args),
+    }
+}
+
+fn run(args: RunArgs) -> Result<i32> {
+    let overrides = Overrides {
+        sets: args.set,
+        seed: args.seed,
+    };
+    let loaded = retrysim::load_scenario(args.scenario.as_deref(), &overrides)?;
+    if loaded.file.sweep.is_some() && !args.quiet {
+        eprintln!("note: the scenario has a [sweep]: `run` runs its base point; `retrysim sweep` runs the grid");
+    }
+    let target = Target {
+        scenario: args.scenario.as_deref(),
+        overrides: &overrides,
+        out: args.out.as_deref(),
+        force: args.force,
+    };
+    let folder = retrysim::run_to_folder(&loaded, &target)?;
+    if !args.no_plots {
+        retrysim::draw_folder(&folder.dir, args.format.into())?;
+    }
+    if !args.quiet {
+        print_run_table(&loaded, &folder);
+    }
+    stopped(folder.truncation)
+}
+
+/// Exit 0, or the error of runs that stopped at a limit.
+fn stopped(t: Option<retrysim::Truncation>) -> Result<i32> {
+    match t {
+        Some(t) => Err(Error::Stopped(t).into()),
+        None => Ok(exit::OK),
+    }
+}
+
+fn sweep(args: SweepArgs) -> Result<i32> {
+    let overrides = Overrides {
+        sets: args.set,
+        seed: args.seed,
+    };
+    let loaded = retrysim::load_scenario(Some(&args.scenario), &overrides)?;
+    let plan = retrysim::plan_sweep(loaded)?;
+    let target = Target {
+        scenario: Some(&args.scenario),
+        overrides: &overrides,
+        out: args.out.as_deref(),
+        force: args.force,
+    };
+    let out = retrysim::sweep_out(&plan, &target, args.shard);
+    let stop = super::signal::install();
+    let bar = super::progress::Bar::new(args.quiet);
+    let outcome = retrysim::run_sweep(&plan, &target, args.jobs, args.shard, stop, &bar)?;
+    // A shard holds part of the grid: its plots would mislead; the merge draws them.
+    if !args.no_plots && args.shard.is_none() {
+        retrysim::draw_folder(&out, args.format.into())?;
+    }
+    if !args.quiet {
+        println!(
+            "retrysim {}: sweep '{}': {} cells × {} replications = {} runs{}; {} run here ({} resumed from disk)",
+            env!("CARGO_PKG_VERSION"),
+            plan.base.scenario.name,
+            plan.cells.len(),
+            plan.replications,
+            plan.total_runs(),
+            args.shard.map_or(String::new(), |s| format!(", shard {}/{}", s.index, s.count)),
+            outcome.runs - outcome.resumed,
+            outcome.resumed,
+        );
+        let files = if args.shard.is_some() {
+            "summary.csv, timeseries.csv, herd.csv, manifest.toml, runs/"
+        } else {
+            "summary.csv, aggregate.csv, timeseries.csv, herd.csv, manifest.toml, runs/"
+        };
+        println!("wrote {}/{{{files}}}", out.display());
+    }
+    stopped(outcome.truncation)
+}
+
+fn merge(dirs: &[PathBuf], out: &Path, force: bool, plots: Option<Format>) -> Result<i32> {
+    let merged = retrysim::merge_shards(dirs, out, force)?;
+    if let Some(format) = plots {
+        retrysim::draw_folder(out, format.into())?;
+    }
+    println!(
+        "merged {} shards of sweep '{}' ({} runs) into {}",
+        merged.shards,
+        merged.plan.base.scenario.name,
+        merged.plan.total_runs(),
+        out.display()
+    );
+    stopped(merged.truncation)
+}
+
+fn print_run_table(loaded: &Loaded, folder: &RunFolder) {
+    let scn = &loaded.scenario;
+    println!(
+        "retrysim {}: scenario '{}' ({}), seed {}, {} run{}",
+        env!("CARGO_PKG_VERSION"),
+        scn.name,
+        loaded.source.path,
+        scn.seed,
+        folder.runs,
+        if folder.runs == 1 { "" } else { "s" }
+    );
+    println!(
+        "{:>5} {:>10} {:>9} {:>8} {:>10} {:>10} {:>11} {:>10}",
+        "run", "logical", "success", "amplif.", "p50 ms", "p99 ms", "recovery s", "metastable"
+    );
+    for r in &folder.first {
+        let g = |c: &str| r.summary.get(c).cloned().unwrap_or(Cell::Empty);
+        let pct = g("success_fraction")
+            .as_f64()
+            .map_or("-".into(), |x| format!("{:.2}%", 100.0 * x));
+        let num = |c: &str, p: usize| g(c).as_f64().map_or("-".into(), |x| format!("{x:.p$}"));
+        println!(
+            "{:>5} {:>10} {:>9} {:>8} {:>10} {:>10} {:>11} {:>10}",
+            r.run,
+            g("logical").render(),
+            pct,
+            num("amplification", 3),
+            num("latency_p50_ms", 1),
+            num("latency_p99_ms", 1),
+            num("recovery_time_s", 1),
+            if g("metastable") == Cell::Bool(true) {
+                "yes"
+            } else {
+                "no"
+            },
+        );
+    }
+    if folder.runs > folder.first.len() as u64 {
+        println!(
+            "  ... and {} more runs (summary.csv has every one)",
+            folder.runs - folder.first.len() as u64
+        );
+    }
+    println!(
+        "wrote {}/{{summary.csv, timeseries.csv, herd.csv, manifest.toml}}",
+        folder.out.display()
+    );
+}
+
+fn plot(dir: &Path, format: Format) -> Result<i32> {
+    let files = retrysim::draw_folder(dir, format.into())?;
+    println!("wrote {} files in {}", files.len(), dir.display());
+    Ok(exit::OK)
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// Validates each file; the exit code is the first bad one's.
+fn validate(paths: &[PathBuf]) -> i32 {
+    let mut code = exit::OK;
+    for p in paths {
+        match retrysim::load_scenario(Some(p), &Overrides::default()) {
+            Ok(l) => println!(
+                "ok: {} ('{}': {} fleet{}, {} outage{})",
+                p.display(),
+                l.scenario.name,
+                l.scenario.fleets.len(),
+                plural(l.scenario.fleets.len()),
+                l.scenario.outages.len(),
+                plural(l.scenario.outages.len()),
+            ),
+            Err(e) => {
+                let c = super::report(&e.into());
+                if code == exit::OK {
+                    code = c;
+                }
+            }
+        }
+    }
+    code
+}
+
+fn explain(args: ExplainArgs) -> Result<i32> {
+    let overrides = Overrides {
+        sets: args.set,
+        seed: None,
+    };
+    let e = retrysim::explain_scenario(&args.scenario, &overrides, &args.deny)?;
+    print!("{}", e.explanation.render());
+    for l in &e.denied {
+        eprintln!(
+            "error: scenario '{}': denied lint fired: {l}",
+            e.loaded.source.path
+        );
+    }
+    Ok(if e.denied.is_empty() {
+        exit::OK
+    } else {
+        exit::FAILED
+    })
+}

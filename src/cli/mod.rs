@@ -1,0 +1,45 @@
+//! The command line: [`args`] parses, [`commands`] holds one thin function per
+//! subcommand (call the library, print), [`progress`] and [`signal`] are the terminal
+//! side of a sweep (a progress bar, Ctrl-C).
+
+pub mod args;
+pub mod check;
+pub mod commands;
+pub mod progress;
+pub mod signal;
+
+use clap::Parser;
+use retrysim::error::exit;
+
+/// Parses the arguments, runs the command and returns the process exit code.
+pub fn main() -> i32 {
+    let cli = args::Cli::parse();
+    match commands::dispatch(cli) {
+        Ok(code) => code,
+        Err(e) => report(&e),
+    }
+}
+
+/// Prints an error on stderr and returns its exit code: a library error's kind
+/// decides it; any other error is an internal one.
+pub fn report(e: &anyhow::Error) -> i32 {
+    let kind = e.downcast_ref::<retrysim::Error>();
+    match kind {
+        // The message says what happened and what to do: it is no error of the input.
+        Some(retrysim::Error::Interrupted(_)) => eprintln!("{e}"),
+        _ => eprintln!("error: {}", error_chain(e)),
+    }
+    kind.map_or(exit::INTERNAL, retrysim::Error::exit_code)
+}
+
+/// The error and its causes, each said once.
+fn error_chain(e: &anyhow::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for cause in e.chain() {
+        let s = cause.to_string();
+        if !parts.iter().any(|p| p.contains(&s)) {
+            parts.push(s);
+        }
+    }
+    parts.join(": ")
+}

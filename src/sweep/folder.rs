@@ -1,0 +1,101 @@
+//! A run folder: the base point of a scenario and its replications, written as the
+//! runs finish in plan order.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::Truncation;
+use crate::export::manifest::{self, FolderKind, Origin};
+use crate::export::owner::Want;
+use crate::run::RunResult;
+use crate::scenario::Loaded;
+
+use super::{batch_size, claim, io_err, plan, run_runs, slim, store, write_manifest, SweepError};
+
+/// What a run folder holds once written.
+#[derive(Debug, Clone)]
+pub struct RunFolder {
+    /// The folder, as the file system resolves it.
+    pub dir: PathBuf,
+    /// The folder as given.
+    pub out: PathBuf,
+    /// Runs written.
+    pub runs: u64,
+    /// The first runs' results, without their series (for a table on screen).
+    pub first: Vec<RunResult>,
+    /// The runs that stopped early at a limit.
+    pub truncation: Option<Truncation>,
+}
+
+/// How many runs' results [`RunFolder::first`] keeps.
+pub const RUNS_SHOWN: usize = 20;
+
+/// Runs the base point of a scenario (its replications, in parallel; any `[sweep]` is
+/// left out) into a run folder: the manifest, then the tables (`aggregate.csv` with
+/// replications), written as the runs finish in plan order, so memory does not grow
+/// with the number of replications.
+pub fn run_folder(
+    loaded: &Loaded,
+    dir: &Path,
+    origin: &Origin,
+    force: bool,
+) -> Result<RunFolder, SweepError> {
+    let mut base = loaded.clone();
+    base.file.sweep = None;
+    base.table.remove("sweep");
+    base.resolved.remove("sweep");
+    let plan = plan::plan(base)?;
+    let want = Want {
+        kind: FolderKind::Run,
+        identity: origin.identity.clone(),
+        fingerprint: None,
+        shard: None,
+    };
+    let claimed = claim(dir, &want, force)?;
+    // The manifest first: a run killed before its tables leaves a folder that says
+    // what it is for, and vouches for the files it was writing.
+    let aggregate = plan.replications > 1;
+    let mut files: Vec<String> = ["manifest.toml", "summary.csv", "timeseries.csv", "herd.csv"]
+        .map(String::from)
+        .to_vec();
+    if aggregate {
+        files.push("aggregate.csv".into());
+    }
+    write_manifest(&claimed, &mut files, |f| {
+        manifest::render(&plan.base, origin, plan.total_runs(), f)
+    })?;
+    let d = &claimed.dir;
+    let mut tables = store::Tables::create(d, &plan, aggregate)
+        .map_err(io_err("cannot write the tables of", dir))?;
+    let all: Vec<u64> = (0..plan.total_runs()).collect();
+    let mut first = Vec::new();
+    let mut truncated = Vec::new();
+    for batch in all.chunks(batch_size()) {
+        for (r, loaded) in run_runs(&plan, batch)? {
+            let chunk = store::render_chunk(&plan, &r, &loaded.scenario);
+            tables
+                .push(&chunk)
+                .map_err(io_err("cannot write the tables of", dir))?;
+            if let Some(t) = &r.metrics.totals.truncated {
+                truncated.push((r.run, Some(t.clone())));
+            }
+            if first.len() < RUNS_SHOWN {
+                first.push(slim(r));
+            }
+        }
+    }
+    tables
+        .commit()
+        .map_err(io_err("cannot write the tables of", dir))?;
+    Ok(RunFolder {
+        dir: claimed.dir.clone(),
+        out: dir.to_path_buf(),
+        runs: plan.total_runs(),
+        first,
+        truncation: Truncation::of(
+            format!("scenario '{}'", loaded.source.path),
+            plan.total_runs(),
+            truncated,
+            Truncation::marked_in(dir),
+        ),
+    })
+}
