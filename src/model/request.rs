@@ -82,10 +82,44 @@ pub struct Node {
     pub instance: u32,
     /// What the last retry took from an AWS-style budget (0 = no retry yet).
     pub retry_cost: u64,
-    /// Previous decorrelated-jitter wait; for dependency attempts, the service time.
-    pub prev: Nanos,
-    /// Dependency attempts: outcome decided at service start.
-    pub outcome: Outcome,
+    /// What the node keeps between its events (which depends on what it is).
+    pub memo: Memo,
+}
+
+/// What a node keeps between its events: a layer call its backoff state, an attempt
+/// at the dependency what its service decided. One field for the three, so a node
+/// stays 64 bytes (the enum's tag shares a word with the outcome).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Memo {
+    /// Nothing yet: a node on its way, or waiting in the dependency's queue.
+    Empty,
+    /// A layer call: the backoff's state, the previous decorrelated-jitter wait
+    /// (see [`crate::model::backoff::next_wait`]).
+    Backoff(Nanos),
+    /// An attempt in service: how long it takes, and its outcome, decided when the
+    /// service started.
+    Service {
+        /// Service time.
+        time: Nanos,
+        /// Outcome at the end of the service.
+        outcome: Outcome,
+    },
+    /// An OCC attempt between its read and its conditional write.
+    Read {
+        /// The record's version it read.
+        version: u64,
+    },
+}
+
+impl Memo {
+    /// The backoff state of a layer call.
+    #[inline]
+    pub fn backoff(self) -> Nanos {
+        match self {
+            Memo::Backoff(prev) => prev,
+            other => unreachable!("a layer call's memo is its backoff state, not {other:?}"),
+        }
+    }
 }
 
 impl Node {
@@ -103,8 +137,7 @@ impl Node {
         attempts: 0,
         instance: 0,
         retry_cost: 0,
-        prev: 0,
-        outcome: Outcome::of(super::outcome::Class::Success),
+        memo: Memo::Empty,
     };
 }
 
@@ -208,5 +241,18 @@ impl Arena {
             }
             i = n.parent;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_fills_one_cache_line() {
+        // The memory caps count bytes per node (`limits::bytes_per_request`): one
+        // field for the memo's three meanings keeps the node at its old size.
+        assert_eq!(std::mem::size_of::<Node>(), 64);
+        assert_eq!(std::mem::size_of::<Memo>(), 16);
     }
 }
