@@ -20,7 +20,7 @@ use super::budget::RetryCause;
 use super::event::{Event, Packed};
 use super::limiter::Gate;
 use super::outcome::{Class, Outcome};
-use super::request::{Memo, NodeState, NONE};
+use super::request::{Halves, Memo, NodeState, NONE};
 use super::timers::Lanes;
 use super::world::World;
 
@@ -84,7 +84,7 @@ impl World {
         {
             let nm = &mut self.arena.nodes[node as usize];
             nm.instance = instance;
-            nm.memo = Memo::Backoff(backoff::initial_state(&layer.cfg.backoff));
+            nm.memo = Memo::Backoff(Halves::new(backoff::initial_state(&layer.cfg.backoff)));
             nm.state = NodeState::Waiting;
         }
         if let Some(b) = layer.budget(instance) {
@@ -322,7 +322,7 @@ impl World {
             }
         }
         let nm = &mut self.arena.nodes[node as usize];
-        nm.memo = Memo::Backoff(prev);
+        nm.memo = Memo::Backoff(Halves::new(prev));
         nm.retry_cost = cost;
         nm.state = NodeState::Sleeping;
         s.at(wake, Event::Retry { node, gen: nm.gen });

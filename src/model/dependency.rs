@@ -14,7 +14,7 @@ use crate::model::config::{DependencyConfig, DependencyKind, Discipline};
 use super::event::{Event, Packed};
 use super::outage::{Effect, Window};
 use super::outcome::{Class, Outcome};
-use super::request::{Memo, NodeState};
+use super::request::{Halves, Memo, NodeState};
 use super::world::World;
 
 /// The dependency's live state.
@@ -128,7 +128,7 @@ impl World {
         let nm = &mut self.arena.nodes[node as usize];
         nm.state = NodeState::InService;
         nm.memo = Memo::Service {
-            time: service,
+            time: Halves::new(service),
             outcome: Outcome::of(class),
         };
         s.after(service, Event::ServiceDone { node, gen: nm.gen });
@@ -144,7 +144,7 @@ impl World {
             unreachable!("a served attempt's memo is its service, not {:?}", n.memo)
         };
         let useful = self.arena.useful(node, now);
-        self.rec.served(time, !useful);
+        self.rec.served(time.get(), !useful);
         if outcome.class == Class::Success {
             let fi = self.fleet_of(node);
             let keys = self.fleets[fi].cfg.idempotency_keys;
@@ -183,7 +183,7 @@ impl World {
         };
         let nm = &mut self.arena.nodes[node as usize];
         nm.state = NodeState::InService;
-        nm.memo = Memo::Read { version };
+        nm.memo = Memo::Read(Halves::new(version));
         s.after(legs, Event::OccWrite { node, gen: nm.gen });
     }
 
@@ -192,11 +192,11 @@ impl World {
     pub(super) fn occ_write(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let now = s.now();
         let memo = self.arena.nodes[node as usize].memo;
-        let Memo::Read { version: read } = memo else {
+        let Memo::Read(read) = memo else {
             unreachable!("an OCC attempt's memo is its read, not {memo:?}")
         };
         let version = self.dep.version.as_mut().expect("occ dependency");
-        let won = *version == read;
+        let won = *version == read.get();
         if won {
             *version += 1;
         }
