@@ -82,10 +82,62 @@ pub struct Node {
     pub instance: u32,
     /// What the last retry took from an AWS-style budget (0 = no retry yet).
     pub retry_cost: u64,
-    /// Previous decorrelated-jitter wait; for dependency attempts, the service time.
-    pub prev: Nanos,
-    /// Dependency attempts: outcome decided at service start.
-    pub outcome: Outcome,
+    /// What the node keeps between its events (which depends on what it is).
+    pub memo: Memo,
+}
+
+/// What a node keeps between its events: a layer call its backoff state, an attempt
+/// at the dependency what its service decided. One field for the three meanings; its
+/// words are [`Halves`], so the enum's tag shares a word with the outcome and a node
+/// stays 56 bytes (the memory caps count bytes per node).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Memo {
+    /// Nothing yet: a node on its way, or waiting in the dependency's queue.
+    Empty,
+    /// A layer call: the backoff's state, the previous decorrelated-jitter wait
+    /// (see [`crate::model::backoff::next_wait`]).
+    Backoff(Halves),
+    /// An attempt in service: how long it takes, and its outcome, decided when the
+    /// service started.
+    Service {
+        /// Service time.
+        time: Halves,
+        /// Outcome at the end of the service.
+        outcome: Outcome,
+    },
+    /// An OCC attempt between its read and its conditional write: the record's
+    /// version it read.
+    Read(Halves),
+}
+
+impl Memo {
+    /// The backoff state of a layer call.
+    #[inline]
+    pub fn backoff(self) -> Nanos {
+        match self {
+            Memo::Backoff(prev) => prev.get(),
+            other => unreachable!("a layer call's memo is its backoff state, not {other:?}"),
+        }
+    }
+}
+
+/// A `u64` kept as two `u32` halves: aligned to 4 bytes, so it packs with smaller
+/// fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Halves([u32; 2]);
+
+impl Halves {
+    /// Splits `v`.
+    #[inline]
+    pub const fn new(v: u64) -> Halves {
+        Halves([v as u32, (v >> 32) as u32])
+    }
+
+    /// The value.
+    #[inline]
+    pub const fn get(self) -> u64 {
+        (self.0[0] as u64) | ((self.0[1] as u64) << 32)
+    }
 }
 
 impl Node {
@@ -103,8 +155,7 @@ impl Node {
         attempts: 0,
         instance: 0,
         retry_cost: 0,
-        prev: 0,
-        outcome: Outcome::of(super::outcome::Class::Success),
+        memo: Memo::Empty,
     };
 }
 
@@ -207,6 +258,22 @@ impl Arena {
                 return false;
             }
             i = n.parent;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_keeps_its_size() {
+        // The memory caps count bytes per node (`limits::bytes_per_node`): the memo
+        // keeps the node at the size the README states.
+        assert_eq!(std::mem::size_of::<Node>(), 56);
+        assert_eq!(std::mem::size_of::<Memo>(), 12);
+        for v in [0, 1, u64::from(u32::MAX), u64::from(u32::MAX) + 1, u64::MAX] {
+            assert_eq!(Halves::new(v).get(), v);
         }
     }
 }

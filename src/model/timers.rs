@@ -7,10 +7,16 @@
 //! finished) without an event each, and arms the next live one. Each timer keeps the
 //! sequence number reserved when it was set, so it fires in exactly the `(time,
 //! sequence)` order a queue event set at that moment would.
+//!
+//! [`Lanes`] are the world's lanes: one per layer (its attempt timeouts, for nodes)
+//! and one per fleet (its deadlines, for requests).
 
 use std::collections::VecDeque;
 
-use crate::engine::Nanos;
+use crate::engine::{Nanos, Scheduler};
+
+use super::event::{Event, Packed};
+use super::request::{Arena, NodeState};
 
 /// One timer: due at `at`, ordered by `seq`, for object `id` in generation `gen`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,6 +101,115 @@ impl TimerLane {
     /// Whether the lane holds no timer.
     pub fn is_empty(&self) -> bool {
         self.q.is_empty()
+    }
+}
+
+/// The world's timer lanes: layers' timeout lanes first (by global layer index), then
+/// one deadline lane per fleet.
+#[derive(Debug)]
+pub struct Lanes {
+    lanes: Vec<TimerLane>,
+    /// Lanes below this index are timeout lanes.
+    timeouts: usize,
+}
+
+impl Lanes {
+    /// Lanes for `layers` layers and `fleets` fleets.
+    pub fn new(layers: usize, fleets: usize) -> Lanes {
+        Lanes {
+            lanes: (0..layers + fleets).map(|_| TimerLane::default()).collect(),
+            timeouts: layers,
+        }
+    }
+
+    /// The timeout lane of a layer, by global layer index.
+    #[inline]
+    pub fn timeout_lane(global: u16) -> usize {
+        usize::from(global)
+    }
+
+    /// The deadline lane of fleet `fleet`.
+    #[inline]
+    pub fn deadline_lane(&self, fleet: usize) -> usize {
+        self.timeouts + fleet
+    }
+
+    /// Whether `lane` holds timeouts (of nodes) rather than deadlines (of requests).
+    #[inline]
+    pub fn is_timeout(&self, lane: usize) -> bool {
+        lane < self.timeouts
+    }
+
+    /// Sets a fixed-delay timer in `lane` for object `id` of generation `gen`.
+    #[inline]
+    pub fn set(
+        &mut self,
+        lane: usize,
+        at: Nanos,
+        id: u32,
+        gen: u32,
+        arena: &Arena,
+        s: &mut Scheduler<Packed>,
+    ) {
+        let timeout = self.is_timeout(lane);
+        self.lanes[lane].compact(|t| live(arena, timeout, t));
+        let seq = s.reserve_seq();
+        if self.lanes[lane].push(Timer { at, seq, id, gen }) {
+            s.at_seq(
+                at,
+                seq,
+                Event::Lane {
+                    lane: lane as u32,
+                    seq,
+                },
+            );
+        }
+    }
+
+    /// The armed timer of `lane` is due: the timer, if it is still there and still
+    /// matters. The caller handles it, then calls [`rearm`](Self::rearm).
+    #[inline]
+    pub fn fire(&mut self, lane: usize, seq: u64, arena: &Arena) -> Option<Timer> {
+        let timeout = self.is_timeout(lane);
+        // The timer is gone when compaction dropped it; either way, the next is armed.
+        self.lanes[lane]
+            .fire(seq)
+            .filter(|t| live(arena, timeout, t))
+    }
+
+    /// Arms the next live timer of `lane`, after the fired one was handled.
+    #[inline]
+    pub fn rearm(&mut self, lane: usize, arena: &Arena, s: &mut Scheduler<Packed>) {
+        let timeout = self.is_timeout(lane);
+        let next = self.lanes[lane].next_live(|t| live(arena, timeout, t));
+        if let Some(n) = next {
+            s.at_seq(
+                n.at,
+                n.seq,
+                Event::Lane {
+                    lane: lane as u32,
+                    seq: n.seq,
+                },
+            );
+        }
+    }
+
+    /// Timers held over all lanes, live or stale.
+    pub fn held(&self) -> u64 {
+        self.lanes.iter().map(|l| l.len() as u64).sum()
+    }
+}
+
+/// Whether a timer still matters: for a timeout, the node still waits on the same
+/// attempt; for a deadline, the request is still going.
+#[inline]
+fn live(arena: &Arena, timeout: bool, t: &Timer) -> bool {
+    if timeout {
+        let n = &arena.nodes[t.id as usize];
+        n.gen == t.gen && n.state == NodeState::Waiting
+    } else {
+        let r = &arena.reqs[t.id as usize];
+        r.gen == t.gen && !r.done
     }
 }
 

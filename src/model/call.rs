@@ -1,0 +1,458 @@
+//! The retry state machine of one layer call (MODEL.md §3).
+//!
+//! A call node arrives at its layer ([`World::begin_call`]), makes attempts
+//! ([`World::start_attempt`]), each a child node one level down, and reacts to each
+//! attempt's end: an answer, or a timeout. A failed attempt
+//! ([`World::attempt_failed`]) is retried after backoff, or ends the call. The call
+//! ends in [`World::finish_call`], which reports the outcome to the caller: the layer
+//! above after the hop back, or the logical request.
+//!
+//! Outcomes are counted once, where they arise: an outcome the call itself decides
+//! (its breaker is open, its budget refuses, its deadline passes) goes through
+//! [`World::fail_call`] or [`World::fail_attempt`], which count it; an outcome that
+//! comes from below is passed on uncounted.
+
+use crate::engine::{Nanos, Scheduler};
+use crate::model::breaker::Placement;
+
+use super::backoff::{self, Failure};
+use super::budget::RetryCause;
+use super::event::{Event, Packed};
+use super::limiter::Gate;
+use super::outcome::{Class, Outcome};
+use super::request::{Halves, Memo, NodeState, NONE};
+use super::timers::Lanes;
+use super::world::World;
+
+/// Per-node times of calls, in side tables (most layers need neither).
+#[derive(Debug, Default)]
+pub(super) struct CallTimes {
+    /// When the node's current attempt (inside breaker) or call (outside) started.
+    started: Vec<Nanos>,
+    /// The end of the node's call's `total_timeout`, for layers that have one.
+    deadline: Vec<Nanos>,
+}
+
+impl CallTimes {
+    /// When `node`'s breaker admitted it (0 if never recorded).
+    #[inline]
+    pub(super) fn started(&self, node: u32) -> Nanos {
+        self.started.get(node as usize).copied().unwrap_or(0)
+    }
+}
+
+/// Sets `v[node] = t`, growing `v` as needed.
+fn set_at(v: &mut Vec<Nanos>, node: u32, t: Nanos) {
+    let i = node as usize;
+    if i >= v.len() {
+        v.resize(i + 1, 0);
+    }
+    v[i] = t;
+}
+
+impl World {
+    /// The fleet of `node`'s request.
+    #[inline]
+    pub(super) fn fleet_of(&self, node: u32) -> usize {
+        let req = self.arena.nodes[node as usize].req;
+        self.arena.reqs[req as usize].fleet as usize
+    }
+
+    /// A node has arrived: at its layer, or below the last layer at the dependency.
+    pub(super) fn deliver(&mut self, node: u32, s: &mut Scheduler<Packed>) {
+        let fi = self.fleet_of(node);
+        if self.arena.nodes[node as usize].depth as usize == self.fleets[fi].layers.len() {
+            self.dep_arrive(node, s);
+        } else {
+            self.begin_call(node, s);
+        }
+    }
+
+    /// A call node has arrived at its layer.
+    pub(super) fn begin_call(&mut self, node: u32, s: &mut Scheduler<Packed>) {
+        let now = s.now();
+        let fi = self.fleet_of(node);
+        let n = self.arena.nodes[node as usize];
+        let r = self.arena.reqs[n.req as usize];
+        if now >= r.deadline {
+            self.abandon(node, s);
+            return;
+        }
+        let depth = n.depth as usize;
+        let layer = &mut self.fleets[fi].layers[depth];
+        let instance = (u64::from(r.client) % layer.cfg.instances) as u32;
+        {
+            let nm = &mut self.arena.nodes[node as usize];
+            nm.instance = instance;
+            nm.memo = Memo::Backoff(Halves::new(backoff::initial_state(&layer.cfg.backoff)));
+            nm.state = NodeState::Waiting;
+        }
+        if let Some(b) = layer.budget(instance) {
+            b.on_call(now);
+        }
+        if let Some(t) = layer.cfg.total_timeout {
+            set_at(&mut self.calls.deadline, node, now.saturating_add(t));
+        }
+        if layer.breaker_at(Placement::Outside) {
+            let admitted = self.breaker_allow(fi, depth, instance, s);
+            if !admitted {
+                self.fail_call(node, Outcome::of(Class::BreakerOpen), s);
+                return;
+            }
+            self.arena.nodes[node as usize].outside_admitted = true;
+            set_at(&mut self.calls.started, node, now);
+        }
+        self.start_attempt(node, s);
+    }
+
+    /// Makes the next attempt of a call node.
+    pub(super) fn start_attempt(&mut self, node: u32, s: &mut Scheduler<Packed>) {
+        let now = s.now();
+        let fi = self.fleet_of(node);
+        let n = self.arena.nodes[node as usize];
+        let deadline = self.arena.reqs[n.req as usize].deadline;
+        if now >= deadline {
+            self.abandon(node, s);
+            return;
+        }
+        let depth = n.depth as usize;
+        match self.fleets[fi].layers[depth].limiter_gate(n.instance, now) {
+            Gate::Pass => {}
+            Gate::Reject => {
+                self.arena.nodes[node as usize].attempts += 1;
+                self.fail_attempt(node, Class::BudgetExhausted, s);
+                return;
+            }
+            Gate::Wait(d) => {
+                let nm = &mut self.arena.nodes[node as usize];
+                nm.state = NodeState::Sleeping;
+                s.after(d, Event::Retry { node, gen: nm.gen });
+                return;
+            }
+        }
+        self.arena.nodes[node as usize].attempts += 1;
+        if self.fleets[fi].layers[depth].breaker_at(Placement::Inside) {
+            if !self.breaker_allow(fi, depth, n.instance, s) {
+                self.arena.nodes[node as usize].inside_admitted = false;
+                self.fail_attempt(node, Class::BreakerOpen, s);
+                return;
+            }
+            self.arena.nodes[node as usize].inside_admitted = true;
+            set_at(&mut self.calls.started, node, now);
+        }
+        self.rec.layer_call(depth);
+        let gen = n.gen;
+        let child_depth = depth as u8 + 1;
+        let child = self.arena.alloc_node(n.req, child_depth, node, gen);
+        let child_gen = self.arena.nodes[child as usize].gen;
+        {
+            let nm = &mut self.arena.nodes[node as usize];
+            nm.child = child;
+            nm.child_gen = child_gen;
+            nm.state = NodeState::Waiting;
+        }
+        let call_deadline = self.call_deadline_of(node, fi, depth, deadline);
+        let layer = &mut self.fleets[fi].layers[depth];
+        let attempts = self.arena.nodes[node as usize].attempts;
+        if let Some(b) = layer.budget(n.instance) {
+            b.on_sent(attempts >= 2);
+        }
+        if let Some(t) = layer.cfg.attempt_timeout {
+            let at = now.saturating_add(t);
+            if at <= call_deadline {
+                let lane = Lanes::timeout_lane(layer.global);
+                self.lanes.set(lane, at, node, gen, &self.arena, s);
+            } else {
+                s.at(call_deadline, Event::Timeout { node, gen });
+            }
+        } else if call_deadline < deadline {
+            s.at(call_deadline, Event::Timeout { node, gen });
+        }
+        match self.fleets[fi].layers[depth].hop() {
+            Some(delay) => s.after(
+                delay,
+                Event::Deliver {
+                    node: child,
+                    gen: child_gen,
+                },
+            ),
+            None => self.deliver(child, s),
+        }
+    }
+
+    /// The current attempt of `node` timed out.
+    pub(super) fn on_timeout(&mut self, node: u32, s: &mut Scheduler<Packed>) {
+        let now = s.now();
+        let n = self.arena.nodes[node as usize];
+        let fi = self.fleet_of(node);
+        let depth = n.depth as usize;
+        self.attempt_over(fi, depth, n.instance, now, Some(Class::Timeout));
+        // The attempt is over: the child is orphaned (or cancelled).
+        self.arena.nodes[node as usize].gen = n.gen.wrapping_add(1);
+        if self.fleets[fi].layers[depth].cfg.cancel_on_timeout {
+            self.cancel(n.child, n.child_gen, s);
+        }
+        if now >= self.arena.reqs[n.req as usize].deadline {
+            // The deadline, not the attempt timeout: counted once, at the request. It
+            // cancels the attempt.
+            if n.inside_admitted {
+                let ok = self.cancel_is_success(fi, depth);
+                self.breaker_record(fi, depth, n.instance, ok, node, s);
+            }
+            self.abandon(node, s);
+            return;
+        }
+        self.rec.outcome(Class::Timeout);
+        if n.inside_admitted {
+            self.breaker_record(fi, depth, n.instance, false, node, s);
+        }
+        self.attempt_failed(node, Outcome::of(Class::Timeout), s);
+    }
+
+    /// The outcome of `node`'s current attempt has arrived.
+    pub(super) fn on_answer(
+        &mut self,
+        node: u32,
+        gen: u32,
+        outcome: Outcome,
+        s: &mut Scheduler<Packed>,
+    ) {
+        let n = self.arena.nodes[node as usize];
+        if n.gen != gen || n.state != NodeState::Waiting {
+            return; // the attempt already timed out: an orphan's answer
+        }
+        self.arena.nodes[node as usize].gen = gen.wrapping_add(1);
+        let fi = self.fleet_of(node);
+        let depth = n.depth as usize;
+        let ok = outcome.class == Class::Success;
+        let now = s.now();
+        self.attempt_over(fi, depth, n.instance, now, Some(outcome.class));
+        if n.inside_admitted {
+            self.breaker_record(fi, depth, n.instance, ok, node, s);
+        }
+        if ok {
+            if let Some(b) = self.fleets[fi].layers[depth].budget(n.instance) {
+                b.on_succeeded(now, n.retry_cost);
+            }
+            self.finish_call(node, outcome, s);
+        } else {
+            self.attempt_failed(node, outcome, s);
+        }
+    }
+
+    /// Counts an attempt's failure that arises at this layer (`class`), then decides
+    /// what follows it.
+    fn fail_attempt(&mut self, node: u32, class: Class, s: &mut Scheduler<Packed>) {
+        self.rec.outcome(class);
+        self.attempt_failed(node, Outcome::of(class), s);
+    }
+
+    /// Decides what follows a failed attempt: a retry after backoff, or the end of the call.
+    fn attempt_failed(&mut self, node: u32, outcome: Outcome, s: &mut Scheduler<Packed>) {
+        let now = s.now();
+        let n = self.arena.nodes[node as usize];
+        let r = self.arena.reqs[n.req as usize];
+        let fi = r.fleet as usize;
+        let depth = n.depth as usize;
+        let keys = self.fleets[fi].cfg.idempotency_keys;
+        let dep_retry_after = self.dep.cfg.retry_after;
+        let call_deadline = self.call_deadline_of(node, fi, depth, r.deadline);
+        let cls = outcome.class;
+        let reject_status = self.dep.cfg.reject_status;
+        let throttled = cls == Class::Rejected && reject_status == 429;
+        // A retry granted before this attempt is resolved by its outcome.
+        self.release_retry(node);
+        let layer = &mut self.fleets[fi].layers[depth];
+        let ambiguous_write =
+            cls == Class::Timeout && r.is_write && !keys && !layer.cfg.retry_ambiguous_writes;
+        let retryable = layer.cfg.retry_on.retries(cls, reject_status) && !ambiguous_write;
+        let refused = match layer.budget(n.instance) {
+            Some(b) => {
+                b.on_failed(now, cls, retryable);
+                b.refused_failure()
+            }
+            None => false,
+        };
+        if refused {
+            self.fail_call(node, Outcome::of(Class::BudgetExhausted), s);
+            return;
+        }
+        let out_of_time = call_deadline < r.deadline && now >= call_deadline;
+        if !retryable || n.attempts >= layer.cfg.max_attempts || out_of_time {
+            self.finish_call(node, outcome, s);
+            return;
+        }
+        let mut prev = n.memo.backoff();
+        let failure = Failure {
+            throttled,
+            retry_after: (outcome.retry_after && layer.cfg.respect_retry_after)
+                .then(|| dep_retry_after.unwrap_or(0)),
+        };
+        let wait = backoff::next_wait(
+            &layer.cfg.backoff,
+            n.attempts,
+            &mut prev,
+            &failure,
+            &mut layer.jitter,
+        );
+        let wake = now.saturating_add(wait);
+        if wake > r.deadline || (call_deadline < r.deadline && wake >= call_deadline) {
+            if now >= r.deadline {
+                self.abandon(node, s);
+            } else {
+                self.fail_call(node, Outcome::of(Class::DeadlineExceeded), s);
+            }
+            return;
+        }
+        let mut cost = 0;
+        if let Some(b) = layer.budget(n.instance) {
+            let cause = RetryCause {
+                timeout: cls == Class::Timeout,
+                throttled,
+            };
+            match b.ask(now, cause) {
+                Some(c) => {
+                    cost = c;
+                    b.on_retry_scheduled(wake);
+                }
+                None => {
+                    self.fail_call(node, Outcome::of(Class::BudgetExhausted), s);
+                    return;
+                }
+            }
+        }
+        let nm = &mut self.arena.nodes[node as usize];
+        nm.memo = Memo::Backoff(Halves::new(prev));
+        nm.retry_cost = cost;
+        nm.state = NodeState::Sleeping;
+        s.at(wake, Event::Retry { node, gen: nm.gen });
+    }
+
+    /// The one place where an outcome that arises here (not one passed up from
+    /// below) is counted and ends the call at `node`.
+    pub(super) fn fail_call(&mut self, node: u32, outcome: Outcome, s: &mut Scheduler<Packed>) {
+        self.rec.outcome(outcome.class);
+        self.finish_call(node, outcome, s);
+    }
+
+    /// The call at `node` is over with `outcome`: report it to the caller.
+    pub(super) fn finish_call(&mut self, node: u32, outcome: Outcome, s: &mut Scheduler<Packed>) {
+        let n = self.arena.nodes[node as usize];
+        let fi = self.fleet_of(node);
+        let depth = n.depth as usize;
+        if n.outside_admitted {
+            let ok = outcome.class == Class::Success;
+            self.breaker_record(fi, depth, n.instance, ok, node, s);
+        }
+        self.arena.free_node(node);
+        if n.parent == NONE {
+            self.finish_request(n.req, outcome, s);
+            return;
+        }
+        let p = self.arena.nodes[n.parent as usize];
+        if p.gen != n.parent_gen || p.state != NodeState::Waiting {
+            return; // nobody waits for this answer
+        }
+        match self.fleets[fi].layers[depth - 1].hop() {
+            Some(delay) => s.after(
+                delay,
+                Event::Answer {
+                    node: n.parent,
+                    gen: n.parent_gen,
+                    outcome,
+                },
+            ),
+            None => self.on_answer(n.parent, n.parent_gen, outcome, s),
+        }
+    }
+
+    /// Ends a call whose request's deadline has passed. The deadline is counted once,
+    /// at the request (here if its timer has not fired yet at this instant); a caller
+    /// that still waits gets `deadline_exceeded` as the attempt's outcome, so its
+    /// breakers and budgets see the failure instead of waiting forever.
+    pub(super) fn abandon(&mut self, node: u32, s: &mut Scheduler<Packed>) {
+        let req = self.arena.nodes[node as usize].req;
+        if !self.arena.reqs[req as usize].done {
+            self.expire_request(req, s);
+        }
+        self.release_retry(node);
+        self.finish_call(node, Outcome::of(Class::DeadlineExceeded), s);
+    }
+
+    /// Ends a node that its caller cancelled: nobody waits for its answer. An attempt
+    /// its inside breaker admitted is recorded, so a half-open probe slot is not held
+    /// forever: as a failure, or as a success for a Polly breaker (see
+    /// [`super::layer::Layer::cancel_is_success`]).
+    fn end_silently(&mut self, node: u32, s: &mut Scheduler<Packed>) {
+        let n = self.arena.nodes[node as usize];
+        let fi = self.fleet_of(node);
+        let depth = n.depth as usize;
+        let ok = self.cancel_is_success(fi, depth);
+        self.release_retry(node);
+        if n.inside_admitted && n.state == NodeState::Waiting {
+            self.breaker_record(fi, depth, n.instance, ok, node, s);
+        }
+        if n.outside_admitted {
+            self.breaker_record(fi, depth, n.instance, ok, node, s);
+        }
+        self.arena.free_node(node);
+    }
+
+    /// Whether the breaker of layer `depth` records a cancelled call as a success
+    /// (false below the last layer: a dependency attempt has no breaker).
+    fn cancel_is_success(&self, fi: usize, depth: usize) -> bool {
+        self.fleets[fi]
+            .layers
+            .get(depth)
+            .is_some_and(|l| l.cancel_is_success())
+    }
+
+    /// Returns a retry granted to `node` and not yet resolved to its budget.
+    fn release_retry(&mut self, node: u32) {
+        let n = self.arena.nodes[node as usize];
+        if n.retry_cost == 0 {
+            return;
+        }
+        let fi = self.fleet_of(node);
+        if let Some(b) = self.fleets[fi]
+            .layers
+            .get_mut(n.depth as usize)
+            .and_then(|l| l.budget(n.instance))
+        {
+            b.release(n.retry_cost, n.state == NodeState::Waiting);
+        }
+        self.arena.nodes[node as usize].retry_cost = 0;
+    }
+
+    /// Cancels a node and, below it, its current attempt. Work in service runs on.
+    fn cancel(&mut self, node: u32, gen: u32, s: &mut Scheduler<Packed>) {
+        if node == NONE {
+            return;
+        }
+        let n = self.arena.nodes[node as usize];
+        if n.gen != gen {
+            return;
+        }
+        match n.state {
+            NodeState::Free | NodeState::InService => {}
+            NodeState::Waiting => {
+                let fi = self.fleet_of(node);
+                self.attempt_over(fi, n.depth as usize, n.instance, s.now(), None);
+                self.cancel(n.child, n.child_gen, s);
+                self.end_silently(node, s);
+            }
+            NodeState::Sleeping | NodeState::InTransit => self.end_silently(node, s),
+            NodeState::Queued => self.leave_queue(node, s),
+        }
+    }
+
+    /// The end of the call at `node`: the request's deadline, or earlier the end of
+    /// the layer's `total_timeout`.
+    fn call_deadline_of(&self, node: u32, fi: usize, depth: usize, deadline: Nanos) -> Nanos {
+        if self.fleets[fi].layers[depth].cfg.total_timeout.is_some() {
+            self.calls.deadline[node as usize].min(deadline)
+        } else {
+            deadline
+        }
+    }
+}

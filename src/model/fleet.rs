@@ -1,0 +1,186 @@
+//! One fleet of clients at run time (MODEL.md §2): its arrivals (open-loop, burst or
+//! closed-loop clients that think between requests), its layers, and the logical
+//! requests it starts and finishes.
+
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
+
+use crate::engine::{stream, Nanos, Scheduler};
+use crate::model::config::{Arrival, FleetConfig};
+
+use super::arrival::OpenArrivals;
+use super::event::{Event, Packed};
+use super::layer::Layer;
+use super::outcome::{Class, Outcome};
+use super::request::{Request, NONE};
+use super::world::World;
+
+/// Runtime of one fleet.
+pub(super) struct Fleet {
+    pub(super) cfg: FleetConfig,
+    /// Its layers, outermost first.
+    pub(super) layers: Vec<Layer>,
+    /// The open-loop arrival process (poisson or constant arrivals).
+    open: Option<OpenArrivals>,
+    arrivals: ChaCha8Rng,
+    /// Which requests are writes.
+    writes: ChaCha8Rng,
+    /// Closed-loop clients' think times.
+    think: ChaCha8Rng,
+    /// The client of the next open-loop arrival (round robin).
+    next_client: u64,
+}
+
+impl Fleet {
+    /// The fleet `f` with streams from `seed`, over a run of `duration`; its layers get
+    /// the global indices `first_layer..`.
+    pub(super) fn new(f: &FleetConfig, seed: u64, duration: Nanos, first_layer: u16) -> Fleet {
+        let layers = f
+            .layers
+            .iter()
+            .enumerate()
+            .map(|(li, l)| Layer::new(l, &f.name, li, seed, first_layer + li as u16))
+            .collect();
+        Fleet {
+            cfg: f.clone(),
+            layers,
+            open: OpenArrivals::new(&f.arrival, f.load_profile.clone(), duration),
+            arrivals: stream(seed, &format!("arrivals/{}", f.name)),
+            writes: stream(seed, &format!("writes/{}", f.name)),
+            think: stream(seed, &format!("think/{}", f.name)),
+            next_client: 0,
+        }
+    }
+
+    /// Schedules the fleet's first arrivals (fleet index `fleet`).
+    pub(super) fn schedule_first(
+        &mut self,
+        fleet: u16,
+        duration: Nanos,
+        s: &mut Scheduler<Packed>,
+    ) {
+        match &self.cfg.arrival {
+            Arrival::Poisson { .. } | Arrival::Constant { .. } => {
+                let open = self.open.as_mut().expect("open arrivals");
+                if let Some(t) = open.next(0, &mut self.arrivals) {
+                    s.at(t, Event::Arrival { fleet });
+                }
+            }
+            Arrival::Burst { at, .. } => {
+                if *at < duration {
+                    s.at(*at, Event::Burst { fleet });
+                }
+            }
+            Arrival::Closed { think_time } => {
+                for c in 0..self.cfg.clients {
+                    let t = think_time.sample(&mut self.think);
+                    if t < duration {
+                        s.at(
+                            t,
+                            Event::ClientSend {
+                                fleet,
+                                client: c as u32,
+                            },
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl World {
+    /// [`Event::Arrival`]: the next open-loop arrival of fleet `fleet`; schedules the
+    /// one after it.
+    pub(super) fn on_arrival(&mut self, fleet: u16, s: &mut Scheduler<Packed>) {
+        let now = s.now();
+        let fi = fleet as usize;
+        let f = &mut self.fleets[fi];
+        let client = f.next_client % f.cfg.clients;
+        f.next_client += 1;
+        let open = f.open.as_mut().expect("open arrivals");
+        if let Some(t) = open.next(now, &mut f.arrivals) {
+            s.at(t, Event::Arrival { fleet });
+        }
+        self.start_request(fi, client, s);
+    }
+
+    /// [`Event::Burst`]: every request of a burst fleet, at once.
+    pub(super) fn on_burst(&mut self, fleet: u16, s: &mut Scheduler<Packed>) {
+        let fi = fleet as usize;
+        let (count, clients) = match self.fleets[fi].cfg.arrival {
+            Arrival::Burst { count, .. } => (count, self.fleets[fi].cfg.clients),
+            _ => (0, 1),
+        };
+        for i in 0..count {
+            self.start_request(fi, i % clients, s);
+        }
+    }
+
+    /// Starts a logical request of `client` of fleet `fleet`: its deadline timer and
+    /// its top call (or, with no layers, its attempt at the dependency).
+    pub(super) fn start_request(&mut self, fleet: usize, client: u64, s: &mut Scheduler<Packed>) {
+        let now = s.now();
+        let f = &mut self.fleets[fleet];
+        let is_write = f.cfg.writes > 0.0 && f.writes.random::<f64>() < f.cfg.writes;
+        let deadline = f.cfg.deadline.map_or(Nanos::MAX, |d| now.saturating_add(d));
+        let req = self.arena.alloc_req(Request {
+            gen: 0,
+            fleet: fleet as u16,
+            client: client as u32,
+            arrival: now,
+            deadline,
+            is_write,
+            applied: 0,
+            done: false,
+            refs: 0,
+        });
+        self.in_flight += 1;
+        self.rec.offered(fleet);
+        if deadline != Nanos::MAX {
+            let gen = self.arena.reqs[req as usize].gen;
+            let lane = self.lanes.deadline_lane(fleet);
+            self.lanes.set(lane, deadline, req, gen, &self.arena, s);
+        }
+        let node = self.arena.alloc_node(req, 0, NONE, 0);
+        if self.fleets[fleet].layers.is_empty() {
+            self.dep_arrive(node, s);
+        } else {
+            self.begin_call(node, s);
+        }
+    }
+
+    /// The logical request `req` is over (if it was not already): counts its
+    /// completion and, for a closed-loop client, schedules the client's next request.
+    pub(super) fn finish_request(&mut self, req: u32, outcome: Outcome, s: &mut Scheduler<Packed>) {
+        let now = s.now();
+        let r = &mut self.arena.reqs[req as usize];
+        if r.done {
+            return;
+        }
+        r.done = true;
+        let (fleet, client, latency) = (r.fleet as usize, r.client, now - r.arrival);
+        self.in_flight -= 1;
+        self.rec
+            .completion(now, fleet, outcome.class == Class::Success, latency);
+        if let Arrival::Closed { think_time } = self.fleets[fleet].cfg.arrival {
+            let t = now.saturating_add(think_time.sample(&mut self.fleets[fleet].think));
+            if t < self.duration {
+                s.at(
+                    t,
+                    Event::ClientSend {
+                        fleet: fleet as u16,
+                        client,
+                    },
+                );
+            }
+        }
+        self.arena.maybe_free_req(req);
+    }
+
+    /// The request's deadline passed while it was going: counted once, here.
+    pub(super) fn expire_request(&mut self, req: u32, s: &mut Scheduler<Packed>) {
+        self.rec.outcome(Class::DeadlineExceeded);
+        self.finish_request(req, Outcome::of(Class::DeadlineExceeded), s);
+    }
+}

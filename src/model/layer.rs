@@ -1,0 +1,221 @@
+//! One retry layer of one fleet at run time: its configuration, its random streams,
+//! and per instance (client process) its retry budget, circuit breaker and
+//! client-side limiter. The breakers' open count and their half-open timers
+//! ([`Event::BreakerTimer`]) are kept here too.
+
+use rand_chacha::ChaCha8Rng;
+
+use crate::engine::{stream, Nanos, Scheduler};
+use crate::model::breaker::{Placement, Trip};
+use crate::model::config::LayerConfig;
+
+use super::breaker::Breaker;
+use super::budget::Budget;
+use super::event::{Event, Packed};
+use super::limiter::{Gate, Limiter};
+use super::outcome::Class;
+use super::world::World;
+
+/// Runtime of one retry layer of one fleet.
+pub(super) struct Layer {
+    pub(super) cfg: LayerConfig,
+    /// Backoff jitter.
+    pub(super) jitter: ChaCha8Rng,
+    /// Hop latencies, both ways.
+    pub(super) network: ChaCha8Rng,
+    /// Per instance (empty without a budget).
+    pub(super) budgets: Vec<Budget>,
+    /// Per instance (empty without a breaker).
+    pub(super) breakers: Vec<Breaker>,
+    /// Client-side limiters, per instance, and their random stream.
+    pub(super) limiters: Vec<Limiter>,
+    pub(super) limiter_rng: Option<ChaCha8Rng>,
+    /// Global index (over all fleets): breaker timers and timeout lanes.
+    pub(super) global: u16,
+}
+
+impl Layer {
+    /// Layer `li` of fleet `fleet` from its configuration, with streams from `seed`.
+    pub(super) fn new(l: &LayerConfig, fleet: &str, li: usize, seed: u64, global: u16) -> Layer {
+        let n = l.instances as usize;
+        Layer {
+            cfg: l.clone(),
+            jitter: stream(seed, &format!("jitter/{fleet}/{li}")),
+            network: stream(seed, &format!("network/{fleet}/{li}")),
+            budgets: l
+                .budget
+                .map_or(Vec::new(), |b| vec![Budget::for_instances(b, n as u64); n]),
+            breakers: l.breaker.map_or(Vec::new(), |b| vec![Breaker::new(b); n]),
+            limiters: l.limiter.map_or(Vec::new(), |c| vec![Limiter::new(c); n]),
+            limiter_rng: l
+                .limiter
+                .map(|_| stream(seed, &format!("limiter/{fleet}/{li}"))),
+            global,
+        }
+    }
+
+    /// One hop's latency, drawn from the network stream (`None`: no hop latency).
+    #[inline]
+    pub(super) fn hop(&mut self) -> Option<Nanos> {
+        let network = &mut self.network;
+        self.cfg.hop_latency.map(|d| d.sample(network))
+    }
+
+    /// Whether the layer has a breaker placed `p`.
+    #[inline]
+    pub(super) fn breaker_at(&self, p: Placement) -> bool {
+        self.cfg.breaker.is_some_and(|b| b.placement == p)
+    }
+
+    /// Whether the breaker records a cancelled call (its caller gave up, or the
+    /// request's deadline passed) as a success: Polly's does, since the default
+    /// `ShouldHandle` does not handle `OperationCanceledException`
+    /// (`OnUnhandledOutcomeAsync`: a success, which also closes a half-open circuit).
+    pub(super) fn cancel_is_success(&self) -> bool {
+        self.cfg
+            .breaker
+            .is_some_and(|b| matches!(b.trip, Trip::Polly { .. }))
+    }
+
+    /// The budget of instance `inst`, if the layer has budgets.
+    #[inline]
+    pub(super) fn budget(&mut self, inst: u32) -> Option<&mut Budget> {
+        self.budgets.get_mut(inst as usize)
+    }
+
+    /// Asks instance `inst`'s limiter, if any, to send an attempt at `now`.
+    #[inline]
+    pub(super) fn limiter_gate(&mut self, inst: u32, now: Nanos) -> Gate {
+        match (self.limiters.get_mut(inst as usize), &mut self.limiter_rng) {
+            (Some(l), Some(rng)) => l.before_send(now, rng),
+            _ => Gate::Pass,
+        }
+    }
+
+    /// An attempt in flight ended (`answer`: its class, or `None` when cancelled): the
+    /// budget's count of attempts in flight and the limiter's view of the answers
+    /// (`throttled`: the dependency rejects with 429).
+    #[inline]
+    pub(super) fn attempt_over(
+        &mut self,
+        inst: u32,
+        now: Nanos,
+        answer: Option<Class>,
+        throttled: bool,
+    ) {
+        if let Some(b) = self.budgets.get_mut(inst as usize) {
+            b.on_done();
+        }
+        if let (Some(l), Some(c)) = (self.limiters.get_mut(inst as usize), answer) {
+            let rejected = c == Class::Rejected;
+            l.on_answer(now, c == Class::Success, rejected, rejected && throttled);
+        }
+    }
+}
+
+impl World {
+    /// The budget level averaged over every budget instance (`None`: no budgets).
+    pub(super) fn budget_level_at(&self, now: Nanos) -> Option<f64> {
+        if self.budget_instances == 0 {
+            return None;
+        }
+        let mut sum = 0.0;
+        for f in &self.fleets {
+            for l in &f.layers {
+                for b in &l.budgets {
+                    sum += b.level(now);
+                }
+            }
+        }
+        Some(sum / self.budget_instances as f64)
+    }
+
+    /// An attempt of layer `depth` in flight ended: see [`Layer::attempt_over`].
+    #[inline]
+    pub(super) fn attempt_over(
+        &mut self,
+        fi: usize,
+        depth: usize,
+        inst: u32,
+        now: Nanos,
+        answer: Option<Class>,
+    ) {
+        let throttled = self.dep.cfg.reject_status == 429;
+        self.fleets[fi].layers[depth].attempt_over(inst, now, answer, throttled);
+    }
+
+    /// Whether the breaker of instance `inst` admits a call or an attempt now.
+    pub(super) fn breaker_allow(
+        &mut self,
+        fi: usize,
+        depth: usize,
+        inst: u32,
+        s: &mut Scheduler<Packed>,
+    ) -> bool {
+        self.breaker_op(fi, depth, inst, s, |b, now| b.allow(now))
+    }
+
+    /// Records an admitted call's or attempt's result (`ok`) in its breaker, timed
+    /// from when `node` was admitted.
+    pub(super) fn breaker_record(
+        &mut self,
+        fi: usize,
+        depth: usize,
+        inst: u32,
+        ok: bool,
+        node: u32,
+        s: &mut Scheduler<Packed>,
+    ) {
+        let since = self.calls.started(node);
+        self.breaker_op(fi, depth, inst, s, |b, now| {
+            b.record_timed(now, ok, now.saturating_sub(since))
+        });
+    }
+
+    /// [`Event::BreakerTimer`]: an open breaker's timer ran out.
+    pub(super) fn on_breaker_timer(&mut self, layer: u16, inst: u32, s: &mut Scheduler<Packed>) {
+        let (fi, depth) = self.layer_index[layer as usize];
+        self.breaker_op(fi as usize, depth as usize, inst, s, |b, now| b.tick(now));
+    }
+
+    /// Runs `op` on a breaker, keeping the open count and the half-open timer right.
+    fn breaker_op<T>(
+        &mut self,
+        fi: usize,
+        depth: usize,
+        inst: u32,
+        s: &mut Scheduler<Packed>,
+        op: impl FnOnce(&mut Breaker, Nanos) -> T,
+    ) -> T {
+        let now = s.now();
+        let layer = &mut self.fleets[fi].layers[depth];
+        let global = layer.global;
+        let b = &mut layer.breakers[inst as usize];
+        let was_open = matches!(b.state(), super::breaker::State::Open { .. });
+        let trips_before = b.times_opened();
+        let out = op(b, now);
+        let is_open = matches!(b.state(), super::breaker::State::Open { .. });
+        let tripped = b.times_opened() > trips_before;
+        if tripped {
+            if let super::breaker::State::Open { until } = b.state() {
+                s.at(
+                    until,
+                    Event::BreakerTimer {
+                        layer: global,
+                        instance: inst,
+                    },
+                );
+            }
+            self.rec.breaker_tripped();
+        }
+        if was_open != is_open {
+            if is_open {
+                self.open_breakers += 1;
+            } else {
+                self.open_breakers -= 1;
+            }
+            self.rec.set_open_breakers(now, self.open_breakers);
+        }
+        out
+    }
+}
