@@ -41,7 +41,7 @@ pub use lint::{Lint, LINTS};
 
 use crate::engine::time::to_secs;
 use crate::engine::Nanos;
-use crate::model::backoff::{max_wait, settled_wait, Backoff};
+use crate::model::backoff::{max_wait, Backoff};
 use crate::model::breaker::BreakerConfig;
 use crate::model::budget::{BudgetCap, BudgetConfig};
 use crate::model::config::{
@@ -50,63 +50,8 @@ use crate::model::config::{
 use crate::model::limiter::LimiterConfig;
 use crate::model::outcome::{Class, ClassSet};
 
-/// A count or a duration in nanoseconds that may be unbounded (unlimited attempts, or
-/// an arithmetic overflow of `u64`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Bound {
-    /// At most this much.
-    Finite(u64),
-    /// No finite bound (or more than `u64::MAX`).
-    Unbounded,
-}
-
-impl Bound {
-    /// `max_attempts` as a bound (`u32::MAX` means unlimited).
-    pub fn attempts(max_attempts: u32) -> Bound {
-        if max_attempts == u32::MAX {
-            Bound::Unbounded
-        } else {
-            Bound::Finite(u64::from(max_attempts))
-        }
-    }
-
-    /// Whether the bound is larger than `limit`.
-    pub fn exceeds(self, limit: u64) -> bool {
-        match self {
-            Bound::Finite(v) => v > limit,
-            Bound::Unbounded => true,
-        }
-    }
-}
-
-impl std::ops::Add for Bound {
-    type Output = Bound;
-
-    /// The sum, unbounded on overflow.
-    fn add(self, other: Bound) -> Bound {
-        match (self, other) {
-            (Bound::Finite(a), Bound::Finite(b)) => {
-                a.checked_add(b).map_or(Bound::Unbounded, Bound::Finite)
-            }
-            _ => Bound::Unbounded,
-        }
-    }
-}
-
-impl std::ops::Mul for Bound {
-    type Output = Bound;
-
-    /// The product, unbounded on overflow; zero times anything (even unbounded) is zero.
-    fn mul(self, other: Bound) -> Bound {
-        match (self, other) {
-            (Bound::Finite(0), _) | (_, Bound::Finite(0)) => Bound::Finite(0),
-            (Bound::Finite(a), Bound::Finite(b)) => {
-                a.checked_mul(b).map_or(Bound::Unbounded, Bound::Finite)
-            }
-            _ => Bound::Unbounded,
-        }
-    }
-}
+pub use crate::model::backoff::backoff_total;
+pub use crate::model::bound::Bound;
 
 /// The whole explanation of a scenario.
 #[derive(Debug, Clone, PartialEq)]
@@ -289,37 +234,6 @@ pub fn worst_case_attempts(layers: &[LayerConfig]) -> Bound {
     layers.iter().fold(Bound::Finite(1), |acc, l| {
         acc * Bound::attempts(l.max_attempts)
     })
-}
-
-/// The longest total wait of one call's backoff schedule: the sum over k = 1 .. N−1
-/// of the largest wait after failed attempt k, each raised to at least `floor` (a
-/// Retry-After honoured after every failure; 0 for none).
-pub fn backoff_total(b: &Backoff, max_attempts: u32, floor: Nanos) -> Bound {
-    let term = |k: u32| max_wait(b, k).max(floor);
-    if max_attempts == u32::MAX {
-        // The waits never shrink (multiplier ≥ 1), so the first one decides.
-        return if term(1) > 0 {
-            Bound::Unbounded
-        } else {
-            Bound::Finite(0)
-        };
-    }
-    // The wait every later term settles at, once reached.
-    let limit = settled_wait(b).max(floor);
-    let retries = max_attempts.saturating_sub(1);
-    let mut sum = Bound::Finite(0);
-    for k in 1..=retries {
-        let t = term(k);
-        if t == limit {
-            let rest = u64::from(retries - k + 1);
-            return sum + Bound::Finite(limit) * Bound::Finite(rest);
-        }
-        sum = sum + Bound::Finite(t);
-        if sum == Bound::Unbounded {
-            break;
-        }
-    }
-    sum
 }
 
 /// Whether this layer honours a Retry-After it can receive: it respects it, retries

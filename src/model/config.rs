@@ -5,6 +5,10 @@ use crate::engine::Nanos;
 use crate::model::dist::Dist;
 use crate::model::outcome::ClassSet;
 
+/// Largest `duration + drain` (about 11.6 simulated days); also the longest backoff
+/// parameter, breaker `open_for` and budget window accepted.
+pub const MAX_HORIZON: Nanos = 1_000_000 * crate::engine::time::SECOND;
+
 /// A validated scenario, ready to simulate.
 #[derive(Debug, Clone)]
 pub struct Scenario {

@@ -4,6 +4,7 @@
 
 pub mod arrival;
 pub mod backoff;
+pub mod bound;
 pub mod breaker;
 pub mod budget;
 mod call;
@@ -20,6 +21,7 @@ pub mod limits;
 pub mod outage;
 pub mod outcome;
 pub mod request;
+pub mod text;
 pub mod timers;
 pub mod windows;
 pub mod world;

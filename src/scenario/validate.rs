@@ -8,7 +8,7 @@ use crate::model::outcome::{Class, ClassSet};
 
 use super::error::{shown, ScenarioError};
 use super::file::*;
-use crate::model::backoff::{self, MAX_BACKOFF_PARAM};
+use crate::model::backoff;
 use crate::model::config::*;
 use crate::model::field::list_cap;
 use crate::model::field::{Ctx, R};
@@ -23,8 +23,7 @@ pub const DEFAULT_HERD_BUCKET: Nanos = 10_000_000;
 pub const DEFAULT_SEED: u64 = 1;
 /// Largest attempts per call when finite.
 pub const MAX_ATTEMPTS_CAP: u64 = 1_000_000;
-/// Largest `duration + drain` (about 11.6 simulated days).
-pub const MAX_HORIZON: Nanos = 1_000_000 * SECOND;
+pub use crate::model::config::MAX_HORIZON;
 
 /// Validates a parsed scenario file. `path` names the file in messages; `stem` is the
 /// default name.
@@ -675,9 +674,6 @@ fn label(c: &Ctx, field: &str, s: &str) -> R<String> {
     }
     Ok(s.to_string())
 }
-
-// The backoff family keeps its own copy of the horizon: model/ imports nothing from here.
-const _: () = assert!(MAX_BACKOFF_PARAM == MAX_HORIZON);
 
 fn validate_outage(c: &Ctx, i: usize, o: &OutageFile) -> R<OutageConfig> {
     let p = format!("outages[{i}]");

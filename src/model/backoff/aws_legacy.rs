@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 use super::{secs_to_ns_ceil, Failure, Kind, MAX_BACKOFF_PARAM};
 use crate::engine::time::SECOND;
 use crate::engine::Nanos;
-use crate::explain::render::{fmt_num, fmt_time};
 use crate::model::field::{at_most_dur, in_range, Ctx, Dur, R};
+use crate::model::text::{fmt_num, fmt_time};
 
 /// Growth factor when none is written.
 pub const DEFAULT_GROWTH: f64 = 2.0;

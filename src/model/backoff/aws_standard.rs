@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use super::{secs_to_ns_ceil, Failure, Kind, MAX_BACKOFF_PARAM};
 use crate::engine::time::{MILLISECOND, SECOND};
 use crate::engine::Nanos;
-use crate::explain::render::fmt_time;
 use crate::model::field::{at_most_dur, Ctx, Dur, R};
+use crate::model::text::fmt_time;
 
 /// Largest wait when none is written (`_MAX_BACKOFF`).
 pub const DEFAULT_MAX_BACKOFF: Nanos = 20 * SECOND;

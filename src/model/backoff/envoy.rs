@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use super::{scale, Failure, Kind, MAX_BACKOFF_PARAM};
 use crate::engine::time::MILLISECOND;
 use crate::engine::Nanos;
-use crate::explain::render::fmt_time;
 use crate::model::field::{at_most_dur, Ctx, Dur, R};
+use crate::model::text::fmt_time;
 
 /// `base_interval` when none is written.
 pub const DEFAULT_BASE: Nanos = 25 * MILLISECOND;

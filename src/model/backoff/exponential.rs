@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 use super::{cap_text, exponential_ceiling, scale, uniform, Failure, Kind};
 use crate::engine::time::from_f64_ns;
 use crate::engine::Nanos;
-use crate::explain::render::{fmt_num, fmt_time};
 use crate::model::field::{in_range, Ctx, Dur, R};
+use crate::model::text::{fmt_num, fmt_time};
 
 /// Growth factor when none is written.
 pub const DEFAULT_MULTIPLIER: f64 = 2.0;
@@ -222,8 +222,8 @@ impl Kind for Exponential {
 mod tests {
     use super::*;
     use crate::engine::rng::stream;
-    use crate::explain::{backoff_total, Bound};
     use crate::model::backoff::{wait, Backoff};
+    use crate::model::{backoff::backoff_total, bound::Bound};
 
     const MS: u64 = 1_000_000;
 

@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 use super::{scale, Failure, Kind, MAX_BACKOFF_PARAM};
 use crate::engine::time::{from_f64_ns, MILLISECOND};
 use crate::engine::Nanos;
-use crate::explain::render::fmt_time;
 use crate::model::field::{at_most_dur, Ctx, Dur, R};
+use crate::model::text::fmt_time;
 
 /// First wait when none is written.
 pub const DEFAULT_START: Nanos = 5 * MILLISECOND;

@@ -4,8 +4,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{Failure, Kind};
 use crate::engine::Nanos;
-use crate::explain::render::fmt_time;
 use crate::model::field::{Ctx, Dur, R};
+use crate::model::text::fmt_time;
 
 /// `{ kind = "fixed", delay = "100ms" }`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -64,8 +64,8 @@ impl Kind for Fixed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::explain::{backoff_total, Bound};
     use crate::model::backoff::Backoff;
+    use crate::model::{backoff::backoff_total, bound::Bound};
 
     #[test]
     fn the_same_wait_each_time_and_its_sum() {

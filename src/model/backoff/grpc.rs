@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use super::{Failure, Kind, MAX_BACKOFF_PARAM};
 use crate::engine::time::from_f64_ns;
 use crate::engine::Nanos;
-use crate::explain::render::{fmt_num, fmt_time};
 use crate::model::field::{at_most_dur, in_range, Ctx, Dur, R};
+use crate::model::text::{fmt_num, fmt_time};
 
 /// Which jitter of gRPC's retry backoff (gRFC A6).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -38,8 +38,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::time::{from_f64_ns, SECOND};
 use crate::engine::Nanos;
-use crate::explain::render::fmt_time;
+use crate::model::bound::Bound;
 use crate::model::field::{Ctx, R};
+use crate::model::text::fmt_time;
 
 pub mod aws_legacy;
 pub mod aws_standard;
@@ -350,4 +351,35 @@ fn cap_text(cap: Option<Nanos>) -> String {
         Some(m) => format!("capped at {}", fmt_time(m)),
         None => "no cap".to_string(),
     }
+}
+
+/// The longest total wait of one call's backoff schedule: the sum over k = 1 .. N−1
+/// of the largest wait after failed attempt k, each raised to at least `floor` (a
+/// Retry-After honoured after every failure; 0 for none).
+pub fn backoff_total(b: &Backoff, max_attempts: u32, floor: Nanos) -> Bound {
+    let term = |k: u32| max_wait(b, k).max(floor);
+    if max_attempts == u32::MAX {
+        // The waits never shrink (multiplier ≥ 1), so the first one decides.
+        return if term(1) > 0 {
+            Bound::Unbounded
+        } else {
+            Bound::Finite(0)
+        };
+    }
+    // The wait every later term settles at, once reached.
+    let limit = settled_wait(b).max(floor);
+    let retries = max_attempts.saturating_sub(1);
+    let mut sum = Bound::Finite(0);
+    for k in 1..=retries {
+        let t = term(k);
+        if t == limit {
+            let rest = u64::from(retries - k + 1);
+            return sum + Bound::Finite(limit) * Bound::Finite(rest);
+        }
+        sum = sum + Bound::Finite(t);
+        if sum == Bound::Unbounded {
+            break;
+        }
+    }
+    sum
 }

@@ -54,8 +54,8 @@ impl Kind for NoBackoff {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::explain::{backoff_total, Bound};
     use crate::model::backoff::Backoff;
+    use crate::model::{backoff::backoff_total, bound::Bound};
 
     #[test]
     fn no_wait_but_a_retry_after_and_nothing_to_sum() {

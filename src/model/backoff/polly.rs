@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use super::{Failure, Kind};
 use crate::engine::time::SECOND;
 use crate::engine::Nanos;
-use crate::explain::render::fmt_time;
 use crate::model::field::{at_most_dur, Ctx, Dur, R};
+use crate::model::text::fmt_time;
 
 /// `Delay` when none is written.
 pub const DEFAULT_DELAY: Nanos = 2 * SECOND;

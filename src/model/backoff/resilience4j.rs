@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use super::{Failure, Kind, MAX_BACKOFF_PARAM};
 use crate::engine::time::MILLISECOND;
 use crate::engine::Nanos;
-use crate::explain::render::{fmt_num, fmt_time};
 use crate::model::field::{at_most_dur, in_range, Ctx, Dur, R};
+use crate::model::text::{fmt_num, fmt_time};
 
 /// First interval when none is written.
 pub const DEFAULT_INITIAL: Nanos = 500 * MILLISECOND;

@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 use super::{cap_text, Failure, Kind};
 use crate::engine::time::MILLISECOND;
 use crate::engine::Nanos;
-use crate::explain::render::{fmt_num, fmt_time};
 use crate::model::field::{in_range, Ctx, Dur, R};
+use crate::model::text::{fmt_num, fmt_time};
 
 /// `min` when none is written.
 pub const DEFAULT_MIN: Nanos = 50 * MILLISECOND;

@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{half_open_probes, probe, BreakerConfig, Placement, Rule, State, Trip, Verdict};
 use crate::engine::Nanos;
-use crate::explain::render::plural;
 use crate::model::field::{Ctx, Dur, R};
+use crate::model::text::plural;
 
 /// `{ kind = "consecutive", ... }` as written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -39,8 +39,8 @@ pub mod resilience4j;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Nanos;
-use crate::explain::render::{fmt_time, plural};
 use crate::model::field::{Ctx, R};
+use crate::model::text::{fmt_time, plural};
 
 /// Circuit breaker of a layer instance, as written: `{ kind = "...", ... }`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

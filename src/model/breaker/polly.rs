@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 use super::{BreakerConfig, Placement, Rule, State, Trip, Verdict};
 use crate::engine::time::SECOND;
 use crate::engine::Nanos;
-use crate::explain::render::{fmt_num, fmt_time};
 use crate::model::field::{in_range, Ctx, Dur, R};
+use crate::model::text::{fmt_num, fmt_time};
 use crate::model::windows::HealthMetrics;
 
 /// Default `FailureRatio`.

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{half_open_probes, probe, BreakerConfig, Placement, Rule, State, Trip, Verdict};
 use crate::engine::Nanos;
-use crate::explain::render::fmt_num;
 use crate::model::field::{Ctx, Dur, R};
+use crate::model::text::fmt_num;
 
 /// Most calls in the window.
 pub const MAX_WINDOW_CALLS: u64 = 100_000;

@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 use super::{BreakerConfig, Placement, Rule, State, Trip, Verdict};
 use crate::engine::time::{MILLISECOND, SECOND};
 use crate::engine::Nanos;
-use crate::explain::render::{fmt_num, fmt_time};
 use crate::model::field::{at_most_dur, in_range, Ctx, Dur, R};
+use crate::model::text::{fmt_num, fmt_time};
 use crate::model::windows::{Agg, CountWindow, EpochWindow};
 
 /// Default window size (calls, or seconds when time-based).
@@ -35,8 +35,8 @@ const DEFAULT_OPEN_FOR: Nanos = 60 * SECOND;
 /// Default `permittedNumberOfCallsInHalfOpenState`.
 const DEFAULT_HALF_OPEN_CALLS: u64 = 10;
 /// Longest `waitDurationInOpenState`: the longest scenario horizon
-/// (`scenario::validate::MAX_HORIZON`).
-const MAX_OPEN_FOR: Nanos = 1_000_000 * SECOND;
+/// (`config::MAX_HORIZON`).
+const MAX_OPEN_FOR: Nanos = crate::model::config::MAX_HORIZON;
 
 /// Which sliding window, as written.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -306,13 +306,5 @@ fn closed_metrics(cfg: Config, now: Nanos) -> Metrics {
     match cfg.window {
         Window::Time(s) => Metrics::Time(EpochWindow::new(s, now)),
         Window::Count(n) => Metrics::Count(CountWindow::new(n)),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_longest_wait_is_the_scenario_horizon() {
-        assert_eq!(super::MAX_OPEN_FOR, crate::scenario::validate::MAX_HORIZON);
     }
 }

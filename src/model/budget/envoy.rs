@@ -11,8 +11,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Nanos;
-use crate::explain::render::fmt_num;
 use crate::model::field::{in_range, Ctx, R};
+use crate::model::text::fmt_num;
 
 use super::{BudgetBound, BudgetPolicy, BudgetState, RetryCause};
 

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::explain::Bound;
+use crate::model::bound::Bound;
 use crate::model::field::{Ctx, R};
 
 use super::{across, envoy, BudgetBound, BudgetPolicy};

@@ -10,18 +10,17 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::time::SECOND;
 use crate::engine::Nanos;
-use crate::explain::render::{fmt_num, fmt_time};
 use crate::model::field::{at_most_dur, in_range, Ctx, Dur, Span, R};
 use crate::model::outcome::Class;
+use crate::model::text::{fmt_num, fmt_time};
 
 use super::{local_refusal, BudgetBound, BudgetPolicy, BudgetState, RetryCause};
 
 /// Default largest failures / first tries that still allows a retry.
 pub const DEFAULT_MAX_RATIO: f64 = 0.1;
 /// Longest window: the longest horizon of a scenario (`duration + drain`).
-pub const MAX_WINDOW: Nanos = 1_000_000 * SECOND;
+pub const MAX_WINDOW: Nanos = crate::model::config::MAX_HORIZON;
 
 /// The `failure_ratio` table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -218,13 +217,5 @@ impl BudgetBound for Config {
                 Some(w) => format!("over {}", fmt_time(w)),
             }
         )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_longest_window_is_the_longest_horizon() {
-        assert_eq!(super::MAX_WINDOW, crate::scenario::validate::MAX_HORIZON);
     }
 }

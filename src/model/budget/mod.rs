@@ -48,10 +48,10 @@ pub mod tower;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Nanos;
-use crate::explain::render::fmt_count;
-use crate::explain::Bound;
+use crate::model::bound::Bound;
 use crate::model::field::{Ctx, R};
 use crate::model::outcome::Class;
+use crate::model::text::fmt_count;
 use crate::model::windows::SlicedTimes;
 
 /// Why a retry is asked for.

@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::time::{to_secs, SECOND};
 use crate::engine::Nanos;
-use crate::explain::render::{fmt_num, fmt_time};
 use crate::model::field::{Ctx, Dur, R};
+use crate::model::text::{fmt_num, fmt_time};
 use crate::model::windows::SlicedTimes;
 
 use super::{BudgetBound, BudgetPolicy, BudgetState, RetryCause};

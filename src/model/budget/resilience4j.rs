@@ -18,9 +18,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::time::SECOND;
 use crate::engine::Nanos;
-use crate::explain::render::fmt_num;
 use crate::model::field::{in_range, Ctx, Dur, R};
 use crate::model::outcome::Class;
+use crate::model::text::fmt_num;
 use crate::model::windows::EpochWindow;
 
 use super::{BudgetBound, BudgetPolicy, BudgetState, RetryCause};

@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::time::SECOND;
 use crate::engine::Nanos;
-use crate::explain::render::{fmt_num, fmt_time};
 use crate::model::field::{in_range, Ctx, Dur, R};
+use crate::model::text::{fmt_num, fmt_time};
 use crate::model::windows::SlicedTimes;
 
 use super::{BudgetBound, BudgetPolicy, BudgetState, RetryCause};

@@ -6,9 +6,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Nanos;
-use crate::explain::render::fmt_num;
-use crate::explain::Bound;
+use crate::model::bound::Bound;
 use crate::model::field::{Ctx, R};
+use crate::model::text::fmt_num;
 
 use super::{across, BudgetBound, BudgetPolicy, BudgetState, RetryCause};
 

@@ -17,9 +17,9 @@ use serde::{Deserialize, Serialize};
 use super::{Gate, LimiterConfig};
 use crate::engine::time::SECOND;
 use crate::engine::Nanos;
-use crate::explain::render::{fmt_num, fmt_time};
 use crate::model::config::Accepts;
 use crate::model::field::{in_range, Ctx, Dur, R};
+use crate::model::text::{fmt_num, fmt_time};
 
 /// Default `K`.
 const DEFAULT_K: f64 = 2.0;
