@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use retrysim::error::exit;
+use retrysim::metrics::columns;
 use retrysim::metrics::summary::Cell;
 use retrysim::scenario::Loaded;
 use retrysim::sweep::RunFolder;
@@ -139,20 +140,20 @@ fn print_run_table(loaded: &Loaded, folder: &RunFolder) {
     );
     for r in &folder.first {
         let g = |c: &str| r.summary.get(c).cloned().unwrap_or(Cell::Empty);
-        let pct = g("success_fraction")
+        let pct = g(columns::SUCCESS_FRACTION.name)
             .as_f64()
             .map_or("-".into(), |x| format!("{:.2}%", 100.0 * x));
         let num = |c: &str, p: usize| g(c).as_f64().map_or("-".into(), |x| format!("{x:.p$}"));
         println!(
             "{:>5} {:>10} {:>9} {:>8} {:>10} {:>10} {:>11} {:>10}",
             r.run,
-            g("logical").render(),
+            g(columns::LOGICAL.name).render(),
             pct,
-            num("amplification", 3),
-            num("latency_p50_ms", 1),
-            num("latency_p99_ms", 1),
-            num("recovery_time_s", 1),
-            if g("metastable") == Cell::Bool(true) {
+            num(columns::AMPLIFICATION.name, 3),
+            num(columns::LATENCY_P50_MS.name, 1),
+            num(columns::LATENCY_P99_MS.name, 1),
+            num(columns::RECOVERY_TIME_S.name, 1),
+            if g(columns::METASTABLE.name) == Cell::Bool(true) {
                 "yes"
             } else {
                 "no"

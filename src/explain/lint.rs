@@ -26,7 +26,7 @@
 use std::fmt;
 
 use crate::model::breaker::Placement;
-use crate::model::config::{Arrival, FleetConfig, LayerConfig, Scenario};
+use crate::model::config::{Arrival, Attempts, FleetConfig, LayerConfig, Scenario};
 use crate::model::outcome::Class;
 
 use super::render::{fmt_count, fmt_duration, fmt_num, fmt_time, fmt_total, quoted_list};
@@ -218,11 +218,10 @@ pub fn lints(scn: &Scenario) -> Vec<Lint> {
             breaker_open(&mut found, fi, f, li, l);
             ignores_retry_after(&mut found, scn, fi, f, li, l);
             deadline_rules(&mut found, fi, f, li, l);
-            if l.max_attempts > MAX_ATTEMPTS {
-                let n = if l.max_attempts == u32::MAX {
-                    "unlimited attempts per call".to_string()
-                } else {
-                    format!("up to {} attempts per call", l.max_attempts)
+            if l.max_attempts.limit().is_none_or(|n| n > MAX_ATTEMPTS) {
+                let n = match l.max_attempts.limit() {
+                    None => "unlimited attempts per call".to_string(),
+                    Some(n) => format!("up to {n} attempts per call"),
                 };
                 found.push(
                     fi,
@@ -253,9 +252,9 @@ fn multi_layer_without_budget(found: &mut Found, fi: usize, f: &FleetConfig) {
     }
     let names: Vec<&str> = bare.iter().map(|l| l.name.as_str()).collect();
     let factors: Vec<String> = bare.iter().map(|l| fmt_attempts(l.max_attempts)).collect();
-    let product = bare.iter().fold(Bound::Finite(1), |acc, l| {
-        acc * Bound::attempts(l.max_attempts)
-    });
+    let product = bare
+        .iter()
+        .fold(Bound::Finite(1), |acc, l| acc * l.max_attempts.bound());
     found.push(
         fi,
         f,
@@ -389,7 +388,7 @@ fn deadline_rules(found: &mut Found, fi: usize, f: &FleetConfig, li: usize, l: &
         );
     }
     if let Some(t) = l.attempt_timeout {
-        let total = Bound::Finite(t) * Bound::attempts(l.max_attempts);
+        let total = Bound::Finite(t) * l.max_attempts.bound();
         if total.exceeds(deadline) {
             found.push(
                 fi,
@@ -463,15 +462,14 @@ fn overload_without_shedding(found: &mut Found, scn: &Scenario) {
     );
 }
 
-fn fmt_attempts(n: u32) -> String {
-    fmt_count(Bound::attempts(n))
+fn fmt_attempts(n: Attempts) -> String {
+    fmt_count(n.bound())
 }
 
-fn fmt_retries(n: u32) -> String {
-    if n == u32::MAX {
-        "unlimited".to_string()
-    } else {
-        (n - 1).to_string()
+fn fmt_retries(n: Attempts) -> String {
+    match n.limit() {
+        None => "unlimited".to_string(),
+        Some(n) => (n - 1).to_string(),
     }
 }
 

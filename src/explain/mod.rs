@@ -45,7 +45,8 @@ use crate::model::backoff::{max_wait, Backoff};
 use crate::model::breaker::BreakerConfig;
 use crate::model::budget::{BudgetCap, BudgetConfig};
 use crate::model::config::{
-    Arrival, DependencyConfig, FleetConfig, LayerConfig, LoadProfile, PartPresets, Scenario,
+    Arrival, Attempts, DependencyConfig, FleetConfig, LayerConfig, LoadProfile, PartPresets,
+    Scenario,
 };
 use crate::model::limiter::LimiterConfig;
 use crate::model::outcome::{Class, ClassSet};
@@ -149,7 +150,7 @@ pub struct LayerExplanation {
     /// Layer name.
     pub name: String,
     /// Attempts per call (`u32::MAX` = unlimited).
-    pub max_attempts: u32,
+    pub max_attempts: Attempts,
     /// Whether the layer retries at all (more than one attempt, something in `retry_on`).
     pub retries: bool,
     /// Retried outcome classes.
@@ -186,7 +187,7 @@ pub struct LayerExplanation {
     /// The named presets of its parts.
     pub part_presets: PartPresets,
     /// `max_attempts` as written, when `max_attempts_cap` lowered it.
-    pub capped_from: Option<u32>,
+    pub capped_from: Option<Attempts>,
 }
 
 /// One fleet in numbers.
@@ -226,14 +227,14 @@ pub struct FleetExplanation {
 
 /// Whether a layer retries at all: more than one attempt and a class to retry.
 pub fn retries(l: &LayerConfig) -> bool {
-    l.max_attempts > 1 && l.retry_on != ClassSet::EMPTY
+    l.max_attempts.retries() && l.retry_on != ClassSet::EMPTY
 }
 
 /// Product of the layers' `max_attempts` (1 without layers).
 pub fn worst_case_attempts(layers: &[LayerConfig]) -> Bound {
-    layers.iter().fold(Bound::Finite(1), |acc, l| {
-        acc * Bound::attempts(l.max_attempts)
-    })
+    layers
+        .iter()
+        .fold(Bound::Finite(1), |acc, l| acc * l.max_attempts.bound())
 }
 
 /// Whether this layer honours a Retry-After it can receive: it respects it, retries
@@ -366,11 +367,7 @@ fn explain_fleet(scn: &Scenario, dep: &DependencyExplanation, f: &FleetConfig) -
             } else {
                 None
             };
-            let shown = if l.max_attempts == u32::MAX {
-                5
-            } else {
-                l.max_attempts.saturating_sub(1).min(5)
-            };
+            let shown = l.max_attempts.limit().map_or(5, |n| (n - 1).min(5));
             LayerExplanation {
                 name: l.name.clone(),
                 max_attempts: l.max_attempts,
@@ -387,7 +384,7 @@ fn explain_fleet(scn: &Scenario, dep: &DependencyExplanation, f: &FleetConfig) -
                     .map(|r| backoff_total(&l.backoff, l.max_attempts, r)),
                 timeouts_total: l
                     .attempt_timeout
-                    .map(|t| Bound::Finite(t) * Bound::attempts(l.max_attempts)),
+                    .map(|t| Bound::Finite(t) * l.max_attempts.bound()),
                 budget: l.budget.as_ref().map(BudgetConfig::cap),
                 total_timeout: l.total_timeout,
                 limiter: l.limiter,
@@ -402,14 +399,13 @@ fn explain_fleet(scn: &Scenario, dep: &DependencyExplanation, f: &FleetConfig) -
             .iter()
             .map(|l| match &l.budget {
                 Some(b) => b.sustained_attempts(l.max_attempts),
-                None if l.max_attempts == u32::MAX => f64::INFINITY,
-                None => f64::from(l.max_attempts),
+                None => l.max_attempts.as_f64(),
             })
             .product()
     });
     let backoff_per_request = layers.iter().rev().fold(Bound::Finite(0), |below, l| {
         let own = l.backoff_total_with_retry_after.unwrap_or(l.backoff_total);
-        own + Bound::attempts(l.max_attempts) * below
+        own + l.max_attempts.bound() * below
     });
     FleetExplanation {
         name: f.name.clone(),
@@ -474,7 +470,8 @@ mod tests {
             Bound::Unbounded
         );
         assert_eq!(Bound::Unbounded * Bound::Finite(0), Bound::Finite(0));
-        assert_eq!(Bound::attempts(u32::MAX), Bound::Unbounded);
+        assert_eq!(Attempts::Unlimited.bound(), Bound::Unbounded);
+        assert_eq!(Attempts::Limited(3).bound(), Bound::Finite(3));
         assert!(Bound::Unbounded.exceeds(u64::MAX));
         assert!(!Bound::Finite(5).exceeds(5));
     }

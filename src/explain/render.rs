@@ -3,6 +3,7 @@
 use std::fmt::Write;
 
 use crate::engine::Nanos;
+use crate::model::config::Attempts;
 use crate::model::outcome::Class;
 
 use super::{Bound, DependencyExplanation, Explanation, FleetExplanation, LayerExplanation, Load};
@@ -11,12 +12,8 @@ pub(crate) use crate::model::text::{
     fmt_count, fmt_duration, fmt_num, fmt_time, fmt_time_f, fmt_total, plural, quoted_list,
 };
 
-fn attempts(n: u32) -> String {
-    if n == u32::MAX {
-        "unlimited".to_string()
-    } else {
-        n.to_string()
-    }
+fn attempts(n: Attempts) -> String {
+    n.to_string()
 }
 
 /// "1 attempt", "3 attempts", "unlimited attempts", "unbounded attempts".
@@ -372,7 +369,10 @@ fn render_layer(o: &mut String, l: &LayerExplanation, deadline: Option<Nanos>) {
 
 fn render_backoff(o: &mut String, l: &LayerExplanation, deadline: Option<Nanos>) {
     let mut waits: Vec<String> = l.first_waits.iter().map(|w| fmt_time(*w)).collect();
-    let more = l.max_attempts == u32::MAX || u64::from(l.max_attempts) > waits.len() as u64 + 1;
+    let more = l
+        .max_attempts
+        .limit()
+        .is_none_or(|n| u64::from(n) > waits.len() as u64 + 1);
     if more {
         waits.push("…".to_string());
     }

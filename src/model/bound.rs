@@ -12,15 +12,6 @@ pub enum Bound {
 }
 
 impl Bound {
-    /// `max_attempts` as a bound (`u32::MAX` means unlimited).
-    pub fn attempts(max_attempts: u32) -> Bound {
-        if max_attempts == u32::MAX {
-            Bound::Unbounded
-        } else {
-            Bound::Finite(u64::from(max_attempts))
-        }
-    }
-
     /// Whether the bound is larger than `limit`.
     pub fn exceeds(self, limit: u64) -> bool {
         match self {

@@ -278,7 +278,7 @@ impl World {
             return;
         }
         let out_of_time = call_deadline < r.deadline && now >= call_deadline;
-        if !retryable || n.attempts >= layer.cfg.max_attempts || out_of_time {
+        if !retryable || !layer.cfg.max_attempts.allows_another(n.attempts) || out_of_time {
             self.finish_call(node, outcome, s);
             return;
         }

@@ -171,15 +171,18 @@ pub fn from_table(source: &Source, table: toml::Table) -> Result<Loaded, Scenari
     let resolved = preset::resolve(&source.path, &table)?;
     let mut file: ScenarioFile =
         serde_path_to_error::deserialize(toml::Value::Table(resolved.parse)).map_err(|e| {
-            let field = field_path(e.path());
             // The TOML value deserializer appends "in `a.b.c`": the path says it better.
             let inner = e
-                .into_inner()
+                .inner()
                 .to_string()
                 .lines()
                 .filter(|l| !l.starts_with("in `"))
                 .collect::<Vec<_>>()
                 .join(" ");
+            let mut field = field_path(e.path());
+            if let Some(key) = culprit(&resolved.table, e.path(), &inner) {
+                field = format!("{field}.{key}");
+            }
             ScenarioError::Field {
                 path: source.path.clone(),
                 field,
@@ -200,6 +203,60 @@ pub fn from_table(source: &Source, table: toml::Table) -> Result<Loaded, Scenari
         file,
         scenario,
     })
+}
+
+/// The key of the table at `path` that a parse error is about, when serde cannot say:
+/// inside a table chosen by its `kind` (a policy), the path stops at the table, so an
+/// unknown choice (`formula = "newest"`) or a value of the wrong type is matched to the
+/// one key (other than `kind`) that holds the value the message quotes.
+fn culprit(root: &toml::Table, path: &serde_path_to_error::Path, message: &str) -> Option<String> {
+    use serde_path_to_error::Segment;
+    let mut at = root.get(match path.iter().next()? {
+        Segment::Map { key } => key.as_str(),
+        _ => return None,
+    })?;
+    for seg in path.iter().skip(1) {
+        at = match seg {
+            Segment::Map { key } => at.as_table()?.get(key.as_str())?,
+            Segment::Seq { index } => at.as_array()?.get(*index)?,
+            _ => return None,
+        };
+    }
+    let table = at.as_table()?;
+    let quoted = |open: &str, close: char| {
+        let rest = &message[message.find(open)? + open.len()..];
+        Some(rest[..rest.find(close)?].to_string())
+    };
+    let matches = |v: &toml::Value| -> bool {
+        if let Some(x) = quoted("unknown variant `", '`') {
+            return v.as_str() == Some(x.as_str());
+        }
+        if let Some(x) = quoted("invalid type: string \"", '"') {
+            return v.as_str() == Some(x.as_str());
+        }
+        if let Some(x) = quoted("invalid type: integer `", '`') {
+            return v.as_integer().map(|i| i.to_string()) == Some(x);
+        }
+        if let Some(x) = quoted("invalid type: floating point `", '`') {
+            return v.as_float().map(|f| f.to_string()) == Some(x);
+        }
+        if let Some(x) = quoted("duration ", ' ').or_else(|| quoted("window ", ' ')) {
+            if message.contains(" has no unit") {
+                return v.as_integer().map(|i| i.to_string()) == Some(x.clone())
+                    || v.as_float().map(|f| f.to_string()) == Some(x);
+            }
+        }
+        if let Some(x) = quoted("invalid type: boolean `", '`') {
+            return v.as_bool().map(|b| b.to_string()) == Some(x);
+        }
+        false
+    };
+    let mut found = table
+        .iter()
+        .filter(|(k, v)| k.as_str() != "kind" && matches(v))
+        .map(|(k, _)| k.clone());
+    let key = found.next()?;
+    found.next().is_none().then_some(key)
 }
 
 /// Renders where a parse error is, as messages name fields (`fleets[0].layers[1].name`);

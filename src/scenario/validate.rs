@@ -503,7 +503,7 @@ fn validate_layer(
         None => format!("layer{index}"),
     };
     let max_attempts = match l.max_attempts {
-        Limit::Unlimited => u32::MAX,
+        Limit::Unlimited => Attempts::Unlimited,
         Limit::Finite(n) => {
             let n = c.at_least(&format!("{p}.max_attempts"), n, 1)?;
             if n > MAX_ATTEMPTS_CAP {
@@ -512,7 +512,7 @@ fn validate_layer(
                     format!("must be at most {MAX_ATTEMPTS_CAP} or \"unlimited\" (found {n})"),
                 );
             }
-            n as u32
+            Attempts::Limited(n as u32)
         }
     };
     let (max_attempts, capped_from) = match l.max_attempts_cap {
@@ -526,8 +526,8 @@ fn validate_layer(
                     format!("must be at most {MAX_ATTEMPTS_CAP} (found {cap})"),
                 );
             }
-            if u64::from(max_attempts) > cap {
-                (cap as u32, Some(max_attempts))
+            if max_attempts.limit().is_none_or(|n| u64::from(n) > cap) {
+                (Attempts::Limited(cap as u32), Some(max_attempts))
             } else {
                 (max_attempts, None)
             }

@@ -10,6 +10,7 @@ use proptest::prelude::*;
 use retrysim::explain::lint::{self, LINTS};
 use retrysim::explain::{explain, Bound, Explanation};
 use retrysim::model::budget::{aws_standard, ratio, token_bucket, Budget, BudgetCap, BudgetConfig};
+use retrysim::model::config::Attempts;
 use retrysim::scenario::{load, Source};
 
 fn fixture(name: &str) -> PathBuf {
@@ -488,8 +489,8 @@ fn aws_quota_cap_is_capacity_over_cost_and_matches_the_model() {
             ..
         })
     ));
-    assert_eq!(cap.sustained_attempts(3), 3.0);
-    assert_eq!(cap.sustained_attempts(u32::MAX), f64::INFINITY);
+    assert_eq!(cap.sustained_attempts(Attempts::Limited(3)), 3.0);
+    assert_eq!(cap.sustained_attempts(Attempts::Unlimited), f64::INFINITY);
 }
 
 #[test]
@@ -508,9 +509,9 @@ fn ratio_cap_is_a_fraction_of_calls_plus_the_floor_and_matches_the_model() {
         panic!("a ratio budget's cap");
     };
     assert!((floor_per_window - 15.0).abs() < 1e-12);
-    assert!((cap.sustained_attempts(3) - 1.2).abs() < 1e-12);
-    assert!((cap.sustained_attempts(u32::MAX) - 1.2).abs() < 1e-12);
-    assert_eq!(cap.sustained_attempts(1), 1.0);
+    assert!((cap.sustained_attempts(Attempts::Limited(3)) - 1.2).abs() < 1e-12);
+    assert!((cap.sustained_attempts(Attempts::Unlimited) - 1.2).abs() < 1e-12);
+    assert_eq!(cap.sustained_attempts(Attempts::Limited(1)), 1.0);
     // The model: 1000 calls in one window allow 20% of them + 15 retries.
     let mut b = Budget::new(cfg);
     for _ in 0..1000 {
@@ -615,7 +616,7 @@ proptest! {
         };
         let e = explain(&loaded.scenario);
         let product = loaded.scenario.fleets[0].layers.iter().try_fold(1u128, |acc, l| {
-            (l.max_attempts != u32::MAX).then(|| acc.checked_mul(u128::from(l.max_attempts))).flatten()
+            l.max_attempts.limit().and_then(|n| acc.checked_mul(u128::from(n)))
         });
         let expect = match product {
             Some(p) if p <= u128::from(u64::MAX) => Bound::Finite(p as u64),

@@ -247,7 +247,8 @@ fn a_load_swept_up_then_down_in_one_run_shows_both_branches_in_phase() {
 }
 
 #[test]
-fn plotting_a_300_bucket_run_takes_well_under_a_second() {
+fn a_300_bucket_run_draws_every_chart() {
+    // How long this takes is measured in `benches/plot.rs`, not here.
     let d = tempfile::tempdir().unwrap();
     write_run(
         STORM,
@@ -256,15 +257,12 @@ fn plotting_a_300_bucket_run_takes_well_under_a_second() {
     );
     let lines = read(&d.path().join("timeseries.csv")).lines().count();
     assert_eq!(lines, 301);
-    let start = Instant::now();
-    draw_folder(d.path(), Format::Png).unwrap();
-    let took = start.elapsed();
-    // Unoptimised test builds are several times slower; CI runs the release profile.
-    let limit = if cfg!(debug_assertions) { 5.0 } else { 1.0 };
-    assert!(
-        took.as_secs_f64() < limit,
-        "plotting took {took:?} (limit {limit} s)"
-    );
+    let charts = draw_folder(d.path(), Format::Png).unwrap();
+    assert!(!charts.is_empty());
+    for c in &charts {
+        let len = std::fs::metadata(c).unwrap().len();
+        assert!(len > 1000, "{} holds only {len} bytes", c.display());
+    }
 }
 
 /// The number of points of each `<polyline>` in `svg`.

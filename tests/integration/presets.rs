@@ -26,7 +26,7 @@ use retrysim::model::budget::{
     aws_standard, envoy, envoy_max_retries, failure_ratio, finagle, resilience4j, sre,
     token_bucket, tower, Budget, BudgetConfig, RetryCause,
 };
-use retrysim::model::config::Accepts;
+use retrysim::model::config::{Accepts, Attempts};
 use retrysim::model::limiter::{adaptive_throttling, AwsAdaptive, Gate, Limiter, LimiterConfig};
 use retrysim::model::outcome::Class;
 
@@ -1076,7 +1076,10 @@ fn a_grpc_layer_resolves_with_its_overrides_and_caps_max_attempts_at_five() {
         &[],
     );
     let layer = &l.scenario.fleets[0].layers[0];
-    assert_eq!((layer.max_attempts, layer.capped_from), (5, Some(8)));
+    assert_eq!(
+        (layer.max_attempts, layer.capped_from),
+        (Attempts::Limited(5), Some(Attempts::Limited(8)))
+    );
     let e = retrysim::explain::explain(&l.scenario).render();
     assert!(
         e.contains("preset grpc → max_attempts 5 (capped from 8)"),
@@ -1193,9 +1196,9 @@ fn bad_values_of_the_library_kinds_name_their_field() {
         ),
         (
             // A closed choice is a serde enum: serde names the value and the choices,
-            // and the path stops at the backoff table (as for `jitter`).
+            // and the loader finds the key that holds it inside the tagged table.
             "backoff = { kind = \"polly\", backoff_type = \"quadratic\" }",
-            "backoff",
+            "backoff.backoff_type",
             "unknown variant `quadratic`, expected one of `constant`, `linear`, `exponential`",
         ),
         (
@@ -1205,7 +1208,7 @@ fn bad_values_of_the_library_kinds_name_their_field() {
         ),
         (
             "backoff = { kind = \"aws_standard\", version = \"3\" }",
-            "backoff",
+            "backoff.version",
             "unknown variant `3`, expected `2.0` or `2.1`",
         ),
         (
@@ -1219,9 +1222,9 @@ fn bad_values_of_the_library_kinds_name_their_field() {
             "between 1s and 60s",
         ),
         (
-            // A serde enum: the message names the table and the allowed values.
+            // A serde enum: the message names the field and the allowed values.
             "budget = { kind = \"tower\", deposit = \"retry\" }",
-            "budget",
+            "budget.deposit",
             "unknown variant `retry`, expected `success` or `call`",
         ),
         (
@@ -1251,7 +1254,7 @@ fn bad_values_of_the_library_kinds_name_their_field() {
         ),
         (
             "breaker = { kind = \"resilience4j\", window_type = \"sliding\" }",
-            "breaker",
+            "breaker.window_type",
             "unknown variant `sliding`, expected `count` or `time`",
         ),
         (
@@ -1261,8 +1264,18 @@ fn bad_values_of_the_library_kinds_name_their_field() {
         ),
         (
             "limiter = { kind = \"adaptive_throttling\", accepts = \"all\" }",
-            "limiter",
+            "limiter.accepts",
             "unknown variant `all`, expected `not_rejected` or `success`",
+        ),
+        (
+            "backoff = { kind = \"fixed\", delay = 5 }",
+            "backoff.delay",
+            "duration 5 has no unit",
+        ),
+        (
+            "breaker = { kind = \"polly\", min_throughput = \"many\" }",
+            "breaker.min_throughput",
+            "invalid type: string \"many\"",
         ),
         ("max_attempts_cap = 0", "max_attempts_cap", "at least 1"),
         ("total_timeout = \"0s\"", "total_timeout", "positive"),
@@ -1275,7 +1288,7 @@ fn bad_values_of_the_library_kinds_name_their_field() {
         };
         let e = retrysim::scenario::load(src, &[]).unwrap_err().to_string();
         assert!(
-            e.contains(&format!("fleets[0].layers[0].{field}")),
+            e.contains(&format!("fleets[0].layers[0].{field}: ")),
             "{layer}: {e}"
         );
         assert!(e.contains(rule), "{layer}: {e}");
@@ -1512,7 +1525,10 @@ fn upstream_grpc_preset_is_the_a6_example_policy_with_4_attempts() {
         &[],
     );
     let layer = &l.scenario.fleets[0].layers[0];
-    assert_eq!((layer.max_attempts, layer.capped_from), (4, None));
+    assert_eq!(
+        (layer.max_attempts, layer.capped_from),
+        (Attempts::Limited(4), None)
+    );
     assert_eq!(layer.backoff, grpc(100 * MS, S, grpc::Formula::Current));
     assert_eq!(
         layer.budget,

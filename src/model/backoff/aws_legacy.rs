@@ -98,6 +98,7 @@ impl Kind for AwsLegacy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::config::Attempts;
 
     #[test]
     fn a_fixed_base_is_unjittered_and_grows_without_bound() {
@@ -109,7 +110,7 @@ mod tests {
         assert_eq!(l.max_wait(3), 400_000_000);
         assert_eq!(l.settled_wait(), u64::MAX);
         assert_eq!(
-            l.unjittered(3).as_deref(),
+            l.unjittered(Attempts::Limited(3)).as_deref(),
             Some("an unjittered backoff (AWS legacy: 100ms × 2^(n−1), no cap, no jitter)")
         );
     }

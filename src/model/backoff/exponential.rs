@@ -202,13 +202,14 @@ impl Kind for Exponential {
         )
     }
 
-    fn unjittered(&self, max_attempts: u32) -> Option<String> {
+    fn unjittered(&self, max_attempts: crate::model::config::Attempts) -> Option<String> {
         if self.jitter != Jitter::None || self.max_wait(1) == 0 {
             return None;
         }
-        let shown = max_attempts.saturating_sub(1).min(3);
+        let retries = max_attempts.limit().map_or(u32::MAX, |n| n - 1);
+        let shown = retries.min(3);
         let mut waits: Vec<String> = (1..=shown).map(|k| fmt_time(self.max_wait(k))).collect();
-        if max_attempts - 1 > shown {
+        if retries > shown {
             waits.push("…".to_string());
         }
         Some(format!(
@@ -223,6 +224,7 @@ mod tests {
     use super::*;
     use crate::engine::rng::stream;
     use crate::model::backoff::{wait, Backoff};
+    use crate::model::config::Attempts;
     use crate::model::{backoff::backoff_total, bound::Bound};
 
     const MS: u64 = 1_000_000;
@@ -313,23 +315,38 @@ mod tests {
             jitter: Jitter::Full,
         });
         // 10 + 20 + 40 + 50 + 50 = 170 ms for 6 attempts.
-        assert_eq!(backoff_total(&exp, 6, 0), Bound::Finite(170 * MS));
-        assert_eq!(backoff_total(&exp, 1, 0), Bound::Finite(0));
+        assert_eq!(
+            backoff_total(&exp, Attempts::Limited(6), 0),
+            Bound::Finite(170 * MS)
+        );
+        assert_eq!(
+            backoff_total(&exp, Attempts::Limited(1), 0),
+            Bound::Finite(0)
+        );
         // A million attempts: 10 + 20 + 40 + 50 · 999,996.
         assert_eq!(
-            backoff_total(&exp, 1_000_000, 0),
+            backoff_total(&exp, Attempts::Limited(1_000_000), 0),
             Bound::Finite((70 + 50 * 999_996) * MS)
         );
         // Retry-After raises every wait to at least it.
-        assert_eq!(backoff_total(&exp, 4, 30 * MS), Bound::Finite(100 * MS));
-        assert_eq!(backoff_total(&exp, u32::MAX, 0), Bound::Unbounded);
+        assert_eq!(
+            backoff_total(&exp, Attempts::Limited(4), 30 * MS),
+            Bound::Finite(100 * MS)
+        );
+        assert_eq!(
+            backoff_total(&exp, Attempts::Unlimited, 0),
+            Bound::Unbounded
+        );
         let uncapped = Backoff::Exponential(Exponential {
             base: 1,
             cap: u64::MAX,
             multiplier: 1000.0,
             jitter: Jitter::None,
         });
-        assert_eq!(backoff_total(&uncapped, 1_000_000, 0), Bound::Unbounded);
+        assert_eq!(
+            backoff_total(&uncapped, Attempts::Limited(1_000_000), 0),
+            Bound::Unbounded
+        );
     }
 
     #[test]

@@ -56,7 +56,7 @@ impl Kind for Fixed {
         format!("fixed {}", fmt_time(self.delay))
     }
 
-    fn unjittered(&self, _max_attempts: u32) -> Option<String> {
+    fn unjittered(&self, _max_attempts: crate::model::config::Attempts) -> Option<String> {
         (self.delay > 0).then(|| format!("a fixed backoff of {}", fmt_time(self.delay)))
     }
 }
@@ -65,6 +65,7 @@ impl Kind for Fixed {
 mod tests {
     use super::*;
     use crate::model::backoff::Backoff;
+    use crate::model::config::Attempts;
     use crate::model::{backoff::backoff_total, bound::Bound};
 
     #[test]
@@ -72,8 +73,17 @@ mod tests {
         let b = Backoff::Fixed(Fixed { delay: 7 });
         let mut prev = 0;
         assert_eq!(b.wait_u(9, &mut prev, &Failure::default(), 0.9), 7);
-        assert_eq!(backoff_total(&b, 4, 0), Bound::Finite(21));
-        assert_eq!(b.unjittered(3).as_deref(), Some("a fixed backoff of 7ns"));
-        assert_eq!(Backoff::Fixed(Fixed { delay: 0 }).unjittered(3), None);
+        assert_eq!(
+            backoff_total(&b, Attempts::Limited(4), 0),
+            Bound::Finite(21)
+        );
+        assert_eq!(
+            b.unjittered(Attempts::Limited(3)).as_deref(),
+            Some("a fixed backoff of 7ns")
+        );
+        assert_eq!(
+            Backoff::Fixed(Fixed { delay: 0 }).unjittered(Attempts::Limited(3)),
+            None
+        );
     }
 }

@@ -39,6 +39,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::time::{from_f64_ns, SECOND};
 use crate::engine::Nanos;
 use crate::model::bound::Bound;
+use crate::model::config::Attempts;
 use crate::model::field::{Ctx, R};
 use crate::model::text::fmt_time;
 
@@ -130,7 +131,7 @@ pub trait Kind {
 
     /// For the `unjittered-backoff-many-clients` lint: what the layer retries with
     /// ("a fixed backoff of 100ms"), when its waits are deterministic and positive.
-    fn unjittered(&self, _max_attempts: u32) -> Option<String> {
+    fn unjittered(&self, _max_attempts: Attempts) -> Option<String> {
         (!self.is_jittered() && self.max_wait(1) > 0)
             .then(|| format!("an unjittered backoff ({})", self.describe()))
     }
@@ -215,7 +216,7 @@ macro_rules! kinds {
             }
 
             /// See [`Kind::unjittered`].
-            pub fn unjittered(&self, max_attempts: u32) -> Option<String> {
+            pub fn unjittered(&self, max_attempts: Attempts) -> Option<String> {
                 match self { $(Backoff::$variant(b) => b.unjittered(max_attempts),)* }
             }
         }
@@ -356,16 +357,16 @@ fn cap_text(cap: Option<Nanos>) -> String {
 /// The longest total wait of one call's backoff schedule: the sum over k = 1 .. N−1
 /// of the largest wait after failed attempt k, each raised to at least `floor` (a
 /// Retry-After honoured after every failure; 0 for none).
-pub fn backoff_total(b: &Backoff, max_attempts: u32, floor: Nanos) -> Bound {
+pub fn backoff_total(b: &Backoff, max_attempts: Attempts, floor: Nanos) -> Bound {
     let term = |k: u32| max_wait(b, k).max(floor);
-    if max_attempts == u32::MAX {
+    let Some(max_attempts) = max_attempts.limit() else {
         // The waits never shrink (multiplier ≥ 1), so the first one decides.
         return if term(1) > 0 {
             Bound::Unbounded
         } else {
             Bound::Finite(0)
         };
-    }
+    };
     // The wait every later term settles at, once reached.
     let limit = settled_wait(b).max(floor);
     let retries = max_attempts.saturating_sub(1);

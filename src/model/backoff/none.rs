@@ -55,6 +55,7 @@ impl Kind for NoBackoff {
 mod tests {
     use super::*;
     use crate::model::backoff::Backoff;
+    use crate::model::config::Attempts;
     use crate::model::{backoff::backoff_total, bound::Bound};
 
     #[test]
@@ -67,7 +68,7 @@ mod tests {
         };
         assert_eq!(b.wait_u(3, &mut prev, &Failure::default(), 0.5), 0);
         assert_eq!(b.wait_u(3, &mut prev, &ra, 0.5), 7);
-        assert_eq!(backoff_total(&b, u32::MAX, 0), Bound::Finite(0));
-        assert_eq!(b.unjittered(5), None);
+        assert_eq!(backoff_total(&b, Attempts::Unlimited, 0), Bound::Finite(0));
+        assert_eq!(b.unjittered(Attempts::Limited(5)), None);
     }
 }

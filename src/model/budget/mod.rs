@@ -422,13 +422,8 @@ impl BudgetCap {
     /// allowance is spent: 1 for a token bucket or an AWS quota (no success refills
     /// them), `1 + fraction` for a ratio budget (its per-window floor aside), at most
     /// `max_attempts`. `f64::INFINITY` when nothing caps it.
-    pub fn sustained_attempts(&self, max_attempts: u32) -> f64 {
-        let n = if max_attempts == u32::MAX {
-            f64::INFINITY
-        } else {
-            f64::from(max_attempts)
-        };
-        n.min(self.bound().sustained())
+    pub fn sustained_attempts(&self, max_attempts: crate::model::config::Attempts) -> f64 {
+        max_attempts.as_f64().min(self.bound().sustained())
     }
 
     /// What `explain` says of the budget of each of `instances` instances.
