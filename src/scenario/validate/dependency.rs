@@ -1,0 +1,117 @@
+//! Rules of the `[dependency]` table: a server pool with its queue, or an
+//! optimistic-concurrency record.
+
+use crate::model::dist::Dist;
+
+use super::*;
+use crate::model::field::{Ctx, R};
+use crate::scenario::error::shown;
+
+pub(super) fn validate_dependency(c: &Ctx, d: &DependencyFile) -> R<DependencyConfig> {
+    match d.kind.as_deref() {
+        None | Some("queue") => {}
+        Some("occ") => return validate_occ(c, d),
+        Some(other) => {
+            return c.err(
+                "dependency.kind",
+                format!("must be \"queue\" or \"occ\" (found \"{}\")", shown(other)),
+            );
+        }
+    }
+    let Some(servers) = d.servers else {
+        return c.err(
+            "dependency.servers",
+            "is required for a queueing dependency (a count or \"unlimited\")",
+        );
+    };
+    let Some(service_time) = &d.service_time else {
+        return c.err(
+            "dependency.service_time",
+            "is required for a queueing dependency",
+        );
+    };
+    let servers = match servers {
+        Limit::Unlimited => None,
+        Limit::Finite(n) => {
+            let n = c.at_least("dependency.servers", n, 1)?;
+            if n > 10_000_000 {
+                return c.err(
+                    "dependency.servers",
+                    format!("must be at most 10000000 or \"unlimited\" (found {n})"),
+                );
+            }
+            Some(n as u32)
+        }
+    };
+    let queue_limit = match d.queue_limit {
+        None | Some(Limit::Unlimited) => None,
+        Some(Limit::Finite(n)) => Some(n),
+    };
+    let reject_status = d.reject_status.unwrap_or(503);
+    if reject_status != 503 && reject_status != 429 {
+        return c.err(
+            "dependency.reject_status",
+            format!("must be 503 or 429 (found {reject_status})"),
+        );
+    }
+    let discipline = match d.discipline.as_deref() {
+        None | Some("fifo") => Discipline::Fifo,
+        Some("lifo") => Discipline::Lifo,
+        Some(o) => {
+            return c.err(
+                "dependency.discipline",
+                format!("must be \"fifo\" or \"lifo\" (found \"{}\")", shown(o)),
+            )
+        }
+    };
+    let service_time = c.dist("dependency.service_time", &service_time.0)?;
+    if service_time.mean_ns() <= 0.0 {
+        return c.err("dependency.service_time", "must have a positive mean");
+    }
+    Ok(DependencyConfig {
+        kind: DependencyKind::Queue,
+        servers,
+        queue_limit,
+        reject_status,
+        retry_after: d.retry_after.map(|r| r.0),
+        service_time,
+        per_concurrent: d.per_concurrent.map_or(0, |p| p.0),
+        discipline,
+        drop_expired: d.drop_expired.unwrap_or(false),
+        error_rate: c.probability("dependency.error_rate", d.error_rate.unwrap_or(0.0))?,
+    })
+}
+
+/// An optimistic-concurrency record: no servers, no queue, no service time; the time
+/// an attempt takes is its four network legs.
+pub(super) fn validate_occ(c: &Ctx, d: &DependencyFile) -> R<DependencyConfig> {
+    let queue_only = [
+        ("servers", d.servers.is_some()),
+        ("queue_limit", d.queue_limit.is_some()),
+        ("reject_status", d.reject_status.is_some()),
+        ("retry_after", d.retry_after.is_some()),
+        ("service_time", d.service_time.is_some()),
+        ("per_concurrent", d.per_concurrent.is_some()),
+        ("discipline", d.discipline.is_some()),
+        ("drop_expired", d.drop_expired.is_some()),
+        ("error_rate", d.error_rate.is_some()),
+    ];
+    if let Some((k, _)) = queue_only.iter().find(|(_, set)| *set) {
+        return c.err(
+            format!("dependency.{k}"),
+            "applies only to kind = \"queue\", not \"occ\"",
+        );
+    }
+    Ok(DependencyConfig {
+        kind: DependencyKind::Occ,
+        servers: None,
+        queue_limit: None,
+        reject_status: 503,
+        retry_after: None,
+        service_time: Dist::Deterministic(0),
+        per_concurrent: 0,
+        discipline: Discipline::Fifo,
+        drop_expired: false,
+        error_rate: 0.0,
+    })
+}
