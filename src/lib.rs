@@ -41,7 +41,7 @@
 //! assert!(r.metrics.totals.logical > 0);
 //! ```
 
-#![warn(missing_docs)]
+#![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
 
 pub mod api;
 pub mod check;

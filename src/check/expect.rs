@@ -86,7 +86,7 @@ fn field_err(plan: &Plan, field: String, message: String) -> ScenarioError {
 }
 
 /// The numeric summary columns of a plan: what expectations and baselines may name.
-pub fn metric_columns(plan: &Plan) -> Vec<&str> {
+pub(crate) fn metric_columns(plan: &Plan) -> Vec<&str> {
     plan.columns
         .iter()
         .map(String::as_str)
@@ -95,7 +95,7 @@ pub fn metric_columns(plan: &Plan) -> Vec<&str> {
 }
 
 /// Checks that `name` is a numeric summary column of `plan`; the error names `field`.
-pub fn check_metric(plan: &Plan, field: &str, name: &str) -> Result<(), ScenarioError> {
+pub(crate) fn check_metric(plan: &Plan, field: &str, name: &str) -> Result<(), ScenarioError> {
     let metrics = metric_columns(plan);
     if metrics.contains(&name) {
         return Ok(());

@@ -30,8 +30,8 @@
 //! compared with it (relative drift, per-metric tolerances, absolute floors).
 
 pub mod baseline;
-pub mod expect;
-pub mod run;
+pub(crate) mod expect;
+pub(crate) mod run;
 
 use thiserror::Error;
 

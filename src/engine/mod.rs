@@ -25,7 +25,7 @@
 //! assert_eq!(c.0, vec![(5, 0), (15, 1), (25, 2), (35, 3)]);
 //! ```
 
-pub mod queue;
+pub(crate) mod queue;
 pub mod rng;
 pub mod time;
 

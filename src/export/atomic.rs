@@ -15,10 +15,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Prefix of every temporary file and folder retrysim writes.
-pub const TMP_PREFIX: &str = ".tmp-";
+pub(crate) const TMP_PREFIX: &str = ".tmp-";
 
 /// A temporary name for `name`, unique within this process.
-pub fn tmp_name(name: &str) -> String {
+pub(crate) fn tmp_name(name: &str) -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     format!("{TMP_PREFIX}{}-{n}-{name}", std::process::id())

@@ -18,7 +18,7 @@ use crate::model::config::{Arrival, LoadProfile};
 
 /// Generates a fleet's open-loop arrival times in `[0, end)`.
 #[derive(Debug, Clone)]
-pub struct OpenArrivals {
+pub(crate) struct OpenArrivals {
     poisson: bool,
     rate: f64,
     profile: Option<LoadProfile>,
@@ -33,7 +33,7 @@ pub struct OpenArrivals {
 
 impl OpenArrivals {
     /// For a poisson or constant arrival; `None` for closed or burst.
-    pub fn new(arrival: &Arrival, profile: Option<LoadProfile>, end: Nanos) -> Option<Self> {
+    pub(crate) fn new(arrival: &Arrival, profile: Option<LoadProfile>, end: Nanos) -> Option<Self> {
         let (poisson, rate) = match *arrival {
             Arrival::Poisson { rate } => (true, rate),
             Arrival::Constant { rate } => (false, rate),
@@ -58,7 +58,7 @@ impl OpenArrivals {
 
     /// The first arrival after `now` (the first call gives the first arrival of the run,
     /// with `now = 0`), or `None` when the window is over.
-    pub fn next<R: Rng + ?Sized>(&mut self, now: Nanos, rng: &mut R) -> Option<Nanos> {
+    pub(crate) fn next<R: Rng + ?Sized>(&mut self, now: Nanos, rng: &mut R) -> Option<Nanos> {
         let t = if self.poisson {
             self.next_poisson(now, rng)?
         } else {

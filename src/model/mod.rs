@@ -2,7 +2,7 @@
 //! capacity-limited dependency and correlated outages, as an event handler for the
 //! engine. It takes validated configuration values, never files.
 
-pub mod arrival;
+pub(crate) mod arrival;
 pub mod backoff;
 pub mod bound;
 pub mod breaker;
@@ -12,7 +12,7 @@ pub mod config;
 mod dependency;
 pub mod dist;
 pub mod duration;
-pub mod event;
+pub(crate) mod event;
 pub mod field;
 mod fleet;
 mod layer;
@@ -21,8 +21,8 @@ pub mod limits;
 pub mod outage;
 pub mod outcome;
 pub mod request;
-pub mod text;
-pub mod timers;
+pub(crate) mod text;
+pub(crate) mod timers;
 pub mod windows;
 pub mod world;
 

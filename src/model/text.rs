@@ -7,7 +7,7 @@ use super::bound::Bound;
 
 /// A number for people: integers without decimals, otherwise up to three significant
 /// digits after the point for small values; "unbounded" when not finite.
-pub fn fmt_num(x: f64) -> String {
+pub(crate) fn fmt_num(x: f64) -> String {
     if !x.is_finite() {
         return "unbounded".to_string();
     }
@@ -31,7 +31,7 @@ pub fn fmt_num(x: f64) -> String {
 }
 
 /// A duration for people: `250ms`, `3.5s`, `16.3ms`, `2.5h` (rounded like [`fmt_num`]).
-pub fn fmt_time_f(ns: f64) -> String {
+pub(crate) fn fmt_time_f(ns: f64) -> String {
     const UNITS: [(f64, &str); 4] = [(3.6e12, "h"), (1e9, "s"), (1e6, "ms"), (1e3, "us")];
     if !ns.is_finite() {
         return "unbounded".to_string();
@@ -48,12 +48,12 @@ pub fn fmt_time_f(ns: f64) -> String {
 }
 
 /// A duration in nanoseconds for people (see [`fmt_time_f`]).
-pub fn fmt_time(ns: Nanos) -> String {
+pub(crate) fn fmt_time(ns: Nanos) -> String {
     fmt_time_f(ns as f64)
 }
 
 /// "150ms in all", or "without bound".
-pub fn fmt_total(b: Bound) -> String {
+pub(crate) fn fmt_total(b: Bound) -> String {
     match b {
         Bound::Finite(n) => format!("{} in all", fmt_time(n)),
         Bound::Unbounded => "without bound".to_string(),
@@ -61,7 +61,7 @@ pub fn fmt_total(b: Bound) -> String {
 }
 
 /// A count, or "unbounded".
-pub fn fmt_count(b: Bound) -> String {
+pub(crate) fn fmt_count(b: Bound) -> String {
     match b {
         Bound::Finite(n) => n.to_string(),
         Bound::Unbounded => "unbounded".to_string(),
@@ -69,7 +69,7 @@ pub fn fmt_count(b: Bound) -> String {
 }
 
 /// A duration as scenario files write it, or "unbounded".
-pub fn fmt_duration(b: Bound) -> String {
+pub(crate) fn fmt_duration(b: Bound) -> String {
     match b {
         Bound::Finite(n) => fmt_time(n),
         Bound::Unbounded => "unbounded".to_string(),
@@ -77,7 +77,7 @@ pub fn fmt_duration(b: Bound) -> String {
 }
 
 /// `'a'`, `'a' and 'b'`, `'a', 'b' and 'c'`.
-pub fn quoted_list(names: &[&str]) -> String {
+pub(crate) fn quoted_list(names: &[&str]) -> String {
     let q: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
     match q.len() {
         0 => String::new(),
@@ -87,6 +87,6 @@ pub fn quoted_list(names: &[&str]) -> String {
 }
 
 /// `n one` or `n many`.
-pub fn plural(n: u64, one: &str, many: &str) -> String {
+pub(crate) fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }

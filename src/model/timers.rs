@@ -20,7 +20,7 @@ use super::request::{Arena, NodeState};
 
 /// One timer: due at `at`, ordered by `seq`, for object `id` in generation `gen`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Timer {
+pub(crate) struct Timer {
     /// When it is due.
     pub at: Nanos,
     /// Sequence number reserved when it was set.
@@ -33,7 +33,7 @@ pub struct Timer {
 
 /// A FIFO of timers with one event in the queue for its front (the *armed* timer).
 #[derive(Debug, Default)]
-pub struct TimerLane {
+pub(crate) struct TimerLane {
     q: VecDeque<Timer>,
     /// Sequence number of the timer whose event is in the queue.
     armed: Option<u64>,
@@ -43,7 +43,7 @@ impl TimerLane {
     /// Adds a timer. Returns true when the lane was idle: the caller must then schedule
     /// the lane's event for this timer.
     #[inline]
-    pub fn push(&mut self, t: Timer) -> bool {
+    pub(crate) fn push(&mut self, t: Timer) -> bool {
         debug_assert!(self.q.back().is_none_or(|b| (b.at, b.seq) < (t.at, t.seq)));
         self.q.push_back(t);
         if self.armed.is_none() {
@@ -58,7 +58,7 @@ impl TimerLane {
     /// ones. The armed timer may go too: its event stays in the queue and, when it
     /// fires, finds it gone and arms the new front (which is due no earlier).
     #[inline]
-    pub fn compact(&mut self, live: impl Fn(&Timer) -> bool) {
+    pub(crate) fn compact(&mut self, live: impl Fn(&Timer) -> bool) {
         while self.q.front().is_some_and(|f| !live(f)) {
             self.q.pop_front();
         }
@@ -68,7 +68,7 @@ impl TimerLane {
     /// event was armed for (`None` when compaction dropped it). The lane is then idle
     /// until [`next_live`](Self::next_live) arms it again.
     #[inline]
-    pub fn fire(&mut self, seq: u64) -> Option<Timer> {
+    pub(crate) fn fire(&mut self, seq: u64) -> Option<Timer> {
         debug_assert_eq!(self.armed, Some(seq));
         self.armed = None;
         if self.q.front().is_some_and(|f| f.seq == seq) {
@@ -81,7 +81,7 @@ impl TimerLane {
     /// Drops stale fronts and returns the next live timer, which the caller must
     /// schedule (the lane is armed for it); `None` leaves the lane idle.
     #[inline]
-    pub fn next_live(&mut self, live: impl Fn(&Timer) -> bool) -> Option<Timer> {
+    pub(crate) fn next_live(&mut self, live: impl Fn(&Timer) -> bool) -> Option<Timer> {
         while let Some(f) = self.q.front() {
             if live(f) {
                 self.armed = Some(f.seq);
@@ -94,20 +94,15 @@ impl TimerLane {
     }
 
     /// Timers held, live or stale.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.q.len()
-    }
-
-    /// Whether the lane holds no timer.
-    pub fn is_empty(&self) -> bool {
-        self.q.is_empty()
     }
 }
 
 /// The world's timer lanes: layers' timeout lanes first (by global layer index), then
 /// one deadline lane per fleet.
 #[derive(Debug)]
-pub struct Lanes {
+pub(crate) struct Lanes {
     lanes: Vec<TimerLane>,
     /// Lanes below this index are timeout lanes.
     timeouts: usize,
@@ -115,7 +110,7 @@ pub struct Lanes {
 
 impl Lanes {
     /// Lanes for `layers` layers and `fleets` fleets.
-    pub fn new(layers: usize, fleets: usize) -> Lanes {
+    pub(crate) fn new(layers: usize, fleets: usize) -> Lanes {
         Lanes {
             lanes: (0..layers + fleets).map(|_| TimerLane::default()).collect(),
             timeouts: layers,
@@ -124,25 +119,25 @@ impl Lanes {
 
     /// The timeout lane of a layer, by global layer index.
     #[inline]
-    pub fn timeout_lane(global: u16) -> usize {
+    pub(crate) fn timeout_lane(global: u16) -> usize {
         usize::from(global)
     }
 
     /// The deadline lane of fleet `fleet`.
     #[inline]
-    pub fn deadline_lane(&self, fleet: usize) -> usize {
+    pub(crate) fn deadline_lane(&self, fleet: usize) -> usize {
         self.timeouts + fleet
     }
 
     /// Whether `lane` holds timeouts (of nodes) rather than deadlines (of requests).
     #[inline]
-    pub fn is_timeout(&self, lane: usize) -> bool {
+    pub(crate) fn is_timeout(&self, lane: usize) -> bool {
         lane < self.timeouts
     }
 
     /// Sets a fixed-delay timer in `lane` for object `id` of generation `gen`.
     #[inline]
-    pub fn set(
+    pub(crate) fn set(
         &mut self,
         lane: usize,
         at: Nanos,
@@ -169,7 +164,7 @@ impl Lanes {
     /// The armed timer of `lane` is due: the timer, if it is still there and still
     /// matters. The caller handles it, then calls [`rearm`](Self::rearm).
     #[inline]
-    pub fn fire(&mut self, lane: usize, seq: u64, arena: &Arena) -> Option<Timer> {
+    pub(crate) fn fire(&mut self, lane: usize, seq: u64, arena: &Arena) -> Option<Timer> {
         let timeout = self.is_timeout(lane);
         // The timer is gone when compaction dropped it; either way, the next is armed.
         self.lanes[lane]
@@ -179,7 +174,7 @@ impl Lanes {
 
     /// Arms the next live timer of `lane`, after the fired one was handled.
     #[inline]
-    pub fn rearm(&mut self, lane: usize, arena: &Arena, s: &mut Scheduler<Packed>) {
+    pub(crate) fn rearm(&mut self, lane: usize, arena: &Arena, s: &mut Scheduler<Packed>) {
         let timeout = self.is_timeout(lane);
         let next = self.lanes[lane].next_live(|t| live(arena, timeout, t));
         if let Some(n) = next {
@@ -195,7 +190,7 @@ impl Lanes {
     }
 
     /// Timers held over all lanes, live or stale.
-    pub fn held(&self) -> u64 {
+    pub(crate) fn held(&self) -> u64 {
         self.lanes.iter().map(|l| l.len() as u64).sum()
     }
 }

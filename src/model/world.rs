@@ -30,6 +30,16 @@ use super::outage::{self, Window};
 use super::request::{Arena, NodeState};
 use super::timers::Lanes;
 
+impl std::fmt::Debug for World {
+    /// The shape of the world, not its state (requests and timers can be millions).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("World")
+            .field("fleets", &self.fleets.len())
+            .field("layers", &self.layer_index.len())
+            .finish_non_exhaustive()
+    }
+}
+
 /// A simulation of one run of a scenario.
 pub struct World {
     pub(super) fleets: Vec<Fleet>,

@@ -14,13 +14,13 @@ use super::font::{ensure_registered, FAMILY};
 use super::PlotError;
 
 /// Width and height of every chart, pixels.
-pub const SIZE: (u32, u32) = (1000, 600);
+pub(crate) const SIZE: (u32, u32) = (1000, 600);
 
 /// Result of drawing on some backend.
-pub type DrawResult = Result<(), Box<dyn Error>>;
+pub(crate) type DrawResult = Result<(), Box<dyn Error>>;
 
 /// A chart that can draw itself on any plotters backend.
-pub trait Chart {
+pub(crate) trait Chart {
     /// File stem under `plots/` (may hold a `/`), e.g. `timeseries`.
     fn name(&self) -> String;
     /// The title drawn on top (also the caption in the report).
@@ -39,7 +39,7 @@ fn draw_error(path: &Path, e: impl std::fmt::Display) -> PlotError {
 }
 
 /// Renders `chart` as SVG text; `path` only names the chart in errors.
-pub fn render_svg<C: Chart>(chart: &C, path: &Path) -> Result<String, PlotError> {
+pub(crate) fn render_svg<C: Chart>(chart: &C, path: &Path) -> Result<String, PlotError> {
     ensure_registered();
     let mut s = String::new();
     {
@@ -51,7 +51,7 @@ pub fn render_svg<C: Chart>(chart: &C, path: &Path) -> Result<String, PlotError>
 }
 
 /// Renders `chart` as PNG bytes; `path` only names the chart in errors.
-pub fn render_png<C: Chart>(chart: &C, path: &Path) -> Result<Vec<u8>, PlotError> {
+pub(crate) fn render_png<C: Chart>(chart: &C, path: &Path) -> Result<Vec<u8>, PlotError> {
     ensure_registered();
     let (w, h) = SIZE;
     let mut buf = vec![0u8; (w * h * 3) as usize];
@@ -74,7 +74,7 @@ pub fn render_png<C: Chart>(chart: &C, path: &Path) -> Result<Vec<u8>, PlotError
 
 /// How a legend entry is drawn.
 #[derive(Debug, Clone, Copy)]
-pub enum Swatch {
+pub(crate) enum Swatch {
     /// A solid line.
     Line(RGBColor),
     /// A dashed line.
@@ -87,7 +87,7 @@ pub enum Swatch {
 
 /// One legend line: a swatch and its label.
 #[derive(Debug, Clone)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// The label.
     pub label: String,
     /// How it is drawn.
@@ -96,7 +96,7 @@ pub struct Entry {
 
 impl Entry {
     /// A legend entry.
-    pub fn new(label: impl Into<String>, swatch: Swatch) -> Entry {
+    pub(crate) fn new(label: impl Into<String>, swatch: Swatch) -> Entry {
         Entry {
             label: label.into(),
             swatch,
@@ -105,22 +105,22 @@ impl Entry {
 }
 
 /// Title font.
-pub fn title_font() -> TextStyle<'static> {
+pub(crate) fn title_font() -> TextStyle<'static> {
     (FAMILY, 22, FontStyle::Bold).into_font().into()
 }
 
 /// Axis description font.
-pub fn axis_font() -> TextStyle<'static> {
+pub(crate) fn axis_font() -> TextStyle<'static> {
     TextStyle::from((FAMILY, 16).into_font())
 }
 
 /// Tick label font.
-pub fn tick_font() -> TextStyle<'static> {
+pub(crate) fn tick_font() -> TextStyle<'static> {
     TextStyle::from((FAMILY, 13).into_font())
 }
 
 /// Legend font.
-pub fn legend_font() -> TextStyle<'static> {
+pub(crate) fn legend_font() -> TextStyle<'static> {
     TextStyle::from((FAMILY, 14).into_font())
 }
 
@@ -140,7 +140,7 @@ fn fit(label: &str) -> String {
 
 /// Clears `root`, draws `title` on top and `legend` in a panel on the right; returns
 /// the area left for the plot.
-pub fn frame<DB: DrawingBackend>(
+pub(crate) fn frame<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
     legend: &[Entry],
@@ -213,7 +213,7 @@ where
 }
 
 /// Upper end of an axis that shows values up to `max`, with headroom.
-pub fn upper(max: f64) -> f64 {
+pub(crate) fn upper(max: f64) -> f64 {
     if max.is_finite() && max > 0.0 {
         max * 1.08
     } else {
@@ -222,7 +222,7 @@ pub fn upper(max: f64) -> f64 {
 }
 
 /// A range `[lo, hi]` widened so it is never empty and has a margin.
-pub fn padded(lo: f64, hi: f64) -> (f64, f64) {
+pub(crate) fn padded(lo: f64, hi: f64) -> (f64, f64) {
     if !(lo.is_finite() && hi.is_finite()) {
         return (0.0, 1.0);
     }
@@ -235,7 +235,7 @@ pub fn padded(lo: f64, hi: f64) -> (f64, f64) {
 }
 
 /// Splits a series into runs of consecutive present points (gaps break the line).
-pub fn segments(xs: &[f64], ys: &[Option<f64>]) -> Vec<Vec<(f64, f64)>> {
+pub(crate) fn segments(xs: &[f64], ys: &[Option<f64>]) -> Vec<Vec<(f64, f64)>> {
     let mut out: Vec<Vec<(f64, f64)>> = Vec::new();
     let mut cur: Vec<(f64, f64)> = Vec::new();
     for (x, y) in xs.iter().zip(ys) {
@@ -254,7 +254,7 @@ pub fn segments(xs: &[f64], ys: &[Option<f64>]) -> Vec<Vec<(f64, f64)>> {
     out
 }
 
-pub use crate::metrics::format::tick;
+pub(crate) use crate::metrics::format::tick;
 
 #[cfg(test)]
 mod tests {

@@ -6,10 +6,10 @@
 
 use std::path::Path;
 
-pub use super::cells::{Stat, Sweep, SweepCell};
-pub use super::series::{read_herd, read_timeseries, HerdSeries, RunSeries};
-pub use super::table::{parse_number, CsvTable, NotANumber};
-pub use crate::export::manifest::{FolderKind, Manifest};
+pub(crate) use super::cells::{Stat, Sweep, SweepCell};
+pub(crate) use super::series::{read_herd, read_timeseries, HerdSeries, RunSeries};
+pub(crate) use super::table::{parse_number, CsvTable};
+pub(crate) use crate::export::manifest::{FolderKind, Manifest};
 
 use crate::export::manifest::ReadError;
 
@@ -18,7 +18,7 @@ use super::PlotError;
 /// Reads and checks the manifest at `path`: the typed manifest, and its text without
 /// its `[output]` file list (what the report shows: the list changes as charts are
 /// drawn).
-pub fn read_manifest(path: &Path) -> Result<(Manifest, String), PlotError> {
+pub(crate) fn read_manifest(path: &Path) -> Result<(Manifest, String), PlotError> {
     let text = std::fs::read_to_string(path).map_err(|source| PlotError::Io {
         path: path.to_path_buf(),
         source,
@@ -28,7 +28,7 @@ pub fn read_manifest(path: &Path) -> Result<(Manifest, String), PlotError> {
 }
 
 /// Parses manifest text, naming `path` in errors.
-pub fn parse_manifest(path: &Path, text: &str) -> Result<Manifest, PlotError> {
+pub(crate) fn parse_manifest(path: &Path, text: &str) -> Result<Manifest, PlotError> {
     let bad = |message: String| PlotError::Manifest {
         path: path.to_path_buf(),
         message,

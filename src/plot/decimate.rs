@@ -15,11 +15,13 @@
 use super::canvas::segments;
 
 /// Points a decimated line keeps per pixel column at most: first, lowest, highest, last.
-pub const PER_COLUMN: usize = 4;
+#[cfg(test)]
+pub(crate) const PER_COLUMN: usize = 4;
 
 /// Equal columns: maps x in `[lo, hi]` to one of `width` columns `0..width` (values
 /// outside are clamped); the charts use their own pixel mapping instead.
-pub fn equal_columns(lo: f64, hi: f64, width: usize) -> impl Fn(f64) -> i64 {
+#[cfg(test)]
+pub(crate) fn equal_columns(lo: f64, hi: f64, width: usize) -> impl Fn(f64) -> i64 {
     let last = width.max(1) as i64 - 1;
     let span = hi - lo;
     let scale = if span.is_finite() && span > 0.0 {
@@ -82,7 +84,7 @@ impl Bin {
 /// Cuts a line whose points are in x order to at most [`PER_COLUMN`] points per
 /// column, `column` mapping x to its column (see the module docs); unchanged when it
 /// has at most `width`, the number of columns, points.
-pub fn decimate(
+pub(crate) fn decimate(
     points: &[(f64, f64)],
     width: usize,
     column: impl Fn(f64) -> i64,
@@ -100,7 +102,7 @@ pub fn decimate(
 /// as by [`decimate`]: at most [`PER_COLUMN`] points and one line start per column.
 /// Unchanged ([`segments`]) when the series has at most `width` present points; else a
 /// gap narrower than a column is not drawn (a pixel could not show it).
-pub fn decimate_gapped(
+pub(crate) fn decimate_gapped(
     xs: &[f64],
     ys: &[Option<f64>],
     width: usize,
@@ -160,7 +162,7 @@ fn reduce(
 /// later moves between the same two cells, and moves inside a cell, would draw over
 /// what is drawn already, to within a cell. Every cell the trajectory visits keeps a
 /// point, so a lone excursion stays visible; the first and last points are kept.
-pub fn thin_trajectory(
+pub(crate) fn thin_trajectory(
     points: &[(f64, f64)],
     width: usize,
     pixel: impl Fn((f64, f64)) -> (i64, i64),
@@ -181,7 +183,7 @@ pub fn thin_trajectory(
 }
 
 /// Segments a thinned trajectory keeps per pixel column of the plot at most.
-pub const SEGMENTS_PER_COLUMN: usize = 2;
+pub(crate) const SEGMENTS_PER_COLUMN: usize = 2;
 
 /// The first move between each two cells of side `cell` pixels, as lines; `None` when
 /// there are more than `bound` of them.
@@ -222,7 +224,7 @@ fn moves(
 /// Merges spans `[a, b)` (in order) that are less than one of `width` columns over
 /// `[lo, hi]` apart, so at most about `width` shaded spans are drawn; unchanged when
 /// there are at most `width` spans. Every span stays covered.
-pub fn merge_spans(spans: &[(f64, f64)], lo: f64, hi: f64, width: usize) -> Vec<(f64, f64)> {
+pub(crate) fn merge_spans(spans: &[(f64, f64)], lo: f64, hi: f64, width: usize) -> Vec<(f64, f64)> {
     if spans.len() <= width {
         return spans.to_vec();
     }

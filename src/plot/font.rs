@@ -7,7 +7,7 @@ use std::sync::Once;
 use plotters::style::{register_font, FontStyle};
 
 /// The family name charts ask for.
-pub const FAMILY: &str = "sans-serif";
+pub(crate) const FAMILY: &str = "sans-serif";
 
 static REGISTER: Once = Once::new();
 
@@ -15,7 +15,7 @@ static REGISTER: Once = Once::new();
 ///
 /// Every chart calls this before drawing, so callers (tests, benches, the binary) need
 /// not remember to.
-pub fn ensure_registered() {
+pub(crate) fn ensure_registered() {
     REGISTER.call_once(|| {
         // The bytes are the crate's own TTF files: they always parse, and a failure
         // here would show at once in every test as a missing font.

@@ -12,7 +12,7 @@ use super::palette;
 
 /// The herd of one run, or of several labelled runs.
 #[derive(Debug)]
-pub struct HerdChart<'a> {
+pub(crate) struct HerdChart<'a> {
     /// `(label, colour, series)`; one entry for a run folder.
     pub runs: Vec<(String, RGBColor, &'a HerdSeries)>,
     /// Outage spans `[start, end)` in seconds (from the time series), to shade.

@@ -13,7 +13,7 @@ use super::palette;
 
 /// What the latency chart draws.
 #[derive(Debug)]
-pub enum LatencyInput<'a> {
+pub(crate) enum LatencyInput<'a> {
     /// One run: p50 and p99 per bucket, and the whole run's `(label, ms)` percentiles.
     Run(&'a RunSeries, Vec<(String, f64)>),
     /// The p99 of several labelled runs.
@@ -22,7 +22,7 @@ pub enum LatencyInput<'a> {
 
 /// Latency percentiles over time.
 #[derive(Debug)]
-pub struct LatencyChart<'a> {
+pub(crate) struct LatencyChart<'a> {
     /// The runs drawn.
     pub input: LatencyInput<'a>,
     /// Scenario name (for the title).

@@ -35,20 +35,20 @@
 //! The same CSVs give byte-identical SVG files and report: nothing depends on time,
 //! hashing order or the machine's fonts (the font is bundled: [`font`]).
 
-pub mod canvas;
-pub mod cells;
-pub mod data;
-pub mod decimate;
-pub mod font;
-pub mod herd;
-pub mod latency;
-pub mod palette;
-pub mod phase;
-pub mod report;
-pub mod series;
-pub mod sweep;
-pub mod table;
-pub mod timeseries;
+pub(crate) mod canvas;
+pub(crate) mod cells;
+pub(crate) mod data;
+pub(crate) mod decimate;
+pub(crate) mod font;
+pub(crate) mod herd;
+pub(crate) mod latency;
+pub(crate) mod palette;
+pub(crate) mod phase;
+pub(crate) mod report;
+pub(crate) mod series;
+pub(crate) mod sweep;
+pub(crate) mod table;
+pub(crate) mod timeseries;
 
 use std::path::{Path, PathBuf};
 

@@ -8,30 +8,30 @@
 use plotters::style::RGBColor;
 
 /// Logical arrivals per second.
-pub const OFFERED: RGBColor = RGBColor(64, 64, 64);
+pub(crate) const OFFERED: RGBColor = RGBColor(64, 64, 64);
 /// Attempts arriving at the dependency.
-pub const INBOUND: RGBColor = RGBColor(230, 159, 0);
+pub(crate) const INBOUND: RGBColor = RGBColor(230, 159, 0);
 /// Logical successes per second.
-pub const GOODPUT: RGBColor = RGBColor(0, 114, 178);
+pub(crate) const GOODPUT: RGBColor = RGBColor(0, 114, 178);
 /// The dependency's capacity.
-pub const CAPACITY: RGBColor = RGBColor(190, 30, 45);
+pub(crate) const CAPACITY: RGBColor = RGBColor(190, 30, 45);
 /// Success rate.
-pub const SUCCESS: RGBColor = RGBColor(0, 158, 115);
+pub(crate) const SUCCESS: RGBColor = RGBColor(0, 158, 115);
 /// Outage shading (drawn with transparency).
-pub const OUTAGE: RGBColor = RGBColor(213, 94, 0);
+pub(crate) const OUTAGE: RGBColor = RGBColor(213, 94, 0);
 /// Breaker-open periods.
-pub const BREAKER: RGBColor = RGBColor(204, 121, 167);
+pub(crate) const BREAKER: RGBColor = RGBColor(204, 121, 167);
 /// Budget-exhausted periods.
-pub const BUDGET: RGBColor = RGBColor(86, 180, 233);
+pub(crate) const BUDGET: RGBColor = RGBColor(86, 180, 233);
 /// Median latency.
-pub const P50: RGBColor = RGBColor(0, 114, 178);
+pub(crate) const P50: RGBColor = RGBColor(0, 114, 178);
 /// 99th percentile latency.
-pub const P99: RGBColor = RGBColor(213, 94, 0);
+pub(crate) const P99: RGBColor = RGBColor(213, 94, 0);
 /// Reference lines (worst case, whole-run percentiles).
-pub const REFERENCE: RGBColor = RGBColor(110, 110, 110);
+pub(crate) const REFERENCE: RGBColor = RGBColor(110, 110, 110);
 
 /// Categorical colours, in order of use.
-pub const CATEGORICAL: [RGBColor; 12] = [
+pub(crate) const CATEGORICAL: [RGBColor; 12] = [
     RGBColor(0, 114, 178),
     RGBColor(230, 159, 0),
     RGBColor(0, 158, 115),
@@ -48,13 +48,13 @@ pub const CATEGORICAL: [RGBColor; 12] = [
 
 /// Policy label → colour, in registration order.
 #[derive(Debug, Clone, Default)]
-pub struct Palette {
+pub(crate) struct Palette {
     labels: Vec<String>,
 }
 
 impl Palette {
     /// Gives `label` the next colour, unless it already has one.
-    pub fn register(&mut self, label: &str) {
+    pub(crate) fn register(&mut self, label: &str) {
         if !self.labels.iter().any(|l| l == label) {
             self.labels.push(label.to_string());
         }
@@ -62,7 +62,7 @@ impl Palette {
 
     /// The colour of `label`: its registration index, or (unregistered) one picked by
     /// a hash of the text, which is still the same on every run.
-    pub fn colour(&self, label: &str) -> RGBColor {
+    pub(crate) fn colour(&self, label: &str) -> RGBColor {
         let i = match self.labels.iter().position(|l| l == label) {
             Some(i) => i,
             None => crate::engine::rng::stream_id(label) as usize,

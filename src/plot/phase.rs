@@ -30,7 +30,7 @@ const PROFILE_RATIO: f64 = 1.25;
 
 /// A labelled trajectory.
 #[derive(Debug, Clone)]
-pub struct Branch {
+pub(crate) struct Branch {
     /// Legend label.
     pub label: String,
     /// Points `(inbound/s, success rate)` in time order.
@@ -39,7 +39,7 @@ pub struct Branch {
 
 /// Cuts a run's trajectory into branches (see the module docs); every branch but the
 /// first starts at the last point of the one before, so the path stays joined.
-pub fn branches(s: &RunSeries) -> Vec<Branch> {
+pub(crate) fn branches(s: &RunSeries) -> Vec<Branch> {
     let n = s.t.len();
     let point = |i: usize| match (s.inbound[i], s.success_rate[i]) {
         (Some(x), Some(y)) => Some((x, y)),
@@ -138,7 +138,7 @@ type Trajectory = (String, RGBColor, Vec<(f64, f64)>);
 
 /// What the phase chart draws.
 #[derive(Debug)]
-pub enum PhaseInput<'a> {
+pub(crate) enum PhaseInput<'a> {
     /// One run, cut into branches.
     Run(&'a RunSeries),
     /// One trajectory per labelled run (a sweep's cells), with its colour.
@@ -147,7 +147,7 @@ pub enum PhaseInput<'a> {
 
 /// Success rate against inbound load, as a trajectory.
 #[derive(Debug)]
-pub struct PhaseChart<'a> {
+pub(crate) struct PhaseChart<'a> {
     /// The runs drawn.
     pub input: PhaseInput<'a>,
     /// Scenario name (for the title).

@@ -16,7 +16,7 @@ use super::sweep::SweepContext;
 use super::{Drawn, Folder};
 
 /// Rows of `summary.csv` shown at most (the file has them all).
-pub const MAX_SUMMARY_ROWS: usize = 500;
+pub(crate) const MAX_SUMMARY_ROWS: usize = 500;
 
 /// Metrics shown in a sweep's cell table, when present.
 const CELL_METRICS: [&str; 6] = crate::metrics::columns::HEADLINE;
@@ -30,7 +30,7 @@ th{background:#f4f4f4;position:sticky;top:0}pre{background:#f7f7f7;padding:12px;
 ul.lints li{margin:4px 0}";
 
 /// Escapes text for HTML content and attribute values.
-pub fn escape(s: &str) -> String {
+pub(crate) fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -47,7 +47,7 @@ pub fn escape(s: &str) -> String {
 
 /// Prepares a chart's SVG for inlining: no XML declaration, no namespace URL (HTML
 /// gives inline `<svg>` its namespace), and an accessible name.
-pub fn inline_svg(svg: &str, title: &str) -> String {
+pub(crate) fn inline_svg(svg: &str, title: &str) -> String {
     let body = match svg.find("<svg") {
         Some(i) => &svg[i..],
         None => svg,
@@ -61,7 +61,7 @@ pub fn inline_svg(svg: &str, title: &str) -> String {
 }
 
 /// Renders the report of `folder` with its drawn charts.
-pub fn render(folder: &Folder, drawn: &[Drawn]) -> String {
+pub(crate) fn render(folder: &Folder, drawn: &[Drawn]) -> String {
     let m = &folder.manifest;
     let mut h = String::new();
     let name = escape(m.scenario_name());

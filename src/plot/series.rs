@@ -99,7 +99,7 @@ const SERIES_COLUMNS: [&str; 10] = [
 
 /// Reads `timeseries.csv` into one series per run, in order of first appearance, one
 /// record at a time (O(rows), nothing held as text).
-pub fn read_timeseries(path: &Path) -> Result<Vec<RunSeries>, PlotError> {
+pub(crate) fn read_timeseries(path: &Path) -> Result<Vec<RunSeries>, PlotError> {
     let mut csv = CsvStream::open(path)?;
     let i_run = csv.index(RUN.name)?;
     let i_rep = csv.index(REPLICATION.name)?;
@@ -185,7 +185,7 @@ impl HerdSeries {
 }
 
 /// Reads `herd.csv` (a header alone is fine: no series), one record at a time.
-pub fn read_herd(path: &Path) -> Result<Vec<HerdSeries>, PlotError> {
+pub(crate) fn read_herd(path: &Path) -> Result<Vec<HerdSeries>, PlotError> {
     let mut csv = CsvStream::open(path)?;
     let i_run = csv.index(RUN.name)?;
     let i_t = csv.index(HERD_T.name)?;

@@ -40,7 +40,7 @@ const SKIPPED_METRICS: [&str; 1] = [EVENTS.name];
 
 /// A sweep with the names and labels its charts share.
 #[derive(Debug)]
-pub struct SweepContext<'a> {
+pub(crate) struct SweepContext<'a> {
     /// The cells.
     pub sweep: &'a Sweep,
     /// Scenario name.
@@ -54,7 +54,7 @@ pub struct SweepContext<'a> {
 }
 
 /// Whether a dotted key sweeps the load.
-pub fn is_load_key(key: &str) -> bool {
+pub(crate) fn is_load_key(key: &str) -> bool {
     key == "arrival.rate"
         || key.ends_with(".arrival.rate")
         || (key.ends_with(".multiplier") && key.split('.').any(|p| p == "load_profile"))
@@ -62,7 +62,7 @@ pub fn is_load_key(key: &str) -> bool {
 
 /// Shortest dotted suffixes that tell the keys apart; a suffix never starts with an
 /// array index (`layers.1.max_attempts`, not `1.max_attempts`).
-pub fn short_names(keys: &[String]) -> Vec<String> {
+pub(crate) fn short_names(keys: &[String]) -> Vec<String> {
     let parts: Vec<Vec<&str>> = keys.iter().map(|k| k.split('.').collect()).collect();
     let suffix = |p: &[&str], n: usize| -> String {
         let mut n = n.min(p.len());
@@ -92,7 +92,7 @@ pub fn short_names(keys: &[String]) -> Vec<String> {
 
 impl<'a> SweepContext<'a> {
     /// The context of `sweep` described by `manifest`.
-    pub fn new(sweep: &'a Sweep, manifest: &'a Manifest) -> SweepContext<'a> {
+    pub(crate) fn new(sweep: &'a Sweep, manifest: &'a Manifest) -> SweepContext<'a> {
         SweepContext {
             sweep,
             scenario: manifest.scenario_name(),
@@ -104,7 +104,7 @@ impl<'a> SweepContext<'a> {
 
     /// `short=value, ...` over the swept keys not in `excluded`; the scenario name when
     /// none is left.
-    pub fn label_without(&self, cell: &SweepCell, excluded: &[usize]) -> String {
+    pub(crate) fn label_without(&self, cell: &SweepCell, excluded: &[usize]) -> String {
         let parts: Vec<String> = (0..self.sweep.keys.len())
             .filter(|i| !excluded.contains(i))
             .map(|i| format!("{}={}", self.short[i], cell.values[i]))
@@ -117,7 +117,7 @@ impl<'a> SweepContext<'a> {
     }
 
     /// The policy of a cell: its values other than the load key's.
-    pub fn policy_label(&self, cell: &SweepCell) -> String {
+    pub(crate) fn policy_label(&self, cell: &SweepCell) -> String {
         match self.load_key {
             Some(k) => self.label_without(cell, &[k]),
             None => self.label_without(cell, &[]),
@@ -125,13 +125,13 @@ impl<'a> SweepContext<'a> {
     }
 
     /// All the swept values of a cell.
-    pub fn cell_label(&self, cell: &SweepCell) -> String {
+    pub(crate) fn cell_label(&self, cell: &SweepCell) -> String {
         self.label_without(cell, &[])
     }
 
     /// Every label a chart of this sweep may use, registered in a fixed order: the
     /// policies, the cells, then the other-keys labels of each key.
-    pub fn palette(&self) -> Palette {
+    pub(crate) fn palette(&self) -> Palette {
         let mut p = Palette::default();
         for c in &self.sweep.cells {
             p.register(&self.policy_label(c));
@@ -176,11 +176,11 @@ impl<'a> SweepContext<'a> {
 }
 
 /// The unit of a summary metric, for axis labels (the catalog's).
-pub use crate::metrics::columns::unit;
+pub(crate) use crate::metrics::columns::unit;
 
 /// One line of a sweep chart: points `(x, stat)` sorted by x.
 #[derive(Debug, Clone)]
-pub struct Line {
+pub(crate) struct Line {
     /// Legend label (a policy).
     pub label: String,
     /// Colour.
@@ -191,7 +191,7 @@ pub struct Line {
 
 /// A chart of lines with optional confidence bands and an optional diagonal.
 #[derive(Debug)]
-pub struct LinesChart {
+pub(crate) struct LinesChart {
     /// File stem.
     pub name: String,
     /// Title.
@@ -404,7 +404,7 @@ fn slug(s: &str) -> String {
 }
 
 /// `load_vs_success`, or `None` when the sweep has no load to put on x.
-pub fn load_vs_success(ctx: &SweepContext, palette: &Palette) -> Option<LinesChart> {
+pub(crate) fn load_vs_success(ctx: &SweepContext, palette: &Palette) -> Option<LinesChart> {
     let sw = ctx.sweep;
     if !sw.metrics.iter().any(|m| m == SUCCESS_FRACTION.name) {
         return None;
@@ -468,7 +468,7 @@ pub fn load_vs_success(ctx: &SweepContext, palette: &Palette) -> Option<LinesCha
 }
 
 /// The per-metric charts: every varying metric against every swept key.
-pub fn metric_charts(ctx: &SweepContext, palette: &Palette) -> Vec<LinesChart> {
+pub(crate) fn metric_charts(ctx: &SweepContext, palette: &Palette) -> Vec<LinesChart> {
     let sw = ctx.sweep;
     let mut out = Vec::new();
     for k in 0..sw.keys.len() {
@@ -539,7 +539,7 @@ fn worst_case(ctx: &SweepContext, cell: &SweepCell) -> Option<f64> {
 }
 
 /// `amplification`, when the sweep changes the retry stack (see the module docs).
-pub fn amplification(ctx: &SweepContext, palette: &Palette) -> Option<LinesChart> {
+pub(crate) fn amplification(ctx: &SweepContext, palette: &Palette) -> Option<LinesChart> {
     let sw = ctx.sweep;
     let shaping: Vec<usize> = (0..sw.keys.len())
         .filter(|&k| shapes_attempts(&sw.keys[k]))
@@ -576,7 +576,7 @@ pub fn amplification(ctx: &SweepContext, palette: &Palette) -> Option<LinesChart
 }
 
 /// Draws the sweep charts of `ctx` into `dir/plots/`.
-pub fn draw(
+pub(crate) fn draw(
     ctx: &SweepContext,
     palette: &Palette,
     dir: &Path,

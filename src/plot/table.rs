@@ -230,10 +230,10 @@ fn csv_error(path: &Path, e: &::csv::Error) -> PlotError {
 
 /// A cell that is neither empty nor a number.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NotANumber;
+pub(crate) struct NotANumber;
 
 /// Parses a cell: empty = `None`, `true`/`false` = 1/0, else a finite number.
-pub fn parse_number(cell: &str) -> Result<Option<f64>, NotANumber> {
+pub(crate) fn parse_number(cell: &str) -> Result<Option<f64>, NotANumber> {
     match cell {
         "" => Ok(None),
         "true" => Ok(Some(1.0)),

@@ -19,7 +19,7 @@ const BREAKER_STRIP: (f64, f64) = (1.17, 1.23);
 
 /// The traffic of one run over time.
 #[derive(Debug)]
-pub struct TimeseriesChart<'a> {
+pub(crate) struct TimeseriesChart<'a> {
     /// The run drawn.
     pub series: &'a RunSeries,
     /// Scenario name (for the title).

@@ -12,7 +12,7 @@ pub mod aggregate;
 mod folder;
 mod merge;
 pub mod plan;
-pub mod store;
+pub(crate) mod store;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};

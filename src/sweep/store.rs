@@ -22,7 +22,7 @@ use super::aggregate::Aggregator;
 use super::plan::{render_value, Plan};
 
 /// Folder of finished runs inside a sweep folder.
-pub const RUNS_DIR: &str = "runs";
+pub(crate) const RUNS_DIR: &str = "runs";
 
 /// The rows one run contributes to each table.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -36,7 +36,7 @@ pub struct Chunk {
 }
 
 /// Renders the rows of a finished run of `plan`, whose cell's scenario is `scn`.
-pub fn render_chunk(plan: &Plan, r: &RunResult, scn: &Scenario) -> Chunk {
+pub(crate) fn render_chunk(plan: &Plan, r: &RunResult, scn: &Scenario) -> Chunk {
     let cell = &plan.cells[plan.spec(r.run).cell];
     let mut s = r.summary.clone();
     for (a, v) in plan.axes.iter().zip(&cell.values) {
@@ -57,7 +57,7 @@ pub fn render_chunk(plan: &Plan, r: &RunResult, scn: &Scenario) -> Chunk {
 }
 
 /// Whether a run's summary row says it stopped at a limit (`truncated = true`).
-pub fn truncated(plan: &Plan, c: &Chunk) -> bool {
+pub(crate) fn truncated(plan: &Plan, c: &Chunk) -> bool {
     let Some(i) = plan.columns.iter().position(|col| col == TRUNCATED.name) else {
         return false;
     };
@@ -71,13 +71,13 @@ pub fn truncated(plan: &Plan, c: &Chunk) -> bool {
 }
 
 /// The folder of run `run`.
-pub fn chunk_dir(dir: &Path, run: u64) -> PathBuf {
+pub(crate) fn chunk_dir(dir: &Path, run: u64) -> PathBuf {
     dir.join(RUNS_DIR).join(format!("{run:06}"))
 }
 
 /// Writes a run's rows atomically: into a `.tmp-*` folder, renamed `runs/NNNNNN` when
 /// whole.
-pub fn write_chunk(dir: &Path, run: u64, c: &Chunk) -> io::Result<()> {
+pub(crate) fn write_chunk(dir: &Path, run: u64, c: &Chunk) -> io::Result<()> {
     let runs = dir.join(RUNS_DIR);
     std::fs::create_dir_all(&runs)?;
     let tmp = runs.join(crate::export::atomic::tmp_name(&format!("{run:06}")));
@@ -98,7 +98,7 @@ pub fn write_chunk(dir: &Path, run: u64, c: &Chunk) -> io::Result<()> {
 }
 
 /// Reads a run's rows.
-pub fn read_chunk(dir: &Path, run: u64) -> io::Result<Chunk> {
+pub(crate) fn read_chunk(dir: &Path, run: u64) -> io::Result<Chunk> {
     let d = chunk_dir(dir, run);
     let read = |n: &str| std::fs::read_to_string(d.join(n));
     Ok(Chunk {
@@ -109,7 +109,7 @@ pub fn read_chunk(dir: &Path, run: u64) -> io::Result<Chunk> {
 }
 
 /// The runs finished in a folder (leftover temporary folders are removed).
-pub fn done_runs(dir: &Path) -> io::Result<BTreeSet<u64>> {
+pub(crate) fn done_runs(dir: &Path) -> io::Result<BTreeSet<u64>> {
     let mut done = BTreeSet::new();
     let runs = dir.join(RUNS_DIR);
     if !runs.exists() {
@@ -131,7 +131,7 @@ pub fn done_runs(dir: &Path) -> io::Result<BTreeSet<u64>> {
 /// memory does not grow with the number of runs or the horizon. Committed whole, or
 /// not at all.
 #[derive(Debug)]
-pub struct Tables {
+pub(crate) struct Tables {
     summary: AtomicFile,
     timeseries: AtomicFile,
     herd: AtomicFile,
@@ -140,7 +140,7 @@ pub struct Tables {
 
 impl Tables {
     /// Starts the tables of `plan` in `dir`; `aggregate.csv` too when `aggregate`.
-    pub fn create(dir: &Path, plan: &Plan, aggregate: bool) -> io::Result<Tables> {
+    pub(crate) fn create(dir: &Path, plan: &Plan, aggregate: bool) -> io::Result<Tables> {
         let mut summary = AtomicFile::create(&dir.join("summary.csv"))?;
         let mut timeseries = AtomicFile::create(&dir.join("timeseries.csv"))?;
         let mut herd = AtomicFile::create(&dir.join("herd.csv"))?;
@@ -164,7 +164,7 @@ impl Tables {
     }
 
     /// Appends the rows of the next run.
-    pub fn push(&mut self, c: &Chunk) -> io::Result<()> {
+    pub(crate) fn push(&mut self, c: &Chunk) -> io::Result<()> {
         self.summary.write_all(c.summary.as_bytes())?;
         self.timeseries.write_all(c.timeseries.as_bytes())?;
         self.herd.write_all(c.herd.as_bytes())?;
@@ -184,7 +184,7 @@ impl Tables {
     }
 
     /// Renames every table into place.
-    pub fn commit(self) -> io::Result<()> {
+    pub(crate) fn commit(self) -> io::Result<()> {
         self.summary.commit()?;
         self.timeseries.commit()?;
         self.herd.commit()?;
@@ -198,7 +198,7 @@ impl Tables {
 
 /// Writes the tables of `runs` (in the order given) into `dir`, streaming: one run's
 /// rows at a time come from `chunk`. `aggregate.csv` is written when `aggregate` is set.
-pub fn write_tables(
+pub(crate) fn write_tables(
     dir: &Path,
     plan: &Plan,
     runs: &[u64],
