@@ -55,6 +55,7 @@ pub mod plot;
 pub mod run;
 pub mod scenario;
 pub mod sweep;
+pub mod truncation;
 
 pub use api::{
     draw_folder, explain_scenario, load_scenario, merge_shards, plan_sweep, run_scenario,

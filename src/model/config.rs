@@ -2,12 +2,11 @@
 //! This is what the model consumes; it never sees the file.
 
 use crate::engine::Nanos;
+pub use crate::model::attempts::Attempts;
 use crate::model::dist::Dist;
+pub use crate::model::field::MAX_HORIZON;
+pub use crate::model::limiter::adaptive_throttling::Accepts;
 use crate::model::outcome::ClassSet;
-
-/// Largest `duration + drain` (about 11.6 simulated days); also the longest backoff
-/// parameter, breaker `open_for` and budget window accepted.
-pub const MAX_HORIZON: Nanos = 1_000_000 * crate::engine::time::SECOND;
 
 /// A validated scenario, ready to simulate.
 #[derive(Debug, Clone)]
@@ -234,80 +233,6 @@ impl FleetConfig {
                 base * sum / n as f64
             }
         })
-    }
-}
-
-/// What Google-SRE adaptive throttling counts as accepted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Accepts {
-    /// Attempts answered with success only: an error counts against the backend too,
-    /// which throttles harder than the book during error outages.
-    Success,
-    /// Attempts answered with anything but `rejected` (the default): what the book calls
-    /// "accepted by the backend", and what Google's open implementation counts
-    /// (grpc-go `balancer/rls/internal/adaptive`: every response that is not a
-    /// throttling rejection, errors and timeouts included).
-    NotRejected,
-}
-
-/// Attempts a layer makes per call, the first included: a limit, or none.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Attempts {
-    /// At most this many (at least 1).
-    Limited(u32),
-    /// No limit: only a success, a deadline, a budget or a breaker ends the call.
-    Unlimited,
-}
-
-impl Attempts {
-    /// Whether a call that has made `made` attempts may make another.
-    #[inline]
-    pub fn allows_another(self, made: u32) -> bool {
-        match self {
-            Attempts::Limited(n) => made < n,
-            Attempts::Unlimited => true,
-        }
-    }
-
-    /// The limit, `None` when unlimited.
-    pub fn limit(self) -> Option<u32> {
-        match self {
-            Attempts::Limited(n) => Some(n),
-            Attempts::Unlimited => None,
-        }
-    }
-
-    /// Whether more than one attempt is allowed.
-    pub fn retries(self) -> bool {
-        self.limit().is_none_or(|n| n > 1)
-    }
-
-    /// The limit as a bound: unbounded when unlimited.
-    pub fn bound(self) -> crate::model::bound::Bound {
-        use crate::model::bound::Bound;
-        self.limit()
-            .map_or(Bound::Unbounded, |n| Bound::Finite(u64::from(n)))
-    }
-
-    /// The limit as a number: infinite when unlimited.
-    pub fn as_f64(self) -> f64 {
-        self.limit().map_or(f64::INFINITY, f64::from)
-    }
-}
-
-impl PartialEq<u32> for Attempts {
-    fn eq(&self, n: &u32) -> bool {
-        *self == Attempts::Limited(*n)
-    }
-}
-
-impl std::fmt::Display for Attempts {
-    /// The limit as scenario files write it: a number or `unlimited`.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Attempts::Limited(n) => write!(f, "{n}"),
-            Attempts::Unlimited => f.write_str("unlimited"),
-        }
     }
 }
 

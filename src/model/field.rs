@@ -13,6 +13,10 @@ use serde::{Deserialize, Serialize};
 use crate::engine::Nanos;
 use crate::model::dist::Dist;
 
+/// Largest `duration + drain` (about 11.6 simulated days); also the longest backoff
+/// parameter, breaker `open_for` and budget window accepted.
+pub const MAX_HORIZON: Nanos = 1_000_000 * crate::engine::time::SECOND;
+
 /// A rule a field breaks: its dotted path and what is allowed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldError {

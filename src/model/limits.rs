@@ -21,7 +21,7 @@ pub const PENDING_PER_REQUEST: u64 = 16;
 
 /// Bytes of one pending event: its queue key and packed event, or a timer in a lane.
 pub fn bytes_per_event() -> u64 {
-    let queued = std::mem::size_of::<u128>() + std::mem::size_of::<crate::model::world::Packed>();
+    let queued = std::mem::size_of::<u128>() + std::mem::size_of::<crate::model::event::Packed>();
     queued.max(std::mem::size_of::<crate::model::timers::Timer>()) as u64
 }
 

@@ -3,6 +3,7 @@
 //! engine. It takes validated configuration values, never files.
 
 pub(crate) mod arrival;
+pub mod attempts;
 pub mod backoff;
 pub mod bound;
 pub mod breaker;

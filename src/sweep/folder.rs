@@ -3,11 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::Truncation;
 use crate::export::manifest::{self, FolderKind, Origin};
 use crate::export::owner::Want;
 use crate::run::RunResult;
 use crate::scenario::Loaded;
+use crate::truncation::Truncation;
 
 use super::{batch_size, claim, io_err, plan, run_runs, slim, store, write_manifest, SweepError};
 

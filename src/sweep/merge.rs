@@ -2,9 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::Truncation;
 use crate::export::manifest::{FolderKind, Manifest, Origin};
 use crate::scenario::{from_table, Source};
+use crate::truncation::Truncation;
 
 use super::{
     claim_folder, io_err, plan, read_manifest, store, write_tables, Plan, Shard, SweepError,

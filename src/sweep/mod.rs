@@ -20,12 +20,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rayon::prelude::*;
 use thiserror::Error;
 
-use crate::error::Truncation;
 use crate::export::manifest::{self, FolderKind, Manifest, Origin};
 use crate::export::owner::{self, Claimed, OwnerError, Refusal, Want};
 use crate::export::write_atomic;
 use crate::run::{run_one, RunResult};
 use crate::scenario::{Loaded, ScenarioError};
+use crate::truncation::Truncation;
 
 pub use folder::{run_folder, RunFolder, RUNS_SHOWN};
 pub use merge::{merge, Merged};

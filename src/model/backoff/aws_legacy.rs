@@ -98,7 +98,7 @@ impl Kind for AwsLegacy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::config::Attempts;
+    use crate::model::attempts::Attempts;
 
     #[test]
     fn a_fixed_base_is_unjittered_and_grows_without_bound() {

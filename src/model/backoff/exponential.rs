@@ -202,7 +202,7 @@ impl Kind for Exponential {
         )
     }
 
-    fn unjittered(&self, max_attempts: crate::model::config::Attempts) -> Option<String> {
+    fn unjittered(&self, max_attempts: crate::model::attempts::Attempts) -> Option<String> {
         if self.jitter != Jitter::None || self.max_wait(1) == 0 {
             return None;
         }
@@ -223,8 +223,8 @@ impl Kind for Exponential {
 mod tests {
     use super::*;
     use crate::engine::rng::stream;
+    use crate::model::attempts::Attempts;
     use crate::model::backoff::{wait, Backoff};
-    use crate::model::config::Attempts;
     use crate::model::{backoff::backoff_total, bound::Bound};
 
     const MS: u64 = 1_000_000;

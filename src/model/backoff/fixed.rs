@@ -56,7 +56,7 @@ impl Kind for Fixed {
         format!("fixed {}", fmt_time(self.delay))
     }
 
-    fn unjittered(&self, _max_attempts: crate::model::config::Attempts) -> Option<String> {
+    fn unjittered(&self, _max_attempts: crate::model::attempts::Attempts) -> Option<String> {
         (self.delay > 0).then(|| format!("a fixed backoff of {}", fmt_time(self.delay)))
     }
 }
@@ -64,8 +64,8 @@ impl Kind for Fixed {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::attempts::Attempts;
     use crate::model::backoff::Backoff;
-    use crate::model::config::Attempts;
     use crate::model::{backoff::backoff_total, bound::Bound};
 
     #[test]

@@ -38,8 +38,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::time::{from_f64_ns, SECOND};
 use crate::engine::Nanos;
+use crate::model::attempts::Attempts;
 use crate::model::bound::Bound;
-use crate::model::config::Attempts;
 use crate::model::field::{Ctx, R};
 use crate::model::text::fmt_time;
 

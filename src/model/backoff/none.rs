@@ -54,8 +54,8 @@ impl Kind for NoBackoff {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::attempts::Attempts;
     use crate::model::backoff::Backoff;
-    use crate::model::config::Attempts;
     use crate::model::{backoff::backoff_total, bound::Bound};
 
     #[test]

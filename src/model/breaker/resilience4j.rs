@@ -36,7 +36,7 @@ const DEFAULT_OPEN_FOR: Nanos = 60 * SECOND;
 const DEFAULT_HALF_OPEN_CALLS: u64 = 10;
 /// Longest `waitDurationInOpenState`: the longest scenario horizon
 /// (`config::MAX_HORIZON`).
-const MAX_OPEN_FOR: Nanos = crate::model::config::MAX_HORIZON;
+const MAX_OPEN_FOR: Nanos = crate::model::field::MAX_HORIZON;
 
 /// Which sliding window, as written.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

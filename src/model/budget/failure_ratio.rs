@@ -20,7 +20,7 @@ use super::{local_refusal, BudgetBound, BudgetPolicy, BudgetState, RetryCause};
 /// Default largest failures / first tries that still allows a retry.
 pub const DEFAULT_MAX_RATIO: f64 = 0.1;
 /// Longest window: the longest horizon of a scenario (`duration + drain`).
-pub const MAX_WINDOW: Nanos = crate::model::config::MAX_HORIZON;
+pub const MAX_WINDOW: Nanos = crate::model::field::MAX_HORIZON;
 
 /// The `failure_ratio` table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -422,7 +422,7 @@ impl BudgetCap {
     /// allowance is spent: 1 for a token bucket or an AWS quota (no success refills
     /// them), `1 + fraction` for a ratio budget (its per-window floor aside), at most
     /// `max_attempts`. `f64::INFINITY` when nothing caps it.
-    pub fn sustained_attempts(&self, max_attempts: crate::model::config::Attempts) -> f64 {
+    pub fn sustained_attempts(&self, max_attempts: crate::model::attempts::Attempts) -> f64 {
         max_attempts.as_f64().min(self.bound().sustained())
     }
 

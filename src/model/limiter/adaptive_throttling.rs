@@ -17,9 +17,21 @@ use serde::{Deserialize, Serialize};
 use super::{Gate, LimiterConfig};
 use crate::engine::time::SECOND;
 use crate::engine::Nanos;
-use crate::model::config::Accepts;
 use crate::model::field::{in_range, Ctx, Dur, R};
 use crate::model::text::{fmt_num, fmt_time};
+
+/// What Google-SRE adaptive throttling counts as accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Accepts {
+    /// Attempts answered with success only: an error counts against the backend too,
+    /// which throttles harder than the book during error outages.
+    Success,
+    /// Attempts answered with anything but `rejected` (the default): what the book calls
+    /// "accepted by the backend", and what Google's open implementation counts
+    /// (grpc-go `balancer/rls/internal/adaptive`: every response that is not a
+    /// throttling rejection, errors and timeouts included).
+    NotRejected,
+}
 
 /// Default `K`.
 const DEFAULT_K: f64 = 2.0;
