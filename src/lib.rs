@@ -4,17 +4,24 @@
 //! of nested retry layers (attempts, timeouts, backoff, jitter, budgets, breakers), and
 //! a capacity-limited dependency with correlated outages.
 //!
-//! The data flow is the module layout:
+//! The data flow is the module layout; each module uses only those below it:
 //!
 //! ```text
-//! scenario file ─► scenario (parse, validate) ─► Scenario
+//! scenario file ─► scenario (read with caps, --set, presets, parse, validate)
+//!               ─► model::config::Scenario (the validated model, knowing nothing of files)
 //!               ─► run: model::World on the engine ─► metrics (series, summary, recovery)
-//!               ─► export (CSV, manifest, atomic writes) and plot
+//!               ─► export (CSV rows, the manifest, atomic writes, ownership) and plot
+//! sweep: a grid of scenarios × replications run in parallel, sharded, merged
+//! explain, check: the model in words and its lints; expectations and baselines
 //! ```
 //!
-//! The [`engine`] is generic and knows nothing of retries; the [`model`] takes validated
-//! configuration and knows nothing of files. The library knows nothing of a terminal:
-//! the `retrysim` binary parses arguments, shows progress, handles Ctrl-C and prints.
+//! Inside [`model`], [`model::world`] owns the state of a run and dispatches its events
+//! (`model/event.rs` is the one table of events and their packed form); the parts are
+//! the fleets, the retry state machine of a call, the layers and the dependency. Each
+//! policy family is a folder with one file per vendor holding everything about it (its
+//! written table, validation, arithmetic, explain text, bound and tests):
+//! [`model::backoff`], [`model::budget`], [`model::breaker`], [`model::limiter`]. The
+//! one catalog of output columns is [`metrics::columns`].
 //!
 //! # Entry points
 //!
