@@ -31,14 +31,7 @@ use crate::sweep::plan::{render_value, Plan};
 
 use super::{cell_labels, cell_runs, render_number, CheckRow, GroupValue};
 
-/// What a bound applies to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Per {
-    /// The mean over a cell's replications.
-    Cell,
-    /// Every run.
-    Run,
-}
+pub(crate) use crate::scenario::file::Per;
 
 /// A validated `[[expect]]` entry.
 #[derive(Debug, Clone, PartialEq)]
@@ -172,17 +165,7 @@ pub fn resolve(plan: &Plan) -> Result<Vec<Expectation>, ScenarioError> {
                 ));
             }
         }
-        let per = match e.per.as_deref() {
-            None | Some("cell") => Per::Cell,
-            Some("run") => Per::Run,
-            Some(other) => {
-                return Err(field_err(
-                    plan,
-                    format!("expect[{i}].per"),
-                    format!("must be \"cell\" or \"run\" (found \"{other}\")"),
-                ))
-            }
-        };
+        let per = e.per.unwrap_or(Per::Cell);
         let mut entries = Vec::new();
         if let Some(w) = &e.where_ {
             where_entries(plan, i, w, "", &mut entries)?;
@@ -364,7 +347,7 @@ mod tests {
             ("metric = \"seed\"\nmax = 1", "", "expect[0].metric: 'seed' identifies a run"),
             ("metric = \"param_fleets.0.arrival.rate\"\nmax = 1", SWEEP, "expect[0].metric: 'param_fleets.0.arrival.rate' is a swept parameter"),
             ("metric = \"amplification\"\nmin = 2\nmax = 1", "", "expect[0].min: must be at most max (found min 2 > max 1)"),
-            ("metric = \"amplification\"\nmax = 1\nper = \"replication\"", "", "expect[0].per: must be \"cell\" or \"run\""),
+            ("metric = \"amplification\"\nmax = 1\nper = \"replication\"", "", "expect[0].per: unknown variant `replication`, expected `cell` or `run`"),
             ("metric = \"amplification\"\nmax = 1\nwhere = { rate = 1 }", "", "expect[0].where.rate: the scenario has no [sweep]"),
             ("metric = \"amplification\"\nmax = 1\nwhere = { rate = 1 }", SWEEP, "expect[0].where.rate: 'rate' is not a swept key (swept: fleets.0.layers.0.max_attempts, fleets.0.arrival.rate)"),
             ("metric = \"amplification\"\nmax = 1\nwhere = { \"fleets.0.arrival.rate\" = 15 }", SWEEP, "expect[0].where.fleets.0.arrival.rate: no cell has fleets.0.arrival.rate = 15 (swept values: 10, 20)"),

@@ -288,8 +288,9 @@ pub struct PartPresets {
     pub limiter: Option<String>,
 }
 
-/// Queue discipline of the dependency.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Queue discipline of the dependency (`discipline = "fifo" | "lifo"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Discipline {
     /// First in, first out.
     Fifo,
@@ -297,8 +298,9 @@ pub enum Discipline {
     Lifo,
 }
 
-/// What kind of dependency the fleets call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What kind of dependency the fleets call (`kind = "queue" | "occ"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum DependencyKind {
     /// Servers and a queue (MODEL.md §4).
     Queue,

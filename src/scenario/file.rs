@@ -163,7 +163,7 @@ pub struct LayerFile {
 #[serde(deny_unknown_fields)]
 pub struct DependencyFile {
     /// `"queue"` (default) or `"occ"` (one record under optimistic concurrency).
-    pub kind: Option<String>,
+    pub kind: Option<crate::model::config::DependencyKind>,
     /// Attempts served at once (queue only; required there).
     pub servers: Option<Limit>,
     /// Attempts that may wait (default unlimited).
@@ -176,8 +176,8 @@ pub struct DependencyFile {
     pub service_time: Option<DistOrDur>,
     /// Extra service time per attempt already in service.
     pub per_concurrent: Option<Dur>,
-    /// `"fifo"` or `"lifo"`.
-    pub discipline: Option<String>,
+    /// `"fifo"` (default) or `"lifo"`.
+    pub discipline: Option<crate::model::config::Discipline>,
     /// Skip queued attempts nobody waits for.
     pub drop_expired: Option<bool>,
     /// Independent transient failure probability.
@@ -212,12 +212,22 @@ pub enum ModeFile {
     Blackhole,
 }
 
+/// How an outage is timed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutageKind {
+    /// From `start` to `end`.
+    Window,
+    /// Alternating up and down times, exponentially distributed.
+    Markov,
+}
+
 /// A correlated fault: a window, or a Markov on/off process.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OutageFile {
     /// `"window"` (default) or `"markov"`.
-    pub kind: Option<String>,
+    pub kind: Option<OutageKind>,
     /// Window start.
     pub start: Option<Dur>,
     /// Window end.
@@ -228,6 +238,16 @@ pub struct OutageFile {
     pub mean_down: Option<Dur>,
     /// What happens.
     pub mode: ModeFile,
+}
+
+/// What an expectation's bound applies to in a sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Per {
+    /// The mean over a cell's replications.
+    Cell,
+    /// Every run.
+    Run,
 }
 
 /// An assertion on a summary column.
@@ -245,7 +265,7 @@ pub struct ExpectFile {
     pub where_: Option<toml::Table>,
     /// What a bound applies to in a sweep: `"cell"` (the mean over a cell's
     /// replications, the default) or `"run"` (every run).
-    pub per: Option<String>,
+    pub per: Option<Per>,
 }
 
 /// Settings of `retrysim check`.

@@ -112,6 +112,50 @@ fn zero_servers_names_the_field() {
 }
 
 #[test]
+fn a_closed_choice_names_the_field_and_the_values_allowed() {
+    for (name, from, to, expect) in [
+        (
+            "dependency_kind",
+            "servers = 2",
+            "servers = 2\nkind = \"pool\"",
+            [
+                "dependency.kind: unknown variant `pool`",
+                "`queue` or `occ`",
+            ],
+        ),
+        (
+            "discipline",
+            "servers = 2",
+            "servers = 2\ndiscipline = \"random\"",
+            [
+                "dependency.discipline: unknown variant `random`",
+                "`fifo` or `lifo`",
+            ],
+        ),
+        (
+            "outage_kind",
+            "start = \"2s\"",
+            "kind = \"poisson\"\nstart = \"2s\"",
+            [
+                "outages[0].kind: unknown variant `poisson`",
+                "`window` or `markov`",
+            ],
+        ),
+        (
+            "backoff_formula",
+            "max_attempts = 3",
+            "max_attempts = 3\nbackoff = { kind = \"envoy\", formula = \"newest\" }",
+            [
+                "fleets[0].layers[0].backoff.formula: unknown variant `newest`",
+                "`current` or `documented`",
+            ],
+        ),
+    ] {
+        check(name, Some(&GOOD.replacen(from, to, 1)), &expect);
+    }
+}
+
+#[test]
 fn an_outage_ending_before_it_starts_names_the_field() {
     check(
         "end_before_start",

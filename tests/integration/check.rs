@@ -265,7 +265,7 @@ fn bad_expectations_and_tolerances_are_bad_input_naming_the_field_before_anythin
         (
             "per",
             format!("{sweep}{}", expect("amplification", "max = 1", "per = \"all\"")),
-            "expect[0].per: must be \"cell\" or \"run\" (found \"all\")",
+            "expect[0].per: unknown variant `all`, expected `cell` or `run`",
         ),
         (
             "tolerance",

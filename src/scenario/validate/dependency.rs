@@ -5,18 +5,10 @@ use crate::model::dist::Dist;
 
 use super::*;
 use crate::model::field::{Ctx, R};
-use crate::scenario::error::shown;
 
 pub(super) fn validate_dependency(c: &Ctx, d: &DependencyFile) -> R<DependencyConfig> {
-    match d.kind.as_deref() {
-        None | Some("queue") => {}
-        Some("occ") => return validate_occ(c, d),
-        Some(other) => {
-            return c.err(
-                "dependency.kind",
-                format!("must be \"queue\" or \"occ\" (found \"{}\")", shown(other)),
-            );
-        }
+    if d.kind == Some(DependencyKind::Occ) {
+        return validate_occ(c, d);
     }
     let Some(servers) = d.servers else {
         return c.err(
@@ -54,16 +46,7 @@ pub(super) fn validate_dependency(c: &Ctx, d: &DependencyFile) -> R<DependencyCo
             format!("must be 503 or 429 (found {reject_status})"),
         );
     }
-    let discipline = match d.discipline.as_deref() {
-        None | Some("fifo") => Discipline::Fifo,
-        Some("lifo") => Discipline::Lifo,
-        Some(o) => {
-            return c.err(
-                "dependency.discipline",
-                format!("must be \"fifo\" or \"lifo\" (found \"{}\")", shown(o)),
-            )
-        }
-    };
+    let discipline = d.discipline.unwrap_or(Discipline::Fifo);
     let service_time = c.dist("dependency.service_time", &service_time.0)?;
     if service_time.mean_ns() <= 0.0 {
         return c.err("dependency.service_time", "must have a positive mean");

@@ -2,12 +2,11 @@
 
 use super::*;
 use crate::model::field::{Ctx, R};
-use crate::scenario::error::shown;
 
 pub(super) fn validate_outage(c: &Ctx, i: usize, o: &OutageFile) -> R<OutageConfig> {
     let p = format!("outages[{i}]");
-    let timing = match o.kind.as_deref() {
-        None | Some("window") => {
+    let timing = match o.kind.unwrap_or(OutageKind::Window) {
+        OutageKind::Window => {
             for (k, v) in [("mean_up", o.mean_up), ("mean_down", o.mean_down)] {
                 if v.is_some() {
                     return c.err(
@@ -36,7 +35,7 @@ pub(super) fn validate_outage(c: &Ctx, i: usize, o: &OutageFile) -> R<OutageConf
             }
             OutageTiming::Window { start, end }
         }
-        Some("markov") => {
+        OutageKind::Markov => {
             for (k, v) in [("start", o.start), ("end", o.end)] {
                 if v.is_some() {
                     return c.err(
@@ -57,15 +56,6 @@ pub(super) fn validate_outage(c: &Ctx, i: usize, o: &OutageFile) -> R<OutageConf
                 mean_up: up,
                 mean_down: down,
             }
-        }
-        Some(other) => {
-            return c.err(
-                format!("{p}.kind"),
-                format!(
-                    "must be \"window\" or \"markov\" (found \"{}\")",
-                    shown(other)
-                ),
-            );
         }
     };
     let mode = match o.mode {
