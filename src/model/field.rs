@@ -353,31 +353,6 @@ pub fn list_cap(c: &Ctx, field: &str, len: usize, max: usize, what: &str) -> R<(
     }
 }
 
-/// One of `choices` (the string as written), or an error listing them.
-pub fn choice<'a>(
-    c: &Ctx,
-    field: &str,
-    v: Option<&str>,
-    default: &'a str,
-    choices: &[&'a str],
-) -> R<&'a str> {
-    let v = v.unwrap_or(default);
-    match choices.iter().find(|ch| **ch == v) {
-        Some(ch) => Ok(ch),
-        None => {
-            let list: Vec<String> = choices.iter().map(|ch| format!("\"{ch}\"")).collect();
-            c.err(
-                field,
-                format!(
-                    "must be one of {} (found \"{}\")",
-                    list.join(", "),
-                    shown(v)
-                ),
-            )
-        }
-    }
-}
-
 /// A finite number in `[lo, hi]`.
 pub fn in_range(c: &Ctx, field: &str, v: f64, lo: f64, hi: f64) -> R<f64> {
     let v = c.finite(field, v)?;

@@ -208,8 +208,8 @@ pub enum ModeFile {
         /// Servers during the outage.
         servers: u64,
     },
-    /// No answers.
-    Blackhole,
+    /// No answers (a table with no other key).
+    Blackhole {},
 }
 
 /// How an outage is timed.

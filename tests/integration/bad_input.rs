@@ -113,6 +113,7 @@ fn zero_servers_names_the_field() {
 
 #[test]
 fn a_closed_choice_names_the_field_and_the_values_allowed() {
+    // Also: a kind without keys refuses any.
     for (name, from, to, expect) in [
         (
             "dependency_kind",
@@ -140,6 +141,18 @@ fn a_closed_choice_names_the_field_and_the_values_allowed() {
                 "outages[0].kind: unknown variant `poisson`",
                 "`window` or `markov`",
             ],
+        ),
+        (
+            "none_with_a_key",
+            "max_attempts = 3",
+            "max_attempts = 3\nbackoff = { kind = \"none\", base = \"1s\" }",
+            ["fleets[0].layers[0].backoff", "unknown field `base`"],
+        ),
+        (
+            "blackhole_with_a_key",
+            "mode = { kind = \"fail\" }",
+            "mode = { kind = \"blackhole\", p = 0.5 }",
+            ["outages[0].mode", "unknown field `p`"],
         ),
         (
             "backoff_formula",

@@ -6,8 +6,9 @@ use super::{Failure, Kind};
 use crate::engine::Nanos;
 use crate::model::field::{Ctx, R};
 
-/// `{ kind = "none" }`. Other keys are ignored, as they always were.
+/// `{ kind = "none" }`: no other key is allowed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Written {}
 
 impl Written {

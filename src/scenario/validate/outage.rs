@@ -76,7 +76,7 @@ pub(super) fn validate_outage(c: &Ctx, i: usize, o: &OutageFile) -> R<OutageConf
         ModeFile::Capacity { servers } => {
             OutageMode::Capacity(c.u32_field(&format!("{p}.mode.servers"), servers)?)
         }
-        ModeFile::Blackhole => OutageMode::Blackhole,
+        ModeFile::Blackhole {} => OutageMode::Blackhole,
     };
     Ok(OutageConfig { timing, mode })
 }
