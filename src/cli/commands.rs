@@ -26,10 +26,25 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
             force,
         } => merge(&dirs, &out, force, (!no_plots).then_some(format)),
         Command::Validate { scenarios } => Ok(validate(&scenarios)),
+        Command::Columns { scenario, set } => columns(scenario.as_deref(), set),
         Command::Explain(args) => explain(args),
         Command::Plot { dir, format } => plot(&dir, format),
         Command::Check(args) => super::check::check(args),
     }
+}
+
+fn columns(scenario: Option<&Path>, sets: Vec<String>) -> Result<i32> {
+    let layout = match scenario {
+        Some(p) => {
+            let overrides = Overrides { sets, seed: None };
+            let loaded = retrysim::load_scenario(Some(p), &overrides)?;
+            Some(retrysim::metrics::summary::Layout::of(&loaded.scenario))
+        }
+        None => None,
+    };
+    let entries = retrysim::metrics::columns::dictionary(layout.as_ref());
+    print!("{}", retrysim::export::csv::dictionary(&entries));
+    Ok(0)
 }
 
 fn run(args: RunArgs) -> Result<i32> {

@@ -46,6 +46,21 @@ where
     text(w)
 }
 
+/// The column dictionary as CSV (`file, column, unit, kind, description`).
+pub fn dictionary(entries: &[crate::metrics::columns::Entry]) -> String {
+    let mut out = record(crate::metrics::columns::DICTIONARY_HEADER);
+    for e in entries {
+        out.push_str(&record([
+            e.file,
+            e.column.as_str(),
+            e.unit,
+            e.kind,
+            e.description.as_str(),
+        ]));
+    }
+    out
+}
+
 /// Renders typed rows, one record each, cells as [`Cell::render`] writes them.
 pub fn rows<'a>(rows: impl IntoIterator<Item = &'a [Cell]>) -> String {
     let mut w = writer();

@@ -594,6 +594,103 @@ pub fn param_column(key: &str) -> String {
     format!("{PARAM_PREFIX}{key}")
 }
 
+impl Kind {
+    /// The kind as the dictionary writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Identity => "identity",
+            Kind::Count => "count",
+            Kind::Measure => "measure",
+            Kind::Flag => "flag",
+        }
+    }
+}
+
+/// One row of the column dictionary: a column of one output file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// The file (`summary.csv`, `timeseries.csv`, `herd.csv`).
+    pub file: &'static str,
+    /// The header name, or its template (`attempts_layer_<i>`) without a scenario.
+    pub column: String,
+    /// The unit.
+    pub unit: &'static str,
+    /// What it holds ([`Kind::name`]).
+    pub kind: &'static str,
+    /// One line of what it is.
+    pub description: String,
+}
+
+/// The header of the dictionary as `retrysim columns` prints it.
+pub const DICTIONARY_HEADER: [&str; 5] = ["file", "column", "unit", "kind", "description"];
+
+/// Every column of `summary.csv`, `timeseries.csv` and `herd.csv`, in file order: for
+/// a scenario's layout (its layers and fleets by name), or with the templated columns
+/// written as templates (`attempts_layer_<i>`, `fleet_<name>_logical`) when `None`.
+///
+/// ```
+/// use retrysim::metrics::columns::dictionary;
+/// let d = dictionary(None);
+/// assert!(d.iter().any(|e| e.file == "summary.csv" && e.column == "attempts_layer_<i>"));
+/// assert!(d.iter().all(|e| !e.unit.is_empty() && !e.description.is_empty()));
+/// ```
+pub fn dictionary(layout: Option<&crate::metrics::summary::Layout>) -> Vec<Entry> {
+    let entry = |file: &'static str, column: String, c: &Column| Entry {
+        file,
+        column,
+        unit: c.unit,
+        kind: c.kind.name(),
+        description: c.description.to_string(),
+    };
+    let mut out: Vec<Entry> = SUMMARY_BASE
+        .iter()
+        .map(|c| entry("summary.csv", c.name.to_string(), c))
+        .collect();
+    match layout {
+        Some(l) => out.extend((0..l.max_layers).map(|i| {
+            let mut e = entry("summary.csv", layer_column(i), &LAYER_COLUMN);
+            e.description = format!("{} (layer {i}, 0 = the top)", LAYER_COLUMN.description);
+            e
+        })),
+        None => out.push(entry(
+            "summary.csv",
+            format!("{}<i>", LAYER_COLUMN.name),
+            &LAYER_COLUMN,
+        )),
+    }
+    out.extend(
+        SUMMARY_EXTRA
+            .iter()
+            .map(|c| entry("summary.csv", c.name.to_string(), c)),
+    );
+    let fleets: Vec<String> = match layout {
+        Some(l) => l.fleets.clone(),
+        None => vec!["<name>".to_string()],
+    };
+    for f in &fleets {
+        for c in &FLEET_COLUMNS {
+            let mut e = entry("summary.csv", fleet_column(f, c), c);
+            if layout.is_none() {
+                e.description = format!(
+                    "{} (only when a scenario has several fleets)",
+                    e.description
+                );
+            }
+            out.push(e);
+        }
+    }
+    out.extend(
+        TIMESERIES
+            .iter()
+            .map(|c| entry("timeseries.csv", c.name.to_string(), c)),
+    );
+    out.extend(
+        HERD.iter()
+            .map(|c| entry("herd.csv", c.name.to_string(), c)),
+    );
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

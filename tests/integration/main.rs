@@ -8,6 +8,7 @@ mod bad_input;
 mod budgets_breakers;
 mod check;
 mod cli_args;
+mod columns;
 mod determinism;
 mod explain;
 mod fuzz;
