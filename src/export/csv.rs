@@ -138,6 +138,7 @@ fn timeseries_cells(
     let bs = to_secs(width);
     let bns = width as f64;
     let per_s = |x: u64| Cell::float(x as f64 / bs);
+    let ms = |v: Option<u64>| v.map_or(Cell::Empty, |v| Cell::float(to_millis(v)));
     [
         Cell::Int(r.run),
         Cell::Int(u64::from(r.replication)),
@@ -168,11 +169,16 @@ fn timeseries_cells(
         Cell::Int(b.outcomes[4]),
         Cell::Int(b.outcomes[5]),
         Cell::Int(b.outcomes[6]),
-        b.latency_p50
-            .map_or(Cell::Empty, |v| Cell::float(to_millis(v))),
-        b.latency_p99
-            .map_or(Cell::Empty, |v| Cell::float(to_millis(v))),
+        ms(b.latency_p50),
+        ms(b.latency_p99),
         Cell::float((outage_ns as f64 / bns).min(1.0)),
+        ms(b.success_latency_p50),
+        ms(b.success_latency_p99),
+        ms(b.failure_latency_p50),
+        Cell::ratio(b.wait_ns as f64 / 1e6, b.started as f64),
+        Cell::ratio(b.waited as f64, b.admitted as f64),
+        Cell::ratio(b.blocked as f64, b.inbound as f64),
+        Cell::float((b.queue_area + b.busy_area) as f64 / bns),
     ]
 }
 

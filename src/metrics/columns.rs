@@ -283,8 +283,143 @@ pub const EVENTS: Column = not_compared(count("events", "engine events processed
 /// `truncated`.
 pub const TRUNCATED: Column = not_compared(flag("truncated", "the run stopped early at a limit"));
 
+/// `success_latency_mean_ms`.
+pub const SUCCESS_LATENCY_MEAN_MS: Column = measure(
+    "success_latency_mean_ms",
+    "ms",
+    TIME,
+    "mean latency of successes, logical arrival to successful answer",
+);
+/// `success_latency_p50_ms`.
+pub const SUCCESS_LATENCY_P50_MS: Column = measure(
+    "success_latency_p50_ms",
+    "ms",
+    TIME,
+    "median latency of successes",
+);
+/// `success_latency_p90_ms`.
+pub const SUCCESS_LATENCY_P90_MS: Column = measure(
+    "success_latency_p90_ms",
+    "ms",
+    TIME,
+    "90th percentile latency of successes",
+);
+/// `success_latency_p99_ms`.
+pub const SUCCESS_LATENCY_P99_MS: Column = measure(
+    "success_latency_p99_ms",
+    "ms",
+    TIME,
+    "99th percentile latency of successes",
+);
+/// `success_latency_p999_ms`.
+pub const SUCCESS_LATENCY_P999_MS: Column = measure(
+    "success_latency_p999_ms",
+    "ms",
+    TIME,
+    "99.9th percentile latency of successes",
+);
+/// `failure_latency_mean_ms`.
+pub const FAILURE_LATENCY_MEAN_MS: Column = measure(
+    "failure_latency_mean_ms",
+    "ms",
+    TIME,
+    "mean time to failure, logical arrival to the final failure",
+);
+/// `failure_latency_p50_ms`.
+pub const FAILURE_LATENCY_P50_MS: Column = measure(
+    "failure_latency_p50_ms",
+    "ms",
+    TIME,
+    "median time to failure",
+);
+/// `failure_latency_p99_ms`.
+pub const FAILURE_LATENCY_P99_MS: Column = measure(
+    "failure_latency_p99_ms",
+    "ms",
+    TIME,
+    "99th percentile time to failure",
+);
+/// `admitted`.
+pub const ADMITTED: Column = count(
+    "admitted",
+    "attempts the dependency admitted, to a free server or its queue",
+);
+/// `waited`.
+pub const WAITED: Column = count(
+    "waited",
+    "admitted attempts that found every server busy and queued",
+);
+/// `blocked`.
+pub const BLOCKED: Column = count(
+    "blocked",
+    "attempts the dependency's full queue refused at arrival",
+);
+/// `wait_mean_ms`.
+pub const WAIT_MEAN_MS: Column = measure(
+    "wait_mean_ms",
+    "ms",
+    TIME,
+    "mean time an attempt waited in the queue for a server (over attempts that reached one)",
+);
+/// `wait_p99_ms`.
+pub const WAIT_P99_MS: Column = measure(
+    "wait_p99_ms",
+    "ms",
+    TIME,
+    "99th percentile of that wait (0 when most found a free server)",
+);
+/// `p_wait`.
+pub const P_WAIT: Column = measure(
+    "p_wait",
+    "fraction",
+    FRACTION,
+    "waited / admitted: the fraction of admitted attempts that had to queue",
+);
+/// `blocking_fraction`.
+pub const BLOCKING_FRACTION: Column = measure(
+    "blocking_fraction",
+    "fraction",
+    FRACTION,
+    "blocked / attempts: attempts refused at arrival over attempts arriving",
+);
+/// `carried_rate`.
+pub const CARRIED_RATE: Column = measure(
+    "carried_rate",
+    "attempts/s",
+    AMOUNT,
+    "attempts served per second over [0, duration)",
+);
+/// `in_system_mean`.
+pub const IN_SYSTEM_MEAN: Column = measure(
+    "in_system_mean",
+    "attempts",
+    FRACTION,
+    "time-weighted mean of attempts queued or in service over [0, duration) (Little's L)",
+);
+/// `collapsed_fraction`.
+pub const COLLAPSED_FRACTION: Column = measure(
+    "collapsed_fraction",
+    "fraction",
+    FRACTION,
+    "fraction of the time from the first trigger to the end in which goodput < 50% of offered",
+);
+/// `collapse_start_s`.
+pub const COLLAPSE_START_S: Column = measure(
+    "collapse_start_s",
+    "s",
+    TIME,
+    "start of the first bucket after the trigger with goodput < 50% of offered",
+);
+/// `recovery_queue_s`.
+pub const RECOVERY_QUEUE_S: Column = measure(
+    "recovery_queue_s",
+    "s",
+    TIME,
+    "time from the trigger's end until the queue stays below servers × attempt timeout / mean service for recovery_hold buckets",
+);
+
 /// Summary columns after the per-layer ones.
-pub const SUMMARY_EXTRA: [Column; 14] = [
+pub const SUMMARY_EXTRA: [Column; 34] = [
     CONFLICTS,
     WRITE_CALLS,
     COMPLETION_TIME_S,
@@ -299,6 +434,26 @@ pub const SUMMARY_EXTRA: [Column; 14] = [
     OFFERED_RATE,
     EVENTS,
     TRUNCATED,
+    SUCCESS_LATENCY_MEAN_MS,
+    SUCCESS_LATENCY_P50_MS,
+    SUCCESS_LATENCY_P90_MS,
+    SUCCESS_LATENCY_P99_MS,
+    SUCCESS_LATENCY_P999_MS,
+    FAILURE_LATENCY_MEAN_MS,
+    FAILURE_LATENCY_P50_MS,
+    FAILURE_LATENCY_P99_MS,
+    ADMITTED,
+    WAITED,
+    BLOCKED,
+    WAIT_MEAN_MS,
+    WAIT_P99_MS,
+    P_WAIT,
+    BLOCKING_FRACTION,
+    CARRIED_RATE,
+    IN_SYSTEM_MEAN,
+    COLLAPSED_FRACTION,
+    COLLAPSE_START_S,
+    RECOVERY_QUEUE_S,
 ];
 
 /// `logical`.
@@ -416,8 +571,51 @@ pub const TS_OUTAGE: Column = series(
     "fraction of the bucket inside an outage",
 );
 
+/// `success_latency_p50_ms`.
+pub const TS_SUCCESS_LATENCY_P50_MS: Column = series(
+    "success_latency_p50_ms",
+    "ms",
+    "median latency of the bucket's successes",
+);
+/// `success_latency_p99_ms`.
+pub const TS_SUCCESS_LATENCY_P99_MS: Column = series(
+    "success_latency_p99_ms",
+    "ms",
+    "99th percentile latency of the bucket's successes",
+);
+/// `failure_latency_p50_ms`.
+pub const TS_FAILURE_LATENCY_P50_MS: Column = series(
+    "failure_latency_p50_ms",
+    "ms",
+    "median time to failure of the bucket's failed requests",
+);
+/// `wait_mean_ms`.
+pub const TS_WAIT_MEAN_MS: Column = series(
+    "wait_mean_ms",
+    "ms",
+    "mean queueing wait of attempts that reached a server in the bucket",
+);
+/// `p_wait`.
+pub const TS_P_WAIT: Column = series(
+    "p_wait",
+    "fraction",
+    "fraction of the bucket's admitted attempts that queued",
+);
+/// `blocking_fraction`.
+pub const TS_BLOCKING_FRACTION: Column = series(
+    "blocking_fraction",
+    "fraction",
+    "fraction of the bucket's arriving attempts refused by a full queue",
+);
+/// `in_system_mean`.
+pub const TS_IN_SYSTEM_MEAN: Column = series(
+    "in_system_mean",
+    "attempts",
+    "time-weighted mean of attempts queued or in service",
+);
+
 /// Columns of `timeseries.csv`, one row per run and bucket.
-pub const TIMESERIES: [Column; 25] = [
+pub const TIMESERIES: [Column; 32] = [
     RUN,
     REPLICATION,
     TS_T,
@@ -443,6 +641,13 @@ pub const TIMESERIES: [Column; 25] = [
     TS_LATENCY_P50_MS,
     TS_LATENCY_P99_MS,
     TS_OUTAGE,
+    TS_SUCCESS_LATENCY_P50_MS,
+    TS_SUCCESS_LATENCY_P99_MS,
+    TS_FAILURE_LATENCY_P50_MS,
+    TS_WAIT_MEAN_MS,
+    TS_P_WAIT,
+    TS_BLOCKING_FRACTION,
+    TS_IN_SYSTEM_MEAN,
 ];
 
 /// `t`.
@@ -484,7 +689,7 @@ pub const fn names<const N: usize>(columns: &[Column; N]) -> [&'static str; N] {
 }
 
 /// Header of `timeseries.csv`.
-pub const TIMESERIES_COLUMNS: [&str; 25] = names(&TIMESERIES);
+pub const TIMESERIES_COLUMNS: [&str; 32] = names(&TIMESERIES);
 
 /// Header of `herd.csv`.
 pub const HERD_COLUMNS: [&str; 4] = names(&HERD);
@@ -561,7 +766,7 @@ pub fn unit(name: &str) -> &'static str {
 pub const HEADLINE: [&str; 6] = [
     SUCCESS_FRACTION.name,
     AMPLIFICATION.name,
-    LATENCY_P99_MS.name,
+    SUCCESS_LATENCY_P99_MS.name,
     PEAK_INBOUND_RATIO.name,
     RECOVERY_TIME_S.name,
     METASTABLE.name,

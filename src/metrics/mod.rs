@@ -2,8 +2,10 @@
 //! analysis and the summary row built from them; the catalog of the columns they are
 //! written in, and the number formats.
 
+pub mod collapse;
 pub mod columns;
 pub mod format;
+pub mod quantiles;
 pub mod recorder;
 pub mod recovery;
 pub mod summary;

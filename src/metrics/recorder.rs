@@ -15,6 +15,9 @@ use hdrhistogram::Histogram;
 use crate::engine::Nanos;
 use crate::model::outcome::Class;
 
+pub use super::quantiles::MAX_BUCKET_SAMPLES;
+use super::quantiles::{new_histogram, BucketQuantiles};
+
 /// One bucket of the time series, as raw counts and areas.
 #[derive(Debug, Clone, Default)]
 pub struct BucketRow {
@@ -48,6 +51,22 @@ pub struct BucketRow {
     pub latency_p50: Option<u64>,
     /// 99th percentile latency of completions in the bucket (ns).
     pub latency_p99: Option<u64>,
+    /// Median latency of the bucket's successes (ns).
+    pub success_latency_p50: Option<u64>,
+    /// 99th percentile latency of the bucket's successes (ns).
+    pub success_latency_p99: Option<u64>,
+    /// Median time to failure of the bucket's failed requests (ns).
+    pub failure_latency_p50: Option<u64>,
+    /// Attempts the dependency admitted (to a server or its queue).
+    pub admitted: u64,
+    /// Admitted attempts that found no free server and queued.
+    pub waited: u64,
+    /// Attempts refused at arrival by a full queue.
+    pub blocked: u64,
+    /// Attempts that reached a server.
+    pub started: u64,
+    /// Time those attempts waited for their server.
+    pub wait_ns: u128,
 }
 
 /// Per-fleet totals.
@@ -106,6 +125,20 @@ pub struct Totals {
     pub last_success: Option<Nanos>,
     /// Conditional writes processed by an OCC dependency.
     pub write_calls: u64,
+    /// Sum of the latencies of logical successes.
+    pub success_latency_sum_ns: u128,
+    /// Sum of the times to failure of logical failures.
+    pub failure_latency_sum_ns: u128,
+    /// Attempts the dependency admitted (to a server or its queue).
+    pub admitted: u64,
+    /// Admitted attempts that found no free server and queued.
+    pub waited: u64,
+    /// Attempts refused at arrival by a full queue.
+    pub blocked: u64,
+    /// Attempts that reached a server.
+    pub started: u64,
+    /// Time those attempts waited for their server.
+    pub wait_ns: u128,
 }
 
 /// Everything a finished run measured.
@@ -121,6 +154,12 @@ pub struct RunMetrics {
     pub totals: Totals,
     /// Latency of every logical completion, in microseconds.
     pub latency: Histogram<u64>,
+    /// Latency of every logical success, in microseconds.
+    pub success_latency: Histogram<u64>,
+    /// Time to failure of every logical failure, in microseconds.
+    pub failure_latency: Histogram<u64>,
+    /// Wait for a server of every attempt that reached one, in microseconds (0 = none).
+    pub wait: Histogram<u64>,
     /// Fine-grained inbound counts: `(start, width, counts)`.
     pub herd: Option<(Nanos, Nanos, Vec<u64>)>,
     /// Logical requests still in flight at the end.
@@ -162,28 +201,23 @@ pub struct Recorder {
     open: u64,
     totals: Totals,
     latency: Histogram<u64>,
-    /// Latencies (ns) of the current bucket's completions.
-    bucket_latency: Vec<u64>,
-    /// The bucket's latencies once more than [`MAX_BUCKET_SAMPLES`] (ns, 3 digits).
-    bucket_hist: Option<Histogram<u64>>,
+    success_latency: Histogram<u64>,
+    failure_latency: Histogram<u64>,
+    wait: Histogram<u64>,
+    /// Latencies (ns) of the current bucket's completions, successes and failures.
+    bucket_latency: BucketQuantiles,
+    bucket_success: BucketQuantiles,
+    bucket_failure: BucketQuantiles,
     herd_start: Nanos,
     herd_width: Nanos,
     herd: Vec<u64>,
     herd_writes: bool,
 }
 
-/// The nearest-rank `q`-quantile of `xs` (reorders `xs`; linear time).
-/// Most latencies a time-series bucket keeps exactly (8 MiB); a busier bucket gives
-/// its percentiles to 3 significant digits from a histogram of bounded size.
-pub const MAX_BUCKET_SAMPLES: usize = 1 << 20;
-
-fn nearest_rank(xs: &mut [u64], q: f64) -> u64 {
-    let rank = ((q * xs.len() as f64).ceil() as usize).clamp(1, xs.len());
-    *xs.select_nth_unstable(rank - 1).1
-}
-
-fn new_histogram() -> Histogram<u64> {
-    Histogram::new(3).expect("3 significant figures is valid")
+/// A latency in whole microseconds, rounded up, at least 1 (the histograms' unit).
+#[inline]
+fn micros(ns: Nanos) -> u64 {
+    ns.div_ceil(1000).max(1)
 }
 
 impl Recorder {
@@ -221,8 +255,12 @@ impl Recorder {
                 ..Totals::default()
             },
             latency: new_histogram(),
-            bucket_latency: Vec::new(),
-            bucket_hist: None,
+            success_latency: new_histogram(),
+            failure_latency: new_histogram(),
+            wait: new_histogram(),
+            bucket_latency: BucketQuantiles::default(),
+            bucket_success: BucketQuantiles::default(),
+            bucket_failure: BucketQuantiles::default(),
             herd_start,
             herd_width,
             herd: vec![0; herd_n],
@@ -296,17 +334,13 @@ impl Recorder {
             return;
         };
         b.budget_level = budget_level;
-        if let Some(h) = self.bucket_hist.take() {
-            b.latency_p50 = Some(h.value_at_quantile(0.5));
-            b.latency_p99 = Some(h.value_at_quantile(0.99));
-        } else if !self.bucket_latency.is_empty() {
-            b.latency_p50 = Some(nearest_rank(&mut self.bucket_latency, 0.5));
-            b.latency_p99 = Some(nearest_rank(&mut self.bucket_latency, 0.99));
+        if let Some([p50, p99]) = self.bucket_latency.take([0.5, 0.99]) {
+            (b.latency_p50, b.latency_p99) = (Some(p50), Some(p99));
         }
-        self.bucket_latency.clear();
-        if self.bucket_latency.capacity() > MAX_BUCKET_SAMPLES / 64 {
-            self.bucket_latency = Vec::new();
+        if let Some([p50, p99]) = self.bucket_success.take([0.5, 0.99]) {
+            (b.success_latency_p50, b.success_latency_p99) = (Some(p50), Some(p99));
         }
+        b.failure_latency_p50 = self.bucket_failure.take([0.5]).map(|[p]| p);
     }
 
     #[inline]
@@ -367,30 +401,61 @@ impl Recorder {
         }
         self.totals.latency_sum_ns += u128::from(latency);
         self.totals.last_completion = now;
+        let us = micros(latency);
+        let _ = self.latency.record(us);
         if success {
             self.totals.last_success = Some(now);
+            self.totals.success_latency_sum_ns += u128::from(latency);
+            let _ = self.success_latency.record(us);
+        } else {
+            self.totals.failure_latency_sum_ns += u128::from(latency);
+            let _ = self.failure_latency.record(us);
         }
-        let us = latency.div_ceil(1000).max(1);
-        let _ = self.latency.record(us);
         if self.cur < self.buckets.len() {
-            if let Some(h) = &mut self.bucket_hist {
-                let _ = h.record(latency.max(1));
-            } else if self.bucket_latency.len() < MAX_BUCKET_SAMPLES {
-                self.bucket_latency.push(latency);
+            self.bucket_latency.push(latency);
+            if success {
+                self.bucket_success.push(latency);
             } else {
-                // Past the cap the bucket's percentiles come from a histogram.
-                let mut h = new_histogram();
-                for &x in self.bucket_latency.iter().chain([&latency]) {
-                    let _ = h.record(x.max(1));
-                }
-                self.bucket_latency = Vec::new();
-                self.bucket_hist = Some(h);
+                self.bucket_failure.push(latency);
             }
             let b = &mut self.buckets[self.cur];
             b.completions += 1;
             if success {
                 b.successes += 1;
             }
+        }
+    }
+
+    /// The dependency admitted an attempt: to a free server, or (`queued`) to its
+    /// queue.
+    #[inline]
+    pub fn admitted(&mut self, queued: bool) {
+        self.totals.admitted += 1;
+        self.totals.waited += u64::from(queued);
+        if let Some(b) = self.row() {
+            b.admitted += 1;
+            b.waited += u64::from(queued);
+        }
+    }
+
+    /// The dependency's full queue refused an attempt at its arrival.
+    #[inline]
+    pub fn blocked(&mut self) {
+        self.totals.blocked += 1;
+        if let Some(b) = self.row() {
+            b.blocked += 1;
+        }
+    }
+
+    /// An attempt reached a server after waiting `wait` ns for it (0 = at once).
+    #[inline]
+    pub fn service_started(&mut self, wait: Nanos) {
+        self.totals.started += 1;
+        self.totals.wait_ns += u128::from(wait);
+        let _ = self.wait.record(if wait == 0 { 0 } else { micros(wait) });
+        if let Some(b) = self.row() {
+            b.started += 1;
+            b.wait_ns += u128::from(wait);
         }
     }
 
@@ -481,6 +546,9 @@ impl Recorder {
             duration: self.duration,
             totals: self.totals,
             latency: self.latency,
+            success_latency: self.success_latency,
+            failure_latency: self.failure_latency,
+            wait: self.wait,
             herd,
             in_flight,
             end,

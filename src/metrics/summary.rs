@@ -8,9 +8,33 @@ use crate::model::config::Scenario;
 use crate::model::outage::Window;
 use crate::model::outcome::Class;
 
+use super::collapse;
 use super::columns::{fleet_column, layer_column, FLEET_COLUMNS, SUMMARY_BASE, SUMMARY_EXTRA};
 use super::recorder::RunMetrics;
 use super::recovery;
+
+/// The `q`-quantile of a histogram in µs, in ms (`Empty` when it is empty).
+fn quantile_ms(h: &hdrhistogram::Histogram<u64>, q: f64) -> Cell {
+    if h.is_empty() {
+        Cell::Empty
+    } else {
+        Cell::float(h.value_at_quantile(q) as f64 / 1000.0)
+    }
+}
+
+/// The queue length the servers clear within one attempt timeout: `servers ×
+/// attempt_timeout / mean service time`, with the shortest attempt timeout of the
+/// layers that call the dependency. `None` without servers, timeouts or service time.
+fn backlog_threshold(scn: &Scenario) -> Option<f64> {
+    let servers = f64::from(scn.dependency.servers?);
+    let timeout = scn
+        .fleets
+        .iter()
+        .filter_map(|f| f.layers.last()?.attempt_timeout)
+        .min()?;
+    let service = scn.dependency.service_time.mean_ns();
+    (service > 0.0).then(|| servers * timeout as f64 / service)
+}
 
 /// One value of a summary or time-series row.
 #[derive(Debug, Clone, PartialEq)]
@@ -161,13 +185,7 @@ impl Summary {
         let t = &m.totals;
         let logical = t.logical as f64;
         let o = |c: Class| Cell::Int(t.outcomes[c as usize]);
-        let q = |p: f64| {
-            if m.latency.is_empty() {
-                Cell::Empty
-            } else {
-                Cell::float(m.latency.value_at_quantile(p) as f64 / 1000.0)
-            }
-        };
+        let q = |p: f64| quantile_ms(&m.latency, p);
         let completed = t.succeeded + t.failed;
         let samples = recovery::samples(&m.buckets);
         let span = windows
@@ -253,6 +271,17 @@ impl Summary {
             let calls = t.layer_calls.get(i).copied().unwrap_or(0);
             cells.push((layer_column(i), Cell::ratio(calls as f64, logical)));
         }
+        let (collapsed_fraction, collapse_start) = match span {
+            Some((start, _)) => collapse::collapse(&m.buckets, m.bucket, start, |b| m.width(b)),
+            None => (None, None),
+        };
+        let recovery_queue = span.zip(backlog_threshold(scn)).and_then(|((_, end), th)| {
+            collapse::queue_recovery(&m.buckets, m.bucket, end, th, scn.recovery_hold)
+        });
+        let series_s = to_secs(m.duration);
+        let served_in_series: u64 = m.buckets.iter().map(|b| b.served).sum();
+        let in_system: u128 = m.buckets.iter().map(|b| b.queue_area + b.busy_area).sum();
+        let opt = |x: Option<f64>| x.map_or(Cell::Empty, Cell::float);
         let herd_peak = m.herd.as_ref().map_or(Cell::Empty, |(_, _, c)| {
             Cell::Int(c.iter().copied().max().unwrap_or(0))
         });
@@ -276,6 +305,30 @@ impl Summary {
             Cell::float(offered_rate),
             Cell::Int(t.events),
             Cell::Bool(t.truncated.is_some()),
+            // success_latency_mean_ms .. _p999_ms
+            Cell::ratio(t.success_latency_sum_ns as f64 / 1e6, t.succeeded as f64),
+            quantile_ms(&m.success_latency, 0.5),
+            quantile_ms(&m.success_latency, 0.9),
+            quantile_ms(&m.success_latency, 0.99),
+            quantile_ms(&m.success_latency, 0.999),
+            // failure_latency_mean_ms, _p50_ms, _p99_ms
+            Cell::ratio(t.failure_latency_sum_ns as f64 / 1e6, t.failed as f64),
+            quantile_ms(&m.failure_latency, 0.5),
+            quantile_ms(&m.failure_latency, 0.99),
+            Cell::Int(t.admitted),
+            Cell::Int(t.waited),
+            Cell::Int(t.blocked),
+            // wait_mean_ms, wait_p99_ms
+            Cell::ratio(t.wait_ns as f64 / 1e6, t.started as f64),
+            quantile_ms(&m.wait, 0.99),
+            Cell::ratio(t.waited as f64, t.admitted as f64), // p_wait
+            Cell::ratio(t.blocked as f64, t.attempts as f64), // blocking_fraction
+            Cell::ratio(served_in_series as f64, series_s),  // carried_rate
+            // in_system_mean
+            Cell::ratio(in_system as f64, m.duration as f64),
+            opt(collapsed_fraction),
+            opt(collapse_start),
+            opt(recovery_queue),
         ];
         cells.extend(SUMMARY_EXTRA.iter().map(|c| c.name.to_string()).zip(extra));
         for name in &layout.fleets {

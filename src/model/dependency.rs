@@ -97,14 +97,19 @@ impl World {
             return;
         }
         if self.dep.busy < self.dep.capacity() {
-            self.start_service(node, s);
+            self.rec.admitted(false);
+            self.start_service(node, 0, s);
         } else if self.dep.cfg.queue_limit.is_none_or(|l| self.dep.queued < l) {
-            let gen = self.arena.nodes[node as usize].gen;
-            self.arena.nodes[node as usize].state = NodeState::Queued;
+            self.rec.admitted(true);
+            let nm = &mut self.arena.nodes[node as usize];
+            nm.state = NodeState::Queued;
+            nm.memo = Memo::Queued(Halves::new(now));
+            let gen = nm.gen;
             self.dep.queue.push_back((node, gen));
             self.dep.queued += 1;
             self.rec.set_queue(s.now(), self.dep.queued);
         } else {
+            self.rec.blocked();
             let outcome = Outcome {
                 class: Class::Rejected,
                 retry_after: self.dep.cfg.retry_after.is_some(),
@@ -121,7 +126,9 @@ impl World {
         self.arena.free_node(node);
     }
 
-    fn start_service(&mut self, node: u32, s: &mut Scheduler<Packed>) {
+    /// Starts serving the attempt at `node`, which waited `wait` ns for its server.
+    fn start_service(&mut self, node: u32, wait: Nanos, s: &mut Scheduler<Packed>) {
+        self.rec.service_started(wait);
         let (service, class) = self.dep.draw_service();
         self.dep.busy += 1;
         self.rec.set_busy(s.now(), u64::from(self.dep.busy));
@@ -228,7 +235,10 @@ impl World {
                 self.arena.free_node(node);
                 continue;
             }
-            self.start_service(node, s);
+            let Memo::Queued(since) = n.memo else {
+                unreachable!("a queued attempt's memo is its arrival, not {:?}", n.memo)
+            };
+            self.start_service(node, now - since.get(), s);
         }
     }
 

@@ -92,8 +92,10 @@ pub struct Node {
 /// stays 56 bytes (the memory caps count bytes per node).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Memo {
-    /// Nothing yet: a node on its way, or waiting in the dependency's queue.
+    /// Nothing yet: a node on its way.
     Empty,
+    /// An attempt waiting in the dependency's queue: when it joined it.
+    Queued(Halves),
     /// A layer call: the backoff's state, the previous decorrelated-jitter wait
     /// (see [`crate::model::backoff::next_wait`]).
     Backoff(Halves),

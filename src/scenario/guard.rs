@@ -107,7 +107,7 @@ pub fn memory(scn: &Scenario) -> Memory {
     let buckets = scn.duration.div_ceil(scn.bucket);
     let series = buckets
         .saturating_mul(std::mem::size_of::<BucketRow>() as u64)
-        .saturating_add(2 * 8 * MAX_BUCKET_SAMPLES as u64)
+        .saturating_add(3 * 2 * 8 * MAX_BUCKET_SAMPLES as u64)
         .saturating_add(20_000 * 8);
     Memory {
         in_flight,

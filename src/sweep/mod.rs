@@ -395,7 +395,10 @@ pub fn with_jobs<T: Send>(
 fn slim(mut r: RunResult) -> RunResult {
     r.metrics.buckets = Vec::new();
     r.metrics.herd = None;
-    r.metrics.latency = hdrhistogram::Histogram::new(1).expect("1 significant figure is valid");
+    let empty = || hdrhistogram::Histogram::new(1).expect("1 significant figure is valid");
+    let m = &mut r.metrics;
+    (m.latency, m.success_latency, m.failure_latency, m.wait) =
+        (empty(), empty(), empty(), empty());
     r
 }
 

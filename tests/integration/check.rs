@@ -365,12 +365,20 @@ fn the_output_does_not_depend_on_the_thread_count() {
 
 #[test]
 fn a_baseline_passes_within_tolerance_and_fails_on_drift_beyond_it_unless_the_scenario_allows_it() {
+    // What a slower service moves: the latencies, and the attempts in the system
+    // with them (Little's law).
     let latency = [
         "latency_mean_ms",
         "latency_p50_ms",
         "latency_p90_ms",
         "latency_p99_ms",
         "latency_p999_ms",
+        "success_latency_mean_ms",
+        "success_latency_p50_ms",
+        "success_latency_p90_ms",
+        "success_latency_p99_ms",
+        "success_latency_p999_ms",
+        "in_system_mean",
     ];
     let allow = |t: &str| {
         let mut s = format!("{CALM}\n[check.tolerance]\n");
@@ -424,7 +432,7 @@ fn a_baseline_passes_within_tolerance_and_fails_on_drift_beyond_it_unless_the_sc
     assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
     assert!(stdout(&o).contains("within 0% of 10"), "{}", stdout(&o));
 
-    // A service time 20% longer moves the latency columns, and only them, by 20%.
+    // A service time 20% longer moves those columns, and only them, by 20%.
     let slower = ["--set", "dependency.service_time=12ms"];
     let args = |file: &'static str, tol: &'static str| {
         let mut a = vec!["check", file, "--baseline", "b.csv", "--tolerance", tol];

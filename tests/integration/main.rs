@@ -16,6 +16,7 @@ mod golden;
 mod interrupt;
 mod occ;
 mod output_safety;
+mod planner_metrics;
 mod plots;
 mod policies;
 mod presets;

@@ -736,7 +736,7 @@ fn degenerate_folders_draw_without_panicking() {
         .unwrap()
         .to_string();
     // One bucket, every optional cell empty, nothing arriving.
-    let one = format!("{header}\n0,0,0,0,0,0,0,,,0,0,,0,,,0,0,0,0,0,0,0,,,0\n");
+    let one = format!("{header}\n0,0,0,0,0,0,0,,,0,0,,0,,,0,0,0,0,0,0,0,,,0,,,,,,,0\n");
     std::fs::write(d.path().join("timeseries.csv"), one).unwrap();
     std::fs::write(
         d.path().join("herd.csv"),

@@ -1,5 +1,8 @@
 //! With no retries and no outages the dependency is an M/M/c/K queue: blocking
-//! probability, mean queue length and mean wait must match the closed forms.
+//! probability, mean queue length and mean wait must match the closed forms, both as
+//! read from the series and as the summary's queueing columns (`blocking_fraction`,
+//! `p_wait`, `wait_mean_ms`, `wait_p99_ms`, `in_system_mean`, `carried_rate`,
+//! `success_latency_mean_ms`); M/D/1 meets Pollaczek–Khinchine.
 
 use crate::common;
 
@@ -24,6 +27,14 @@ struct Theory {
     /// Mean sojourn of admitted attempts.
     w: f64,
     utilisation: f64,
+    /// P(an admitted attempt finds every server busy).
+    p_wait: f64,
+    /// Mean wait for a server of admitted attempts.
+    wq: f64,
+    /// Mean number in the system (queued or in service).
+    l: f64,
+    /// Attempts served per second.
+    carried: f64,
 }
 
 fn theory(lambda: f64, mu: f64, c: usize, queue: usize) -> Theory {
@@ -42,6 +53,11 @@ fn theory(lambda: f64, mu: f64, c: usize, queue: usize) -> Theory {
         lq,
         w: lq / lambda_eff + 1.0 / mu,
         utilisation: lambda_eff / (c as f64 * mu),
+        // Arrivals see time averages (PASTA); the admitted ones are those not at K.
+        p_wait: p[c..k].iter().sum::<f64>() / (1.0 - blocking),
+        wq: lq / lambda_eff,
+        l: lq + lambda_eff / mu,
+        carried: lambda_eff,
     }
 }
 
@@ -73,6 +89,14 @@ fn check(rate: f64, servers: usize, queue: usize) {
     let mut lq = vec![];
     let mut w = vec![];
     let mut util = vec![];
+    let mut cols: Vec<(&str, f64, f64, Vec<f64>)> = vec![
+        ("blocking_fraction", th.blocking, 0.02, vec![]),
+        ("success_latency_mean_ms", th.w * 1e3, 0.02, vec![]),
+        ("wait_mean_ms", th.wq * 1e3, 0.04, vec![]),
+        ("p_wait", th.p_wait, 0.02, vec![]),
+        ("in_system_mean", th.l, 0.02, vec![]),
+        ("carried_rate", th.carried, 0.01, vec![]),
+    ];
     for rep in 0..4 {
         let r = run_rep(&text, &[], rep);
         let attempts = col(&r, "attempts");
@@ -100,6 +124,15 @@ fn check(rate: f64, servers: usize, queue: usize) {
         // completions = (1 - blocking) × W.
         let lat = col(&r, "latency_mean_ms") / 1000.0;
         w.push(lat / (1.0 - rejected / attempts));
+        for (name, _, _, xs) in &mut cols {
+            xs.push(col(&r, name));
+        }
+        // Exact counts: every arrival is admitted or blocked; only the full queue
+        // rejects here; nothing fails, so every completion is a success.
+        assert_eq!(col(&r, "admitted") + col(&r, "blocked"), attempts);
+        assert_eq!(col(&r, "blocked"), rejected);
+        assert!(col(&r, "waited") <= col(&r, "admitted"));
+        assert_eq!(col(&r, "failed"), rejected);
     }
     let close = |name: &str, xs: &[f64], expect: f64, rel: f64| {
         let (m, se) = common::mean_se(xs);
@@ -113,6 +146,9 @@ fn check(rate: f64, servers: usize, queue: usize) {
     close("mean queue length", &lq, th.lq, 0.03);
     close("mean sojourn", &w, th.w, 0.02);
     close("utilisation", &util, th.utilisation, 0.01);
+    for (name, expect, rel, xs) in &cols {
+        close(name, xs, *expect, *rel);
+    }
 }
 
 #[test]
@@ -164,8 +200,12 @@ arrival = {{ kind = "poisson", rate = {lambda} }}
     );
     let mut ws = vec![];
     let mut ls = vec![];
+    let (mut pw, mut wm, mut w99) = (vec![], vec![], vec![]);
     for rep in 0..4 {
         let r = run_rep(&text, &[], rep);
+        pw.push(col(&r, "p_wait"));
+        wm.push(col(&r, "wait_mean_ms") / 1000.0);
+        w99.push(col(&r, "wait_p99_ms") / 1000.0);
         ws.push(col(&r, "latency_mean_ms") / 1000.0 - 1.0 / mu);
         let n = r.metrics.buckets.len() as f64;
         ls.push(
@@ -189,4 +229,60 @@ arrival = {{ kind = "poisson", rate = {lambda} }}
         "Lq {l} vs λWq {}",
         lambda * w
     );
+    // The dependency's own wait columns: P(wait) is Erlang C, the mean wait Wq, and
+    // P(Wq > t) = C·exp(−(cμ − λ)t), so the 99th percentile is ln(100·C)/(cμ − λ).
+    let p99 = (100.0 * erlang_c).ln() / (c as f64 * mu - lambda);
+    for (name, xs, expect, rel) in [
+        ("p_wait", &pw, erlang_c, 0.02),
+        ("wait_mean_ms", &wm, wq, 0.03),
+        ("wait_p99_ms", &w99, p99, 0.03),
+    ] {
+        let (m, se) = common::mean_se(xs);
+        assert!(
+            (m - expect).abs() < 5.0 * se + rel * expect,
+            "{name}: {m} ± {se} vs Erlang C {expect}"
+        );
+    }
+}
+
+#[test]
+fn deterministic_service_matches_pollaczek_khinchine() {
+    // M/D/1 at ρ = 0.7: Wq = ρ / (2μ(1 − ρ)), P(wait) = ρ.
+    let (lambda, mu) = (70.0f64, 100.0f64);
+    let rho = lambda / mu;
+    let wq = rho / (2.0 * mu * (1.0 - rho));
+    let text = format!(
+        r#"
+duration = "400s"
+[dependency]
+servers = 1
+queue_limit = "unlimited"
+service_time = {{ kind = "deterministic", value = "10ms" }}
+[[fleets]]
+name = "q"
+arrival = {{ kind = "poisson", rate = {lambda} }}
+"#
+    );
+    let (mut w, mut p, mut l) = (vec![], vec![], vec![]);
+    for rep in 0..4 {
+        let r = run_rep(&text, &[], rep);
+        w.push(col(&r, "wait_mean_ms") / 1000.0);
+        p.push(col(&r, "p_wait"));
+        l.push(col(&r, "in_system_mean"));
+        // Service is exactly 10 ms: success latency = wait + 10 ms, request by request.
+        let gap = col(&r, "success_latency_mean_ms") - col(&r, "wait_mean_ms");
+        assert!((gap - 10.0).abs() < 1e-6, "sojourn − wait = {gap} ms");
+    }
+    for (name, xs, expect, rel) in [
+        ("wait_mean_ms", &w, wq, 0.03),
+        ("p_wait", &p, rho, 0.01),
+        // L = λ(Wq + 1/μ) (Little).
+        ("in_system_mean", &l, lambda * (wq + 1.0 / mu), 0.02),
+    ] {
+        let (m, se) = common::mean_se(xs);
+        assert!(
+            (m - expect).abs() < 5.0 * se + rel * expect,
+            "{name}: {m} ± {se} vs M/D/1 {expect}"
+        );
+    }
 }
