@@ -1,6 +1,8 @@
-//! `latency`: latency percentiles of the logical requests completed in each bucket,
-//! against time, with outages shaded and the whole run's percentiles as dashed
-//! reference lines. In a sweep folder, the 99th percentile of each grid cell.
+//! `latency`: the latency of the logical requests that succeeded in each bucket (p50 and
+//! p99), and the time to failure of those that failed (p50) as its own line, against
+//! time, with outages shaded and the whole run's success percentiles as dashed
+//! reference lines. Kept apart because during an outage a latency over all completions
+//! is mostly time to failure. In a sweep folder, each grid cell's success p99.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -14,9 +16,10 @@ use super::palette;
 /// What the latency chart draws.
 #[derive(Debug)]
 pub(crate) enum LatencyInput<'a> {
-    /// One run: p50 and p99 per bucket, and the whole run's `(label, ms)` percentiles.
+    /// One run: success p50 and p99 and failure p50 per bucket, and the whole run's
+    /// `(label, ms)` success percentiles.
     Run(&'a RunSeries, Vec<(String, f64)>),
-    /// The p99 of several labelled runs.
+    /// The success p99 of several labelled runs.
     Overlay(Vec<(String, RGBColor, &'a RunSeries)>),
 }
 
@@ -33,23 +36,41 @@ impl LatencyChart<'_> {
     /// `(label, colour, dashed, series of one run, column)` lines to draw.
     fn lines(&self) -> Vec<(String, RGBColor, &RunSeries, &[Option<f64>])> {
         match &self.input {
-            LatencyInput::Run(s, _) => vec![
-                (
-                    "p50 per bucket".into(),
-                    palette::P50,
-                    *s,
-                    &s.latency_p50[..],
-                ),
-                (
-                    "p99 per bucket".into(),
-                    palette::P99,
-                    *s,
-                    &s.latency_p99[..],
-                ),
-            ],
+            LatencyInput::Run(s, _) => {
+                let mut lines = vec![
+                    (
+                        "successes: p50 per bucket".into(),
+                        palette::P50,
+                        *s,
+                        &s.success_latency_p50[..],
+                    ),
+                    (
+                        "successes: p99 per bucket".into(),
+                        palette::P99,
+                        *s,
+                        &s.success_latency_p99[..],
+                    ),
+                ];
+                if s.failure_latency_p50.iter().any(Option::is_some) {
+                    lines.push((
+                        "time to failure: p50 per bucket".into(),
+                        palette::FAILURE,
+                        *s,
+                        &s.failure_latency_p50[..],
+                    ));
+                }
+                lines
+            }
             LatencyInput::Overlay(runs) => runs
                 .iter()
-                .map(|(l, c, s)| (format!("{l} (p99)"), *c, *s, &s.latency_p99[..]))
+                .map(|(l, c, s)| {
+                    (
+                        format!("{l} (success p99)"),
+                        *c,
+                        *s,
+                        &s.success_latency_p99[..],
+                    )
+                })
                 .collect(),
         }
     }
@@ -94,7 +115,7 @@ impl Chart for LatencyChart<'_> {
             .collect();
         if !refs.is_empty() {
             legend.push(Entry::new(
-                "percentiles of the whole run",
+                "success percentiles of the whole run",
                 Swatch::Dashed(palette::REFERENCE),
             ));
         }

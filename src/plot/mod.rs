@@ -53,7 +53,7 @@ pub(crate) mod timeseries;
 use std::path::{Path, PathBuf};
 
 use crate::export::write_atomic;
-use crate::metrics::columns::{LATENCY_P50_MS, LATENCY_P99_MS, RUN};
+use crate::metrics::columns::{RUN, SUCCESS_LATENCY_P50_MS, SUCCESS_LATENCY_P99_MS};
 
 use canvas::{render_png, render_svg, Chart};
 use data::{CsvTable, FolderKind, HerdSeries, Manifest, RunSeries, Sweep};
@@ -313,7 +313,10 @@ fn run_percentiles(summary: &CsvTable, run: u64) -> Vec<(String, f64)> {
         return Vec::new();
     };
     let mut out = Vec::new();
-    for (label, col) in [("p50", LATENCY_P50_MS.name), ("p99", LATENCY_P99_MS.name)] {
+    for (label, col) in [
+        ("success p50", SUCCESS_LATENCY_P50_MS.name),
+        ("success p99", SUCCESS_LATENCY_P99_MS.name),
+    ] {
         if let Ok(i) = summary.index(col) {
             if let Ok(Some(v)) = data::parse_number(&summary.rows[row][i]) {
                 out.push((label.to_string(), v));

@@ -27,6 +27,8 @@ pub(crate) const BUDGET: RGBColor = RGBColor(86, 180, 233);
 pub(crate) const P50: RGBColor = RGBColor(0, 114, 178);
 /// 99th percentile latency.
 pub(crate) const P99: RGBColor = RGBColor(213, 94, 0);
+/// Time to failure (purple: apart from both success percentiles).
+pub(crate) const FAILURE: RGBColor = RGBColor(148, 103, 189);
 /// Reference lines (worst case, whole-run percentiles).
 pub(crate) const REFERENCE: RGBColor = RGBColor(110, 110, 110);
 

@@ -6,8 +6,9 @@ use std::path::Path;
 
 use crate::metrics::columns::{
     HERD_INBOUND, HERD_T, REPLICATION, RUN, TS_BREAKER_OPEN, TS_BREAKER_OPEN_FRACTION,
-    TS_BUDGET_EXHAUSTED, TS_GOODPUT, TS_INBOUND, TS_LATENCY_P50_MS, TS_LATENCY_P99_MS, TS_OFFERED,
-    TS_OUTAGE, TS_SUCCESS_RATE, TS_T,
+    TS_BUDGET_EXHAUSTED, TS_FAILURE_LATENCY_P50_MS, TS_GOODPUT, TS_INBOUND, TS_LATENCY_P50_MS,
+    TS_LATENCY_P99_MS, TS_OFFERED, TS_OUTAGE, TS_SUCCESS_LATENCY_P50_MS, TS_SUCCESS_LATENCY_P99_MS,
+    TS_SUCCESS_RATE, TS_T,
 };
 
 use super::table::CsvStream;
@@ -40,6 +41,12 @@ pub struct RunSeries {
     pub latency_p50: Vec<Option<f64>>,
     /// 99th percentile latency, ms.
     pub latency_p99: Vec<Option<f64>>,
+    /// Median latency of successes, ms.
+    pub success_latency_p50: Vec<Option<f64>>,
+    /// 99th percentile latency of successes, ms.
+    pub success_latency_p99: Vec<Option<f64>>,
+    /// Median time to failure, ms.
+    pub failure_latency_p50: Vec<Option<f64>>,
     /// Fraction of the bucket covered by outages.
     pub outage: Vec<Option<f64>>,
 }
@@ -97,6 +104,15 @@ const SERIES_COLUMNS: [&str; 10] = [
     TS_OUTAGE.name,
 ];
 
+/// Columns the plots read when a folder has them (folders written before they existed
+/// do not): success latency, in the order of [`RunSeries`]'s fields, and time to
+/// failure. Without them the success lines fall back to the latency of all completions.
+const LATER_COLUMNS: [&str; 3] = [
+    TS_SUCCESS_LATENCY_P50_MS.name,
+    TS_SUCCESS_LATENCY_P99_MS.name,
+    TS_FAILURE_LATENCY_P50_MS.name,
+];
+
 /// Reads `timeseries.csv` into one series per run, in order of first appearance, one
 /// record at a time (O(rows), nothing held as text).
 pub(crate) fn read_timeseries(path: &Path) -> Result<Vec<RunSeries>, PlotError> {
@@ -108,6 +124,7 @@ pub(crate) fn read_timeseries(path: &Path) -> Result<Vec<RunSeries>, PlotError> 
     for (c, name) in cols.iter_mut().zip(SERIES_COLUMNS) {
         *c = csv.index(name)?;
     }
+    let later = LATER_COLUMNS.map(|name| csv.index(name).ok());
     let mut out: Vec<RunSeries> = Vec::new();
     let mut at: BTreeMap<u64, usize> = BTreeMap::new();
     // The run of the previous row: rows of one run are usually together.
@@ -127,6 +144,20 @@ pub(crate) fn read_timeseries(path: &Path) -> Result<Vec<RunSeries>, PlotError> 
         let mut values = [None; SERIES_COLUMNS.len()];
         for (v, c) in values.iter_mut().zip(cols) {
             *v = csv.number(c, line)?;
+        }
+        let mut extra = [None; LATER_COLUMNS.len()];
+        for (v, c) in extra.iter_mut().zip(later) {
+            if let Some(c) = c {
+                *v = csv.number(c, line)?;
+            }
+        }
+        // An older folder: success lines from all completions, no failure line.
+        let (p50, p99) = (values[7], values[8]);
+        if later[0].is_none() {
+            extra[0] = p50;
+        }
+        if later[1].is_none() {
+            extra[1] = p99;
         }
         let k = match last {
             Some((r, k)) if r == run => k,
@@ -155,6 +186,14 @@ pub(crate) fn read_timeseries(path: &Path) -> Result<Vec<RunSeries>, PlotError> 
             &mut s.outage,
         ];
         for (f, v) in fields.into_iter().zip(values) {
+            f.push(v);
+        }
+        let fields = [
+            &mut s.success_latency_p50,
+            &mut s.success_latency_p99,
+            &mut s.failure_latency_p50,
+        ];
+        for (f, v) in fields.into_iter().zip(extra) {
             f.push(v);
         }
     }
