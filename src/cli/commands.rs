@@ -116,7 +116,7 @@ fn sweep(args: SweepArgs) -> Result<i32> {
         let files = if args.shard.is_some() {
             "summary.csv, timeseries.csv, herd.csv, manifest.toml, runs/"
         } else {
-            "summary.csv, aggregate.csv, timeseries.csv, herd.csv, manifest.toml, runs/"
+            "summary.csv, aggregate.csv, aggregate_long.csv, timeseries.csv, herd.csv, manifest.toml, runs/"
         };
         println!("wrote {}/{{{files}}}", out.display());
     }

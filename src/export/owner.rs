@@ -20,12 +20,13 @@ use thiserror::Error;
 use super::manifest::{FolderKind, Manifest, Output, ReadError};
 
 /// Result files at the top of a folder.
-pub const TOP_FILES: [&str; 6] = [
+pub const TOP_FILES: [&str; 7] = [
     "manifest.toml",
     "summary.csv",
     "timeseries.csv",
     "herd.csv",
     "aggregate.csv",
+    "aggregate_long.csv",
     "report.html",
 ];
 /// The entry that stands for the finished runs of a sweep (`runs/NNNNNN/`).

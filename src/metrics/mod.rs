@@ -5,6 +5,7 @@
 pub mod collapse;
 pub mod columns;
 pub mod format;
+pub mod interval;
 pub mod quantiles;
 pub mod recorder;
 pub mod recovery;

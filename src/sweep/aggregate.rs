@@ -1,64 +1,30 @@
-//! `aggregate.csv`: per grid cell, the mean of every numeric summary column over the
-//! replications with a 95% confidence interval (Student t, `n − 1` degrees of freedom).
+//! `aggregate.csv` and `aggregate_long.csv`: per grid cell, the mean of every numeric
+//! summary column over the replications with a 95% interval that stays inside the
+//! metric's domain ([`crate::metrics::interval`]; the catalog's
+//! [`interval_method`] says which): Wilson on the pooled counts for a fraction whose
+//! counts are columns (its mean is the pooled ratio `Σnumerator / Σdenominator`, so
+//! the mean lies inside its interval), Wilson over the runs for a flag, Student t
+//! clipped to `[0, 1]` for another fraction and at 0 for the rest.
 //!
-//! It is computed from the summary rows *as written* (parsed back from CSV), so a
-//! merged set of shards gives the same bytes as one unsharded sweep.
+//! `aggregate.csv` is wide (one line per cell, three columns per metric);
+//! `aggregate_long.csv` holds the same numbers as `cell, metric, n, mean, ci_low,
+//! ci_high`, one line per cell and metric in summary column order. Both are computed
+//! from the summary rows *as written* (parsed back from CSV), so a merged set of
+//! shards gives the same bytes as one unsharded sweep.
 
 use crate::export::csv::record;
-use crate::metrics::columns::{aggregate_columns, CELL, PARAM_PREFIX, RUNS};
+use crate::metrics::columns::{
+    aggregate_columns, interval_method, pooled_counts, AGGREGATE_LONG_COLUMNS, CELL, PARAM_PREFIX,
+    RUNS,
+};
+use crate::metrics::interval::{wilson, Method, Moments};
 use crate::metrics::summary::Cell;
 
-/// Two-sided 95% Student t quantiles for 1..=30 degrees of freedom.
-const T975: [f64; 30] = [
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-    2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-    2.052, 2.048, 2.045, 2.042,
-];
+pub use crate::metrics::interval::{mean_ci, t975};
 
-/// The 0.975 quantile of Student's t with `df` degrees of freedom.
-///
-/// ```
-/// use retrysim::sweep::aggregate::t975;
-/// assert_eq!(t975(1), 12.706);
-/// assert!((t975(1000) - 1.962).abs() < 0.001);
-/// ```
-pub fn t975(df: u64) -> f64 {
-    match df {
-        0 => f64::NAN,
-        1..=30 => T975[df as usize - 1],
-        // Beyond the table: the Cornish–Fisher expansion around the normal quantile.
-        _ => {
-            let z: f64 = 1.959_963_985;
-            let d = df as f64;
-            z + (z.powi(3) + z) / (4.0 * d)
-                + (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / (96.0 * d * d)
-        }
-    }
-}
-
-/// Mean and 95% confidence interval `(mean, low, high)` of a sample; a single value
-/// gives `low = high = mean`.
-///
-/// ```
-/// use retrysim::sweep::aggregate::mean_ci;
-/// let (m, lo, hi) = mean_ci(&[1.0, 2.0, 3.0]).unwrap();
-/// assert_eq!(m, 2.0);
-/// assert!((hi - m - 4.303 / 3f64.sqrt()).abs() < 1e-12);
-/// assert_eq!(mean_ci(&[]), None);
-/// ```
-pub fn mean_ci(xs: &[f64]) -> Option<(f64, f64, f64)> {
-    let n = xs.len();
-    if n == 0 {
-        return None;
-    }
-    let mean = xs.iter().sum::<f64>() / n as f64;
-    if n == 1 {
-        return Some((mean, mean, mean));
-    }
-    let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64;
-    let half = t975(n as u64 - 1) * (var / n as f64).sqrt();
-    Some((mean, mean - half, mean + half))
-}
+/// Whether a summary column is aggregated: every column but the run identity and the
+/// swept parameters (the catalog's [`is_metric`](crate::metrics::columns::is_metric)).
+pub use crate::metrics::columns::is_metric;
 
 fn parse(field: &str) -> Option<f64> {
     match field {
@@ -69,66 +35,109 @@ fn parse(field: &str) -> Option<f64> {
     }
 }
 
-/// Whether a summary column is aggregated: every column but the run identity and the
-/// swept parameters (the catalog's [`is_metric`](crate::metrics::columns::is_metric)).
-pub use crate::metrics::columns::is_metric;
+/// The two tables of [`render`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rendered {
+    /// `aggregate.csv`.
+    pub wide: String,
+    /// `aggregate_long.csv`.
+    pub long: String,
+}
 
-/// Renders `aggregate.csv` from summary rows (as CSV fields, in plan order) grouped in
-/// consecutive runs of `replications` rows per cell.
-pub fn render(columns: &[String], rows: &[Vec<String>], replications: usize) -> String {
+/// Renders `aggregate.csv` and `aggregate_long.csv` from summary rows (as CSV fields,
+/// in plan order) grouped in consecutive runs of `replications` rows per cell.
+pub fn render(columns: &[String], rows: &[Vec<String>], replications: usize) -> Rendered {
     let mut a = Aggregator::new(columns, replications);
-    let mut out = a.header();
+    let mut out = Rendered {
+        wide: a.header(),
+        long: a.long_header(),
+    };
+    let mut add = |l: CellLines| {
+        out.wide.push_str(&l.wide);
+        out.long.push_str(&l.long);
+    };
     for r in rows {
-        if let Some(line) = a.push(r) {
-            out.push_str(&line);
-        }
+        a.push(r).map(&mut add);
     }
-    out.push_str(&a.finish());
+    a.finish().map(add);
     out
 }
 
-/// Running mean and variance (Welford), summed in row order: deterministic.
-#[derive(Debug, Clone, Copy, Default)]
-struct Moments {
+/// One metric's running state within a cell.
+#[derive(Debug, Clone)]
+struct Metric {
+    /// Its summary column.
+    col: usize,
+    method: Method,
+    /// The numerator and denominator columns of a pooled fraction.
+    pool: Option<(usize, usize)>,
+    /// The values (Student t).
+    moments: Moments,
+    /// Successes and trials: pooled counts, or runs true and runs with a flag.
+    k: u64,
     n: u64,
-    mean: f64,
-    m2: f64,
 }
 
-impl Moments {
-    fn push(&mut self, x: f64) {
-        self.n += 1;
-        let d = x - self.mean;
-        self.mean += d / self.n as f64;
-        self.m2 += d * (x - self.mean);
-    }
-
-    /// Mean and 95% interval, as [`mean_ci`] gives them.
-    fn ci(&self) -> Option<(f64, f64, f64)> {
-        match self.n {
-            0 => None,
-            1 => Some((self.mean, self.mean, self.mean)),
-            n => {
-                let var = self.m2 / (n - 1) as f64;
-                let half = t975(n - 1) * (var / n as f64).sqrt();
-                Some((self.mean, self.mean - half, self.mean + half))
+impl Metric {
+    fn push(&mut self, row: &[String]) {
+        let field = |i: usize| row.get(i).map_or("", String::as_str);
+        match self.method {
+            Method::WilsonPooled => {
+                let (a, b) = self.pool.expect("a pooled metric has its counts");
+                if let (Ok(k), Ok(n)) = (field(a).parse::<u64>(), field(b).parse::<u64>()) {
+                    self.k = self.k.saturating_add(k);
+                    self.n = self.n.saturating_add(n);
+                }
+            }
+            Method::WilsonRuns => {
+                if let Some(x) = parse(field(self.col)) {
+                    self.k += u64::from(x != 0.0);
+                    self.n += 1;
+                }
+            }
+            Method::StudentT(_) => {
+                if let Some(x) = parse(field(self.col)) {
+                    self.moments.push(x);
+                }
             }
         }
     }
+
+    /// `n` (values, or pooled trials) and `(mean, low, high)` when there are values.
+    fn estimate(&self) -> (u64, Option<(f64, f64, f64)>) {
+        match self.method {
+            Method::WilsonPooled | Method::WilsonRuns => (self.n, wilson(self.k, self.n)),
+            Method::StudentT(d) => (self.moments.n(), self.moments.student_t(d)),
+        }
+    }
+
+    fn reset(&mut self) {
+        self.moments = Moments::default();
+        self.k = 0;
+        self.n = 0;
+    }
 }
 
-/// `aggregate.csv` computed row by row: one cell's moments at a time, so memory does
-/// not grow with the number of runs or replications.
+/// The lines a finished cell adds to each table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CellLines {
+    /// Its `aggregate.csv` line.
+    pub wide: String,
+    /// Its `aggregate_long.csv` lines, one per metric.
+    pub long: String,
+}
+
+/// `aggregate.csv` and `aggregate_long.csv` computed row by row: one cell's state at a
+/// time, so memory does not grow with the number of runs or replications.
 #[derive(Debug, Clone)]
 pub struct Aggregator {
     columns: Vec<String>,
     params: Vec<usize>,
-    metrics: Vec<usize>,
+    metrics: Vec<Metric>,
     replications: usize,
     cell: usize,
     rows: usize,
     first: Vec<String>,
-    moments: Vec<Moments>,
 }
 
 impl Aggregator {
@@ -137,12 +146,24 @@ impl Aggregator {
         let params: Vec<usize> = (0..columns.len())
             .filter(|&i| columns[i].starts_with(PARAM_PREFIX))
             .collect();
-        let metrics: Vec<usize> = (0..columns.len())
+        let index = |name: &str| columns.iter().position(|c| c == name);
+        let has = |name: &str| index(name).is_some();
+        let metrics = (0..columns.len())
             .filter(|&i| is_metric(&columns[i]))
+            .map(|col| {
+                let name = &columns[col];
+                Metric {
+                    col,
+                    method: interval_method(name, has),
+                    pool: pooled_counts(name, has).and_then(|(a, b)| Some((index(a)?, index(b)?))),
+                    moments: Moments::default(),
+                    k: 0,
+                    n: 0,
+                }
+            })
             .collect();
         Aggregator {
             columns: columns.to_vec(),
-            moments: vec![Moments::default(); metrics.len()],
             params,
             metrics,
             replications: replications.max(1),
@@ -152,19 +173,25 @@ impl Aggregator {
         }
     }
 
-    /// The header line.
+    /// The header line of `aggregate.csv`.
     pub fn header(&self) -> String {
         let mut header = vec![CELL.to_string()];
         header.extend(self.params.iter().map(|&i| self.columns[i].clone()));
         header.push(RUNS.into());
-        for &i in &self.metrics {
-            header.extend(aggregate_columns(&self.columns[i]));
+        for m in &self.metrics {
+            header.extend(aggregate_columns(&self.columns[m.col]));
         }
         record(&header)
     }
 
-    /// Adds a summary row (its fields); returns the cell's line when the row completes it.
-    pub fn push(&mut self, row: &[String]) -> Option<String> {
+    /// The header line of `aggregate_long.csv`.
+    pub fn long_header(&self) -> String {
+        record(AGGREGATE_LONG_COLUMNS)
+    }
+
+    /// Adds a summary row (its fields); returns the cell's lines when the row
+    /// completes it.
+    pub fn push(&mut self, row: &[String]) -> Option<CellLines> {
         if self.rows == 0 {
             self.first = self
                 .params
@@ -172,96 +199,128 @@ impl Aggregator {
                 .map(|&i| row.get(i).cloned().unwrap_or_default())
                 .collect();
         }
-        for (m, &i) in self.moments.iter_mut().zip(&self.metrics) {
-            if let Some(x) = row.get(i).and_then(|f| parse(f)) {
-                m.push(x);
-            }
-        }
+        self.metrics.iter_mut().for_each(|m| m.push(row));
         self.rows += 1;
-        (self.rows == self.replications).then(|| self.line())
+        (self.rows == self.replications).then(|| self.lines())
     }
 
-    /// The line of a last, partial cell (empty when the rows filled whole cells).
-    pub fn finish(&mut self) -> String {
-        if self.rows == 0 {
-            String::new()
-        } else {
-            self.line()
-        }
+    /// The lines of a last, partial cell (`None` when the rows filled whole cells).
+    pub fn finish(&mut self) -> Option<CellLines> {
+        (self.rows > 0).then(|| self.lines())
     }
 
-    fn line(&mut self) -> String {
-        let mut line = vec![self.cell.to_string()];
-        line.append(&mut self.first);
-        line.push(self.rows.to_string());
-        for m in &self.moments {
-            match m.ci() {
-                Some((m, lo, hi)) => line.extend([
-                    Cell::float(m).render(),
-                    Cell::float(lo).render(),
-                    Cell::float(hi).render(),
-                ]),
-                None => line.extend([String::new(), String::new(), String::new()]),
-            }
+    fn lines(&mut self) -> CellLines {
+        let cell = self.cell.to_string();
+        let mut wide = vec![cell.clone()];
+        wide.append(&mut self.first);
+        wide.push(self.rows.to_string());
+        let mut long = String::new();
+        for m in &mut self.metrics {
+            let (n, est) = m.estimate();
+            let fields = match est {
+                Some((mean, lo, hi)) => [mean, lo, hi].map(|x| Cell::float(x).render()),
+                None => Default::default(),
+            };
+            let mut row = vec![cell.clone(), self.columns[m.col].clone(), n.to_string()];
+            row.extend(fields.iter().cloned());
+            long.push_str(&record(&row));
+            wide.extend(fields);
+            m.reset();
         }
         self.cell += 1;
         self.rows = 0;
-        self.moments
-            .iter_mut()
-            .for_each(|m| *m = Moments::default());
-        record(&line)
+        CellLines {
+            wide: record(&wide),
+            long,
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::rng::stream;
-    use rand::RngExt;
-    use rand_distr::StandardNormal;
 
-    /// Coverage of the 95% interval on normal samples of 5: over 4000 trials the
-    /// fraction covering the true mean is 0.95 ± 0.0034 (sd); accept 0.93..0.97.
-    #[test]
-    fn the_confidence_interval_covers_the_true_mean_95_percent_of_the_time() {
-        let mut rng = stream(11, "ci");
-        let trials = 4000;
-        let mut covered = 0;
-        for _ in 0..trials {
-            let xs: Vec<f64> = (0..5)
-                .map(|_| 10.0 + 3.0 * rng.sample::<f64, _>(StandardNormal))
-                .collect();
-            let (_, lo, hi) = mean_ci(&xs).unwrap();
-            if lo <= 10.0 && 10.0 <= hi {
-                covered += 1;
-            }
-        }
-        let f = covered as f64 / trials as f64;
-        assert!((0.93..=0.97).contains(&f), "coverage {f}");
+    fn strings<const N: usize>(rows: &[[&str; N]]) -> Vec<Vec<String>> {
+        rows.iter()
+            .map(|r| r.iter().map(|s| s.to_string()).collect())
+            .collect()
     }
 
     #[test]
     fn cells_group_consecutive_rows_and_skip_empty_values() {
-        let cols: Vec<String> = ["run", "replication", "seed", "x", "flag", "param_k"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        let rows: Vec<Vec<String>> = [
+        let cols = &strings(&[["run", "replication", "seed", "x", "metastable", "param_k"]])[0];
+        let rows = strings(&[
             ["0", "0", "1", "1", "true", "a"],
             ["1", "1", "2", "3", "false", "a"],
             ["2", "0", "1", "", "true", "b"],
             ["3", "1", "2", "", "true", "b"],
-        ]
-        .iter()
-        .map(|r| r.iter().map(|s| s.to_string()).collect())
-        .collect();
-        let out = render(&cols, &rows, 2);
-        let lines: Vec<&str> = out.lines().collect();
+        ]);
+        let out = render(cols, &rows, 2);
+        let lines: Vec<&str> = out.wide.lines().collect();
         assert_eq!(
             lines[0],
-            "cell,param_k,runs,x_mean,x_ci_low,x_ci_high,flag_mean,flag_ci_low,flag_ci_high"
+            "cell,param_k,runs,x_mean,x_ci_low,x_ci_high,metastable_mean,metastable_ci_low,metastable_ci_high"
         );
-        assert!(lines[1].starts_with("0,a,2,2,"));
-        assert!(lines[2].starts_with("1,b,2,,,,1,1,1"));
+        // x: 2 ± 12.706 · √2 / √2, clipped at 0.
+        assert_eq!(lines[1], "0,a,2,2,0,14.706,0.5,0.0945312057,0.9054687943");
+        // Two runs true: Wilson of 2 of 2, low = 2 / (2 + z²).
+        let (_, lo, _) = wilson(2, 2).unwrap();
+        let lo = Cell::float(lo).render();
+        assert_eq!(lines[2], format!("1,b,2,,,,1,{lo},1"));
+        let long: Vec<&str> = out.long.lines().collect();
+        assert_eq!(
+            long,
+            [
+                "cell,metric,n,mean,ci_low,ci_high",
+                "0,x,2,2,0,14.706",
+                "0,metastable,2,0.5,0.0945312057,0.9054687943",
+                "1,x,0,,,",
+                &format!("1,metastable,2,1,{lo},1"),
+            ]
+        );
+    }
+
+    /// success_fraction pools Σsucceeded / Σlogical; a fraction without counts gets
+    /// the t interval clipped to [0, 1].
+    #[test]
+    fn a_pooled_fraction_is_the_ratio_of_the_summed_counts_inside_its_interval() {
+        let cols = &strings(&[[
+            "run",
+            "logical",
+            "succeeded",
+            "success_fraction",
+            "wasted_fraction",
+        ]])[0];
+        let rows = strings(&[
+            ["0", "100", "100", "1", "0"],
+            ["1", "300", "299", "0.996666667", "0.9"],
+            ["2", "0", "0", "", "1"],
+        ]);
+        let out = render(cols, &rows, 3);
+        let long: Vec<Vec<&str>> = out.long.lines().map(|l| l.split(',').collect()).collect();
+        let sf = long.iter().find(|r| r[1] == "success_fraction").unwrap();
+        let (p, lo, hi) = wilson(399, 400).unwrap();
+        assert_eq!(sf[2], "400");
+        assert_eq!(sf[3], Cell::float(p).render());
+        assert_eq!(sf[3], "0.9975");
+        // By hand: (0.9975 + z²/800 ± z·√(0.9975 · 0.0025/400 + z²/640000)) / (1 + z²/400).
+        assert_eq!((sf[4], sf[5]), ("0.9859767149", "0.9995585522"));
+        assert_eq!(sf[4], Cell::float(lo).render());
+        assert!(lo < p && p < hi && hi < 1.0);
+        let wf = long.iter().find(|r| r[1] == "wasted_fraction").unwrap();
+        let w: Vec<f64> = wf[3..].iter().map(|s| s.parse().unwrap()).collect();
+        // 0.633 ± 4.303 · 0.551 / √3 = 0.633 ± 1.369, clipped to [0, 1].
+        assert_eq!((wf[2], w[1], w[2]), ("3", 0.0, 1.0));
+        // Counts: a plain t, clipped at 0 (mean 133.3, raw low far below 0).
+        let lg = long.iter().find(|r| r[1] == "logical").unwrap();
+        assert_eq!(lg[4], "0");
+    }
+
+    #[test]
+    fn a_partial_last_cell_is_written_by_finish() {
+        let cols = &strings(&[["run", "x"]])[0];
+        let out = render(cols, &strings(&[["0", "1"], ["1", "2"], ["2", "5"]]), 2);
+        assert_eq!(out.wide.lines().last(), Some("1,1,5,5,5"));
+        assert_eq!(out.long.lines().count(), 3);
     }
 }

@@ -30,9 +30,9 @@ pub struct RunFolder {
 pub const RUNS_SHOWN: usize = 20;
 
 /// Runs the base point of a scenario (its replications, in parallel; any `[sweep]` is
-/// left out) into a run folder: the manifest, then the tables (`aggregate.csv` with
-/// replications), written as the runs finish in plan order, so memory does not grow
-/// with the number of replications.
+/// left out) into a run folder: the manifest, then the tables (`aggregate.csv` and
+/// `aggregate_long.csv` with replications), written as the runs finish in plan order,
+/// so memory does not grow with the number of replications.
 pub fn run_folder(
     loaded: &Loaded,
     dir: &Path,
@@ -58,7 +58,7 @@ pub fn run_folder(
         .map(String::from)
         .to_vec();
     if aggregate {
-        files.push("aggregate.csv".into());
+        files.extend(["aggregate.csv".into(), "aggregate_long.csv".into()]);
     }
     write_manifest(&claimed, &mut files, |f| {
         manifest::render(&plan.base, origin, plan.total_runs(), f)

@@ -234,7 +234,7 @@ fn sweep_files(complete: bool) -> Vec<String> {
         .to_vec();
     f.push(owner::RUNS_ENTRY.to_string());
     if complete {
-        f.push("aggregate.csv".to_string());
+        f.extend(["aggregate.csv", "aggregate_long.csv"].map(String::from));
     }
     f
 }

@@ -18,7 +18,7 @@ use crate::metrics::summary::Cell;
 use crate::run::RunResult;
 use crate::scenario::Scenario;
 
-use super::aggregate::Aggregator;
+use super::aggregate::{Aggregator, CellLines};
 use super::plan::{render_value, Plan};
 
 /// Folder of finished runs inside a sweep folder.
@@ -135,11 +135,39 @@ pub(crate) struct Tables {
     summary: AtomicFile,
     timeseries: AtomicFile,
     herd: AtomicFile,
-    aggregate: Option<(AtomicFile, Aggregator)>,
+    aggregate: Option<Aggregate>,
+}
+
+/// `aggregate.csv` and `aggregate_long.csv` being written, and their cell's state.
+#[derive(Debug)]
+struct Aggregate {
+    wide: AtomicFile,
+    long: AtomicFile,
+    cells: Aggregator,
+}
+
+impl Aggregate {
+    fn create(dir: &Path, plan: &Plan) -> io::Result<Aggregate> {
+        let cells = Aggregator::new(&plan.columns, plan.replications as usize);
+        let mut wide = AtomicFile::create(&dir.join("aggregate.csv"))?;
+        let mut long = AtomicFile::create(&dir.join("aggregate_long.csv"))?;
+        wide.write_all(cells.header().as_bytes())?;
+        long.write_all(cells.long_header().as_bytes())?;
+        Ok(Aggregate { wide, long, cells })
+    }
+
+    fn write(&mut self, lines: Option<CellLines>) -> io::Result<()> {
+        if let Some(l) = lines {
+            self.wide.write_all(l.wide.as_bytes())?;
+            self.long.write_all(l.long.as_bytes())?;
+        }
+        Ok(())
+    }
 }
 
 impl Tables {
-    /// Starts the tables of `plan` in `dir`; `aggregate.csv` too when `aggregate`.
+    /// Starts the tables of `plan` in `dir`; `aggregate.csv` and `aggregate_long.csv`
+    /// too when `aggregate`.
     pub(crate) fn create(dir: &Path, plan: &Plan, aggregate: bool) -> io::Result<Tables> {
         let mut summary = AtomicFile::create(&dir.join("summary.csv"))?;
         let mut timeseries = AtomicFile::create(&dir.join("timeseries.csv"))?;
@@ -148,10 +176,7 @@ impl Tables {
         timeseries.write_all(record(TIMESERIES_COLUMNS).as_bytes())?;
         herd.write_all(record(HERD_COLUMNS).as_bytes())?;
         let aggregate = if aggregate {
-            let a = Aggregator::new(&plan.columns, plan.replications as usize);
-            let mut f = AtomicFile::create(&dir.join("aggregate.csv"))?;
-            f.write_all(a.header().as_bytes())?;
-            Some((f, a))
+            Some(Aggregate::create(dir, plan)?)
         } else {
             None
         };
@@ -168,16 +193,15 @@ impl Tables {
         self.summary.write_all(c.summary.as_bytes())?;
         self.timeseries.write_all(c.timeseries.as_bytes())?;
         self.herd.write_all(c.herd.as_bytes())?;
-        if let Some((f, a)) = &mut self.aggregate {
+        if let Some(a) = &mut self.aggregate {
             let mut rdr = csv::ReaderBuilder::new()
                 .has_headers(false)
                 .from_reader(c.summary.as_bytes());
             for rec in rdr.records() {
                 let rec = rec.map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
                 let fields: Vec<String> = rec.iter().map(str::to_string).collect();
-                if let Some(line) = a.push(&fields) {
-                    f.write_all(line.as_bytes())?;
-                }
+                let lines = a.cells.push(&fields);
+                a.write(lines)?;
             }
         }
         Ok(())
@@ -188,16 +212,19 @@ impl Tables {
         self.summary.commit()?;
         self.timeseries.commit()?;
         self.herd.commit()?;
-        if let Some((mut f, mut a)) = self.aggregate {
-            f.write_all(a.finish().as_bytes())?;
-            f.commit()?;
+        if let Some(mut a) = self.aggregate {
+            let lines = a.cells.finish();
+            a.write(lines)?;
+            a.wide.commit()?;
+            a.long.commit()?;
         }
         Ok(())
     }
 }
 
 /// Writes the tables of `runs` (in the order given) into `dir`, streaming: one run's
-/// rows at a time come from `chunk`. `aggregate.csv` is written when `aggregate` is set.
+/// rows at a time come from `chunk`. `aggregate.csv` and `aggregate_long.csv` are
+/// written when `aggregate` is set.
 pub(crate) fn write_tables(
     dir: &Path,
     plan: &Plan,

@@ -44,9 +44,10 @@ const RUNS: usize = 60;
 /// Longest any step may take.
 const TIMEOUT: Duration = Duration::from_secs(120);
 /// The files a finished sweep folder holds at the top (`--no-plots`).
-const TABLES: [&str; 5] = [
+const TABLES: [&str; 6] = [
     "summary.csv",
     "aggregate.csv",
+    "aggregate_long.csv",
     "timeseries.csv",
     "herd.csv",
     "manifest.toml",

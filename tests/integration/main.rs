@@ -14,6 +14,7 @@ mod explain;
 mod fuzz;
 mod golden;
 mod interrupt;
+mod intervals;
 mod occ;
 mod output_safety;
 mod planner_metrics;

@@ -30,9 +30,10 @@ mode = { kind = "fail" }
 "fleets.0.arrival.rate" = { from = 100, to = 400, step = 150 }
 "#;
 
-const FILES: [&str; 6] = [
+const FILES: [&str; 7] = [
     "summary.csv",
     "aggregate.csv",
+    "aggregate_long.csv",
     "timeseries.csv",
     "herd.csv",
     "manifest.toml",
@@ -216,7 +217,12 @@ fn a_sweep_resumes_from_the_runs_on_disk_with_the_same_bytes() {
     for run in (0..27).step_by(3) {
         std::fs::remove_dir_all(p.join(format!("part/runs/{run:06}"))).unwrap();
     }
-    for f in ["summary.csv", "aggregate.csv", "timeseries.csv"] {
+    for f in [
+        "summary.csv",
+        "aggregate.csv",
+        "aggregate_long.csv",
+        "timeseries.csv",
+    ] {
         std::fs::remove_file(p.join("part").join(f)).unwrap();
     }
     let out = retrysim(p, &["sweep", "sw.toml", "--no-plots", "--out", "part"]);
