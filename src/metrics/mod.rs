@@ -4,6 +4,7 @@
 
 pub mod columns;
 pub mod format;
+pub mod ordinal;
 pub mod recorder;
 pub mod recovery;
 pub mod summary;

@@ -15,6 +15,8 @@ use hdrhistogram::Histogram;
 use crate::engine::Nanos;
 use crate::model::outcome::Class;
 
+use super::ordinal::{End, Ordinals};
+
 /// One bucket of the time series, as raw counts and areas.
 #[derive(Debug, Clone, Default)]
 pub struct BucketRow {
@@ -127,6 +129,8 @@ pub struct RunMetrics {
     pub in_flight: u64,
     /// When the run stopped.
     pub end: Nanos,
+    /// Attempts by layer, ordinal and how they ended.
+    pub ordinals: Ordinals,
 }
 
 impl RunMetrics {
@@ -170,6 +174,7 @@ pub struct Recorder {
     herd_width: Nanos,
     herd: Vec<u64>,
     herd_writes: bool,
+    ordinals: Ordinals,
 }
 
 /// The nearest-rank `q`-quantile of `xs` (reorders `xs`; linear time).
@@ -227,6 +232,7 @@ impl Recorder {
             herd_width,
             herd: vec![0; herd_n],
             herd_writes: false,
+            ordinals: Ordinals::new(layers),
         }
     }
 
@@ -403,6 +409,12 @@ impl Recorder {
         }
     }
 
+    /// Attempt `ordinal` of a call into layer `depth` ended with `end`.
+    #[inline]
+    pub fn attempt_end(&mut self, depth: usize, ordinal: u32, end: End) {
+        self.ordinals.record(depth, ordinal, end);
+    }
+
     /// Layer `depth` made a call below.
     #[inline]
     pub fn layer_call(&mut self, depth: usize) {
@@ -484,6 +496,7 @@ impl Recorder {
             herd,
             in_flight,
             end,
+            ordinals: self.ordinals,
         }
     }
 }

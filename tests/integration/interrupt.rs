@@ -44,11 +44,12 @@ const RUNS: usize = 60;
 /// Longest any step may take.
 const TIMEOUT: Duration = Duration::from_secs(120);
 /// The files a finished sweep folder holds at the top (`--no-plots`).
-const TABLES: [&str; 5] = [
+const TABLES: [&str; 6] = [
     "summary.csv",
     "aggregate.csv",
     "timeseries.csv",
     "herd.csv",
+    "attempts_by_ordinal.csv",
     "manifest.toml",
 ];
 
@@ -187,7 +188,12 @@ fn only_whole_files(out: &Path, tmp_allowed: bool) -> usize {
         files.sort();
         assert_eq!(
             files,
-            ["herd.csv", "summary.csv", "timeseries.csv"],
+            [
+                "attempts_by_ordinal.csv",
+                "herd.csv",
+                "summary.csv",
+                "timeseries.csv"
+            ],
             "run {name}"
         );
         for f in &files {

@@ -15,6 +15,7 @@ mod fuzz;
 mod golden;
 mod interrupt;
 mod occ;
+mod ordinals;
 mod output_safety;
 mod plots;
 mod policies;
