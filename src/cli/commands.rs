@@ -114,9 +114,9 @@ fn sweep(args: SweepArgs) -> Result<i32> {
             outcome.resumed,
         );
         let files = if args.shard.is_some() {
-            "summary.csv, timeseries.csv, herd.csv, manifest.toml, runs/"
+            "summary.csv, timeseries.csv, herd.csv, attempts_by_ordinal.csv, manifest.toml, runs/"
         } else {
-            "summary.csv, aggregate.csv, aggregate_long.csv, timeseries.csv, herd.csv, manifest.toml, runs/"
+            "summary.csv, aggregate.csv, aggregate_long.csv, timeseries.csv, herd.csv, attempts_by_ordinal.csv, manifest.toml, runs/"
         };
         println!("wrote {}/{{{files}}}", out.display());
     }
@@ -182,7 +182,7 @@ fn print_run_table(loaded: &Loaded, folder: &RunFolder) {
         );
     }
     println!(
-        "wrote {}/{{summary.csv, timeseries.csv, herd.csv, manifest.toml}}",
+        "wrote {}/{{summary.csv, timeseries.csv, herd.csv, attempts_by_ordinal.csv, manifest.toml}}",
         folder.out.display()
     );
 }

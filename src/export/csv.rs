@@ -8,7 +8,7 @@ use crate::metrics::summary::{Cell, Summary};
 use crate::metrics::BucketRow;
 use crate::run::RunResult;
 
-pub use crate::metrics::columns::{HERD_COLUMNS, TIMESERIES_COLUMNS};
+pub use crate::metrics::columns::{ATTEMPTS_BY_ORDINAL_COLUMNS, HERD_COLUMNS, TIMESERIES_COLUMNS};
 
 /// A writer of CSV records into memory: RFC 4180 quoting where needed (a field holding
 /// a comma, quote or line break is quoted, its quotes doubled), `\n` line ends.
@@ -225,6 +225,23 @@ pub fn herd_rows(r: &RunResult) -> String {
     text(w)
 }
 
+/// The `attempts_by_ordinal.csv` rows of a run: counts above 0 by layer, ordinal and
+/// outcome, in that order (see [`crate::metrics::ordinal`]).
+pub fn ordinal_rows(r: &RunResult) -> String {
+    let mut w = writer();
+    for (layer, ordinal, end, n) in r.metrics.ordinals.rows() {
+        let row: [Cell; ATTEMPTS_BY_ORDINAL_COLUMNS.len()] = [
+            Cell::Int(r.run),
+            Cell::Int(layer as u64),
+            Cell::Int(u64::from(ordinal)),
+            Cell::Text(end.name().to_string()),
+            Cell::Int(n),
+        ];
+        let _ = w.write_record(row.iter().map(Cell::render));
+    }
+    text(w)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -381,6 +398,15 @@ arrival = { kind = "constant", rate = 10 }
         assert_eq!(HERD_COLUMNS.to_vec(), HERD.map(|c| c.name).to_vec());
         for l in herd_rows(&r).lines() {
             assert_eq!(l.split(',').count(), HERD.len(), "{l}");
+        }
+        let ord = ordinal_rows(&r);
+        assert!(!ord.is_empty());
+        for l in ord.lines() {
+            assert_eq!(
+                l.split(',').count(),
+                columns::ATTEMPTS_BY_ORDINAL.len(),
+                "{l}"
+            );
         }
     }
 

@@ -20,19 +20,25 @@ use thiserror::Error;
 use super::manifest::{FolderKind, Manifest, Output, ReadError};
 
 /// Result files at the top of a folder.
-pub const TOP_FILES: [&str; 7] = [
+pub const TOP_FILES: [&str; 8] = [
     "manifest.toml",
     "summary.csv",
     "timeseries.csv",
     "herd.csv",
+    "attempts_by_ordinal.csv",
     "aggregate.csv",
     "aggregate_long.csv",
     "report.html",
 ];
 /// The entry that stands for the finished runs of a sweep (`runs/NNNNNN/`).
 pub const RUNS_ENTRY: &str = "runs/";
-/// The three files inside a finished run's folder.
-pub const RUN_FILES: [&str; 3] = ["summary.csv", "timeseries.csv", "herd.csv"];
+/// The files inside a finished run's folder.
+pub const RUN_FILES: [&str; 4] = [
+    "summary.csv",
+    "timeseries.csv",
+    "herd.csv",
+    "attempts_by_ordinal.csv",
+];
 
 /// What can stop retrysim from writing into a folder.
 #[derive(Debug, Error)]

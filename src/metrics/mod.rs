@@ -6,6 +6,7 @@ pub mod collapse;
 pub mod columns;
 pub mod format;
 pub mod interval;
+pub mod ordinal;
 pub mod quantiles;
 pub mod recorder;
 pub mod recovery;

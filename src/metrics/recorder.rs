@@ -15,6 +15,7 @@ use hdrhistogram::Histogram;
 use crate::engine::Nanos;
 use crate::model::outcome::Class;
 
+use super::ordinal::{End, Ordinals};
 pub use super::quantiles::MAX_BUCKET_SAMPLES;
 use super::quantiles::{new_histogram, BucketQuantiles};
 
@@ -166,6 +167,8 @@ pub struct RunMetrics {
     pub in_flight: u64,
     /// When the run stopped.
     pub end: Nanos,
+    /// Attempts by layer, ordinal and how they ended.
+    pub ordinals: Ordinals,
 }
 
 impl RunMetrics {
@@ -212,6 +215,7 @@ pub struct Recorder {
     herd_width: Nanos,
     herd: Vec<u64>,
     herd_writes: bool,
+    ordinals: Ordinals,
 }
 
 /// A latency in whole microseconds, rounded up, at least 1 (the histograms' unit).
@@ -265,6 +269,7 @@ impl Recorder {
             herd_width,
             herd: vec![0; herd_n],
             herd_writes: false,
+            ordinals: Ordinals::new(layers),
         }
     }
 
@@ -468,6 +473,12 @@ impl Recorder {
         }
     }
 
+    /// Attempt `ordinal` of a call into layer `depth` ended with `end`.
+    #[inline]
+    pub fn attempt_end(&mut self, depth: usize, ordinal: u32, end: End) {
+        self.ordinals.record(depth, ordinal, end);
+    }
+
     /// Layer `depth` made a call below.
     #[inline]
     pub fn layer_call(&mut self, depth: usize) {
@@ -552,6 +563,7 @@ impl Recorder {
             herd,
             in_flight,
             end,
+            ordinals: self.ordinals,
         }
     }
 }

@@ -11,8 +11,14 @@
 //! (its breaker is open, its budget refuses, its deadline passes) goes through
 //! [`World::fail_call`] or [`World::fail_attempt`], which count it; an outcome that
 //! comes from below is passed on uncounted.
+//!
+//! Each attempt is also counted once by its ordinal, when it ends, as this call sees
+//! it end (see [`crate::metrics::ordinal`]): an answer or a timer here, a refusal
+//! before it left (breaker, budget, limiter, deadline), a cancellation from above, or
+//! at the end of the run [`World::count_attempts_in_flight`].
 
 use crate::engine::{Nanos, Scheduler};
+use crate::metrics::ordinal::End;
 use crate::model::breaker::Placement;
 
 use super::backoff::{self, Failure};
@@ -74,11 +80,13 @@ impl World {
         let fi = self.fleet_of(node);
         let n = self.arena.nodes[node as usize];
         let r = self.arena.reqs[n.req as usize];
+        let depth = n.depth as usize;
         if now >= r.deadline {
+            self.rec
+                .attempt_end(depth, 1, End::Class(Class::DeadlineExceeded));
             self.abandon(node, s);
             return;
         }
-        let depth = n.depth as usize;
         let layer = &mut self.fleets[fi].layers[depth];
         let instance = (u64::from(r.client) % layer.cfg.instances) as u32;
         {
@@ -96,6 +104,8 @@ impl World {
         if layer.breaker_at(Placement::Outside) {
             let admitted = self.breaker_allow(fi, depth, instance, s);
             if !admitted {
+                self.rec
+                    .attempt_end(depth, 1, End::Class(Class::BreakerOpen));
                 self.fail_call(node, Outcome::of(Class::BreakerOpen), s);
                 return;
             }
@@ -111,11 +121,15 @@ impl World {
         let fi = self.fleet_of(node);
         let n = self.arena.nodes[node as usize];
         let deadline = self.arena.reqs[n.req as usize].deadline;
+        let depth = n.depth as usize;
         if now >= deadline {
+            // The next attempt could not be sent: the deadline passed first.
+            let next = n.attempts + 1;
+            self.rec
+                .attempt_end(depth, next, End::Class(Class::DeadlineExceeded));
             self.abandon(node, s);
             return;
         }
-        let depth = n.depth as usize;
         match self.fleets[fi].layers[depth].limiter_gate(n.instance, now) {
             Gate::Pass => {}
             Gate::Reject => {
@@ -195,6 +209,8 @@ impl World {
         if now >= self.arena.reqs[n.req as usize].deadline {
             // The deadline, not the attempt timeout: counted once, at the request. It
             // cancels the attempt.
+            self.rec
+                .attempt_end(depth, n.attempts, End::Class(Class::DeadlineExceeded));
             if n.inside_admitted {
                 let ok = self.cancel_is_success(fi, depth);
                 self.breaker_record(fi, depth, n.instance, ok, node, s);
@@ -203,6 +219,8 @@ impl World {
             return;
         }
         self.rec.outcome(Class::Timeout);
+        self.rec
+            .attempt_end(depth, n.attempts, End::Class(Class::Timeout));
         if n.inside_admitted {
             self.breaker_record(fi, depth, n.instance, false, node, s);
         }
@@ -227,6 +245,8 @@ impl World {
         let ok = outcome.class == Class::Success;
         let now = s.now();
         self.attempt_over(fi, depth, n.instance, now, Some(outcome.class));
+        self.rec
+            .attempt_end(depth, n.attempts, End::Class(outcome.class));
         if n.inside_admitted {
             self.breaker_record(fi, depth, n.instance, ok, node, s);
         }
@@ -243,6 +263,9 @@ impl World {
     /// Counts an attempt's failure that arises at this layer (`class`), then decides
     /// what follows it.
     fn fail_attempt(&mut self, node: u32, class: Class, s: &mut Scheduler<Packed>) {
+        let n = self.arena.nodes[node as usize];
+        self.rec
+            .attempt_end(n.depth as usize, n.attempts, End::Class(class));
         self.rec.outcome(class);
         self.attempt_failed(node, Outcome::of(class), s);
     }
@@ -273,7 +296,11 @@ impl World {
             }
             None => false,
         };
+        // A retry refused here is how the next ordinal ended.
+        let next = n.attempts + 1;
         if refused {
+            self.rec
+                .attempt_end(depth, next, End::Class(Class::BudgetExhausted));
             self.fail_call(node, Outcome::of(Class::BudgetExhausted), s);
             return;
         }
@@ -297,6 +324,8 @@ impl World {
         );
         let wake = now.saturating_add(wait);
         if wake > r.deadline || (call_deadline < r.deadline && wake >= call_deadline) {
+            self.rec
+                .attempt_end(depth, next, End::Class(Class::DeadlineExceeded));
             if now >= r.deadline {
                 self.abandon(node, s);
             } else {
@@ -316,6 +345,8 @@ impl World {
                     b.on_retry_scheduled(wake);
                 }
                 None => {
+                    self.rec
+                        .attempt_end(depth, next, End::Class(Class::BudgetExhausted));
                     self.fail_call(node, Outcome::of(Class::BudgetExhausted), s);
                     return;
                 }
@@ -438,11 +469,24 @@ impl World {
             NodeState::Waiting => {
                 let fi = self.fleet_of(node);
                 self.attempt_over(fi, n.depth as usize, n.instance, s.now(), None);
+                self.rec
+                    .attempt_end(n.depth as usize, n.attempts, End::Cancelled);
                 self.cancel(n.child, n.child_gen, s);
                 self.end_silently(node, s);
             }
             NodeState::Sleeping | NodeState::InTransit => self.end_silently(node, s),
             NodeState::Queued => self.leave_queue(node, s),
+        }
+    }
+
+    /// Counts, as the run ends, every attempt still in flight (a call waiting for its
+    /// attempt; a dependency attempt is never `Waiting`).
+    pub(super) fn count_attempts_in_flight(&mut self) {
+        for n in &self.arena.nodes {
+            if n.state == NodeState::Waiting {
+                self.rec
+                    .attempt_end(n.depth as usize, n.attempts, End::InFlight);
+            }
         }
     }
 

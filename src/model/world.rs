@@ -121,7 +121,8 @@ impl World {
     }
 
     /// Ends the run and hands over the measurements.
-    pub fn finish(self, end: Nanos, events: u64) -> RunMetrics {
+    pub fn finish(mut self, end: Nanos, events: u64) -> RunMetrics {
+        self.count_attempts_in_flight();
         let level = self.budget_level_at(end);
         let end = end.min(self.horizon);
         self.rec

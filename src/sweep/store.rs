@@ -9,8 +9,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::export::csv::{
-    herd_rows, record, spreadsheet_safe, summary_row, timeseries_rows, HERD_COLUMNS,
-    TIMESERIES_COLUMNS,
+    herd_rows, ordinal_rows, record, spreadsheet_safe, summary_row, timeseries_rows,
+    ATTEMPTS_BY_ORDINAL_COLUMNS, HERD_COLUMNS, TIMESERIES_COLUMNS,
 };
 use crate::export::AtomicFile;
 use crate::metrics::columns::{param_column, TRUNCATED};
@@ -33,6 +33,8 @@ pub struct Chunk {
     pub timeseries: String,
     /// Its `herd.csv` rows.
     pub herd: String,
+    /// Its `attempts_by_ordinal.csv` rows.
+    pub ordinals: String,
 }
 
 /// Renders the rows of a finished run of `plan`, whose cell's scenario is `scn`.
@@ -53,6 +55,7 @@ pub(crate) fn render_chunk(plan: &Plan, r: &RunResult, scn: &Scenario) -> Chunk 
         summary: summary_row(&s, &plan.columns),
         timeseries: timeseries_rows(r, scn.dependency.servers),
         herd: herd_rows(r),
+        ordinals: ordinal_rows(r),
     }
 }
 
@@ -86,6 +89,7 @@ pub(crate) fn write_chunk(dir: &Path, run: u64, c: &Chunk) -> io::Result<()> {
         ("summary.csv", &c.summary),
         ("timeseries.csv", &c.timeseries),
         ("herd.csv", &c.herd),
+        ("attempts_by_ordinal.csv", &c.ordinals),
     ] {
         std::fs::write(tmp.join(name), text)?;
     }
@@ -105,6 +109,7 @@ pub(crate) fn read_chunk(dir: &Path, run: u64) -> io::Result<Chunk> {
         summary: read("summary.csv")?,
         timeseries: read("timeseries.csv")?,
         herd: read("herd.csv")?,
+        ordinals: read("attempts_by_ordinal.csv")?,
     })
 }
 
@@ -135,6 +140,7 @@ pub(crate) struct Tables {
     summary: AtomicFile,
     timeseries: AtomicFile,
     herd: AtomicFile,
+    ordinals: AtomicFile,
     aggregate: Option<Aggregate>,
 }
 
@@ -175,6 +181,8 @@ impl Tables {
         summary.write_all(record(&plan.columns).as_bytes())?;
         timeseries.write_all(record(TIMESERIES_COLUMNS).as_bytes())?;
         herd.write_all(record(HERD_COLUMNS).as_bytes())?;
+        let mut ordinals = AtomicFile::create(&dir.join("attempts_by_ordinal.csv"))?;
+        ordinals.write_all(record(ATTEMPTS_BY_ORDINAL_COLUMNS).as_bytes())?;
         let aggregate = if aggregate {
             Some(Aggregate::create(dir, plan)?)
         } else {
@@ -184,6 +192,7 @@ impl Tables {
             summary,
             timeseries,
             herd,
+            ordinals,
             aggregate,
         })
     }
@@ -193,6 +202,7 @@ impl Tables {
         self.summary.write_all(c.summary.as_bytes())?;
         self.timeseries.write_all(c.timeseries.as_bytes())?;
         self.herd.write_all(c.herd.as_bytes())?;
+        self.ordinals.write_all(c.ordinals.as_bytes())?;
         if let Some(a) = &mut self.aggregate {
             let mut rdr = csv::ReaderBuilder::new()
                 .has_headers(false)
@@ -212,6 +222,7 @@ impl Tables {
         self.summary.commit()?;
         self.timeseries.commit()?;
         self.herd.commit()?;
+        self.ordinals.commit()?;
         if let Some(mut a) = self.aggregate {
             let lines = a.cells.finish();
             a.write(lines)?;

@@ -58,7 +58,12 @@ fn the_dictionary_of_a_scenario_is_exactly_the_columns_its_run_writes() {
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let dict = dictionary(d.path(), &[scn, "--set", "duration=\"5s\""]);
-    for file in ["summary.csv", "timeseries.csv", "herd.csv"] {
+    for file in [
+        "summary.csv",
+        "timeseries.csv",
+        "herd.csv",
+        "attempts_by_ordinal.csv",
+    ] {
         let listed: Vec<String> = dict
             .iter()
             .filter(|e| e[0] == file)

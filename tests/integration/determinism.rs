@@ -51,7 +51,13 @@ fn the_same_scenario_and_seed_give_byte_identical_files_at_any_thread_count() {
     assert!(retrysim(&args_a, "1").status.success());
     assert!(retrysim(&args_b, "2").status.success());
     let fa = files(&a);
-    assert!(fa.len() >= 4);
+    assert!(fa.len() >= 5);
+    // attempts_by_ordinal.csv has a header and rows of each of the 3 runs.
+    let ord = fa
+        .iter()
+        .find(|(n, _)| n == "attempts_by_ordinal.csv")
+        .unwrap();
+    assert!(String::from_utf8_lossy(&ord.1).lines().count() > 3);
     assert_eq!(fa, files(&b));
     // A different seed changes the results.
     let c = d.path().join("c");

@@ -44,12 +44,13 @@ const RUNS: usize = 60;
 /// Longest any step may take.
 const TIMEOUT: Duration = Duration::from_secs(120);
 /// The files a finished sweep folder holds at the top (`--no-plots`).
-const TABLES: [&str; 6] = [
+const TABLES: [&str; 7] = [
     "summary.csv",
     "aggregate.csv",
     "aggregate_long.csv",
     "timeseries.csv",
     "herd.csv",
+    "attempts_by_ordinal.csv",
     "manifest.toml",
 ];
 
@@ -188,7 +189,12 @@ fn only_whole_files(out: &Path, tmp_allowed: bool) -> usize {
         files.sort();
         assert_eq!(
             files,
-            ["herd.csv", "summary.csv", "timeseries.csv"],
+            [
+                "attempts_by_ordinal.csv",
+                "herd.csv",
+                "summary.csv",
+                "timeseries.csv"
+            ],
             "run {name}"
         );
         for f in &files {

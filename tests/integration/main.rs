@@ -16,6 +16,7 @@ mod golden;
 mod interrupt;
 mod intervals;
 mod occ;
+mod ordinals;
 mod output_safety;
 mod planner_metrics;
 mod plots;

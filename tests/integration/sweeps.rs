@@ -30,14 +30,16 @@ mode = { kind = "fail" }
 "fleets.0.arrival.rate" = { from = 100, to = 400, step = 150 }
 "#;
 
-const FILES: [&str; 7] = [
+const FILES: [&str; 9] = [
     "summary.csv",
     "aggregate.csv",
     "aggregate_long.csv",
     "timeseries.csv",
     "herd.csv",
+    "attempts_by_ordinal.csv",
     "manifest.toml",
     "runs/000007/summary.csv",
+    "runs/000007/attempts_by_ordinal.csv",
 ];
 
 /// The same tables (manifests as [`crate::common::comparable`] compares them).
