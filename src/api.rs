@@ -117,6 +117,14 @@ pub fn run_to_folder(loaded: &Loaded, target: &Target) -> Result<RunFolder, Erro
     )?)
 }
 
+/// The column dictionary of the folder a loaded scenario writes (its `columns.csv`):
+/// the sweep folder's when it has a `[sweep]` (its grid planned, its `param_` columns
+/// named), else the run folder's (`aggregate.csv` with replications).
+pub fn column_dictionary(loaded: Loaded) -> Result<Vec<crate::metrics::columns::Entry>, Error> {
+    let aggregate = loaded.file.sweep.is_some() || loaded.scenario.replications > 1;
+    Ok(sweep::plan(loaded)?.dictionary(aggregate))
+}
+
 /// Plans the `[sweep]` grid of a loaded scenario; a scenario without one is refused.
 pub fn plan_sweep(loaded: Loaded) -> Result<Plan, Error> {
     if loaded.file.sweep.is_none() {

@@ -65,7 +65,7 @@ pub mod sweep;
 pub mod truncation;
 
 pub use api::{
-    draw_folder, explain_scenario, load_scenario, merge_shards, plan_sweep, run_scenario,
-    run_sweep, run_to_folder, sweep_out, Explained, Overrides, Target,
+    column_dictionary, draw_folder, explain_scenario, load_scenario, merge_shards, plan_sweep,
+    run_scenario, run_sweep, run_to_folder, sweep_out, Explained, Overrides, Target,
 };
 pub use error::{Error, Truncation};

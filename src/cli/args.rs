@@ -64,14 +64,18 @@ pub enum Command {
         scenarios: Vec<PathBuf>,
     },
     /// Print the column dictionary as CSV (file, column, unit, kind, description): every
-    /// column of summary.csv, timeseries.csv and herd.csv. With a scenario, its layers'
-    /// and fleets' columns by name; without, their templates.
+    /// column of every results file. With a scenario, those of the folder it writes
+    /// (its columns.csv: a sweep's with a [sweep]), its layers', fleets' and swept keys'
+    /// columns by name; without, their templates.
     Columns {
         /// Scenario file whose columns to list.
         scenario: Option<PathBuf>,
         /// Override a scenario key (repeatable), as for `run`.
         #[arg(long = "set", value_name = "KEY=VALUE", requires = "scenario")]
         set: Vec<String>,
+        /// Print Markdown tables, one per file, instead of CSV.
+        #[arg(long)]
+        markdown: bool,
     },
     /// Print the resolved model (capacity, offered load, worst-case attempts, budgets,
     /// backoff against deadlines) and lint it for retry anti-patterns.

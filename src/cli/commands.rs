@@ -26,24 +26,31 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
             force,
         } => merge(&dirs, &out, force, (!no_plots).then_some(format)),
         Command::Validate { scenarios } => Ok(validate(&scenarios)),
-        Command::Columns { scenario, set } => columns(scenario.as_deref(), set),
+        Command::Columns {
+            scenario,
+            set,
+            markdown,
+        } => columns(scenario.as_deref(), set, markdown),
         Command::Explain(args) => explain(args),
         Command::Plot { dir, format } => plot(&dir, format),
         Command::Check(args) => super::check::check(args),
     }
 }
 
-fn columns(scenario: Option<&Path>, sets: Vec<String>) -> Result<i32> {
-    let layout = match scenario {
+fn columns(scenario: Option<&Path>, sets: Vec<String>, markdown: bool) -> Result<i32> {
+    let entries = match scenario {
         Some(p) => {
             let overrides = Overrides { sets, seed: None };
             let loaded = retrysim::load_scenario(Some(p), &overrides)?;
-            Some(retrysim::metrics::summary::Layout::of(&loaded.scenario))
+            retrysim::column_dictionary(loaded)?
         }
-        None => None,
+        None => retrysim::metrics::columns::dictionary(None),
     };
-    let entries = retrysim::metrics::columns::dictionary(layout.as_ref());
-    print!("{}", retrysim::export::csv::dictionary(&entries));
+    if markdown {
+        print!("{}", retrysim::export::markdown::dictionary(&entries));
+    } else {
+        print!("{}", retrysim::export::csv::dictionary(&entries));
+    }
     Ok(0)
 }
 
@@ -114,9 +121,9 @@ fn sweep(args: SweepArgs) -> Result<i32> {
             outcome.resumed,
         );
         let files = if args.shard.is_some() {
-            "summary.csv, timeseries.csv, herd.csv, attempts_by_ordinal.csv, manifest.toml, runs/"
+            "summary.csv, timeseries.csv, herd.csv, attempts_by_ordinal.csv, columns.csv, manifest.toml, runs/"
         } else {
-            "summary.csv, aggregate.csv, aggregate_long.csv, timeseries.csv, herd.csv, attempts_by_ordinal.csv, manifest.toml, runs/"
+            "summary.csv, aggregate.csv, aggregate_long.csv, timeseries.csv, herd.csv, attempts_by_ordinal.csv, columns.csv, manifest.toml, runs/"
         };
         println!("wrote {}/{{{files}}}", out.display());
     }
@@ -182,7 +189,7 @@ fn print_run_table(loaded: &Loaded, folder: &RunFolder) {
         );
     }
     println!(
-        "wrote {}/{{summary.csv, timeseries.csv, herd.csv, attempts_by_ordinal.csv, manifest.toml}}",
+        "wrote {}/{{summary.csv, timeseries.csv, herd.csv, attempts_by_ordinal.csv, columns.csv, manifest.toml}}",
         folder.out.display()
     );
 }

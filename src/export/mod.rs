@@ -4,6 +4,7 @@
 pub(crate) mod atomic;
 pub mod csv;
 pub mod manifest;
+pub mod markdown;
 pub mod owner;
 
 pub use atomic::{write_atomic, AtomicFile};

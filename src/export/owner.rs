@@ -20,8 +20,9 @@ use thiserror::Error;
 use super::manifest::{FolderKind, Manifest, Output, ReadError};
 
 /// Result files at the top of a folder.
-pub const TOP_FILES: [&str; 8] = [
+pub const TOP_FILES: [&str; 9] = [
     "manifest.toml",
+    "columns.csv",
     "summary.csv",
     "timeseries.csv",
     "herd.csv",

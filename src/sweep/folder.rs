@@ -60,6 +60,7 @@ pub fn run_folder(
         "timeseries.csv",
         "herd.csv",
         "attempts_by_ordinal.csv",
+        "columns.csv",
     ]
     .map(String::from)
     .to_vec();

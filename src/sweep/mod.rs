@@ -235,6 +235,7 @@ fn sweep_files(complete: bool) -> Vec<String> {
         "timeseries.csv",
         "herd.csv",
         "attempts_by_ordinal.csv",
+        "columns.csv",
     ]
     .map(String::from)
     .to_vec();

@@ -84,6 +84,17 @@ impl Plan {
         self.cells.len() as u64 * u64::from(self.replications)
     }
 
+    /// The column dictionary of a folder of this plan's runs (`columns.csv`); with
+    /// `aggregate.csv` and `aggregate_long.csv` when `aggregate`.
+    pub fn dictionary(&self, aggregate: bool) -> Vec<crate::metrics::columns::Entry> {
+        let keys: Vec<String> = self.axes.iter().map(|a| a.key.clone()).collect();
+        crate::metrics::columns::folder_dictionary(crate::metrics::columns::Contents {
+            layout: Some(&self.layout),
+            params: Some(&keys),
+            aggregate,
+        })
+    }
+
     /// Run `run` of the plan.
     pub fn spec(&self, run: u64) -> RunSpec {
         let r = u64::from(self.replications);

@@ -9,10 +9,11 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::export::csv::{
-    herd_rows, ordinal_rows, record, spreadsheet_safe, summary_row, timeseries_rows,
+    dictionary, herd_rows, ordinal_rows, record, spreadsheet_safe, summary_row, timeseries_rows,
     ATTEMPTS_BY_ORDINAL_COLUMNS, HERD_COLUMNS, TIMESERIES_COLUMNS,
 };
 use crate::export::AtomicFile;
+use crate::metrics::columns::COLUMNS_FILE;
 use crate::metrics::columns::{param_column, TRUNCATED};
 use crate::metrics::summary::Cell;
 use crate::run::RunResult;
@@ -141,6 +142,7 @@ pub(crate) struct Tables {
     timeseries: AtomicFile,
     herd: AtomicFile,
     ordinals: AtomicFile,
+    columns: AtomicFile,
     aggregate: Option<Aggregate>,
 }
 
@@ -183,6 +185,9 @@ impl Tables {
         herd.write_all(record(HERD_COLUMNS).as_bytes())?;
         let mut ordinals = AtomicFile::create(&dir.join("attempts_by_ordinal.csv"))?;
         ordinals.write_all(record(ATTEMPTS_BY_ORDINAL_COLUMNS).as_bytes())?;
+        // The dictionary of exactly these tables.
+        let mut columns = AtomicFile::create(&dir.join(COLUMNS_FILE))?;
+        columns.write_all(dictionary(&plan.dictionary(aggregate)).as_bytes())?;
         let aggregate = if aggregate {
             Some(Aggregate::create(dir, plan)?)
         } else {
@@ -193,6 +198,7 @@ impl Tables {
             timeseries,
             herd,
             ordinals,
+            columns,
             aggregate,
         })
     }
@@ -223,6 +229,7 @@ impl Tables {
         self.timeseries.commit()?;
         self.herd.commit()?;
         self.ordinals.commit()?;
+        self.columns.commit()?;
         if let Some(mut a) = self.aggregate {
             let lines = a.cells.finish();
             a.write(lines)?;

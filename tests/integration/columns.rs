@@ -1,5 +1,6 @@
-//! `retrysim columns`: the column dictionary lists exactly the columns the run writes,
-//! in file order, each with a unit, a kind and a description.
+//! The column dictionary: every results folder's `columns.csv`, and `retrysim columns`,
+//! list exactly the columns of the folder's files, in file and header order, each with
+//! a unit, a kind and a description.
 
 use std::path::Path;
 
@@ -36,45 +37,45 @@ fn header(path: &Path) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn the_dictionary_of_a_scenario_is_exactly_the_columns_its_run_writes() {
-    let crate_root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let d = tempfile::tempdir().unwrap();
-    // Three fleets of up to three layers: per-layer and per-fleet columns by name.
-    let scn = crate_root.join("scenarios/amplification.toml");
-    let scn = scn.to_str().unwrap();
-    let out = d.path().join("out");
-    let o = retrysim(
-        d.path(),
-        &[
-            "run",
-            scn,
-            "--no-plots",
-            "--out",
-            out.to_str().unwrap(),
-            "--set",
-            "duration=\"5s\"",
-        ],
+/// `(file, column, ...)` rows of a CSV dictionary's text.
+fn parse(text: &[u8]) -> Vec<Vec<String>> {
+    let mut r = csv::Reader::from_reader(text);
+    assert_eq!(
+        r.headers().unwrap().iter().collect::<Vec<_>>(),
+        ["file", "column", "unit", "kind", "description"]
     );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let dict = dictionary(d.path(), &[scn, "--set", "duration=\"5s\""]);
-    for file in [
-        "summary.csv",
-        "timeseries.csv",
-        "herd.csv",
-        "attempts_by_ordinal.csv",
-    ] {
-        let listed: Vec<String> = dict
+    r.records()
+        .map(|rec| rec.unwrap().iter().map(String::from).collect())
+        .collect()
+}
+
+/// Checks that a folder's `columns.csv` lists exactly the CSV files the folder holds,
+/// each with exactly its header, in order; returns the dictionary's rows.
+fn check_folder(dir: &Path) -> Vec<Vec<String>> {
+    let dict = parse(&std::fs::read(dir.join("columns.csv")).unwrap());
+    let mut files: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".csv"))
+        .collect();
+    files.sort();
+    let mut listed: Vec<String> = dict.iter().map(|e| e[0].clone()).collect();
+    listed.sort();
+    listed.dedup();
+    assert_eq!(listed, files, "{}", dir.display());
+    for file in &files {
+        let columns: Vec<String> = dict
             .iter()
-            .filter(|e| e[0] == file)
+            .filter(|e| &e[0] == file)
             .map(|e| e[1].clone())
             .collect();
-        assert_eq!(listed, header(&out.join(file)), "{file}");
+        assert_eq!(
+            columns,
+            header(&dir.join(file)),
+            "{file} in {}",
+            dir.display()
+        );
     }
-    assert!(dict.iter().any(|e| e[1] == "attempts_layer_2"));
-    assert!(dict
-        .iter()
-        .any(|e| e[1].starts_with("fleet_") && e[1].ends_with("_logical")));
     for e in &dict {
         assert!(!e[2].is_empty() && !e[4].is_empty(), "{e:?}");
         assert!(
@@ -82,6 +83,92 @@ fn the_dictionary_of_a_scenario_is_exactly_the_columns_its_run_writes() {
             "{e:?}"
         );
     }
+    dict
+}
+
+#[test]
+fn every_folder_holds_the_dictionary_of_exactly_its_files() {
+    let crate_root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    // Three fleets of up to three layers: per-layer and per-fleet columns by name; a
+    // sweep over two keys.
+    let scn = crate_root.join("scenarios/amplification.toml");
+    let scn = scn.to_str().unwrap();
+    let short = ["--set", "duration=\"5s\""];
+    let go = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(short);
+        let o = retrysim(p, &all);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    go(&["run", scn, "--no-plots", "-q", "--out", "one"]);
+    go(&[
+        "run",
+        scn,
+        "--no-plots",
+        "-q",
+        "--out",
+        "two",
+        "--set",
+        "replications=2",
+    ]);
+    go(&["sweep", scn, "--no-plots", "-q", "--out", "grid"]);
+    go(&[
+        "sweep",
+        scn,
+        "--no-plots",
+        "-q",
+        "--out",
+        "s0",
+        "--shard",
+        "0/2",
+    ]);
+    go(&[
+        "sweep",
+        scn,
+        "--no-plots",
+        "-q",
+        "--out",
+        "s1",
+        "--shard",
+        "1/2",
+    ]);
+    let o = retrysim(p, &["merge", "s0", "s1", "--out", "merged"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    let one = check_folder(&p.join("one"));
+    assert!(one.iter().all(|e| !e[0].starts_with("aggregate")));
+    assert!(one.iter().any(|e| e[1] == "attempts_layer_2"));
+    assert!(one
+        .iter()
+        .any(|e| e[1].starts_with("fleet_") && e[1].ends_with("_logical")));
+    let two = check_folder(&p.join("two"));
+    let low = two
+        .iter()
+        .find(|e| e[0] == "aggregate.csv" && e[1] == "success_fraction_ci_low")
+        .expect("the interval of success_fraction");
+    assert!(low[4].contains("wilson"), "{low:?}");
+    let grid = check_folder(&p.join("grid"));
+    assert!(grid
+        .iter()
+        .any(|e| e[0] == "summary.csv" && e[1].starts_with("param_")));
+    assert!(grid
+        .iter()
+        .any(|e| e[0] == "aggregate.csv" && e[1].starts_with("param_")));
+    check_folder(&p.join("s0"));
+    check_folder(&p.join("merged"));
+    assert_eq!(
+        std::fs::read(p.join("merged/columns.csv")).unwrap(),
+        std::fs::read(p.join("grid/columns.csv")).unwrap()
+    );
+    // `retrysim columns SCENARIO` prints the dictionary of the folder it writes: the
+    // sweep's for a scenario with a [sweep].
+    let mut args = vec!["columns", scn];
+    args.extend(short);
+    let o = retrysim(p, &args);
+    assert!(o.status.success());
+    assert_eq!(o.stdout, std::fs::read(p.join("grid/columns.csv")).unwrap());
 }
 
 #[test]
@@ -95,4 +182,39 @@ fn without_a_scenario_the_dictionary_lists_the_templates() {
     // A bad scenario is bad input.
     let o = retrysim(d.path(), &["columns", "missing.toml"]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+/// The README's column reference is the catalog, as `retrysim columns --markdown`
+/// prints it. `RETRYSIM_BLESS=1` rewrites the section.
+#[test]
+fn the_readme_lists_every_column_with_its_unit() {
+    const BEGIN: &str = "<!-- columns:begin -->\n";
+    const END: &str = "<!-- columns:end -->";
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let d = tempfile::tempdir().unwrap();
+    let o = retrysim(d.path(), &["columns", "--markdown"]);
+    assert!(o.status.success());
+    let want = String::from_utf8(o.stdout).unwrap();
+    let readme_path = root.join("README.md");
+    let readme = std::fs::read_to_string(&readme_path).unwrap();
+    let start = readme.find(BEGIN).expect("README has the columns section") + BEGIN.len();
+    let end = readme[start..].find(END).expect("the section ends") + start;
+    if std::env::var_os("RETRYSIM_BLESS").is_some() {
+        let text = format!("{}{want}{}", &readme[..start], &readme[end..]);
+        std::fs::write(&readme_path, text).unwrap();
+        return;
+    }
+    assert_eq!(
+        &readme[start..end],
+        want,
+        "README's column tables differ from the catalog: RETRYSIM_BLESS=1 cargo test --release --test integration columns::"
+    );
+    // Every column of a run's files has a row there, with a unit.
+    let dict = dictionary(d.path(), &[]);
+    for e in &dict {
+        assert!(
+            want.contains(&format!("| `{}` | {} |", e[1], e[2])),
+            "{e:?}"
+        );
+    }
 }

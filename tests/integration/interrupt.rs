@@ -44,8 +44,9 @@ const RUNS: usize = 60;
 /// Longest any step may take.
 const TIMEOUT: Duration = Duration::from_secs(120);
 /// The files a finished sweep folder holds at the top (`--no-plots`).
-const TABLES: [&str; 7] = [
+const TABLES: [&str; 8] = [
     "summary.csv",
+    "columns.csv",
     "aggregate.csv",
     "aggregate_long.csv",
     "timeseries.csv",

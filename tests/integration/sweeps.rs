@@ -30,8 +30,9 @@ mode = { kind = "fail" }
 "fleets.0.arrival.rate" = { from = 100, to = 400, step = 150 }
 "#;
 
-const FILES: [&str; 9] = [
+const FILES: [&str; 10] = [
     "summary.csv",
+    "columns.csv",
     "aggregate.csv",
     "aggregate_long.csv",
     "timeseries.csv",
