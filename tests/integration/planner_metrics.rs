@@ -180,3 +180,51 @@ fn recovery_by_queue_length_sees_the_backlog_that_success_rate_misses() {
     assert!((11.0..=14.5).contains(&q), "FIFO recovery_queue_s = {q}");
     assert!(col(&fifo, "recovery_time_s") > 8.0);
 }
+
+#[test]
+fn every_seed_written_fits_a_signed_64_bit_integer() {
+    // The largest seed a scenario can hold (TOML integers are i64) and its derived
+    // replication seeds: all load as int64 in pandas, polars, R and Arrow.
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("s.toml"),
+        r#"
+seed = 9223372036854775807
+replications = 50
+duration = "1s"
+[dependency]
+servers = 1
+service_time = { kind = "deterministic", value = "1ms" }
+[[fleets]]
+name = "a"
+arrival = { kind = "poisson", rate = 5 }
+"#,
+    )
+    .unwrap();
+    crate::common::ok(
+        d.path(),
+        &["run", "s.toml", "--no-plots", "-q", "--out", "o"],
+    );
+    let text = std::fs::read_to_string(d.path().join("o/summary.csv")).unwrap();
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let at = r
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|h| h == "seed")
+        .unwrap();
+    let seeds: Vec<String> = r.records().map(|x| x.unwrap()[at].to_string()).collect();
+    assert_eq!(seeds.len(), 50);
+    assert_eq!(seeds[0], i64::MAX.to_string());
+    for s in &seeds {
+        s.parse::<i64>()
+            .unwrap_or_else(|_| panic!("seed {s} is not an int64"));
+    }
+    // --seed above it is refused, naming the limit.
+    let o = crate::common::retrysim(
+        d.path(),
+        &["run", "s.toml", "--seed", "9223372036854775808"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("9223372036854775807"));
+}
