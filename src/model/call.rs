@@ -162,7 +162,6 @@ impl World {
         {
             let nm = &mut self.arena.nodes[node as usize];
             nm.child = child;
-            nm.child_gen = child_gen;
             nm.state = NodeState::Waiting;
         }
         let call_deadline = self.call_deadline_of(node, fi, depth, deadline);
@@ -204,7 +203,7 @@ impl World {
         // The attempt is over: the child is orphaned (or cancelled).
         self.arena.nodes[node as usize].gen = n.gen.wrapping_add(1);
         if self.fleets[fi].layers[depth].cfg.cancel_on_timeout {
-            self.cancel(n.child, n.child_gen, s);
+            self.cancel(n.child, node, n.gen, s);
         }
         if now >= self.arena.reqs[n.req as usize].deadline {
             // The deadline, not the attempt timeout: counted once, at the request. It
@@ -455,13 +454,19 @@ impl World {
         self.arena.nodes[node as usize].retry_cost = 0;
     }
 
-    /// Cancels a node and, below it, its current attempt. Work in service runs on.
-    fn cancel(&mut self, node: u32, gen: u32, s: &mut Scheduler<Packed>) {
+    /// Cancels `node`, the attempt `parent` made in its generation `parent_gen`, and
+    /// below it its current attempt, down to the dependency. Work in service runs on.
+    ///
+    /// The node is known by what it points back at, not by its own generation: that
+    /// moves on with each of its own attempts, and a call below on its 2nd attempt is
+    /// still the attempt above. A freed slot, or one reused by another node, does not
+    /// point back at this attempt of `parent`.
+    fn cancel(&mut self, node: u32, parent: u32, parent_gen: u32, s: &mut Scheduler<Packed>) {
         if node == NONE {
             return;
         }
         let n = self.arena.nodes[node as usize];
-        if n.gen != gen {
+        if n.state == NodeState::Free || n.parent != parent || n.parent_gen != parent_gen {
             return;
         }
         match n.state {
@@ -471,7 +476,7 @@ impl World {
                 self.attempt_over(fi, n.depth as usize, n.instance, s.now(), None);
                 self.rec
                     .attempt_end(n.depth as usize, n.attempts, End::Cancelled);
-                self.cancel(n.child, n.child_gen, s);
+                self.cancel(n.child, node, n.gen, s);
                 self.end_silently(node, s);
             }
             NodeState::Sleeping | NodeState::InTransit => self.end_silently(node, s),

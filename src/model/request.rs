@@ -5,6 +5,10 @@
 //! Every node carries a generation that bumps whenever its current attempt ends or
 //! the slot is freed; events and children hold the generation they were made with,
 //! so a stale event or an orphaned child is recognised by a mismatch, with no search.
+//! A generation names one attempt of a node, not the node: a call's own generation
+//! moves on with each of its attempts, so its caller knows it as the child whose
+//! `parent` and `parent_gen` point back at the caller's attempt (see `cancel` in
+//! [`super::call`]).
 
 use crate::engine::Nanos;
 
@@ -64,10 +68,9 @@ pub struct Node {
     pub parent: u32,
     /// Parent's generation when this node was issued.
     pub parent_gen: u32,
-    /// Current attempt (child) node, or [`NONE`].
+    /// Current (or last) attempt's child node, or [`NONE`]; it is still this node's
+    /// attempt while its `parent` and `parent_gen` point back here.
     pub child: u32,
-    /// Child's generation.
-    pub child_gen: u32,
     /// Layer depth; equal to the fleet's layer count for a dependency attempt.
     pub depth: u8,
     /// Whether an outside breaker admitted this call (it must record the outcome).
@@ -149,7 +152,6 @@ impl Node {
         parent: NONE,
         parent_gen: 0,
         child: NONE,
-        child_gen: 0,
         depth: 0,
         outside_admitted: false,
         inside_admitted: false,

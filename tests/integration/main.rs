@@ -6,6 +6,7 @@ mod common;
 mod arithmetic;
 mod bad_input;
 mod budgets_breakers;
+mod cancellation;
 mod check;
 mod cli_args;
 mod columns;

@@ -195,11 +195,12 @@ fn a_denied_retry_is_its_ordinals_budget_exhausted_and_matches_the_summary() {
     assert_eq!(layer_total(o, 0) - denied, count(&r, "attempts"));
 }
 
-/// Two layers with attempt timeouts (the outer one, shorter than the inner one,
-/// cancels the work below), a
+/// Two layers with attempt timeouts (the outer one cancels the work below), a
 /// deadline and a dependency that swallows attempts from 3 s to the end, with a drain
 /// too short for them: attempts time out, are cancelled, hit the deadline or are
-/// still out at the end.
+/// still out at the end. The inner timeout is the shorter: an inner call's first
+/// attempt has ended (by 60 ms) when the outer one times out (150 ms), so every
+/// cancellation reaches an inner call past its first attempt.
 const HANGING: &str = r#"
 duration = "6s"
 drain = "50ms"
@@ -219,8 +220,8 @@ cancel_on_timeout = true
 backoff = { kind = "fixed", delay = "10ms" }
 [[fleets.layers]]
 name = "inner"
-max_attempts = 2
-attempt_timeout = "200ms"
+max_attempts = 3
+attempt_timeout = "60ms"
 backoff = { kind = "fixed", delay = "5ms" }
 [[outages]]
 start = "3s"
@@ -250,4 +251,7 @@ fn every_first_attempt_is_counted_once_however_it_ends() {
     // (without hop latency, delivered at once) has one at layer 1.
     assert_eq!(at(o, 0, 1), count(&r, "logical"));
     assert_eq!(at(o, 1, 1), r.metrics.totals.layer_calls[0]);
+    // So every `cancelled` above is a cancel reaching an inner call past its first
+    // attempt.
+    assert_eq!(o.count(1, 1, End::Cancelled), 0);
 }
