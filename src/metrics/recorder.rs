@@ -207,6 +207,8 @@ pub struct Recorder {
     success_latency: Histogram<u64>,
     failure_latency: Histogram<u64>,
     wait: Histogram<u64>,
+    /// Waits of 0 not yet in `wait`.
+    waits_zero: u64,
     /// Latencies (ns) of the current bucket's completions, successes and failures.
     bucket_latency: BucketQuantiles,
     bucket_success: BucketQuantiles,
@@ -262,6 +264,7 @@ impl Recorder {
             success_latency: new_histogram(),
             failure_latency: new_histogram(),
             wait: new_histogram(),
+            waits_zero: 0,
             bucket_latency: BucketQuantiles::default(),
             bucket_success: BucketQuantiles::default(),
             bucket_failure: BucketQuantiles::default(),
@@ -406,8 +409,8 @@ impl Recorder {
         }
         self.totals.latency_sum_ns += u128::from(latency);
         self.totals.last_completion = now;
+        // The histogram of all completions is the sum of these two, made at the end.
         let us = micros(latency);
-        let _ = self.latency.record(us);
         if success {
             self.totals.last_success = Some(now);
             self.totals.success_latency_sum_ns += u128::from(latency);
@@ -457,7 +460,12 @@ impl Recorder {
     pub fn service_started(&mut self, wait: Nanos) {
         self.totals.started += 1;
         self.totals.wait_ns += u128::from(wait);
-        let _ = self.wait.record(if wait == 0 { 0 } else { micros(wait) });
+        // Most attempts find a free server: their zeros go in at the end, at once.
+        if wait == 0 {
+            self.waits_zero += 1;
+        } else {
+            let _ = self.wait.record(micros(wait));
+        }
         if let Some(b) = self.row() {
             b.started += 1;
             b.wait_ns += u128::from(wait);
@@ -550,13 +558,17 @@ impl Recorder {
         }
         self.totals.events = events;
         self.totals.truncated = truncated;
+        let mut latency = self.latency;
+        let _ = latency.add(&self.success_latency);
+        let _ = latency.add(&self.failure_latency);
+        let _ = self.wait.record_n(0, self.waits_zero);
         let herd = (!self.herd.is_empty()).then_some((self.herd_start, self.herd_width, self.herd));
         RunMetrics {
             buckets: self.buckets,
             bucket: self.bucket,
             duration: self.duration,
             totals: self.totals,
-            latency: self.latency,
+            latency,
             success_latency: self.success_latency,
             failure_latency: self.failure_latency,
             wait: self.wait,
