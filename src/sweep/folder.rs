@@ -54,19 +54,7 @@ pub fn run_folder(
     // The manifest first: a run killed before its tables leaves a folder that says
     // what it is for, and vouches for the files it was writing.
     let aggregate = plan.replications > 1;
-    let mut files: Vec<String> = [
-        "manifest.toml",
-        "summary.csv",
-        "timeseries.csv",
-        "herd.csv",
-        "attempts_by_ordinal.csv",
-        "columns.csv",
-    ]
-    .map(String::from)
-    .to_vec();
-    if aggregate {
-        files.extend(["aggregate.csv".into(), "aggregate_long.csv".into()]);
-    }
+    let mut files = store::table_files(aggregate);
     write_manifest(&claimed, &mut files, |f| {
         manifest::render(&plan.base, origin, plan.total_runs(), f)
     })?;

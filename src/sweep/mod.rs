@@ -229,20 +229,8 @@ fn write_manifest(
 
 /// The files a sweep folder's tables are.
 fn sweep_files(complete: bool) -> Vec<String> {
-    let mut f: Vec<String> = [
-        "manifest.toml",
-        "summary.csv",
-        "timeseries.csv",
-        "herd.csv",
-        "attempts_by_ordinal.csv",
-        "columns.csv",
-    ]
-    .map(String::from)
-    .to_vec();
+    let mut f = store::table_files(complete);
     f.push(owner::RUNS_ENTRY.to_string());
-    if complete {
-        f.extend(["aggregate.csv", "aggregate_long.csv"].map(String::from));
-    }
     f
 }
 

@@ -133,6 +133,23 @@ pub(crate) fn done_runs(dir: &Path) -> io::Result<BTreeSet<u64>> {
     Ok(done)
 }
 
+/// The files a folder's tables are, with its manifest ([`Tables`] writes the rest);
+/// `aggregate.csv` and `aggregate_long.csv` when `aggregate`.
+pub(crate) fn table_files(aggregate: bool) -> Vec<String> {
+    let mut f: Vec<&str> = vec![
+        "manifest.toml",
+        "summary.csv",
+        "timeseries.csv",
+        "herd.csv",
+        "attempts_by_ordinal.csv",
+        COLUMNS_FILE,
+    ];
+    if aggregate {
+        f.extend(["aggregate.csv", "aggregate_long.csv"]);
+    }
+    f.into_iter().map(String::from).collect()
+}
+
 /// The tables of a folder being written, a run's rows at a time in plan order, so
 /// memory does not grow with the number of runs or the horizon. Committed whole, or
 /// not at all.

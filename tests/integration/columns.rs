@@ -16,14 +16,7 @@ fn dictionary(dir: &Path, args: &[&str]) -> Vec<Vec<String>> {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let mut r = csv::Reader::from_reader(out.stdout.as_slice());
-    assert_eq!(
-        r.headers().unwrap().iter().collect::<Vec<_>>(),
-        ["file", "column", "unit", "kind", "description"]
-    );
-    r.records()
-        .map(|rec| rec.unwrap().iter().map(String::from).collect())
-        .collect()
+    parse(&out.stdout)
 }
 
 fn header(path: &Path) -> Vec<String> {
