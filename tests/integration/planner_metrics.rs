@@ -228,3 +228,109 @@ arrival = { kind = "poisson", rate = 5 }
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("9223372036854775807"));
 }
+
+#[test]
+fn mm1_success_latency_percentiles_are_those_of_an_exponential_sojourn() {
+    // M/M/1 FIFO, λ = 50/s, μ = 100/s: the sojourn is exponential with rate μ − λ, so its
+    // q-quantile is −ln(1 − q)/(μ − λ). 4 replications of 400 s (20,000 requests each);
+    // accept 5 standard errors plus 2% (the histogram keeps 3 significant digits).
+    let text = r#"
+duration = "400s"
+[dependency]
+servers = 1
+queue_limit = "unlimited"
+service_time = { kind = "exponential", mean = "10ms" }
+[[fleets]]
+name = "q"
+arrival = { kind = "poisson", rate = 50 }
+"#;
+    let rate = 50.0;
+    for (name, q) in [
+        ("success_latency_p50_ms", 0.5),
+        ("success_latency_p90_ms", 0.9),
+        ("success_latency_p99_ms", 0.99),
+    ] {
+        let xs: Vec<f64> = (0..4)
+            .map(|rep| col(&crate::common::run_rep(text, &[], rep), name))
+            .collect();
+        let (m, se) = crate::common::mean_se(&xs);
+        let expect = -(1.0f64 - q).ln() / rate * 1e3;
+        assert!(
+            (m - expect).abs() < 5.0 * se + 0.02 * expect,
+            "{name}: {m} ± {se} vs {expect} ms"
+        );
+    }
+    // The mean: 1/(μ − λ) = 20 ms, and nothing fails.
+    let r = run(text, &[]);
+    let mean = col(&r, "success_latency_mean_ms");
+    assert!((mean - 20.0).abs() < 1.0, "mean sojourn {mean}");
+    assert_eq!(cell(&r, "failure_latency_mean_ms"), None);
+}
+
+/// A numeric column of `timeseries.csv` text, bucket by bucket (`None` when empty).
+fn series(text: &str, name: &str) -> Vec<Option<f64>> {
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let at = r.headers().unwrap().iter().position(|h| h == name).unwrap();
+    r.records()
+        .map(|x| x.unwrap()[at].parse::<f64>().ok())
+        .collect()
+}
+
+#[test]
+fn the_per_bucket_columns_add_up_to_the_summary() {
+    // 1 s buckets over 60 s: the buckets' mean in-system level is the run's, the
+    // blocked attempts per bucket add up to the series' blocked attempts, and during a
+    // blackhole with 100 ms timeouts every bucket's time to failure is exactly 100 ms.
+    let r = run(
+        r#"
+duration = "60s"
+drain = "0s"
+[dependency]
+servers = 3
+queue_limit = 2
+service_time = { kind = "exponential", mean = "10ms" }
+[[fleets]]
+name = "a"
+arrival = { kind = "poisson", rate = 250 }
+[[fleets.layers]]
+max_attempts = 1
+attempt_timeout = "100ms"
+[[outages]]
+start = "40s"
+end = "50s"
+mode = { kind = "blackhole" }
+"#,
+        &[],
+    );
+    let text = retrysim::export::csv::timeseries_rows(&r, Some(3));
+    let header = retrysim::metrics::columns::TIMESERIES_COLUMNS.join(",");
+    let text = format!("{header}\n{text}");
+    let l: Vec<f64> = series(&text, "in_system_mean")
+        .into_iter()
+        .flatten()
+        .collect();
+    assert_eq!(l.len(), 60);
+    let mean = l.iter().sum::<f64>() / 60.0;
+    let whole = col(&r, "in_system_mean");
+    assert!((mean - whole).abs() < 1e-9 * whole, "{mean} vs {whole}");
+    // Blocked per bucket = blocking_fraction × inbound (1 s buckets: inbound is a count).
+    let blocked: f64 = series(&text, "blocking_fraction")
+        .iter()
+        .zip(series(&text, "inbound"))
+        .map(|(f, n)| f.unwrap_or(0.0) * n.unwrap_or(0.0))
+        .sum();
+    let in_series: u64 = r.metrics.buckets.iter().map(|b| b.blocked).sum();
+    assert!(
+        (blocked - in_series as f64).abs() < 1e-6,
+        "{blocked} vs {in_series}"
+    );
+    assert!(in_series > 100, "the queue blocks: {in_series}");
+    let ttf = series(&text, "failure_latency_p50_ms");
+    for (t, v) in ttf.iter().enumerate().skip(41).take(9) {
+        assert_eq!(*v, Some(100.0), "bucket {t}");
+    }
+    // Inside the blackhole nothing succeeds: no success latency in those buckets.
+    let ok = series(&text, "success_latency_p50_ms");
+    assert!(ok[41..50].iter().all(Option::is_none));
+    assert!(ok[..40].iter().all(Option::is_some));
+}
