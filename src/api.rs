@@ -11,6 +11,7 @@
 //! | merge shard folders | [`merge_shards`] |
 //! | explain and lint a scenario | [`explain_scenario`] |
 //! | check expectations and baselines | [`crate::check::prepare`], [`crate::check::run_all`] |
+//! | find the smallest (largest) value of a key for which the expectations hold | [`search_scenario`] |
 //! | draw the charts of a results folder | [`draw_folder`] |
 
 use std::path::{Path, PathBuf};
@@ -199,6 +200,19 @@ pub fn explain_scenario(
         explanation,
         denied,
     })
+}
+
+/// Searches a scenario key for the smallest (largest) value at which every
+/// `[[expect]]` holds (see [`crate::search`]): validates the request, tells `starting`
+/// of the search before anything runs and `on_probe` of each value tried.
+pub fn search_scenario(
+    req: &crate::search::Request,
+    starting: &mut dyn FnMut(&crate::search::Search),
+    on_probe: &mut dyn FnMut(&crate::search::Probe),
+) -> Result<crate::search::Outcome, Error> {
+    let search = crate::search::prepare(req)?;
+    starting(&search);
+    search.run(on_probe)
 }
 
 /// Draws the charts and `report.html` of a results folder from its files; returns the

@@ -61,6 +61,7 @@ pub mod model;
 pub mod plot;
 pub mod run;
 pub mod scenario;
+pub mod search;
 pub mod sweep;
 pub mod truncation;
 

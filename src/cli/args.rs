@@ -91,6 +91,10 @@ pub enum Command {
     /// Run scenarios in memory and check their `[[expect]]` bounds (and drift against a
     /// baseline): exit 0 if all pass, 1 if any fails, 2 on bad input.
     Check(CheckArgs),
+    /// Find the smallest (or, with --largest, the largest) value of one scenario key
+    /// for which every `[[expect]]` holds, by bisection: exit 0 found, 1 no value in
+    /// the range satisfies them, 2 bad input.
+    Search(super::search::SearchArgs),
 }
 
 #[derive(Debug, clap::Args)]

@@ -34,6 +34,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Explain(args) => explain(args),
         Command::Plot { dir, format } => plot(&dir, format),
         Command::Check(args) => super::check::check(args),
+        Command::Search(args) => super::search::search(args),
     }
 }
 

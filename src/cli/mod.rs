@@ -6,6 +6,7 @@ pub mod args;
 pub mod check;
 pub mod commands;
 pub mod progress;
+pub mod search;
 pub mod signal;
 
 use clap::Parser;

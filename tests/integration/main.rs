@@ -27,4 +27,5 @@ mod queueing_theory;
 mod retry_counts;
 mod runaway;
 mod scenarios;
+mod search;
 mod sweeps;
