@@ -50,7 +50,9 @@ use crate::scenario::ScenarioError;
 use crate::sweep::plan::{render_value, Plan};
 
 use super::expect::{check_metric, metric_columns};
-use super::{cell_labels, cell_runs, render_number, CheckError, CheckRow, GroupValue};
+use super::{
+    cell_labels, cell_runs, render_number, Bound, CheckError, CheckRow, GroupValue, RowData,
+};
 
 /// The default tolerance of `--tolerance`: 5%.
 pub const DEFAULT_TOLERANCE: f64 = 0.05;
@@ -367,6 +369,10 @@ pub fn compare(
         for m in &metrics {
             let Some(t) = tol.of(m) else { continue };
             let new = recorded_mean(runs, m);
+            let group = GroupValue {
+                mean: new,
+                ..GroupValue::of(runs, m)
+            };
             let mut row = CheckRow {
                 scenario: scenario.clone(),
                 cell: labels[c.index].clone(),
@@ -374,21 +380,35 @@ pub fn compare(
                 bound: String::new(),
                 value: render_number(new),
                 pass: true,
+                data: RowData::of_cell(
+                    plan,
+                    c.index,
+                    &labels[c.index],
+                    group,
+                    Bound::NotInBaseline { tolerance: t },
+                ),
             };
             match base.metrics.iter().position(|x| x == m) {
                 None => row.bound = "(not in baseline)".to_string(),
                 Some(j) => {
                     let old = old_row[j];
                     row.bound = format!("within {} of {}", render_tolerance(t), render_number(old));
+                    let mut drift = None;
                     match (old, new) {
                         (Some(o), Some(n)) => {
                             let rel = (n - o) / o.abs().max(drift_floor(m));
                             row.pass = rel.abs() <= t * (1.0 + 1e-9);
                             row.value = format!("{} ({})", shortest(n), signed_percent(rel));
+                            drift = Some(rel);
                         }
                         (None, None) => {}
                         _ => row.pass = false,
                     }
+                    row.data.bound = Bound::Baseline {
+                        baseline: old,
+                        tolerance: t,
+                        drift,
+                    };
                 }
             }
             rows.push(row);
@@ -403,6 +423,18 @@ pub fn compare(
                 bound: "present (as in baseline)".to_string(),
                 value: "(absent)".to_string(),
                 pass: false,
+                data: RowData {
+                    cell: None,
+                    label: "-".to_string(),
+                    params: Vec::new(),
+                    run: None,
+                    value: GroupValue {
+                        mean: None,
+                        empty: 0,
+                        runs: 0,
+                    },
+                    bound: Bound::Absent,
+                },
             });
         }
     }

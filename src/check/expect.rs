@@ -29,7 +29,7 @@ use crate::scenario::ScenarioError;
 use crate::sweep::aggregate::is_metric;
 use crate::sweep::plan::{render_value, Plan};
 
-use super::{cell_labels, cell_runs, render_number, CheckRow, GroupValue};
+use super::{cell_labels, cell_runs, render_number, Bound, CheckRow, GroupValue, RowData};
 
 pub(crate) use crate::scenario::file::Per;
 
@@ -224,18 +224,30 @@ pub fn check_plan(
     for e in expectations {
         for &c in &e.cells {
             let Some(runs) = groups.get(c) else { continue };
-            let row = |cell: String, value: String, pass: bool| CheckRow {
+            let bound = Bound::Expect {
+                index: e.index,
+                min: e.min,
+                max: e.max,
+            };
+            let row = |cell: String, value: GroupValue, run: Option<u64>| CheckRow {
                 scenario: scenario.clone(),
                 cell,
                 metric: e.metric.clone(),
                 bound: e.bound(),
-                value,
-                pass,
+                value: match run {
+                    None => value.render(),
+                    Some(_) => render_number(value.mean),
+                },
+                pass: e.holds(value.mean),
+                data: RowData {
+                    run,
+                    ..RowData::of_cell(plan, c, &labels[c], value, bound)
+                },
             };
             match e.per {
                 Per::Cell => {
                     let g = GroupValue::of(runs, &e.metric);
-                    rows.push(row(labels[c].clone(), g.render(), e.holds(g.mean)));
+                    rows.push(row(labels[c].clone(), g, None));
                 }
                 Per::Run => {
                     for r in runs.iter() {
@@ -249,7 +261,7 @@ pub fn check_plan(
                         } else {
                             format!("run {} ({})", r.run, labels[c])
                         };
-                        rows.push(row(cell, render_number(v), e.holds(v)));
+                        rows.push(row(cell, GroupValue::single(v), Some(r.run)));
                     }
                 }
             }

@@ -31,6 +31,7 @@
 
 pub mod baseline;
 pub(crate) mod expect;
+pub mod report;
 pub(crate) mod run;
 
 use thiserror::Error;
@@ -41,11 +42,13 @@ use crate::sweep::aggregate::mean_ci;
 use crate::sweep::plan::{render_value, Plan};
 
 pub use expect::{check_plan, resolve, Expectation};
+pub use report::{render_failures, render_table};
 pub use run::{prepare, run_all, Checked, Request};
 
 /// One line of the check table: a bound (or a baseline value) against what a cell or
-/// run produced.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// run produced. The text fields are what the table prints; [`CheckRow::data`] holds
+/// the same row as numbers, for the JSON and JUnit reports ([`report`]).
+#[derive(Debug, Clone, PartialEq)]
 pub struct CheckRow {
     /// The scenario file as given.
     pub scenario: String,
@@ -59,6 +62,81 @@ pub struct CheckRow {
     pub value: String,
     /// Whether the value meets the bound.
     pub pass: bool,
+    /// The row as data.
+    pub data: RowData,
+}
+
+/// A check row as data: the cell, the value and the bound as numbers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowData {
+    /// The grid cell (an index into the plan's cells); `None` for a metric the baseline
+    /// has and this run lacks.
+    pub cell: Option<usize>,
+    /// The cell's label (`max_attempts=3, rate=200`, `-` without a sweep).
+    pub label: String,
+    /// The cell's swept values: each key and its value as its `param_` column shows it.
+    pub params: Vec<(String, String)>,
+    /// The run, for a `per = "run"` expectation.
+    pub run: Option<u64>,
+    /// The value found (the mean over `runs`, `None` when empty).
+    pub value: GroupValue,
+    /// What the value is held to.
+    pub bound: Bound,
+}
+
+/// What a check row's value is held to.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Bound {
+    /// An `[[expect]]` bound (`index` in the file's list): `min <= value <= max`.
+    Expect {
+        /// Its index in the scenario's `[[expect]]` list.
+        index: usize,
+        /// Lower bound.
+        min: Option<f64>,
+        /// Upper bound.
+        max: Option<f64>,
+    },
+    /// Drift from a baseline's value: `|drift| <= tolerance`.
+    Baseline {
+        /// The baseline's value (`None` when the file's field is empty).
+        baseline: Option<f64>,
+        /// The largest relative drift allowed.
+        tolerance: f64,
+        /// The relative drift found, when both values are present.
+        drift: Option<f64>,
+    },
+    /// A metric this run has and the baseline lacks: it passes.
+    NotInBaseline {
+        /// The tolerance it would have been held to.
+        tolerance: f64,
+    },
+    /// A metric the baseline has and this run lacks: it fails.
+    Absent,
+}
+
+impl RowData {
+    /// The data of a row about cell `cell` of `plan`, labelled `label`.
+    pub fn of_cell(
+        plan: &Plan,
+        cell: usize,
+        label: &str,
+        value: GroupValue,
+        bound: Bound,
+    ) -> RowData {
+        let params = plan
+            .params()
+            .into_iter()
+            .zip(plan.cells[cell].values.iter().map(render_value))
+            .collect();
+        RowData {
+            cell: Some(cell),
+            label: label.to_string(),
+            params,
+            run: None,
+            value,
+            bound,
+        }
+    }
 }
 
 /// What can be wrong with a baseline file (exit 2, bad input).
@@ -101,6 +179,15 @@ pub struct GroupValue {
 }
 
 impl GroupValue {
+    /// One run's value.
+    pub fn single(x: Option<f64>) -> GroupValue {
+        GroupValue {
+            mean: x,
+            empty: usize::from(x.is_none()),
+            runs: 1,
+        }
+    }
+
     /// The value of `metric` over `runs`, summed in their order (deterministic).
     pub fn of(runs: &[RunResult], metric: &str) -> GroupValue {
         let values: Vec<Option<f64>> = runs
@@ -193,87 +280,9 @@ pub fn cell_labels(plan: &Plan) -> Vec<String> {
         .collect()
 }
 
-/// Renders rows as a table with aligned columns (and a header line).
-pub fn render_table(rows: &[CheckRow]) -> String {
-    let header = ["scenario", "cell", "metric", "bound", "value", "result"];
-    let lines: Vec<[&str; 6]> = rows
-        .iter()
-        .map(|r| {
-            [
-                r.scenario.as_str(),
-                r.cell.as_str(),
-                r.metric.as_str(),
-                r.bound.as_str(),
-                r.value.as_str(),
-                if r.pass { "pass" } else { "FAIL" },
-            ]
-        })
-        .collect();
-    let mut widths = header.map(|h| h.chars().count());
-    for l in &lines {
-        for (w, f) in widths.iter_mut().zip(l) {
-            *w = (*w).max(f.chars().count());
-        }
-    }
-    let mut out = String::new();
-    for l in std::iter::once(&header).chain(&lines) {
-        let mut line = String::new();
-        for (i, (f, w)) in l.iter().zip(widths).enumerate() {
-            if i > 0 {
-                line.push_str("  ");
-            }
-            line.push_str(f);
-            line.extend(std::iter::repeat_n(' ', w - f.chars().count()));
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
-}
-
-/// One line per failed row: `FAIL scenario cell metric: value not bound`.
-pub fn render_failures(rows: &[CheckRow]) -> String {
-    rows.iter()
-        .filter(|r| !r.pass)
-        .map(|r| {
-            format!(
-                "FAIL {} {} {}: {} not {}\n",
-                r.scenario, r.cell, r.metric, r.value, r.bound
-            )
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn row(cell: &str, pass: bool) -> CheckRow {
-        CheckRow {
-            scenario: "s.toml".into(),
-            cell: cell.into(),
-            metric: "amplification".into(),
-            bound: "<= 1.5".into(),
-            value: "2.25".into(),
-            pass,
-        }
-    }
-
-    #[test]
-    fn the_table_aligns_its_columns_and_names_failures() {
-        let rows = [row("max_attempts=1", true), row("max_attempts=10", false)];
-        let t = render_table(&rows);
-        let lines: Vec<&str> = t.lines().collect();
-        assert_eq!(lines.len(), 3);
-        let col = |l: &str| l.find("amplification").unwrap();
-        assert_eq!(col(lines[1]), col(lines[2]));
-        assert_eq!(lines[0].find("metric"), Some(col(lines[1])));
-        assert!(lines[1].ends_with("pass") && lines[2].ends_with("FAIL"));
-        assert_eq!(
-            render_failures(&rows),
-            "FAIL s.toml max_attempts=10 amplification: 2.25 not <= 1.5\n"
-        );
-    }
 
     #[test]
     fn group_values_render_their_mean_and_their_empties() {

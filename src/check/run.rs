@@ -42,6 +42,12 @@ pub struct Prepared {
 pub struct Checked {
     /// The scenario file as given.
     pub path: String,
+    /// The scenario's name.
+    pub name: String,
+    /// Its grid cells (1 without `[sweep]`).
+    pub cells: usize,
+    /// Replications per cell.
+    pub replications: u32,
     /// Its check rows (expectations, then baseline drift).
     pub rows: Vec<CheckRow>,
     /// The baseline written, and its cells.
@@ -146,6 +152,9 @@ pub fn run_all(
                 consequence,
             ),
             path,
+            name: plan.base.scenario.name.clone(),
+            cells: plan.cells.len(),
+            replications: plan.replications,
             rows,
             wrote_baseline,
         });

@@ -23,6 +23,17 @@ impl From<Format> for retrysim::plot::Format {
     }
 }
 
+/// What `check --format` prints on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CheckFormat {
+    /// The aligned table, then the failures.
+    Text,
+    /// One JSON document: every row with its bound and value as numbers.
+    Json,
+    /// JUnit XML: one test case per row, for CI test reports.
+    Junit,
+}
+
 /// A deterministic discrete-event simulator of retry storms.
 #[derive(Debug, Parser)]
 #[command(name = "retrysim", version, about, long_about = None)]
@@ -119,7 +130,11 @@ pub struct RunArgs {
     /// Replace an output folder that holds results of another scenario.
     #[arg(long)]
     pub force: bool,
-    /// Print nothing but errors.
+    /// Print the summary of the run(s) as JSON on stdout (an array, one object per
+    /// summary.csv row) instead of the table; notes go to stderr.
+    #[arg(long)]
+    pub json: bool,
+    /// Print nothing but errors (and the `--json` summary).
     #[arg(long, short)]
     pub quiet: bool,
 }
@@ -209,6 +224,10 @@ pub struct CheckArgs {
     /// Write (or refresh) the `--baseline` file from this run instead of comparing.
     #[arg(long)]
     pub write_baseline: bool,
+    /// What stdout gets: the table (`text`), one JSON document (`json`) or JUnit XML
+    /// (`junit`); with json and junit, plan lines and failures go to stderr.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "text")]
+    pub format: CheckFormat,
     /// Worker threads [default: all cores].
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_jobs)]
     pub jobs: Option<usize>,

@@ -1,12 +1,14 @@
 //! `retrysim check`: every scenario validated, then each run and checked; prints the
-//! table, the failures and what stopped early.
+//! table, the failures and what stopped early. With `--format json` or `junit`, stdout
+//! holds the report alone: the plan lines, the baselines written and the failures go to
+//! stderr.
 
 use anyhow::Result;
-use retrysim::check::{self, Request};
+use retrysim::check::{self, report, Request};
 use retrysim::error::exit;
 use retrysim::Overrides;
 
-use super::args::CheckArgs;
+use super::args::{CheckArgs, CheckFormat};
 
 fn plural(n: u64) -> &'static str {
     if n == 1 {
@@ -19,6 +21,12 @@ fn plural(n: u64) -> &'static str {
 /// Runs `check`: 0 all pass, 1 any failure, else the code of the first error.
 pub fn check(args: CheckArgs) -> Result<i32> {
     let quiet = args.quiet;
+    let format = args.format;
+    // The human lines: stdout for the table, stderr when stdout holds a report.
+    let say = |line: String| match format {
+        CheckFormat::Text => println!("{line}"),
+        CheckFormat::Json | CheckFormat::Junit => eprintln!("{line}"),
+    };
     let req = Request {
         scenarios: args.scenarios,
         overrides: Overrides {
@@ -38,7 +46,7 @@ pub fn check(args: CheckArgs) -> Result<i32> {
     let checked = check::run_all(&req, &prepared, &mut |plan| {
         if !quiet {
             let (cells, reps) = (plan.cells.len() as u64, u64::from(plan.replications));
-            println!(
+            say(format!(
                 "retrysim {}: check '{}' ({}): {cells} cell{} × {reps} replication{} = {} run{}",
                 env!("CARGO_PKG_VERSION"),
                 plan.base.scenario.name,
@@ -47,18 +55,17 @@ pub fn check(args: CheckArgs) -> Result<i32> {
                 plural(reps),
                 plan.total_runs(),
                 plural(plan.total_runs()),
-            );
+            ));
         }
     })?;
-    let mut rows = Vec::new();
     let mut stopped = Vec::new();
-    for c in checked {
+    for c in &checked {
         if let (Some((file, cells)), false) = (&c.wrote_baseline, quiet) {
-            println!(
+            say(format!(
                 "wrote baseline {} ({cells} cell{})",
                 file.display(),
                 plural(*cells as u64)
-            );
+            ));
         }
         if c.nothing_to_check && !quiet {
             eprintln!(
@@ -66,19 +73,32 @@ pub fn check(args: CheckArgs) -> Result<i32> {
                 c.path
             );
         }
-        rows.extend(c.rows);
-        stopped.extend(c.truncation.map(retrysim::Error::Stopped));
+        stopped.extend(c.truncation.clone().map(retrysim::Error::Stopped));
     }
+    let rows: Vec<check::CheckRow> = checked.iter().flat_map(|c| c.rows.clone()).collect();
     let failed = rows.iter().filter(|r| !r.pass).count();
-    if !quiet {
-        if rows.is_empty() {
-            println!("check: nothing to check");
-        } else {
-            print!("{}", check::render_table(&rows));
-            println!("check: {} passed, {failed} failed", rows.len() - failed);
+    match format {
+        CheckFormat::Text => {
+            if !quiet {
+                if rows.is_empty() {
+                    println!("check: nothing to check");
+                } else {
+                    print!("{}", check::render_table(&rows));
+                    println!("check: {} passed, {failed} failed", rows.len() - failed);
+                }
+            }
+            print!("{}", check::render_failures(&rows));
+        }
+        CheckFormat::Json | CheckFormat::Junit => {
+            let doc = if format == CheckFormat::Json {
+                report::json(&checked)
+            } else {
+                report::junit(&checked)
+            };
+            print!("{doc}");
+            eprint!("{}", check::render_failures(&rows));
         }
     }
-    print!("{}", check::render_failures(&rows));
     Ok(if !stopped.is_empty() {
         report_all(stopped)
     } else if failed > 0 {

@@ -74,7 +74,12 @@ fn run(args: RunArgs) -> Result<i32> {
     if !args.no_plots {
         retrysim::draw_folder(&folder.dir, args.format.into())?;
     }
-    if !args.quiet {
+    if args.json {
+        print_run_json(&folder)?;
+        if !args.quiet {
+            eprintln!("wrote {}/", folder.out.display());
+        }
+    } else if !args.quiet {
         print_run_table(&loaded, &folder);
     }
     stopped(folder.truncation)
@@ -193,6 +198,19 @@ fn print_run_table(loaded: &Loaded, folder: &RunFolder) {
         "wrote {}/{{summary.csv, timeseries.csv, herd.csv, attempts_by_ordinal.csv, columns.csv, manifest.toml}}",
         folder.out.display()
     );
+}
+
+/// `run --json`: the folder's summary.csv as JSON on stdout (the values of the file,
+/// typed); stdout holds nothing else.
+fn print_run_json(folder: &RunFolder) -> Result<()> {
+    let file = folder.dir.join("summary.csv");
+    let text = std::fs::read_to_string(&file)
+        .map_err(|e| Error::io("cannot read back the summary", &file, e))?;
+    let json = retrysim::export::json::table(&text).map_err(|e| {
+        Error::Internal(format!("summary '{}' does not parse as CSV: {e}", file.display()).into())
+    })?;
+    print!("{json}");
+    Ok(())
 }
 
 fn plot(dir: &Path, format: Format) -> Result<i32> {

@@ -3,6 +3,7 @@
 
 pub(crate) mod atomic;
 pub mod csv;
+pub mod json;
 pub mod manifest;
 pub mod markdown;
 pub mod owner;

@@ -12,6 +12,7 @@ mod cli_args;
 mod columns;
 mod determinism;
 mod explain;
+mod formats;
 mod fuzz;
 mod golden;
 mod interrupt;
