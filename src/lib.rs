@@ -52,6 +52,7 @@
 
 pub mod api;
 pub mod check;
+pub mod diff;
 pub mod engine;
 pub mod error;
 pub mod explain;

@@ -106,6 +106,9 @@ pub enum Command {
     /// for which every `[[expect]]` holds, by bisection: exit 0 found, 1 no value in
     /// the range satisfies them, 2 bad input.
     Search(super::search::SearchArgs),
+    /// Compare two result folders metric by metric: paired runs, the mean difference
+    /// B − A with its 95% interval; exit 1 when a `--fail-on` bound is crossed.
+    Diff(super::diff::DiffArgs),
 }
 
 #[derive(Debug, clap::Args)]

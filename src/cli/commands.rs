@@ -35,6 +35,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Plot { dir, format } => plot(&dir, format),
         Command::Check(args) => super::check::check(args),
         Command::Search(args) => super::search::search(args),
+        Command::Diff(args) => super::diff::diff(args),
     }
 }
 

@@ -5,6 +5,7 @@
 pub mod args;
 pub mod check;
 pub mod commands;
+pub mod diff;
 pub mod progress;
 pub mod search;
 pub mod signal;

@@ -11,6 +11,7 @@ mod check;
 mod cli_args;
 mod columns;
 mod determinism;
+mod diff;
 mod explain;
 mod formats;
 mod fuzz;

@@ -1,0 +1,439 @@
+//! Comparing two result folders metric by metric: the review of a policy change.
+//!
+//! Two folders written by `retrysim run` or `retrysim sweep` (each holds `summary.csv`
+//! and `manifest.toml`) are compared run by run: row `i` of A's summary is paired with
+//! row `i` of B's (the same grid cell and replication, in plan order), once both are
+//! known to hold the same number of rows with the same `param_` columns and values.
+//! For each cell (the rows sharing their `param_` values; the whole folder without a
+//! sweep) and each numeric metric, [`compare`] gives the means of A and B, the mean
+//! paired difference `B − A` with its 95% Student t interval on the differences
+//! (`n − 1` degrees of freedom, [`Moments::ci`]), and the relative change.
+//!
+//! When both folders ran the same seeds (common random numbers), the noise common to
+//! the two runs of a pair cancels in the difference and the interval is tight: the
+//! result says whether the `seed` columns match.
+//!
+//! A [`FailOn`] bound (`--fail-on METRIC:BOUND`) turns the comparison into a gate:
+//! `BOUND` is a number with an explicit sign, an absolute bound on the mean of `B − A`
+//! (`-0.01`: fail when it is below −0.01; `+5`: fail when it is above 5), or with a
+//! trailing `%` a bound relative to A's mean (`+10%`: fail when `B − A` exceeds 10% of
+//! `|mean A|`).
+
+use std::path::{Path, PathBuf};
+
+use crate::metrics::columns::{is_identity, is_metric, PARAM_PREFIX};
+use crate::metrics::interval::Moments;
+use crate::Error;
+
+/// One folder's summary as read: its scenario, header and rows.
+#[derive(Debug, Clone)]
+pub struct Side {
+    /// The folder.
+    pub dir: PathBuf,
+    /// The scenario's name, from `manifest.toml`.
+    pub scenario: String,
+    /// The header of `summary.csv`.
+    pub columns: Vec<String>,
+    /// The rows of `summary.csv`, as written.
+    pub rows: Vec<Vec<String>>,
+}
+
+/// One metric of one cell compared.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricDiff {
+    /// The summary column.
+    pub metric: String,
+    /// Pairs in which both runs have a value.
+    pub n: u64,
+    /// Mean of A over those pairs.
+    pub mean_a: f64,
+    /// Mean of B over those pairs.
+    pub mean_b: f64,
+    /// Mean paired difference `B − A`.
+    pub diff: f64,
+    /// Low end of the difference's 95% interval (equal to `diff` for one pair).
+    pub low: f64,
+    /// High end of the difference's 95% interval.
+    pub high: f64,
+    /// `diff / |mean_a|`; `None` when A's mean is 0.
+    pub relative: Option<f64>,
+}
+
+/// One grid cell compared.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellDiff {
+    /// The cell's `param_` values as `key=value, ...` (empty without a sweep).
+    pub label: String,
+    /// The runs (pairs) of the cell.
+    pub pairs: usize,
+    /// The metrics, in summary column order.
+    pub metrics: Vec<MetricDiff>,
+}
+
+/// The comparison of two folders.
+#[derive(Debug, Clone)]
+pub struct Diff {
+    /// Folder A, as read.
+    pub a: Side,
+    /// Folder B, as read.
+    pub b: Side,
+    /// Pairs whose two runs have the same seed.
+    pub same_seeds: usize,
+    /// The metrics both summaries have, in A's column order.
+    pub known: Vec<String>,
+    /// The metrics skipped because every pair lacks a value in A or B.
+    pub skipped: Vec<String>,
+    /// One entry per cell, in plan order.
+    pub cells: Vec<CellDiff>,
+}
+
+impl Diff {
+    /// Number of paired runs.
+    pub fn pairs(&self) -> usize {
+        self.a.rows.len()
+    }
+}
+
+/// Reads a folder's `summary.csv` and its manifest's scenario name.
+pub fn read_side(dir: &Path) -> Result<Side, Error> {
+    let manifest = dir.join("manifest.toml");
+    let text = std::fs::read_to_string(&manifest).map_err(|e| {
+        Error::bad_input(format!(
+            "'{}' is not a result folder: cannot read '{}': {e}",
+            dir.display(),
+            manifest.display()
+        ))
+    })?;
+    let table: toml::Table = text.parse().map_err(|e| {
+        Error::bad_input(format!(
+            "'{}' is not a manifest retrysim wrote: {e}",
+            manifest.display()
+        ))
+    })?;
+    let scenario = table
+        .get("run")
+        .and_then(|r| r.get("scenario"))
+        .and_then(|s| s.as_str())
+        .ok_or_else(|| {
+            Error::bad_input(format!(
+                "'{}': no [run] scenario name (is it a manifest retrysim wrote?)",
+                manifest.display()
+            ))
+        })?
+        .to_string();
+    let file = dir.join("summary.csv");
+    let bad = |e: csv::Error| Error::bad_input(format!("'{}': {e}", file.display()));
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .from_path(&file)
+        .map_err(bad)?;
+    let columns: Vec<String> = reader
+        .headers()
+        .map_err(bad)?
+        .iter()
+        .map(str::to_string)
+        .collect();
+    let mut rows = Vec::new();
+    for r in reader.records() {
+        rows.push(r.map_err(bad)?.iter().map(str::to_string).collect());
+    }
+    Ok(Side {
+        dir: dir.to_path_buf(),
+        scenario,
+        columns,
+        rows,
+    })
+}
+
+/// A summary cell as a number: `true`/`false` are 1/0, empty is `None`.
+fn number(side: &Side, row: usize, col: usize) -> Result<Option<f64>, Error> {
+    let s = side.rows[row][col].trim();
+    match s {
+        "" => Ok(None),
+        "true" => Ok(Some(1.0)),
+        "false" => Ok(Some(0.0)),
+        _ => s.parse::<f64>().map(Some).map_err(|_| {
+            Error::bad_input(format!(
+                "'{}': row {}, column '{}': '{s}' is not a number",
+                side.dir.join("summary.csv").display(),
+                row + 1,
+                side.columns[col]
+            ))
+        }),
+    }
+}
+
+fn param_columns(s: &Side) -> Vec<&str> {
+    s.columns
+        .iter()
+        .filter(|c| c.starts_with(PARAM_PREFIX))
+        .map(String::as_str)
+        .collect()
+}
+
+fn index(s: &Side, name: &str) -> Option<usize> {
+    s.columns.iter().position(|c| c == name)
+}
+
+/// Checks that `a` and `b` pair row by row: same rows, same `param_` columns and values.
+fn check_pairing(a: &Side, b: &Side) -> Result<(), Error> {
+    let (pa, pb) = (param_columns(a), param_columns(b));
+    if pa != pb {
+        return Err(Error::bad_input(format!(
+            "the folders do not pair: '{}' has swept columns [{}], '{}' has [{}]",
+            a.dir.display(),
+            pa.join(", "),
+            b.dir.display(),
+            pb.join(", ")
+        )));
+    }
+    if a.rows.len() != b.rows.len() {
+        return Err(Error::bad_input(format!(
+            "the folders do not pair: '{}' has {} runs, '{}' has {} (compare folders of the same plan: cells × replications)",
+            a.dir.display(),
+            a.rows.len(),
+            b.dir.display(),
+            b.rows.len()
+        )));
+    }
+    for p in &pa {
+        let (ia, ib) = (index(a, p).unwrap_or(0), index(b, p).unwrap_or(0));
+        for (i, (ra, rb)) in a.rows.iter().zip(&b.rows).enumerate() {
+            if ra.get(ia) != rb.get(ib) {
+                return Err(Error::bad_input(format!(
+                    "the folders do not pair: row {} has {p} = '{}' in '{}' but '{}' in '{}'",
+                    i + 1,
+                    ra.get(ia).map_or("", String::as_str),
+                    a.dir.display(),
+                    rb.get(ib).map_or("", String::as_str),
+                    b.dir.display()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The cells of `side`: a label and its row indices, in order of first appearance.
+fn cells(side: &Side) -> Vec<(String, Vec<usize>)> {
+    let params: Vec<(usize, &str)> = side
+        .columns
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.starts_with(PARAM_PREFIX))
+        .map(|(i, c)| (i, &c[PARAM_PREFIX.len()..]))
+        .collect();
+    let mut out: Vec<(String, Vec<usize>)> = Vec::new();
+    for (r, row) in side.rows.iter().enumerate() {
+        let label = params
+            .iter()
+            .map(|(i, k)| format!("{k}={}", row.get(*i).map_or("", String::as_str)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        match out.iter_mut().find(|(l, _)| *l == label) {
+            Some((_, rows)) => rows.push(r),
+            None => out.push((label, vec![r])),
+        }
+    }
+    out
+}
+
+/// Compares folders `a` and `b`; `only` (when not empty) restricts to those metrics.
+/// Bad input (exit 2): a folder that is not one, summaries that do not pair, a metric
+/// of `only` that is not in both summaries, a value that is not a number.
+pub fn compare(a: &Path, b: &Path, only: &[String]) -> Result<Diff, Error> {
+    let (a, b) = (read_side(a)?, read_side(b)?);
+    check_pairing(&a, &b)?;
+    let known: Vec<String> = a
+        .columns
+        .iter()
+        .filter(|c| is_metric(c) && !is_identity(c) && index(&b, c).is_some())
+        .cloned()
+        .collect();
+    for m in only {
+        if !known.contains(m) {
+            return Err(unknown_metric("--metric", m, &known));
+        }
+    }
+    let chosen: Vec<&String> = known
+        .iter()
+        .filter(|m| only.is_empty() || only.contains(m))
+        .collect();
+    let same_seeds = match (index(&a, "seed"), index(&b, "seed")) {
+        (Some(ia), Some(ib)) => a
+            .rows
+            .iter()
+            .zip(&b.rows)
+            .filter(|(ra, rb)| ra.get(ia) == rb.get(ib))
+            .count(),
+        _ => 0,
+    };
+    let mut out = Vec::new();
+    let mut seen = vec![false; chosen.len()];
+    for (label, rows) in cells(&a) {
+        let mut metrics = Vec::new();
+        for (k, m) in chosen.iter().enumerate() {
+            let (ia, ib) = (index(&a, m).unwrap_or(0), index(&b, m).unwrap_or(0));
+            let (mut ma, mut mb, mut md) =
+                (Moments::default(), Moments::default(), Moments::default());
+            for &r in &rows {
+                if let (Some(x), Some(y)) = (number(&a, r, ia)?, number(&b, r, ib)?) {
+                    ma.push(x);
+                    mb.push(y);
+                    md.push(y - x);
+                }
+            }
+            let (Some((mean_a, _, _)), Some((mean_b, _, _)), Some((diff, low, high))) =
+                (ma.ci(), mb.ci(), md.ci())
+            else {
+                continue;
+            };
+            seen[k] = true;
+            metrics.push(MetricDiff {
+                metric: (*m).clone(),
+                n: md.n(),
+                mean_a,
+                mean_b,
+                diff,
+                low,
+                high,
+                relative: (mean_a != 0.0).then(|| diff / mean_a.abs()),
+            });
+        }
+        out.push(CellDiff {
+            label,
+            pairs: rows.len(),
+            metrics,
+        });
+    }
+    let skipped = chosen
+        .iter()
+        .zip(&seen)
+        .filter(|(_, s)| !**s)
+        .map(|(m, _)| (*m).clone())
+        .collect();
+    Ok(Diff {
+        a,
+        b,
+        same_seeds,
+        known,
+        skipped,
+        cells: out,
+    })
+}
+
+/// The error of a metric name (of `flag`) not among `known`.
+pub fn unknown_metric(flag: &str, name: &str, known: &[String]) -> Error {
+    Error::bad_input(format!(
+        "{flag} '{name}': no such metric in both summaries; known: {}",
+        known.join(", ")
+    ))
+}
+
+/// A `--fail-on METRIC:BOUND` gate (see the module docs for the syntax).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FailOn {
+    /// The metric.
+    pub metric: String,
+    /// The bound: positive an upper bound on `B − A`, negative a lower one.
+    pub bound: f64,
+    /// Whether the bound is a fraction of `|mean A|` (written with `%`).
+    pub relative: bool,
+    /// The bound as written.
+    pub text: String,
+}
+
+/// Reads `METRIC:BOUND`, `BOUND` being `+X`, `-X`, `+X%` or `-X%` (X a number > 0).
+///
+/// ```
+/// use retrysim::diff::parse_fail_on;
+/// let f = parse_fail_on("latency_p99_ms:+10%").unwrap();
+/// assert_eq!((f.bound, f.relative), (0.1, true));
+/// assert_eq!(parse_fail_on("success_fraction:-0.01").unwrap().bound, -0.01);
+/// assert!(parse_fail_on("amplification:0.1").is_err());
+/// ```
+pub fn parse_fail_on(s: &str) -> Result<FailOn, String> {
+    let shown = crate::scenario::error::shown(s);
+    let syntax = "expected METRIC:BOUND with BOUND a signed number, optionally with %: \
+                  `success_fraction:-0.01` (fail when B − A < −0.01), \
+                  `latency_p99_ms:+10%` (fail when B − A > 10% of A's mean)";
+    let Some((metric, bound)) = s.rsplit_once(':') else {
+        return Err(format!("'{shown}': {syntax}"));
+    };
+    let b = bound.trim();
+    let (sign, rest) = match b.chars().next() {
+        Some('+') => (1.0, &b[1..]),
+        Some('-') => (-1.0, &b[1..]),
+        _ => {
+            return Err(format!(
+                "'{shown}': the bound needs its sign (`+` an upper bound on B − A, `-` a lower bound); {syntax}"
+            ))
+        }
+    };
+    let (num, relative) = match rest.strip_suffix('%') {
+        Some(n) => (n, true),
+        None => (rest, false),
+    };
+    let x: f64 = num
+        .trim()
+        .parse()
+        .ok()
+        .filter(|x: &f64| x.is_finite() && *x > 0.0)
+        .ok_or_else(|| format!("'{shown}': the bound's size must be a number above 0; {syntax}"))?;
+    if metric.trim().is_empty() {
+        return Err(format!("'{shown}': no metric; {syntax}"));
+    }
+    Ok(FailOn {
+        metric: metric.trim().to_string(),
+        bound: sign * if relative { x / 100.0 } else { x },
+        relative,
+        text: b.to_string(),
+    })
+}
+
+impl FailOn {
+    /// The limit on `B − A` for a cell whose A mean is `mean_a`.
+    pub fn limit(&self, mean_a: f64) -> f64 {
+        if self.relative {
+            self.bound * mean_a.abs()
+        } else {
+            self.bound
+        }
+    }
+
+    /// Whether `m`'s mean difference crosses the bound (below a lower one, above an
+    /// upper one).
+    pub fn crossed(&self, m: &MetricDiff) -> bool {
+        let limit = self.limit(m.mean_a);
+        if self.bound < 0.0 {
+            m.diff < limit
+        } else {
+            m.diff > limit
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounds() {
+        let m = MetricDiff {
+            metric: "x".into(),
+            n: 2,
+            mean_a: 100.0,
+            mean_b: 111.0,
+            diff: 11.0,
+            low: 10.0,
+            high: 12.0,
+            relative: Some(0.11),
+        };
+        assert!(parse_fail_on("x:+10%").unwrap().crossed(&m));
+        assert!(!parse_fail_on("x:+11").unwrap().crossed(&m));
+        assert!(!parse_fail_on("x:-1").unwrap().crossed(&m));
+        assert!(parse_fail_on("x:+").is_err());
+        assert!(parse_fail_on("x:+0").is_err());
+        assert!(parse_fail_on(":+1").is_err());
+    }
+}
