@@ -134,6 +134,10 @@ pub struct RunArgs {
     /// summary.csv row) instead of the table; notes go to stderr.
     #[arg(long)]
     pub json: bool,
+    /// Worker threads for the replications [default: all cores]; the files written
+    /// are the same whatever the number.
+    #[arg(long, short, value_name = "N", allow_hyphen_values = true, value_parser = parse_jobs)]
+    pub jobs: Option<usize>,
     /// Print nothing but errors (and the `--json` summary).
     #[arg(long, short)]
     pub quiet: bool,
@@ -144,7 +148,7 @@ pub struct SweepArgs {
     /// Scenario file (TOML) with a `[sweep]` table.
     pub scenario: PathBuf,
     /// Worker threads [default: all cores].
-    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_jobs)]
+    #[arg(long, short, value_name = "N", allow_hyphen_values = true, value_parser = parse_jobs)]
     pub jobs: Option<usize>,
     /// Run only the runs with `run % N == I`, into their own folder.
     #[arg(long, value_name = "I/N", allow_hyphen_values = true)]
@@ -229,7 +233,7 @@ pub struct CheckArgs {
     #[arg(long, value_enum, value_name = "FORMAT", default_value = "text")]
     pub format: CheckFormat,
     /// Worker threads [default: all cores].
-    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_jobs)]
+    #[arg(long, short, value_name = "N", allow_hyphen_values = true, value_parser = parse_jobs)]
     pub jobs: Option<usize>,
     /// Base seed, overriding the scenarios' `seed`.
     #[arg(long, value_name = "N")]

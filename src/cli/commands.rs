@@ -70,7 +70,11 @@ fn run(args: RunArgs) -> Result<i32> {
         out: args.out.as_deref(),
         force: args.force,
     };
-    let folder = retrysim::run_to_folder(&loaded, &target)?;
+    // The replications run on a pool of `--jobs` threads; results are written in plan
+    // order, so the files are the same whatever the number.
+    let folder =
+        retrysim::sweep::with_jobs(args.jobs, || retrysim::run_to_folder(&loaded, &target))
+            .map_err(Error::from)??;
     if !args.no_plots {
         retrysim::draw_folder(&folder.dir, args.format.into())?;
     }

@@ -1,0 +1,70 @@
+//! The command line's conventions (issue 22): `-j` for `--jobs` and `--jobs` on `run`,
+//! `sweep --dry-run` and the plan line, `-q` on every subcommand, examples in every
+//! `--help`.
+
+use std::path::Path;
+
+use crate::common::{comparable, ok, retrysim};
+
+/// Every file of a folder (not recursing), by name, in a comparable form.
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name, comparable(&p))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn run_jobs_1_and_2_write_the_same_bytes() {
+    let d = tempfile::tempdir().unwrap();
+    for (j, out) in [("1", "one"), ("2", "two")] {
+        ok(
+            d.path(),
+            &[
+                "run",
+                "--set",
+                "replications=6",
+                "-j",
+                j,
+                "--no-plots",
+                "--out",
+                out,
+                "-q",
+            ],
+        );
+    }
+    let (a, b) = (files(&d.path().join("one")), files(&d.path().join("two")));
+    assert!(a.iter().any(|(n, _)| n == "aggregate.csv"), "{a:?}");
+    assert_eq!(a.len(), b.len());
+    for ((na, ba), (nb, bb)) in a.iter().zip(&b) {
+        assert_eq!(na, nb);
+        assert!(ba == bb, "{na} differs between -j 1 and -j 2");
+    }
+    // Six replications, one summary row each.
+    let summary = std::fs::read_to_string(d.path().join("one/summary.csv")).unwrap();
+    assert_eq!(summary.lines().count(), 7);
+}
+
+#[test]
+fn j_is_the_short_form_of_jobs_and_is_checked_like_it() {
+    let d = tempfile::tempdir().unwrap();
+    for sub in ["run", "sweep", "check", "search"] {
+        let out = retrysim(d.path(), &[sub, "--help"]);
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(help.contains("-j, --jobs <N>"), "{sub}: {help}");
+        let out = retrysim(d.path(), &[sub, "x.toml", "-j", "0"]);
+        assert_eq!(out.status.code(), Some(2), "{sub}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("--jobs <N>") && err.contains("from 1 to"),
+            "{sub}: {err}"
+        );
+    }
+}
