@@ -171,6 +171,10 @@ pub struct SweepArgs {
     /// Replace an output folder that holds other results.
     #[arg(long)]
     pub force: bool,
+    /// Print the plan (swept keys and values, cells, replications, runs, logical
+    /// requests, output folder) and exit without running or writing anything.
+    #[arg(long)]
+    pub dry_run: bool,
     /// Print nothing but errors.
     #[arg(long, short)]
     pub quiet: bool,

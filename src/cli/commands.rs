@@ -111,6 +111,13 @@ fn sweep(args: SweepArgs) -> Result<i32> {
         force: args.force,
     };
     let out = retrysim::sweep_out(&plan, &target, args.shard);
+    if args.dry_run {
+        print_plan(&plan, args.shard, &out)?;
+        return Ok(exit::OK);
+    }
+    if !args.quiet {
+        eprintln!("{}", plan_line(&plan, args.shard, &out));
+    }
     let stop = super::signal::install();
     let bar = super::progress::Bar::new(args.quiet);
     let outcome = retrysim::run_sweep(&plan, &target, args.jobs, args.shard, stop, &bar)?;
@@ -138,6 +145,72 @@ fn sweep(args: SweepArgs) -> Result<i32> {
         println!("wrote {}/{{{files}}}", out.display());
     }
     stopped(outcome.truncation)
+}
+
+/// The one-line plan: `N cells × R replications = M runs → DIR`, and the shard.
+fn plan_line(
+    plan: &retrysim::sweep::Plan,
+    shard: Option<retrysim::sweep::Shard>,
+    out: &Path,
+) -> String {
+    format!(
+        "{} cell{} × {} replication{} = {} run{}{} → {}/",
+        plan.cells.len(),
+        plural(plan.cells.len()),
+        plan.replications,
+        plural(plan.replications as usize),
+        plan.total_runs(),
+        plural(plan.total_runs() as usize),
+        shard.map_or(String::new(), |s| format!(
+            " (shard {}/{}: {} here)",
+            s.index,
+            s.count,
+            (0..plan.total_runs())
+                .filter(|r| r % s.count == s.index)
+                .count()
+        )),
+        out.display()
+    )
+}
+
+/// `sweep --dry-run`: the plan on stdout; nothing runs, nothing is written.
+fn print_plan(
+    plan: &retrysim::sweep::Plan,
+    shard: Option<retrysim::sweep::Shard>,
+    out: &Path,
+) -> Result<()> {
+    println!(
+        "sweep '{}' ({}), dry run: nothing runs, nothing is written",
+        plan.base.scenario.name, plan.base.source.path
+    );
+    for axis in &plan.axes {
+        let values: Vec<String> = axis
+            .values
+            .iter()
+            .map(retrysim::sweep::plan::render_value)
+            .collect();
+        println!(
+            "  {} = [{}] ({} value{})",
+            axis.key,
+            values.join(", "),
+            values.len(),
+            plural(values.len())
+        );
+    }
+    // Logical requests: offered rate × duration of each cell's scenario, times its
+    // replications (retries and closed fleets come on top).
+    let mut logical = 0.0;
+    for cell in 0..plan.cells.len() {
+        let loaded = plan.loaded(cell).map_err(Error::from)?;
+        let e = retrysim::explain::explain(&loaded.scenario);
+        logical += e.offered_mean * (e.duration as f64 / 1e9) * f64::from(plan.replications);
+    }
+    println!("  {}", plan_line(plan, shard, out));
+    println!(
+        "  about {} logical requests in all, offered rate × duration per run (not events: retries and closed fleets come on top)",
+        retrysim::metrics::format::shortest(logical.round())
+    );
+    Ok(())
 }
 
 fn merge(dirs: &[PathBuf], out: &Path, force: bool, plots: Option<Format>) -> Result<i32> {

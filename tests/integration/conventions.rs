@@ -68,3 +68,81 @@ fn j_is_the_short_form_of_jobs_and_is_checked_like_it() {
         );
     }
 }
+
+const SWEEP: &str = r#"
+name = "sw"
+duration = "10s"
+replications = 3
+[dependency]
+servers = 4
+queue_limit = 50
+service_time = { kind = "exponential", mean = "10ms" }
+[[fleets]]
+name = "web"
+arrival = { kind = "poisson", rate = 300 }
+[[fleets.layers]]
+max_attempts = 3
+[sweep]
+"fleets.0.layers.0.max_attempts" = [1, 2, 4]
+"fleets.0.arrival.rate" = { from = 100, to = 400, step = 150 }
+"#;
+
+#[test]
+fn sweep_dry_run_prints_the_plan_and_writes_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("sw.toml"), SWEEP).unwrap();
+    let out = retrysim(d.path(), &["sweep", "sw.toml", "--dry-run", "--out", "res"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("fleets.0.layers.0.max_attempts = [1, 2, 4] (3 values)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("fleets.0.arrival.rate = [100, 250, 400] (3 values)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("9 cells × 3 replications = 27 runs → res/"),
+        "{text}"
+    );
+    // (100 + 250 + 400)/s × 3 attempt limits × 10 s × 3 replications.
+    assert!(text.contains("about 67500 logical requests"), "{text}");
+    assert!(!d.path().join("res").exists());
+    assert!(!d.path().join("output").exists());
+    // The real sweep says the same line on stderr before it starts; -q silences it.
+    let out = retrysim(
+        d.path(),
+        &[
+            "sweep",
+            "sw.toml",
+            "--set",
+            "duration=1s",
+            "--no-plots",
+            "--out",
+            "res",
+            "-j",
+            "2",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("9 cells × 3 replications = 27 runs → res/"),
+        "{err}"
+    );
+    let out = retrysim(
+        d.path(),
+        &[
+            "sweep",
+            "sw.toml",
+            "--set",
+            "duration=1s",
+            "--no-plots",
+            "--out",
+            "q",
+            "-q",
+        ],
+    );
+    assert!(out.status.success());
+    assert!(out.stderr.is_empty() && out.stdout.is_empty());
+}
