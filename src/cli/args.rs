@@ -67,12 +67,18 @@ pub enum Command {
         /// Replace an output folder that holds other results.
         #[arg(long)]
         force: bool,
+        /// Print nothing but errors.
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// Parse and validate scenario files without running them.
     Validate {
         /// Scenario files.
         #[arg(required = true)]
         scenarios: Vec<PathBuf>,
+        /// Print only the files that do not validate (and why).
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// Print the column dictionary as CSV (file, column, unit, kind, description): every
     /// column of every results file. With a scenario, those of the folder it writes
@@ -87,6 +93,10 @@ pub enum Command {
         /// Print Markdown tables, one per file, instead of CSV.
         #[arg(long)]
         markdown: bool,
+        /// Accepted for uniformity; the dictionary is the only output, so it changes
+        /// nothing.
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// Print the resolved model (capacity, offered load, worst-case attempts, budgets,
     /// backoff against deadlines) and lint it for retry anti-patterns.
@@ -98,6 +108,9 @@ pub enum Command {
         /// Image format of the plots.
         #[arg(long, value_enum, default_value = "png")]
         format: Format,
+        /// Print nothing but errors.
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// Run scenarios in memory and check their `[[expect]]` bounds (and drift against a
     /// baseline): exit 0 if all pass, 1 if any fails, 2 on bad input.
@@ -215,6 +228,10 @@ pub struct ExplainArgs {
     /// Override a scenario key: `--set fleets.0.layers.0.max_attempts=5`.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// Accepted for uniformity; the explanation is the only output, so it changes
+    /// nothing (denied lints are errors, printed on stderr).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, clap::Args)]

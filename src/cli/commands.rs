@@ -24,15 +24,17 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
             no_plots,
             format,
             force,
-        } => merge(&dirs, &out, force, (!no_plots).then_some(format)),
-        Command::Validate { scenarios } => Ok(validate(&scenarios)),
+            quiet,
+        } => merge(&dirs, &out, force, (!no_plots).then_some(format), quiet),
+        Command::Validate { scenarios, quiet } => Ok(validate(&scenarios, quiet)),
         Command::Columns {
             scenario,
             set,
             markdown,
+            quiet: _,
         } => columns(scenario.as_deref(), set, markdown),
         Command::Explain(args) => explain(args),
-        Command::Plot { dir, format } => plot(&dir, format),
+        Command::Plot { dir, format, quiet } => plot(&dir, format, quiet),
         Command::Check(args) => super::check::check(args),
         Command::Search(args) => super::search::search(args),
     }
@@ -213,18 +215,26 @@ fn print_plan(
     Ok(())
 }
 
-fn merge(dirs: &[PathBuf], out: &Path, force: bool, plots: Option<Format>) -> Result<i32> {
+fn merge(
+    dirs: &[PathBuf],
+    out: &Path,
+    force: bool,
+    plots: Option<Format>,
+    quiet: bool,
+) -> Result<i32> {
     let merged = retrysim::merge_shards(dirs, out, force)?;
     if let Some(format) = plots {
         retrysim::draw_folder(out, format.into())?;
     }
-    println!(
-        "merged {} shards of sweep '{}' ({} runs) into {}",
-        merged.shards,
-        merged.plan.base.scenario.name,
-        merged.plan.total_runs(),
-        out.display()
-    );
+    if !quiet {
+        println!(
+            "merged {} shards of sweep '{}' ({} runs) into {}",
+            merged.shards,
+            merged.plan.base.scenario.name,
+            merged.plan.total_runs(),
+            out.display()
+        );
+    }
     stopped(merged.truncation)
 }
 
@@ -290,9 +300,11 @@ fn print_run_json(folder: &RunFolder) -> Result<()> {
     Ok(())
 }
 
-fn plot(dir: &Path, format: Format) -> Result<i32> {
+fn plot(dir: &Path, format: Format, quiet: bool) -> Result<i32> {
     let files = retrysim::draw_folder(dir, format.into())?;
-    println!("wrote {} files in {}", files.len(), dir.display());
+    if !quiet {
+        println!("wrote {} files in {}", files.len(), dir.display());
+    }
     Ok(exit::OK)
 }
 
@@ -305,10 +317,11 @@ fn plural(n: usize) -> &'static str {
 }
 
 /// Validates each file; the exit code is the first bad one's.
-fn validate(paths: &[PathBuf]) -> i32 {
+fn validate(paths: &[PathBuf], quiet: bool) -> i32 {
     let mut code = exit::OK;
     for p in paths {
         match retrysim::load_scenario(Some(p), &Overrides::default()) {
+            Ok(_) if quiet => {}
             Ok(l) => println!(
                 "ok: {} ('{}': {} fleet{}, {} outage{})",
                 p.display(),
