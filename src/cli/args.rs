@@ -46,11 +46,20 @@ pub struct Cli {
 pub enum Command {
     /// Run one scenario (the embedded default when none is given) and write CSV files,
     /// a manifest and plots.
+    #[command(
+        after_help = "Examples:\n  retrysim run\n  retrysim run scenarios/thundering_herd.toml --set replications=8 -j 2"
+    )]
     Run(RunArgs),
     /// Run a scenario's `[sweep]` grid times its replications in parallel; resumable,
     /// and shardable over machines.
+    #[command(
+        after_help = "Examples:\n  retrysim sweep scenarios/capacity_planning.toml -j 2\n  retrysim sweep scenarios/capacity_planning.toml --dry-run"
+    )]
     Sweep(SweepArgs),
     /// Join shard folders into the same files an unsharded sweep writes.
+    #[command(
+        after_help = "Examples:\n  retrysim merge output/capacity_planning-shard-0-of-2 output/capacity_planning-shard-1-of-2 --out output/capacity_planning"
+    )]
     Merge {
         /// Shard folders (all shards of one sweep).
         #[arg(required = true)]
@@ -72,6 +81,7 @@ pub enum Command {
         quiet: bool,
     },
     /// Parse and validate scenario files without running them.
+    #[command(after_help = "Examples:\n  retrysim validate scenarios/*.toml")]
     Validate {
         /// Scenario files.
         #[arg(required = true)]
@@ -84,6 +94,9 @@ pub enum Command {
     /// column of every results file. With a scenario, those of the folder it writes
     /// (its columns.csv: a sweep's with a [sweep]), its layers', fleets' and swept keys'
     /// columns by name; without, their templates.
+    #[command(
+        after_help = "Examples:\n  retrysim columns --markdown\n  retrysim columns scenarios/capacity_planning.toml"
+    )]
     Columns {
         /// Scenario file whose columns to list.
         scenario: Option<PathBuf>,
@@ -100,8 +113,12 @@ pub enum Command {
     },
     /// Print the resolved model (capacity, offered load, worst-case attempts, budgets,
     /// backoff against deadlines) and lint it for retry anti-patterns.
+    #[command(
+        after_help = "Examples:\n  retrysim explain scenarios/default.toml\n  retrysim explain scenarios/amplification.toml --deny all"
+    )]
     Explain(ExplainArgs),
     /// Redraw the plots and report.html of a run or sweep folder from its CSV files.
+    #[command(after_help = "Examples:\n  retrysim plot output/default --format svg")]
     Plot {
         /// The result folder (holds manifest.toml, summary.csv, timeseries.csv...).
         dir: PathBuf,
@@ -114,10 +131,16 @@ pub enum Command {
     },
     /// Run scenarios in memory and check their `[[expect]]` bounds (and drift against a
     /// baseline): exit 0 if all pass, 1 if any fails, 2 on bad input.
+    #[command(
+        after_help = "Examples:\n  retrysim check scenarios/*.toml -j 2\n  retrysim check scenarios/default.toml --baseline baseline.csv --format junit"
+    )]
     Check(CheckArgs),
     /// Find the smallest (or, with --largest, the largest) value of one scenario key
     /// for which every `[[expect]]` holds, by bisection: exit 0 found, 1 no value in
     /// the range satisfies them, 2 bad input.
+    #[command(
+        after_help = "Examples:\n  retrysim search scenarios/default.toml --key dependency.servers --range 1..40"
+    )]
     Search(super::search::SearchArgs),
 }
 

@@ -210,3 +210,21 @@ fn every_subcommand_takes_q_and_quiet_ones_print_nothing_but_their_result() {
     assert!(!o.is_empty());
     // check and search had -q already: the help check above covers them.
 }
+
+#[test]
+fn every_subcommand_help_ends_with_examples() {
+    let d = tempfile::tempdir().unwrap();
+    for sub in SUBCOMMANDS {
+        let out = retrysim(d.path(), &[sub, "--help"]);
+        let help = String::from_utf8_lossy(&out.stdout);
+        let at = help
+            .find("Examples:")
+            .unwrap_or_else(|| panic!("{sub}: {help}"));
+        let tail = &help[at..];
+        assert!(tail.contains(&format!("  retrysim {sub}")), "{sub}: {tail}");
+        assert!(
+            !tail.contains("Options:"),
+            "{sub}: examples are not at the end"
+        );
+    }
+}
