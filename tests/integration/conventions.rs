@@ -228,3 +228,20 @@ fn every_subcommand_help_ends_with_examples() {
         );
     }
 }
+
+#[test]
+fn the_crate_is_dual_licensed_and_ships_both_texts() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read =
+        |f: &str| std::fs::read_to_string(root.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
+    assert!(read("Cargo.toml").contains("license = \"MIT OR Apache-2.0\""));
+    let mit = read("LICENSE-MIT");
+    assert!(mit.starts_with("Copyright (c) 2026 the retrysim developers"));
+    assert!(mit.contains("Permission is hereby granted, free of charge"));
+    let apache = read("LICENSE-APACHE");
+    assert!(apache.contains("Version 2.0, January 2004"));
+    assert!(apache.contains("END OF TERMS AND CONDITIONS"));
+    let readme = read("README.md");
+    assert!(readme.contains("## Install") && readme.contains("cargo install --path ."));
+    assert!(readme.contains("open output/default/report.html"));
+}
