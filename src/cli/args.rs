@@ -46,11 +46,20 @@ pub struct Cli {
 pub enum Command {
     /// Run one scenario (the embedded default when none is given) and write CSV files,
     /// a manifest and plots.
+    #[command(
+        after_help = "Examples:\n  retrysim run\n  retrysim run scenarios/thundering_herd.toml --set replications=8 -j 2"
+    )]
     Run(RunArgs),
     /// Run a scenario's `[sweep]` grid times its replications in parallel; resumable,
     /// and shardable over machines.
+    #[command(
+        after_help = "Examples:\n  retrysim sweep scenarios/capacity_planning.toml -j 2\n  retrysim sweep scenarios/capacity_planning.toml --dry-run"
+    )]
     Sweep(SweepArgs),
     /// Join shard folders into the same files an unsharded sweep writes.
+    #[command(
+        after_help = "Examples:\n  retrysim merge output/capacity_planning-shard-0-of-2 output/capacity_planning-shard-1-of-2 --out output/capacity_planning"
+    )]
     Merge {
         /// Shard folders (all shards of one sweep).
         #[arg(required = true)]
@@ -67,17 +76,27 @@ pub enum Command {
         /// Replace an output folder that holds other results.
         #[arg(long)]
         force: bool,
+        /// Print nothing but errors.
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// Parse and validate scenario files without running them.
+    #[command(after_help = "Examples:\n  retrysim validate scenarios/*.toml")]
     Validate {
         /// Scenario files.
         #[arg(required = true)]
         scenarios: Vec<PathBuf>,
+        /// Print only the files that do not validate (and why).
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// Print the column dictionary as CSV (file, column, unit, kind, description): every
     /// column of every results file. With a scenario, those of the folder it writes
     /// (its columns.csv: a sweep's with a [sweep]), its layers', fleets' and swept keys'
     /// columns by name; without, their templates.
+    #[command(
+        after_help = "Examples:\n  retrysim columns --markdown\n  retrysim columns scenarios/capacity_planning.toml"
+    )]
     Columns {
         /// Scenario file whose columns to list.
         scenario: Option<PathBuf>,
@@ -87,24 +106,41 @@ pub enum Command {
         /// Print Markdown tables, one per file, instead of CSV.
         #[arg(long)]
         markdown: bool,
+        /// Accepted for uniformity; the dictionary is the only output, so it changes
+        /// nothing.
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// Print the resolved model (capacity, offered load, worst-case attempts, budgets,
     /// backoff against deadlines) and lint it for retry anti-patterns.
+    #[command(
+        after_help = "Examples:\n  retrysim explain scenarios/default.toml\n  retrysim explain scenarios/amplification.toml --deny all"
+    )]
     Explain(ExplainArgs),
     /// Redraw the plots and report.html of a run or sweep folder from its CSV files.
+    #[command(after_help = "Examples:\n  retrysim plot output/default --format svg")]
     Plot {
         /// The result folder (holds manifest.toml, summary.csv, timeseries.csv...).
         dir: PathBuf,
         /// Image format of the plots.
         #[arg(long, value_enum, default_value = "png")]
         format: Format,
+        /// Print nothing but errors.
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// Run scenarios in memory and check their `[[expect]]` bounds (and drift against a
     /// baseline): exit 0 if all pass, 1 if any fails, 2 on bad input.
+    #[command(
+        after_help = "Examples:\n  retrysim check scenarios/*.toml -j 2\n  retrysim check scenarios/default.toml --baseline baseline.csv --format junit"
+    )]
     Check(CheckArgs),
     /// Find the smallest (or, with --largest, the largest) value of one scenario key
     /// for which every `[[expect]]` holds, by bisection: exit 0 found, 1 no value in
     /// the range satisfies them, 2 bad input.
+    #[command(
+        after_help = "Examples:\n  retrysim search scenarios/default.toml --key dependency.servers --range 1..40"
+    )]
     Search(super::search::SearchArgs),
     /// Compare two result folders metric by metric: paired runs, the mean difference
     /// B − A with its 95% interval; exit 1 when a `--fail-on` bound is crossed.
@@ -137,6 +173,10 @@ pub struct RunArgs {
     /// summary.csv row) instead of the table; notes go to stderr.
     #[arg(long)]
     pub json: bool,
+    /// Worker threads for the replications [default: all cores]; the files written
+    /// are the same whatever the number.
+    #[arg(long, short, value_name = "N", allow_hyphen_values = true, value_parser = parse_jobs)]
+    pub jobs: Option<usize>,
     /// Print nothing but errors (and the `--json` summary).
     #[arg(long, short)]
     pub quiet: bool,
@@ -147,7 +187,7 @@ pub struct SweepArgs {
     /// Scenario file (TOML) with a `[sweep]` table.
     pub scenario: PathBuf,
     /// Worker threads [default: all cores].
-    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_jobs)]
+    #[arg(long, short, value_name = "N", allow_hyphen_values = true, value_parser = parse_jobs)]
     pub jobs: Option<usize>,
     /// Run only the runs with `run % N == I`, into their own folder.
     #[arg(long, value_name = "I/N", allow_hyphen_values = true)]
@@ -170,6 +210,10 @@ pub struct SweepArgs {
     /// Replace an output folder that holds other results.
     #[arg(long)]
     pub force: bool,
+    /// Print the plan (swept keys and values, cells, replications, runs, logical
+    /// requests, output folder) and exit without running or writing anything.
+    #[arg(long)]
+    pub dry_run: bool,
     /// Print nothing but errors.
     #[arg(long, short)]
     pub quiet: bool,
@@ -210,6 +254,10 @@ pub struct ExplainArgs {
     /// Override a scenario key: `--set fleets.0.layers.0.max_attempts=5`.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// Accepted for uniformity; the explanation is the only output, so it changes
+    /// nothing (denied lints are errors, printed on stderr).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -232,7 +280,7 @@ pub struct CheckArgs {
     #[arg(long, value_enum, value_name = "FORMAT", default_value = "text")]
     pub format: CheckFormat,
     /// Worker threads [default: all cores].
-    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_jobs)]
+    #[arg(long, short, value_name = "N", allow_hyphen_values = true, value_parser = parse_jobs)]
     pub jobs: Option<usize>,
     /// Base seed, overriding the scenarios' `seed`.
     #[arg(long, value_name = "N")]

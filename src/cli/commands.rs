@@ -24,15 +24,17 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
             no_plots,
             format,
             force,
-        } => merge(&dirs, &out, force, (!no_plots).then_some(format)),
-        Command::Validate { scenarios } => Ok(validate(&scenarios)),
+            quiet,
+        } => merge(&dirs, &out, force, (!no_plots).then_some(format), quiet),
+        Command::Validate { scenarios, quiet } => Ok(validate(&scenarios, quiet)),
         Command::Columns {
             scenario,
             set,
             markdown,
+            quiet: _,
         } => columns(scenario.as_deref(), set, markdown),
         Command::Explain(args) => explain(args),
-        Command::Plot { dir, format } => plot(&dir, format),
+        Command::Plot { dir, format, quiet } => plot(&dir, format, quiet),
         Command::Check(args) => super::check::check(args),
         Command::Search(args) => super::search::search(args),
         Command::Diff(args) => super::diff::diff(args),
@@ -71,7 +73,11 @@ fn run(args: RunArgs) -> Result<i32> {
         out: args.out.as_deref(),
         force: args.force,
     };
-    let folder = retrysim::run_to_folder(&loaded, &target)?;
+    // The replications run on a pool of `--jobs` threads; results are written in plan
+    // order, so the files are the same whatever the number.
+    let folder =
+        retrysim::sweep::with_jobs(args.jobs, || retrysim::run_to_folder(&loaded, &target))
+            .map_err(Error::from)??;
     if !args.no_plots {
         retrysim::draw_folder(&folder.dir, args.format.into())?;
     }
@@ -108,6 +114,13 @@ fn sweep(args: SweepArgs) -> Result<i32> {
         force: args.force,
     };
     let out = retrysim::sweep_out(&plan, &target, args.shard);
+    if args.dry_run {
+        print_plan(&plan, args.shard, &out)?;
+        return Ok(exit::OK);
+    }
+    if !args.quiet {
+        eprintln!("{}", plan_line(&plan, args.shard, &out));
+    }
     let stop = super::signal::install();
     let bar = super::progress::Bar::new(args.quiet);
     let outcome = retrysim::run_sweep(&plan, &target, args.jobs, args.shard, stop, &bar)?;
@@ -137,18 +150,92 @@ fn sweep(args: SweepArgs) -> Result<i32> {
     stopped(outcome.truncation)
 }
 
-fn merge(dirs: &[PathBuf], out: &Path, force: bool, plots: Option<Format>) -> Result<i32> {
+/// The one-line plan: `N cells × R replications = M runs → DIR`, and the shard.
+fn plan_line(
+    plan: &retrysim::sweep::Plan,
+    shard: Option<retrysim::sweep::Shard>,
+    out: &Path,
+) -> String {
+    format!(
+        "{} cell{} × {} replication{} = {} run{}{} → {}/",
+        plan.cells.len(),
+        plural(plan.cells.len()),
+        plan.replications,
+        plural(plan.replications as usize),
+        plan.total_runs(),
+        plural(plan.total_runs() as usize),
+        shard.map_or(String::new(), |s| format!(
+            " (shard {}/{}: {} here)",
+            s.index,
+            s.count,
+            (0..plan.total_runs())
+                .filter(|r| r % s.count == s.index)
+                .count()
+        )),
+        out.display()
+    )
+}
+
+/// `sweep --dry-run`: the plan on stdout; nothing runs, nothing is written.
+fn print_plan(
+    plan: &retrysim::sweep::Plan,
+    shard: Option<retrysim::sweep::Shard>,
+    out: &Path,
+) -> Result<()> {
+    println!(
+        "sweep '{}' ({}), dry run: nothing runs, nothing is written",
+        plan.base.scenario.name, plan.base.source.path
+    );
+    for axis in &plan.axes {
+        let values: Vec<String> = axis
+            .values
+            .iter()
+            .map(retrysim::sweep::plan::render_value)
+            .collect();
+        println!(
+            "  {} = [{}] ({} value{})",
+            axis.key,
+            values.join(", "),
+            values.len(),
+            plural(values.len())
+        );
+    }
+    // Logical requests: offered rate × duration of each cell's scenario, times its
+    // replications (retries and closed fleets come on top).
+    let mut logical = 0.0;
+    for cell in 0..plan.cells.len() {
+        let loaded = plan.loaded(cell).map_err(Error::from)?;
+        let e = retrysim::explain::explain(&loaded.scenario);
+        logical += e.offered_mean * (e.duration as f64 / 1e9) * f64::from(plan.replications);
+    }
+    println!("  {}", plan_line(plan, shard, out));
+    println!(
+        "  about {} logical requests in all, offered rate × duration per run (not events: retries and closed fleets come on top)",
+        retrysim::metrics::format::shortest(logical.round())
+    );
+    Ok(())
+}
+
+fn merge(
+    dirs: &[PathBuf],
+    out: &Path,
+    force: bool,
+    plots: Option<Format>,
+    quiet: bool,
+) -> Result<i32> {
     let merged = retrysim::merge_shards(dirs, out, force)?;
     if let Some(format) = plots {
         retrysim::draw_folder(out, format.into())?;
     }
-    println!(
-        "merged {} shards of sweep '{}' ({} runs) into {}",
-        merged.shards,
-        merged.plan.base.scenario.name,
-        merged.plan.total_runs(),
-        out.display()
-    );
+    if !quiet {
+        println!(
+            "merged {} shards of sweep '{}' ({} runs) into {}",
+            merged.shards,
+            merged.plan.base.scenario.name,
+            merged.plan.total_runs(),
+            out.display()
+        );
+    }
     stopped(merged.truncation)
 }
 
@@ -214,9 +301,11 @@ fn print_run_json(folder: &RunFolder) -> Result<()> {
     Ok(())
 }
 
-fn plot(dir: &Path, format: Format) -> Result<i32> {
+fn plot(dir: &Path, format: Format, quiet: bool) -> Result<i32> {
     let files = retrysim::draw_folder(dir, format.into())?;
-    println!("wrote {} files in {}", files.len(), dir.display());
+    if !quiet {
+        println!("wrote {} files in {}", files.len(), dir.display());
+    }
     Ok(exit::OK)
 }
 
@@ -229,10 +318,11 @@ fn plural(n: usize) -> &'static str {
 }
 
 /// Validates each file; the exit code is the first bad one's.
-fn validate(paths: &[PathBuf]) -> i32 {
+fn validate(paths: &[PathBuf], quiet: bool) -> i32 {
     let mut code = exit::OK;
     for p in paths {
         match retrysim::load_scenario(Some(p), &Overrides::default()) {
+            Ok(_) if quiet => {}
             Ok(l) => println!(
                 "ok: {} ('{}': {} fleet{}, {} outage{})",
                 p.display(),

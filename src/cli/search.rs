@@ -32,7 +32,7 @@ pub struct SearchArgs {
     #[arg(long)]
     pub largest: bool,
     /// Worker threads for the replications [default: all cores].
-    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_jobs)]
+    #[arg(long, short, value_name = "N", allow_hyphen_values = true, value_parser = parse_jobs)]
     pub jobs: Option<usize>,
     /// Base seed, overriding the scenario's `seed`.
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_seed)]

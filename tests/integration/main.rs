@@ -10,6 +10,7 @@ mod cancellation;
 mod check;
 mod cli_args;
 mod columns;
+mod conventions;
 mod determinism;
 mod diff;
 mod explain;
