@@ -203,7 +203,6 @@ pub struct Recorder {
     busy: u64,
     open: u64,
     totals: Totals,
-    latency: Histogram<u64>,
     success_latency: Histogram<u64>,
     failure_latency: Histogram<u64>,
     wait: Histogram<u64>,
@@ -260,7 +259,6 @@ impl Recorder {
                 fleets: vec![FleetTotals::default(); fleets],
                 ..Totals::default()
             },
-            latency: new_histogram(),
             success_latency: new_histogram(),
             failure_latency: new_histogram(),
             wait: new_histogram(),
@@ -558,7 +556,8 @@ impl Recorder {
         }
         self.totals.events = events;
         self.totals.truncated = truncated;
-        let mut latency = self.latency;
+        // Every completion is a success or a failure: the run's histogram is their sum.
+        let mut latency = new_histogram();
         let _ = latency.add(&self.success_latency);
         let _ = latency.add(&self.failure_latency);
         let _ = self.wait.record_n(0, self.waits_zero);
