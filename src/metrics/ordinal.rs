@@ -42,8 +42,8 @@ pub enum End {
     InFlight,
 }
 
-/// Ways an attempt can end: the eight classes, `cancelled`, `in_flight`.
-pub const ENDS: usize = 10;
+/// Ways an attempt can end: the nine classes, `cancelled`, `in_flight`.
+pub const ENDS: usize = 11;
 
 impl End {
     /// Every end, in file order: the classes in class order, then `cancelled`,
@@ -57,6 +57,7 @@ impl End {
         End::Class(Class::BudgetExhausted),
         End::Class(Class::DeadlineExceeded),
         End::Class(Class::Conflict),
+        End::Class(Class::Overloaded),
         End::Cancelled,
         End::InFlight,
     ];
@@ -66,8 +67,8 @@ impl End {
     pub fn index(self) -> usize {
         match self {
             End::Class(c) => c as usize,
-            End::Cancelled => 8,
-            End::InFlight => 9,
+            End::Cancelled => 9,
+            End::InFlight => 10,
         }
     }
 

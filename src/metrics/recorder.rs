@@ -47,7 +47,7 @@ pub struct BucketRow {
     /// Mean budget fill level at the bucket's end.
     pub budget_level: Option<f64>,
     /// Outcomes counted in the bucket, by class index.
-    pub outcomes: [u64; 8],
+    pub outcomes: [u64; 9],
     /// Median latency of completions in the bucket (ns).
     pub latency_p50: Option<u64>,
     /// 99th percentile latency of completions in the bucket (ns).
@@ -95,7 +95,7 @@ pub struct Totals {
     /// Attempts that reached the dependency.
     pub attempts: u64,
     /// Outcomes by class index, counted where they arose.
-    pub outcomes: [u64; 8],
+    pub outcomes: [u64; 9],
     /// Attempts that finished service.
     pub served: u64,
     /// Total service time.

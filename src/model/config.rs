@@ -31,8 +31,15 @@ pub struct Scenario {
     pub replications: u32,
     /// Fine bucket of the herd series.
     pub herd_bucket: Nanos,
-    /// The dependency.
+    /// The capacity of the service the fleets call first (the target of fleet 0):
+    /// the whole-run columns describe it. With `[dependency]` this is that table.
     pub dependency: DependencyConfig,
+    /// The services of the graph; with `[dependency]`, one service named
+    /// `dependency` with no calls.
+    pub services: Vec<ServiceConfig>,
+    /// Whether the file wrote `[[services]]` (a graph) rather than `[dependency]`:
+    /// only a graph writes `services.csv` and the per-service columns.
+    pub graph: bool,
     /// Client fleets.
     pub fleets: Vec<FleetConfig>,
     /// Correlated faults.
@@ -210,6 +217,11 @@ pub struct FleetConfig {
     pub idempotency_keys: bool,
     /// Retry layers, top first.
     pub layers: Vec<LayerConfig>,
+    /// The service the fleet calls (index into [`Scenario::services`]).
+    pub target: u16,
+    /// Whether the request's remaining deadline travels with its attempts, so the
+    /// service drops work whose deadline has passed.
+    pub propagate_deadline: bool,
 }
 
 impl FleetConfig {
@@ -386,4 +398,74 @@ pub struct OutageConfig {
     pub timing: OutageTiming,
     /// What.
     pub mode: OutageMode,
+    /// The service it hits (`None`: every service).
+    pub target: Option<u16>,
+}
+
+/// How a service answers a request it could not complete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnFailure {
+    /// `error`: retryable by the default `retry_on`.
+    Error,
+    /// `overloaded`: "overloaded; don't retry", left out of `retry_on` by a caller
+    /// that retries only at the layer immediately above the one that rejected.
+    Overloaded,
+}
+
+/// When a fan-out call succeeds (`join`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Join {
+    /// Every callee must succeed.
+    All,
+    /// One success is enough.
+    Any,
+    /// At least this many successes.
+    Quorum(u32),
+}
+
+impl Join {
+    /// Successes needed out of `n` callees.
+    pub fn needed(self, n: u32) -> u32 {
+        match self {
+            Join::All => n,
+            Join::Any => 1,
+            Join::Quorum(k) => k,
+        }
+    }
+}
+
+/// One step of a service's work: a call to one callee, or a parallel fan-out.
+#[derive(Debug, Clone)]
+pub struct CallConfig {
+    /// Callee services (indices into [`Scenario::services`]); more than one is a
+    /// fan-out.
+    pub to: Vec<u16>,
+    /// When a fan-out succeeds.
+    pub join: Join,
+    /// Whether the callees still going are cancelled once the join is decided.
+    pub cancel_rest: bool,
+    /// Whether the remaining deadline travels with the call's attempts.
+    pub propagate_deadline: bool,
+    /// The call's retry layers, outermost first (the same for every callee).
+    pub layers: Vec<LayerConfig>,
+}
+
+/// A service of the graph: a tier with finite threads and a queue that, while
+/// serving a request, makes its own calls in order after its own service time.
+#[derive(Debug, Clone)]
+pub struct ServiceConfig {
+    /// Unique name.
+    pub name: String,
+    /// Servers (threads), queue, service time and errors.
+    pub capacity: DependencyConfig,
+    /// Downstream calls, in order.
+    pub calls: Vec<CallConfig>,
+    /// Whether a thread is held for the whole request, downstream calls and their
+    /// backoff included (`true`), or only for the service's own work.
+    pub hold_threads: bool,
+    /// How a failed request is answered.
+    pub on_failure: OnFailure,
+    /// Whether a rejection for capacity is answered `overloaded`.
+    pub overloaded_status: bool,
 }

@@ -124,6 +124,7 @@ mod tests {
                 mean_down: SECOND,
             },
             mode: OutageMode::Blackhole,
+            target: None,
         };
         let ws = windows(&[o], 4, 100_000 * SECOND);
         // About 10k windows: mean down within 3% (sd of the mean 1%).

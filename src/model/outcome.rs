@@ -22,11 +22,14 @@ pub enum Class {
     DeadlineExceeded = 6,
     /// An optimistic-concurrency write lost the race.
     Conflict = 7,
+    /// A service answered "overloaded; don't retry" (a service graph's
+    /// `on_failure = "overloaded"` or `overloaded_status`).
+    Overloaded = 8,
 }
 
 impl Class {
     /// Every failure class, in column order.
-    pub const FAILURES: [Class; 7] = [
+    pub const FAILURES: [Class; 8] = [
         Class::Rejected,
         Class::Error,
         Class::Timeout,
@@ -34,6 +37,7 @@ impl Class {
         Class::BudgetExhausted,
         Class::DeadlineExceeded,
         Class::Conflict,
+        Class::Overloaded,
     ];
 
     /// The name used in scenario files and CSV columns.
@@ -47,6 +51,7 @@ impl Class {
             Class::BudgetExhausted => "budget_exhausted",
             Class::DeadlineExceeded => "deadline_exceeded",
             Class::Conflict => "conflict",
+            Class::Overloaded => "overloaded",
         }
     }
 
@@ -61,6 +66,7 @@ impl Class {
             5 => Class::BudgetExhausted,
             6 => Class::DeadlineExceeded,
             7 => Class::Conflict,
+            8 => Class::Overloaded,
             _ => Class::Success,
         }
     }

@@ -115,6 +115,10 @@ pub struct FleetFile {
     /// Retry layers, top first.
     #[serde(default)]
     pub layers: Vec<LayerFile>,
+    /// The service the fleet calls (default: the only service).
+    pub target: Option<String>,
+    /// Whether the remaining deadline travels with the attempts (default false).
+    pub propagate_deadline: Option<bool>,
 }
 
 /// A retry layer.
@@ -238,6 +242,103 @@ pub struct OutageFile {
     pub mean_down: Option<Dur>,
     /// What happens.
     pub mode: ModeFile,
+    /// The service it hits (default: every service).
+    pub target: Option<String>,
+}
+
+/// A service of a graph (`[[services]]`): the dependency's capacity keys, a name,
+/// and the calls it makes while serving a request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServiceFile {
+    /// Unique name.
+    pub name: String,
+    /// Requests served at once (threads); required.
+    pub servers: Option<Limit>,
+    /// Requests that may wait (default unlimited).
+    pub queue_limit: Option<Limit>,
+    /// 503 (default) or 429.
+    pub reject_status: Option<u16>,
+    /// Retry-After carried by rejections.
+    pub retry_after: Option<Dur>,
+    /// The service's own work per request; required.
+    pub service_time: Option<DistOrDur>,
+    /// Extra service time per request already in service.
+    pub per_concurrent: Option<Dur>,
+    /// `"fifo"` (default) or `"lifo"`.
+    pub discipline: Option<crate::model::config::Discipline>,
+    /// Skip queued requests nobody waits for.
+    pub drop_expired: Option<bool>,
+    /// Independent transient failure probability of its own work.
+    pub error_rate: Option<f64>,
+    /// Whether a thread is held for the whole request (default true).
+    pub hold_threads: Option<bool>,
+    /// `"error"` (default) or `"overloaded"`: how a failed request is answered.
+    pub on_failure: Option<crate::model::config::OnFailure>,
+    /// Whether a rejection for capacity is answered `overloaded` (default false).
+    pub overloaded_status: Option<bool>,
+    /// Downstream calls, in order.
+    #[serde(default)]
+    pub calls: Vec<CallFile>,
+}
+
+impl ServiceFile {
+    /// The capacity keys as a `[dependency]` table, for the same rules.
+    pub fn capacity(&self) -> DependencyFile {
+        DependencyFile {
+            kind: None,
+            servers: self.servers,
+            queue_limit: self.queue_limit,
+            reject_status: self.reject_status,
+            retry_after: self.retry_after,
+            service_time: self.service_time.clone(),
+            per_concurrent: self.per_concurrent,
+            discipline: self.discipline,
+            drop_expired: self.drop_expired,
+            error_rate: self.error_rate,
+        }
+    }
+}
+
+/// The callee of a call: one service, or a list for a parallel fan-out.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ToFile {
+    /// `to = "backend"`.
+    One(String),
+    /// `to = ["users", "orders"]`.
+    Many(Vec<String>),
+}
+
+/// `join = "all" | "any" | { quorum = k }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum JoinFile {
+    /// `"all"` or `"any"`.
+    Word(String),
+    /// `{ quorum = k }`.
+    Quorum {
+        /// Successes needed.
+        quorum: u64,
+    },
+}
+
+/// One downstream call of a service (`[[services.calls]]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CallFile {
+    /// Callee, or callees of a fan-out.
+    pub to: ToFile,
+    /// When a fan-out succeeds (default `"all"`).
+    pub join: Option<JoinFile>,
+    /// Whether the callees still going are cancelled once the join is decided
+    /// (default true).
+    pub cancel_rest: Option<bool>,
+    /// Whether the remaining deadline travels with the attempts (default false).
+    pub propagate_deadline: Option<bool>,
+    /// The call's retry layers, outermost first.
+    #[serde(default)]
+    pub layers: Vec<LayerFile>,
 }
 
 /// What an expectation's bound applies to in a sweep.
@@ -312,8 +413,11 @@ pub struct ScenarioFile {
     pub replications: Option<u64>,
     /// Fine bucket of the herd series (default 10ms).
     pub herd_bucket: Option<Dur>,
-    /// The dependency.
-    pub dependency: DependencyFile,
+    /// The dependency (or `[[services]]`).
+    pub dependency: Option<DependencyFile>,
+    /// The services of a graph (instead of `[dependency]`).
+    #[serde(default)]
+    pub services: Vec<ServiceFile>,
     /// Client fleets.
     pub fleets: Vec<FleetFile>,
     /// Correlated faults.

@@ -7,28 +7,33 @@ use super::*;
 use crate::model::field::{Ctx, R};
 
 pub(super) fn validate_dependency(c: &Ctx, d: &DependencyFile) -> R<DependencyConfig> {
+    validate_capacity(c, "dependency", d)
+}
+
+/// The capacity keys of the table at `p` (`dependency` or `services[i]`).
+pub(super) fn validate_capacity(c: &Ctx, p: &str, d: &DependencyFile) -> R<DependencyConfig> {
     if d.kind == Some(DependencyKind::Occ) {
         return validate_occ(c, d);
     }
     let Some(servers) = d.servers else {
         return c.err(
-            "dependency.servers",
+            format!("{p}.servers"),
             "is required for a queueing dependency (a count or \"unlimited\")",
         );
     };
     let Some(service_time) = &d.service_time else {
         return c.err(
-            "dependency.service_time",
+            format!("{p}.service_time"),
             "is required for a queueing dependency",
         );
     };
     let servers = match servers {
         Limit::Unlimited => None,
         Limit::Finite(n) => {
-            let n = c.at_least("dependency.servers", n, 1)?;
+            let n = c.at_least(&format!("{p}.servers"), n, 1)?;
             if n > 10_000_000 {
                 return c.err(
-                    "dependency.servers",
+                    format!("{p}.servers"),
                     format!("must be at most 10000000 or \"unlimited\" (found {n})"),
                 );
             }
@@ -42,14 +47,14 @@ pub(super) fn validate_dependency(c: &Ctx, d: &DependencyFile) -> R<DependencyCo
     let reject_status = d.reject_status.unwrap_or(503);
     if reject_status != 503 && reject_status != 429 {
         return c.err(
-            "dependency.reject_status",
+            format!("{p}.reject_status"),
             format!("must be 503 or 429 (found {reject_status})"),
         );
     }
     let discipline = d.discipline.unwrap_or(Discipline::Fifo);
-    let service_time = c.dist("dependency.service_time", &service_time.0)?;
+    let service_time = c.dist(&format!("{p}.service_time"), &service_time.0)?;
     if service_time.mean_ns() <= 0.0 {
-        return c.err("dependency.service_time", "must have a positive mean");
+        return c.err(format!("{p}.service_time"), "must have a positive mean");
     }
     Ok(DependencyConfig {
         kind: DependencyKind::Queue,
@@ -61,7 +66,7 @@ pub(super) fn validate_dependency(c: &Ctx, d: &DependencyFile) -> R<DependencyCo
         per_concurrent: d.per_concurrent.map_or(0, |p| p.0),
         discipline,
         drop_expired: d.drop_expired.unwrap_or(false),
-        error_rate: c.probability("dependency.error_rate", d.error_rate.unwrap_or(0.0))?,
+        error_rate: c.probability(&format!("{p}.error_rate"), d.error_rate.unwrap_or(0.0))?,
     })
 }
 

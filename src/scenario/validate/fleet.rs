@@ -163,10 +163,13 @@ pub(super) fn validate_fleet(c: &Ctx, i: usize, f: &FleetFile, occ: bool) -> R<F
         writes,
         idempotency_keys: f.idempotency_keys.unwrap_or(false),
         layers,
+        // Resolved against the services by the caller.
+        target: 0,
+        propagate_deadline: f.propagate_deadline.unwrap_or(false),
     })
 }
 
-fn validate_layer(
+pub(super) fn validate_layer(
     c: &Ctx,
     p: &str,
     index: usize,

@@ -25,8 +25,8 @@ pub use crate::model::config::MAX_HORIZON;
 mod dependency;
 mod fleet;
 mod outage;
+pub mod services;
 
-use dependency::validate_dependency;
 use fleet::validate_fleet;
 use outage::validate_outage;
 
@@ -145,7 +145,8 @@ fn rules(file: &ScenarioFile, stem: &str) -> R<Scenario> {
         );
     }
 
-    let dependency = validate_dependency(&c, &file.dependency)?;
+    let (services, graph) = services::validate_services(&c, file)?;
+    let occ = services[0].capacity.kind == DependencyKind::Occ;
     if file.fleets.is_empty() {
         return c.err("fleets", "needs at least one [[fleets]] entry");
     }
@@ -167,7 +168,12 @@ fn rules(file: &ScenarioFile, stem: &str) -> R<Scenario> {
     let mut fleets = Vec::with_capacity(file.fleets.len());
     let mut names = std::collections::HashSet::with_capacity(file.fleets.len());
     for (i, f) in file.fleets.iter().enumerate() {
-        let fleet = validate_fleet(&c, i, f, dependency.kind == DependencyKind::Occ)?;
+        let mut fleet = validate_fleet(&c, i, f, occ)?;
+        let field = format!("fleets[{i}].target");
+        fleet.target = match services::target(&c, &field, &services, f.target.as_deref())? {
+            Some(t) => t,
+            None => services::root(&c, &field, &services)?,
+        };
         if !names.insert(fleet.name.clone()) {
             return c.err(
                 format!("fleets[{i}].name"),
@@ -176,7 +182,7 @@ fn rules(file: &ScenarioFile, stem: &str) -> R<Scenario> {
         }
         fleets.push(fleet);
     }
-    if dependency.kind == DependencyKind::Occ && !file.outages.is_empty() {
+    if occ && !file.outages.is_empty() {
         return c.err(
             "outages",
             "apply only to a queueing dependency, not kind = \"occ\"",
@@ -184,7 +190,14 @@ fn rules(file: &ScenarioFile, stem: &str) -> R<Scenario> {
     }
     let mut outages = Vec::with_capacity(file.outages.len());
     for (i, o) in file.outages.iter().enumerate() {
-        outages.push(validate_outage(&c, i, o)?);
+        let mut outage = validate_outage(&c, i, o)?;
+        outage.target = services::target(
+            &c,
+            &format!("outages[{i}].target"),
+            &services,
+            o.target.as_deref(),
+        )?;
+        outages.push(outage);
     }
     for (i, e) in file.expect.iter().enumerate() {
         if e.metric.trim().is_empty() {
@@ -220,7 +233,9 @@ fn rules(file: &ScenarioFile, stem: &str) -> R<Scenario> {
         recovery_hold,
         replications: replications as u32,
         herd_bucket,
-        dependency,
+        dependency: services[fleets[0].target as usize].capacity.clone(),
+        services,
+        graph,
         fleets,
         outages,
         limits,

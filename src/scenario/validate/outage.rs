@@ -78,5 +78,10 @@ pub(super) fn validate_outage(c: &Ctx, i: usize, o: &OutageFile) -> R<OutageConf
         }
         ModeFile::Blackhole {} => OutageMode::Blackhole,
     };
-    Ok(OutageConfig { timing, mode })
+    Ok(OutageConfig {
+        timing,
+        mode,
+        // Resolved against the services by the caller.
+        target: None,
+    })
 }
