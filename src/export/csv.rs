@@ -225,6 +225,40 @@ pub fn herd_rows(r: &RunResult) -> String {
     text(w)
 }
 
+/// The `services.csv` rows of a run of a service graph, bucket by bucket and within a
+/// bucket in `[[services]]` order (`names`); empty for a `[dependency]` run.
+pub fn services_rows(r: &RunResult, names: &[String]) -> String {
+    use crate::metrics::columns::SERVICES_COLUMNS;
+    let Some(sv) = &r.metrics.services else {
+        return String::new();
+    };
+    let mut w = writer();
+    let buckets = sv.services.first().map_or(0, |t| t.rows.len());
+    for i in 0..buckets {
+        let t = i as u64 * sv.bucket();
+        for (k, track) in sv.services.iter().enumerate() {
+            let b = &track.rows[i];
+            let row: [Cell; SERVICES_COLUMNS.len()] = [
+                Cell::Int(r.run),
+                Cell::Int(u64::from(r.replication)),
+                Cell::float(to_secs(t)),
+                Cell::Text(names.get(k).cloned().unwrap_or_default()),
+                Cell::Int(b.inbound),
+                Cell::Int(b.served),
+                Cell::Int(b.rejected),
+                Cell::Int(b.shed),
+                Cell::Int(b.goodput),
+                Cell::float(sv.queue_mean(k, i)),
+                sv.utilisation(k, i).map_or(Cell::Empty, Cell::float),
+                Cell::float(sv.threads_busy(k, i)),
+                Cell::Int(b.wasted),
+            ];
+            let _ = w.write_record(row.iter().map(Cell::render));
+        }
+    }
+    text(w)
+}
+
 /// The `attempts_by_ordinal.csv` rows of a run: counts above 0 by layer, ordinal and
 /// outcome, in that order (see [`crate::metrics::ordinal`]).
 pub fn ordinal_rows(r: &RunResult) -> String {

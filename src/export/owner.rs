@@ -20,13 +20,14 @@ use thiserror::Error;
 use super::manifest::{FolderKind, Manifest, Output, ReadError};
 
 /// Result files at the top of a folder.
-pub const TOP_FILES: [&str; 9] = [
+pub const TOP_FILES: [&str; 10] = [
     "manifest.toml",
     "columns.csv",
     "summary.csv",
     "timeseries.csv",
     "herd.csv",
     "attempts_by_ordinal.csv",
+    "services.csv",
     "aggregate.csv",
     "aggregate_long.csv",
     "report.html",
@@ -34,11 +35,12 @@ pub const TOP_FILES: [&str; 9] = [
 /// The entry that stands for the finished runs of a sweep (`runs/NNNNNN/`).
 pub const RUNS_ENTRY: &str = "runs/";
 /// The files inside a finished run's folder.
-pub const RUN_FILES: [&str; 4] = [
+pub const RUN_FILES: [&str; 5] = [
     "summary.csv",
     "timeseries.csv",
     "herd.csv",
     "attempts_by_ordinal.csv",
+    "services.csv",
 ];
 
 /// What can stop retrysim from writing into a folder.

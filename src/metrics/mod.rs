@@ -10,6 +10,7 @@ pub mod ordinal;
 pub mod quantiles;
 pub mod recorder;
 pub mod recovery;
+pub mod services;
 pub mod summary;
 
 pub use recorder::{BucketRow, Recorder, RunMetrics, Totals};

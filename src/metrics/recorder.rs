@@ -18,6 +18,7 @@ use crate::model::outcome::Class;
 use super::ordinal::{End, Ordinals};
 pub use super::quantiles::MAX_BUCKET_SAMPLES;
 use super::quantiles::{new_histogram, BucketQuantiles};
+use super::services::ServiceSeries;
 
 /// One bucket of the time series, as raw counts and areas.
 #[derive(Debug, Clone, Default)]
@@ -169,6 +170,8 @@ pub struct RunMetrics {
     pub end: Nanos,
     /// Attempts by layer, ordinal and how they ended.
     pub ordinals: Ordinals,
+    /// Per service, for a service graph.
+    pub services: Option<ServiceSeries>,
 }
 
 impl RunMetrics {
@@ -217,6 +220,7 @@ pub struct Recorder {
     herd: Vec<u64>,
     herd_writes: bool,
     ordinals: Ordinals,
+    services: Option<ServiceSeries>,
 }
 
 /// A latency in whole microseconds, rounded up, at least 1 (the histograms' unit).
@@ -271,6 +275,60 @@ impl Recorder {
             herd: vec![0; herd_n],
             herd_writes: false,
             ordinals: Ordinals::new(layers),
+            services: None,
+        }
+    }
+
+    /// Tracks the services of a graph, with `servers` threads each.
+    pub fn track_services(&mut self, servers: Vec<Option<u32>>) {
+        self.services = Some(ServiceSeries::new(self.duration, self.bucket, servers));
+    }
+
+    /// An attempt reached service `sv` (see [`ServiceSeries`]).
+    #[inline]
+    pub fn svc_inbound(&mut self, now: Nanos, sv: usize) {
+        if let Some(s) = &mut self.services {
+            s.inbound(now, sv);
+        }
+    }
+
+    /// Service `sv` refused a request for capacity.
+    #[inline]
+    pub fn svc_rejected(&mut self, now: Nanos, sv: usize) {
+        if let Some(s) = &mut self.services {
+            s.rejected(now, sv);
+        }
+    }
+
+    /// Service `sv` dropped a request nobody waits for.
+    #[inline]
+    pub fn svc_shed(&mut self, now: Nanos, sv: usize) {
+        if let Some(s) = &mut self.services {
+            s.shed(now, sv);
+        }
+    }
+
+    /// Service `sv` answered a request.
+    #[inline]
+    pub fn svc_served(&mut self, now: Nanos, sv: usize, good: bool, wasted: bool) {
+        if let Some(s) = &mut self.services {
+            s.served(now, sv, good, wasted);
+        }
+    }
+
+    /// Busy threads of service `sv` changed.
+    #[inline]
+    pub fn svc_busy(&mut self, now: Nanos, sv: usize, busy: u32) {
+        if let Some(s) = &mut self.services {
+            s.set_busy(now, sv, busy);
+        }
+    }
+
+    /// The queue of service `sv` changed.
+    #[inline]
+    pub fn svc_queue(&mut self, now: Nanos, sv: usize, queued: u64) {
+        if let Some(s) = &mut self.services {
+            s.set_queue(now, sv, queued);
         }
     }
 
@@ -562,6 +620,9 @@ impl Recorder {
         let _ = latency.add(&self.failure_latency);
         let _ = self.wait.record_n(0, self.waits_zero);
         let herd = (!self.herd.is_empty()).then_some((self.herd_start, self.herd_width, self.herd));
+        if let Some(s) = &mut self.services {
+            s.finish(stop);
+        }
         RunMetrics {
             buckets: self.buckets,
             bucket: self.bucket,
@@ -575,6 +636,7 @@ impl Recorder {
             in_flight,
             end,
             ordinals: self.ordinals,
+            services: self.services,
         }
     }
 }

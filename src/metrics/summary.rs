@@ -9,7 +9,10 @@ use crate::model::outage::Window;
 use crate::model::outcome::Class;
 
 use super::collapse;
-use super::columns::{fleet_column, layer_column, FLEET_COLUMNS, SUMMARY_BASE, SUMMARY_EXTRA};
+use super::columns::{
+    fleet_column, layer_column, service_column, FLEET_COLUMNS, OVERLOADED, SERVICE_COLUMNS,
+    SUMMARY_BASE, SUMMARY_EXTRA,
+};
 use super::recorder::RunMetrics;
 use super::recovery;
 
@@ -103,6 +106,8 @@ pub struct Layout {
     pub max_layers: usize,
     /// Fleet names, when there is more than one fleet.
     pub fleets: Vec<String>,
+    /// Service names, for a service graph (`[[services]]`).
+    pub services: Vec<String>,
 }
 
 impl Layout {
@@ -112,6 +117,11 @@ impl Layout {
             max_layers: scn.fleets.iter().map(|f| f.layers.len()).max().unwrap_or(0),
             fleets: if scn.fleets.len() > 1 {
                 scn.fleets.iter().map(|f| f.name.clone()).collect()
+            } else {
+                Vec::new()
+            },
+            services: if scn.graph {
+                scn.services.iter().map(|s| s.name.clone()).collect()
             } else {
                 Vec::new()
             },
@@ -126,6 +136,11 @@ impl Layout {
                 self.fleets.push(f.clone());
             }
         }
+        for sv in &other.services {
+            if !self.services.contains(sv) {
+                self.services.push(sv.clone());
+            }
+        }
     }
 
     /// The column names, in order.
@@ -135,6 +150,12 @@ impl Layout {
         c.extend(SUMMARY_EXTRA.iter().map(|c| c.name.to_string()));
         for f in &self.fleets {
             c.extend(FLEET_COLUMNS.iter().map(|k| fleet_column(f, k)));
+        }
+        if !self.services.is_empty() {
+            c.push(OVERLOADED.name.to_string());
+        }
+        for sv in &self.services {
+            c.extend(SERVICE_COLUMNS.iter().map(|k| service_column(sv, k)));
         }
         c
     }
@@ -350,6 +371,31 @@ impl Summary {
                 FLEET_COLUMNS
                     .iter()
                     .map(|c| fleet_column(name, c))
+                    .zip(values),
+            );
+        }
+        if !layout.services.is_empty() {
+            cells.push((OVERLOADED.name.to_string(), o(Class::Overloaded)));
+        }
+        for name in &layout.services {
+            let i = scn.services.iter().position(|s| &s.name == name);
+            let track = i.zip(m.services.as_ref());
+            let values: [Cell; SERVICE_COLUMNS.len()] = match track {
+                Some((i, s)) => {
+                    let t = &s.services[i].totals;
+                    [
+                        Cell::ratio(t.inbound as f64, logical),
+                        Cell::Int(t.rejected),
+                        Cell::Int(t.shed),
+                        s.utilisation_peak(i).map_or(Cell::Empty, Cell::float),
+                    ]
+                }
+                None => [Cell::Empty, Cell::Empty, Cell::Empty, Cell::Empty],
+            };
+            cells.extend(
+                SERVICE_COLUMNS
+                    .iter()
+                    .map(|c| service_column(name, c))
                     .zip(values),
             );
         }

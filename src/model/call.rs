@@ -37,6 +37,10 @@ pub(super) struct CallTimes {
     started: Vec<Nanos>,
     /// The end of the node's call's `total_timeout`, for layers that have one.
     deadline: Vec<Nanos>,
+    /// The deadline a node knows when it is not its request's: an attempt at a
+    /// service (what its caller propagated, or none) and a service call's node (its
+    /// service's). Kept only when [`World::deadlines`] is set.
+    known: Vec<Nanos>,
 }
 
 impl CallTimes {
@@ -44,6 +48,18 @@ impl CallTimes {
     #[inline]
     pub(super) fn started(&self, node: u32) -> Nanos {
         self.started.get(node as usize).copied().unwrap_or(0)
+    }
+
+    /// Sets the deadline `node` knows.
+    #[inline]
+    pub(super) fn set_deadline(&mut self, node: u32, t: Nanos) {
+        set_at(&mut self.known, node, t);
+    }
+
+    /// The deadline `node` knows (see [`CallTimes::known`]).
+    #[inline]
+    pub(super) fn deadline_at(&self, node: u32) -> Nanos {
+        self.known.get(node as usize).copied().unwrap_or(Nanos::MAX)
     }
 }
 
@@ -64,11 +80,35 @@ impl World {
         self.arena.reqs[req as usize].fleet as usize
     }
 
-    /// A node has arrived: at its layer, or below the last layer at the dependency.
+    /// The stack of `node`.
+    #[inline]
+    fn stack_of(&self, node: u32) -> usize {
+        self.arena.nodes[node as usize].stack as usize
+    }
+
+    /// Whether `node` is in a fleet's stack, whose counts are the whole-run columns.
+    #[inline]
+    fn top(&self, node: u32) -> bool {
+        self.stacks[self.stack_of(node)].top
+    }
+
+    /// The deadline of the call at `node`: its request's in a fleet's stack, else its
+    /// service's (`Nanos::MAX` when none was propagated).
+    #[inline]
+    fn deadline_of(&self, node: u32) -> Nanos {
+        let n = self.arena.nodes[node as usize];
+        if self.stacks[n.stack as usize].top {
+            self.arena.reqs[n.req as usize].deadline
+        } else {
+            self.calls.deadline_at(node)
+        }
+    }
+
+    /// A node has arrived: at its layer, or below the last layer at its service.
     pub(super) fn deliver(&mut self, node: u32, s: &mut Scheduler<Packed>) {
-        let fi = self.fleet_of(node);
-        if self.arena.nodes[node as usize].depth as usize == self.fleets[fi].layers.len() {
-            self.dep_arrive(node, s);
+        let st = self.stack_of(node);
+        if self.arena.nodes[node as usize].depth as usize == self.stacks[st].layers.len() {
+            self.svc_arrive(node, s);
         } else {
             self.begin_call(node, s);
         }
@@ -77,17 +117,20 @@ impl World {
     /// A call node has arrived at its layer.
     pub(super) fn begin_call(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let now = s.now();
-        let fi = self.fleet_of(node);
+        let st = self.stack_of(node);
+        let top = self.stacks[st].top;
         let n = self.arena.nodes[node as usize];
         let r = self.arena.reqs[n.req as usize];
         let depth = n.depth as usize;
-        if now >= r.deadline {
-            self.rec
-                .attempt_end(depth, 1, End::Class(Class::DeadlineExceeded));
+        if now >= self.deadline_of(node) {
+            if top {
+                self.rec
+                    .attempt_end(depth, 1, End::Class(Class::DeadlineExceeded));
+            }
             self.abandon(node, s);
             return;
         }
-        let layer = &mut self.fleets[fi].layers[depth];
+        let layer = &mut self.stacks[st].layers[depth];
         let instance = (u64::from(r.client) % layer.cfg.instances) as u32;
         {
             let nm = &mut self.arena.nodes[node as usize];
@@ -102,10 +145,12 @@ impl World {
             set_at(&mut self.calls.deadline, node, now.saturating_add(t));
         }
         if layer.breaker_at(Placement::Outside) {
-            let admitted = self.breaker_allow(fi, depth, instance, s);
+            let admitted = self.breaker_allow(st, depth, instance, s);
             if !admitted {
-                self.rec
-                    .attempt_end(depth, 1, End::Class(Class::BreakerOpen));
+                if top {
+                    self.rec
+                        .attempt_end(depth, 1, End::Class(Class::BreakerOpen));
+                }
                 self.fail_call(node, Outcome::of(Class::BreakerOpen), s);
                 return;
             }
@@ -118,19 +163,22 @@ impl World {
     /// Makes the next attempt of a call node.
     pub(super) fn start_attempt(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let now = s.now();
-        let fi = self.fleet_of(node);
+        let st = self.stack_of(node);
+        let top = self.stacks[st].top;
         let n = self.arena.nodes[node as usize];
-        let deadline = self.arena.reqs[n.req as usize].deadline;
+        let deadline = self.deadline_of(node);
         let depth = n.depth as usize;
         if now >= deadline {
             // The next attempt could not be sent: the deadline passed first.
             let next = n.attempts + 1;
-            self.rec
-                .attempt_end(depth, next, End::Class(Class::DeadlineExceeded));
+            if top {
+                self.rec
+                    .attempt_end(depth, next, End::Class(Class::DeadlineExceeded));
+            }
             self.abandon(node, s);
             return;
         }
-        match self.fleets[fi].layers[depth].limiter_gate(n.instance, now) {
+        match self.stacks[st].layers[depth].limiter_gate(n.instance, now) {
             Gate::Pass => {}
             Gate::Reject => {
                 self.arena.nodes[node as usize].attempts += 1;
@@ -145,8 +193,8 @@ impl World {
             }
         }
         self.arena.nodes[node as usize].attempts += 1;
-        if self.fleets[fi].layers[depth].breaker_at(Placement::Inside) {
-            if !self.breaker_allow(fi, depth, n.instance, s) {
+        if self.stacks[st].layers[depth].breaker_at(Placement::Inside) {
+            if !self.breaker_allow(st, depth, n.instance, s) {
                 self.arena.nodes[node as usize].inside_admitted = false;
                 self.fail_attempt(node, Class::BreakerOpen, s);
                 return;
@@ -154,18 +202,25 @@ impl World {
             self.arena.nodes[node as usize].inside_admitted = true;
             set_at(&mut self.calls.started, node, now);
         }
-        self.rec.layer_call(depth);
+        if top {
+            self.rec.layer_call(depth);
+        }
         let gen = n.gen;
         let child_depth = depth as u8 + 1;
-        let child = self.arena.alloc_node(n.req, child_depth, node, gen);
+        let child = self
+            .arena
+            .alloc_node(n.req, child_depth, st as u16, node, gen);
         let child_gen = self.arena.nodes[child as usize].gen;
         {
             let nm = &mut self.arena.nodes[node as usize];
             nm.child = child;
             nm.state = NodeState::Waiting;
         }
-        let call_deadline = self.call_deadline_of(node, fi, depth, deadline);
-        let layer = &mut self.fleets[fi].layers[depth];
+        let call_deadline = self.call_deadline_of(node, st, depth, deadline);
+        if self.deadlines {
+            self.child_deadline(child, st, depth, deadline, call_deadline, now);
+        }
+        let layer = &mut self.stacks[st].layers[depth];
         let attempts = self.arena.nodes[node as usize].attempts;
         if let Some(b) = layer.budget(n.instance) {
             b.on_sent(attempts >= 2);
@@ -181,7 +236,7 @@ impl World {
         } else if call_deadline < deadline {
             s.at(call_deadline, Event::Timeout { node, gen });
         }
-        match self.fleets[fi].layers[depth].hop() {
+        match self.stacks[st].layers[depth].hop() {
             Some(delay) => s.after(
                 delay,
                 Event::Deliver {
@@ -193,35 +248,68 @@ impl World {
         }
     }
 
+    /// Sets the deadline the new `child` of the call at depth `depth` of stack `st`
+    /// knows: a call node below knows its call's; the attempt at the service knows when
+    /// this attempt gives up (the deadline, the call's `total_timeout`, the attempt
+    /// timeout) if the stack propagates deadlines, else none.
+    fn child_deadline(
+        &mut self,
+        child: u32,
+        st: usize,
+        depth: usize,
+        deadline: Nanos,
+        call_deadline: Nanos,
+        now: Nanos,
+    ) {
+        let stack = &self.stacks[st];
+        let d = if depth + 1 < stack.layers.len() {
+            deadline
+        } else if stack.propagate {
+            let timeout = stack.layers[depth]
+                .cfg
+                .attempt_timeout
+                .map_or(Nanos::MAX, |t| now.saturating_add(t));
+            call_deadline.min(timeout)
+        } else {
+            Nanos::MAX
+        };
+        self.calls.set_deadline(child, d);
+    }
+
     /// The current attempt of `node` timed out.
     pub(super) fn on_timeout(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let now = s.now();
         let n = self.arena.nodes[node as usize];
-        let fi = self.fleet_of(node);
+        let st = n.stack as usize;
+        let top = self.stacks[st].top;
         let depth = n.depth as usize;
-        self.attempt_over(fi, depth, n.instance, now, Some(Class::Timeout));
+        self.attempt_over(st, depth, n.instance, now, Some(Class::Timeout));
         // The attempt is over: the child is orphaned (or cancelled).
         self.arena.nodes[node as usize].gen = n.gen.wrapping_add(1);
-        if self.fleets[fi].layers[depth].cfg.cancel_on_timeout {
+        if self.stacks[st].layers[depth].cfg.cancel_on_timeout {
             self.cancel(n.child, node, n.gen, s);
         }
-        if now >= self.arena.reqs[n.req as usize].deadline {
+        if now >= self.deadline_of(node) {
             // The deadline, not the attempt timeout: counted once, at the request. It
             // cancels the attempt.
-            self.rec
-                .attempt_end(depth, n.attempts, End::Class(Class::DeadlineExceeded));
+            if top {
+                self.rec
+                    .attempt_end(depth, n.attempts, End::Class(Class::DeadlineExceeded));
+            }
             if n.inside_admitted {
-                let ok = self.cancel_is_success(fi, depth);
-                self.breaker_record(fi, depth, n.instance, ok, node, s);
+                let ok = self.cancel_is_success(st, depth);
+                self.breaker_record(st, depth, n.instance, ok, node, s);
             }
             self.abandon(node, s);
             return;
         }
-        self.rec.outcome(Class::Timeout);
-        self.rec
-            .attempt_end(depth, n.attempts, End::Class(Class::Timeout));
+        if top {
+            self.rec.outcome(Class::Timeout);
+            self.rec
+                .attempt_end(depth, n.attempts, End::Class(Class::Timeout));
+        }
         if n.inside_admitted {
-            self.breaker_record(fi, depth, n.instance, false, node, s);
+            self.breaker_record(st, depth, n.instance, false, node, s);
         }
         self.attempt_failed(node, Outcome::of(Class::Timeout), s);
     }
@@ -239,18 +327,20 @@ impl World {
             return; // the attempt already timed out: an orphan's answer
         }
         self.arena.nodes[node as usize].gen = gen.wrapping_add(1);
-        let fi = self.fleet_of(node);
+        let st = n.stack as usize;
         let depth = n.depth as usize;
         let ok = outcome.class == Class::Success;
         let now = s.now();
-        self.attempt_over(fi, depth, n.instance, now, Some(outcome.class));
-        self.rec
-            .attempt_end(depth, n.attempts, End::Class(outcome.class));
+        self.attempt_over(st, depth, n.instance, now, Some(outcome.class));
+        if self.stacks[st].top {
+            self.rec
+                .attempt_end(depth, n.attempts, End::Class(outcome.class));
+        }
         if n.inside_admitted {
-            self.breaker_record(fi, depth, n.instance, ok, node, s);
+            self.breaker_record(st, depth, n.instance, ok, node, s);
         }
         if ok {
-            if let Some(b) = self.fleets[fi].layers[depth].budget(n.instance) {
+            if let Some(b) = self.stacks[st].layers[depth].budget(n.instance) {
                 b.on_succeeded(now, n.retry_cost);
             }
             self.finish_call(node, outcome, s);
@@ -263,9 +353,11 @@ impl World {
     /// what follows it.
     fn fail_attempt(&mut self, node: u32, class: Class, s: &mut Scheduler<Packed>) {
         let n = self.arena.nodes[node as usize];
-        self.rec
-            .attempt_end(n.depth as usize, n.attempts, End::Class(class));
-        self.rec.outcome(class);
+        if self.top(node) {
+            self.rec
+                .attempt_end(n.depth as usize, n.attempts, End::Class(class));
+            self.rec.outcome(class);
+        }
         self.attempt_failed(node, Outcome::of(class), s);
     }
 
@@ -275,16 +367,19 @@ impl World {
         let n = self.arena.nodes[node as usize];
         let r = self.arena.reqs[n.req as usize];
         let fi = r.fleet as usize;
+        let st = n.stack as usize;
+        let top = self.stacks[st].top;
         let depth = n.depth as usize;
+        let deadline = self.deadline_of(node);
         let keys = self.fleets[fi].cfg.idempotency_keys;
-        let dep_retry_after = self.dep.cfg.retry_after;
-        let call_deadline = self.call_deadline_of(node, fi, depth, r.deadline);
+        let callee = &self.svcs[self.stacks[st].target as usize].cfg;
+        let (dep_retry_after, reject_status) = (callee.retry_after, callee.reject_status);
+        let call_deadline = self.call_deadline_of(node, st, depth, deadline);
         let cls = outcome.class;
-        let reject_status = self.dep.cfg.reject_status;
         let throttled = cls == Class::Rejected && reject_status == 429;
         // A retry granted before this attempt is resolved by its outcome.
         self.release_retry(node);
-        let layer = &mut self.fleets[fi].layers[depth];
+        let layer = &mut self.stacks[st].layers[depth];
         let ambiguous_write =
             cls == Class::Timeout && r.is_write && !keys && !layer.cfg.retry_ambiguous_writes;
         let retryable = layer.cfg.retry_on.retries(cls, reject_status) && !ambiguous_write;
@@ -298,12 +393,14 @@ impl World {
         // A retry refused here is how the next ordinal ended.
         let next = n.attempts + 1;
         if refused {
-            self.rec
-                .attempt_end(depth, next, End::Class(Class::BudgetExhausted));
+            if top {
+                self.rec
+                    .attempt_end(depth, next, End::Class(Class::BudgetExhausted));
+            }
             self.fail_call(node, Outcome::of(Class::BudgetExhausted), s);
             return;
         }
-        let out_of_time = call_deadline < r.deadline && now >= call_deadline;
+        let out_of_time = call_deadline < deadline && now >= call_deadline;
         if !retryable || !layer.cfg.max_attempts.allows_another(n.attempts) || out_of_time {
             self.finish_call(node, outcome, s);
             return;
@@ -322,10 +419,12 @@ impl World {
             &mut layer.jitter,
         );
         let wake = now.saturating_add(wait);
-        if wake > r.deadline || (call_deadline < r.deadline && wake >= call_deadline) {
-            self.rec
-                .attempt_end(depth, next, End::Class(Class::DeadlineExceeded));
-            if now >= r.deadline {
+        if wake > deadline || (call_deadline < deadline && wake >= call_deadline) {
+            if top {
+                self.rec
+                    .attempt_end(depth, next, End::Class(Class::DeadlineExceeded));
+            }
+            if now >= deadline {
                 self.abandon(node, s);
             } else {
                 self.fail_call(node, Outcome::of(Class::DeadlineExceeded), s);
@@ -344,8 +443,10 @@ impl World {
                     b.on_retry_scheduled(wake);
                 }
                 None => {
-                    self.rec
-                        .attempt_end(depth, next, End::Class(Class::BudgetExhausted));
+                    if top {
+                        self.rec
+                            .attempt_end(depth, next, End::Class(Class::BudgetExhausted));
+                    }
                     self.fail_call(node, Outcome::of(Class::BudgetExhausted), s);
                     return;
                 }
@@ -361,29 +462,36 @@ impl World {
     /// The one place where an outcome that arises here (not one passed up from
     /// below) is counted and ends the call at `node`.
     pub(super) fn fail_call(&mut self, node: u32, outcome: Outcome, s: &mut Scheduler<Packed>) {
-        self.rec.outcome(outcome.class);
+        if self.top(node) {
+            self.rec.outcome(outcome.class);
+        }
         self.finish_call(node, outcome, s);
     }
 
     /// The call at `node` is over with `outcome`: report it to the caller.
     pub(super) fn finish_call(&mut self, node: u32, outcome: Outcome, s: &mut Scheduler<Packed>) {
         let n = self.arena.nodes[node as usize];
-        let fi = self.fleet_of(node);
+        let st = n.stack as usize;
         let depth = n.depth as usize;
         if n.outside_admitted {
             let ok = outcome.class == Class::Success;
-            self.breaker_record(fi, depth, n.instance, ok, node, s);
+            self.breaker_record(st, depth, n.instance, ok, node, s);
         }
         self.arena.free_node(node);
         if n.parent == NONE {
             self.finish_request(n.req, outcome, s);
             return;
         }
+        if depth == 0 {
+            // The top of a service call's stack: its caller is a service's visit.
+            self.on_child_done(n.parent, n.parent_gen, outcome, s);
+            return;
+        }
         let p = self.arena.nodes[n.parent as usize];
         if p.gen != n.parent_gen || p.state != NodeState::Waiting {
             return; // nobody waits for this answer
         }
-        match self.fleets[fi].layers[depth - 1].hop() {
+        match self.stacks[st].layers[depth - 1].hop() {
             Some(delay) => s.after(
                 delay,
                 Event::Answer {
@@ -400,9 +508,11 @@ impl World {
     /// at the request (here if its timer has not fired yet at this instant); a caller
     /// that still waits gets `deadline_exceeded` as the attempt's outcome, so its
     /// breakers and budgets see the failure instead of waiting forever.
+    /// In a service call's stack the deadline is its service's: the call fails
+    /// with `deadline_exceeded` and the service drops the request.
     pub(super) fn abandon(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let req = self.arena.nodes[node as usize].req;
-        if !self.arena.reqs[req as usize].done {
+        if self.top(node) && !self.arena.reqs[req as usize].done {
             self.expire_request(req, s);
         }
         self.release_retry(node);
@@ -415,23 +525,23 @@ impl World {
     /// [`super::layer::Layer::cancel_is_success`]).
     fn end_silently(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let n = self.arena.nodes[node as usize];
-        let fi = self.fleet_of(node);
+        let st = n.stack as usize;
         let depth = n.depth as usize;
-        let ok = self.cancel_is_success(fi, depth);
+        let ok = self.cancel_is_success(st, depth);
         self.release_retry(node);
         if n.inside_admitted && n.state == NodeState::Waiting {
-            self.breaker_record(fi, depth, n.instance, ok, node, s);
+            self.breaker_record(st, depth, n.instance, ok, node, s);
         }
         if n.outside_admitted {
-            self.breaker_record(fi, depth, n.instance, ok, node, s);
+            self.breaker_record(st, depth, n.instance, ok, node, s);
         }
         self.arena.free_node(node);
     }
 
     /// Whether the breaker of layer `depth` records a cancelled call as a success
     /// (false below the last layer: a dependency attempt has no breaker).
-    fn cancel_is_success(&self, fi: usize, depth: usize) -> bool {
-        self.fleets[fi]
+    fn cancel_is_success(&self, st: usize, depth: usize) -> bool {
+        self.stacks[st]
             .layers
             .get(depth)
             .is_some_and(|l| l.cancel_is_success())
@@ -443,8 +553,7 @@ impl World {
         if n.retry_cost == 0 {
             return;
         }
-        let fi = self.fleet_of(node);
-        if let Some(b) = self.fleets[fi]
+        if let Some(b) = self.stacks[n.stack as usize]
             .layers
             .get_mut(n.depth as usize)
             .and_then(|l| l.budget(n.instance))
@@ -461,7 +570,13 @@ impl World {
     /// moves on with each of its own attempts, and a call below on its 2nd attempt is
     /// still the attempt above. A freed slot, or one reused by another node, does not
     /// point back at this attempt of `parent`.
-    fn cancel(&mut self, node: u32, parent: u32, parent_gen: u32, s: &mut Scheduler<Packed>) {
+    pub(super) fn cancel(
+        &mut self,
+        node: u32,
+        parent: u32,
+        parent_gen: u32,
+        s: &mut Scheduler<Packed>,
+    ) {
         if node == NONE {
             return;
         }
@@ -472,15 +587,18 @@ impl World {
         match n.state {
             NodeState::Free | NodeState::InService => {}
             NodeState::Waiting => {
-                let fi = self.fleet_of(node);
-                self.attempt_over(fi, n.depth as usize, n.instance, s.now(), None);
-                self.rec
-                    .attempt_end(n.depth as usize, n.attempts, End::Cancelled);
+                let st = n.stack as usize;
+                self.attempt_over(st, n.depth as usize, n.instance, s.now(), None);
+                if self.stacks[st].top {
+                    self.rec
+                        .attempt_end(n.depth as usize, n.attempts, End::Cancelled);
+                }
                 self.cancel(n.child, node, n.gen, s);
                 self.end_silently(node, s);
             }
             NodeState::Sleeping | NodeState::InTransit => self.end_silently(node, s),
             NodeState::Queued => self.leave_queue(node, s),
+            NodeState::Calling => self.cancel_visit(node, s),
         }
     }
 
@@ -488,7 +606,7 @@ impl World {
     /// attempt; a dependency attempt is never `Waiting`).
     pub(super) fn count_attempts_in_flight(&mut self) {
         for n in &self.arena.nodes {
-            if n.state == NodeState::Waiting {
+            if n.state == NodeState::Waiting && self.stacks[n.stack as usize].top {
                 self.rec
                     .attempt_end(n.depth as usize, n.attempts, End::InFlight);
             }
@@ -497,8 +615,8 @@ impl World {
 
     /// The end of the call at `node`: the request's deadline, or earlier the end of
     /// the layer's `total_timeout`.
-    fn call_deadline_of(&self, node: u32, fi: usize, depth: usize, deadline: Nanos) -> Nanos {
-        if self.fleets[fi].layers[depth].cfg.total_timeout.is_some() {
+    fn call_deadline_of(&self, node: u32, st: usize, depth: usize, deadline: Nanos) -> Nanos {
+        if self.stacks[st].layers[depth].cfg.total_timeout.is_some() {
             self.calls.deadline[node as usize].min(deadline)
         } else {
             deadline

@@ -1,7 +1,10 @@
-//! The capacity-limited dependency (MODEL.md §4): servers, a bounded queue served
-//! FIFO or LIFO, service times and errors, or an optimistic-concurrency record; and
-//! the outage windows (MODEL.md §5) whose combined effect fails, slows, shrinks or
-//! blackholes it.
+//! A capacity-limited service (MODEL.md §4): servers, a bounded queue served FIFO or
+//! LIFO, service times and errors, or an optimistic-concurrency record; and the outage
+//! windows (MODEL.md §5) whose combined effect fails, slows, shrinks or blackholes it.
+//!
+//! With `[dependency]` there is one such service and it answers once its service time
+//! is over. In a service graph every tier is one; a tier with calls goes on to make
+//! them after its own work (see [`super::service`]) and answers when they are done.
 
 use std::collections::VecDeque;
 
@@ -9,7 +12,9 @@ use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
 use crate::engine::{stream, Nanos, Scheduler};
-use crate::model::config::{DependencyConfig, DependencyKind, Discipline};
+use crate::model::config::{
+    DependencyConfig, DependencyKind, Discipline, OnFailure, ServiceConfig,
+};
 
 use super::event::{Event, Packed};
 use super::outage::{Effect, Window};
@@ -17,39 +22,59 @@ use super::outcome::{Class, Outcome};
 use super::request::{Halves, Memo, NodeState};
 use super::world::World;
 
-/// The dependency's live state.
-pub(super) struct Dependency {
+/// A service's live state.
+pub(super) struct Service {
     pub(super) cfg: DependencyConfig,
-    /// Attempts in service.
-    busy: u32,
+    /// Whether it makes downstream calls after its own work.
+    pub(super) calls: bool,
+    /// Whether a thread stays busy until the request is answered.
+    pub(super) hold_threads: bool,
+    /// How a failed request is answered.
+    pub(super) on_failure: OnFailure,
+    /// Whether a capacity rejection is answered `overloaded`.
+    pub(super) overloaded_status: bool,
+    /// Requests holding a server (thread).
+    pub(super) busy: u32,
     /// Queued attempts as (node, generation); cancelled ones stay until popped.
     queue: VecDeque<(u32, u32)>,
     /// Attempts in the queue that are still live.
-    queued: u64,
+    pub(super) queued: u64,
     service: ChaCha8Rng,
     errors: ChaCha8Rng,
-    /// The combined effect of the active outage windows.
+    /// The combined effect of the active outage windows that hit it.
     effect: Effect,
     /// The record's version, for an OCC dependency.
     version: Option<u64>,
-    /// The outage windows of the run, and the indices of the active ones.
-    pub(super) windows: Vec<Window>,
+    /// The indices of the active windows that hit it.
     active: Vec<u32>,
 }
 
-impl Dependency {
-    /// The dependency `cfg` with streams from `seed` and the run's outage windows.
-    pub(super) fn new(cfg: &DependencyConfig, seed: u64, windows: Vec<Window>) -> Dependency {
-        Dependency {
-            cfg: cfg.clone(),
+impl Service {
+    /// The service `cfg` with streams from `seed`. The one service of a `[dependency]`
+    /// scenario keeps the stream names it always had (`graph` false).
+    pub(super) fn new(cfg: &ServiceConfig, seed: u64, graph: bool) -> Service {
+        let (service, errors) = if graph {
+            (
+                stream(seed, &format!("service/{}", cfg.name)),
+                stream(seed, &format!("errors/{}", cfg.name)),
+            )
+        } else {
+            (stream(seed, "service"), stream(seed, "errors"))
+        };
+        let c = &cfg.capacity;
+        Service {
+            cfg: c.clone(),
+            calls: !cfg.calls.is_empty(),
+            hold_threads: cfg.hold_threads,
+            on_failure: cfg.on_failure,
+            overloaded_status: cfg.overloaded_status,
             busy: 0,
             queue: VecDeque::new(),
             queued: 0,
-            service: stream(seed, "service"),
-            errors: stream(seed, "errors"),
+            service,
+            errors,
             effect: Effect::default(),
-            version: (cfg.kind == DependencyKind::Occ).then_some(0),
-            windows,
+            version: (c.kind == DependencyKind::Occ).then_some(0),
             active: Vec::new(),
         }
     }
@@ -79,59 +104,120 @@ impl Dependency {
             }
         }
     }
+
+    /// The answer to a request the service could not complete.
+    pub(super) fn failure(&self) -> Class {
+        match self.on_failure {
+            OnFailure::Error => Class::Error,
+            OnFailure::Overloaded => Class::Overloaded,
+        }
+    }
 }
 
 impl World {
-    /// An attempt arrives at the dependency: read (OCC), swallowed (blackhole),
-    /// served, queued or rejected.
-    pub(super) fn dep_arrive(&mut self, node: u32, s: &mut Scheduler<Packed>) {
+    /// The service an attempt at `node` (depth = its stack's length) reaches.
+    #[inline]
+    pub(super) fn service_of(&self, node: u32) -> usize {
+        self.stacks[self.arena.nodes[node as usize].stack as usize].target as usize
+    }
+
+    /// An attempt arrives at its service: read (OCC), swallowed (blackhole), dropped
+    /// (its propagated deadline passed), served, queued or rejected.
+    pub(super) fn svc_arrive(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let now = s.now();
-        let fi = self.fleet_of(node);
-        self.rec.inbound(now, fi);
-        if let Some(version) = self.dep.version {
+        let sv = self.service_of(node);
+        let primary = sv == self.primary;
+        if primary {
+            let fi = self.fleet_of(node);
+            self.rec.inbound(now, fi);
+        }
+        self.rec.svc_inbound(now, sv);
+        let svc = &self.svcs[sv];
+        if let Some(version) = svc.version {
+            let fi = self.fleet_of(node);
             self.occ_read(node, fi, version, s);
             return;
         }
-        if self.dep.effect.blackhole {
+        if svc.effect.blackhole {
             self.arena.free_node(node); // swallowed: no answer, ever
             return;
         }
-        if self.dep.busy < self.dep.capacity() {
-            self.rec.admitted(false);
-            self.start_service(node, 0, s);
-        } else if self.dep.cfg.queue_limit.is_none_or(|l| self.dep.queued < l) {
-            self.rec.admitted(true);
+        if self.deadlines && now >= self.calls.deadline_at(node) {
+            self.drop_expired(node, sv, now);
+            return;
+        }
+        let svc = &mut self.svcs[sv];
+        if svc.busy < svc.capacity() {
+            if primary {
+                self.rec.admitted(false);
+            }
+            self.start_service(node, sv, 0, s);
+        } else if svc.cfg.queue_limit.is_none_or(|l| svc.queued < l) {
             let nm = &mut self.arena.nodes[node as usize];
             nm.state = NodeState::Queued;
             nm.memo = Memo::Queued(Halves::new(now));
             let gen = nm.gen;
-            self.dep.queue.push_back((node, gen));
-            self.dep.queued += 1;
-            self.rec.set_queue(s.now(), self.dep.queued);
+            svc.queue.push_back((node, gen));
+            svc.queued += 1;
+            let queued = svc.queued;
+            if primary {
+                self.rec.admitted(true);
+                self.rec.set_queue(now, queued);
+            }
+            self.rec.svc_queue(now, sv, queued);
         } else {
-            self.rec.blocked();
-            let outcome = Outcome {
-                class: Class::Rejected,
-                retry_after: self.dep.cfg.retry_after.is_some(),
+            let class = if svc.overloaded_status {
+                Class::Overloaded
+            } else {
+                Class::Rejected
             };
-            self.fail_call(node, outcome, s);
+            let outcome = Outcome {
+                class,
+                retry_after: svc.cfg.retry_after.is_some(),
+            };
+            self.rec.svc_rejected(now, sv);
+            if primary {
+                self.rec.blocked();
+                self.fail_call(node, outcome, s);
+            } else {
+                self.finish_call(node, outcome, s);
+            }
         }
+    }
+
+    /// Drops an attempt whose propagated deadline has passed: nobody waits for it.
+    pub(super) fn drop_expired(&mut self, node: u32, sv: usize, now: Nanos) {
+        if sv == self.primary {
+            self.rec.shed();
+        }
+        self.rec.svc_shed(now, sv);
+        self.arena.free_node(node);
     }
 
     /// A queued attempt was cancelled: it leaves the queue's count now, its entry
     /// when it is popped.
     pub(super) fn leave_queue(&mut self, node: u32, s: &mut Scheduler<Packed>) {
-        self.dep.queued -= 1;
-        self.rec.set_queue(s.now(), self.dep.queued);
+        let sv = self.service_of(node);
+        self.svcs[sv].queued -= 1;
+        let queued = self.svcs[sv].queued;
+        if sv == self.primary {
+            self.rec.set_queue(s.now(), queued);
+        }
+        self.rec.svc_queue(s.now(), sv, queued);
         self.arena.free_node(node);
     }
 
     /// Starts serving the attempt at `node`, which waited `wait` ns for its server.
-    fn start_service(&mut self, node: u32, wait: Nanos, s: &mut Scheduler<Packed>) {
-        self.rec.service_started(wait);
-        let (service, class) = self.dep.draw_service();
-        self.dep.busy += 1;
-        self.rec.set_busy(s.now(), u64::from(self.dep.busy));
+    fn start_service(&mut self, node: u32, sv: usize, wait: Nanos, s: &mut Scheduler<Packed>) {
+        let svc = &mut self.svcs[sv];
+        let (service, class) = svc.draw_service();
+        svc.busy += 1;
+        let busy = svc.busy;
+        if sv == self.primary {
+            self.rec.service_started(wait);
+            self.rec.set_busy(s.now(), u64::from(busy));
+        }
+        self.rec.svc_busy(s.now(), sv, busy);
         let nm = &mut self.arena.nodes[node as usize];
         nm.state = NodeState::InService;
         nm.memo = Memo::Service {
@@ -141,37 +227,84 @@ impl World {
         s.after(service, Event::ServiceDone { node, gen: nm.gen });
     }
 
-    /// [`Event::ServiceDone`]: the dependency finished serving the attempt at `node`.
+    /// Frees a server (thread) of service `sv`.
+    pub(super) fn release_thread(&mut self, sv: usize, now: Nanos) {
+        self.svcs[sv].busy -= 1;
+        let busy = self.svcs[sv].busy;
+        if sv == self.primary {
+            self.rec.set_busy(now, u64::from(busy));
+        }
+        self.rec.svc_busy(now, sv, busy);
+    }
+
+    /// [`Event::ServiceDone`]: the service finished its own work on the attempt at
+    /// `node`. A service with calls goes on to make them; otherwise it answers.
     pub(super) fn on_service_done(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let now = s.now();
-        self.dep.busy -= 1;
-        self.rec.set_busy(s.now(), u64::from(self.dep.busy));
+        let sv = self.service_of(node);
         let n = self.arena.nodes[node as usize];
         let Memo::Service { time, outcome } = n.memo else {
             unreachable!("a served attempt's memo is its service, not {:?}", n.memo)
         };
-        let useful = self.arena.useful(node, now);
-        self.rec.served(time.get(), !useful);
-        if outcome.class == Class::Success {
-            let fi = self.fleet_of(node);
-            let keys = self.fleets[fi].cfg.idempotency_keys;
-            let r = &mut self.arena.reqs[n.req as usize];
-            if r.is_write && !(keys && r.applied > 0) {
-                r.applied += 1;
-                if r.applied >= 2 {
-                    let first = r.applied == 2;
-                    self.rec.duplicate(first);
-                }
+        if self.svcs[sv].calls && outcome.class == Class::Success && !self.svcs[sv].effect.blackhole
+        {
+            let held = self.svcs[sv].hold_threads;
+            if !held {
+                self.release_thread(sv, now);
             }
-        } else {
-            self.rec.outcome(outcome.class);
+            self.begin_visit(node, sv, time.get(), s);
+            if !held {
+                self.dispatch(sv, s);
+            }
+            return;
         }
-        if self.dep.effect.blackhole {
+        self.release_thread(sv, now);
+        let outcome = if outcome.class == Class::Success {
+            outcome
+        } else {
+            Outcome::of(self.svcs[sv].failure())
+        };
+        self.answer(node, sv, time.get(), outcome, s);
+        self.dispatch(sv, s);
+    }
+
+    /// The service `sv` answers the attempt at `node` with `outcome` after `held` ns
+    /// of its threads' time: counted, then sent to the caller (lost in a blackhole).
+    pub(super) fn answer(
+        &mut self,
+        node: u32,
+        sv: usize,
+        held: Nanos,
+        outcome: Outcome,
+        s: &mut Scheduler<Packed>,
+    ) {
+        let now = s.now();
+        let n = self.arena.nodes[node as usize];
+        let useful = self.arena.useful(node, now);
+        let ok = outcome.class == Class::Success;
+        self.rec.svc_served(now, sv, ok && useful, !useful);
+        if sv == self.primary {
+            self.rec.served(held, !useful);
+            if ok {
+                let fi = self.fleet_of(node);
+                let keys = self.fleets[fi].cfg.idempotency_keys;
+                let r = &mut self.arena.reqs[n.req as usize];
+                if r.is_write && !(keys && r.applied > 0) {
+                    r.applied += 1;
+                    if r.applied >= 2 {
+                        let first = r.applied == 2;
+                        self.rec.duplicate(first);
+                    }
+                }
+            } else {
+                self.rec.outcome(outcome.class);
+            }
+        }
+        if self.svcs[sv].effect.blackhole {
             self.arena.free_node(node); // the answer is lost
         } else {
             self.finish_call(node, outcome, s);
         }
-        self.dispatch(s);
     }
 
     /// An OCC attempt reads the record's version; its conditional write arrives after
@@ -180,7 +313,7 @@ impl World {
         let depth = self.arena.nodes[node as usize].depth as usize;
         let legs = match depth.checked_sub(1) {
             Some(d) => {
-                let layer = &mut self.fleets[fi].layers[d];
+                let layer = &mut self.stacks[fi].layers[d];
                 match layer.hop() {
                     Some(back) => back.saturating_add(layer.hop().unwrap_or(0)),
                     None => 0,
@@ -202,7 +335,7 @@ impl World {
         let Memo::Read(read) = memo else {
             unreachable!("an OCC attempt's memo is its read, not {memo:?}")
         };
-        let version = self.dep.version.as_mut().expect("occ dependency");
+        let version = self.svcs[0].version.as_mut().expect("occ dependency");
         let won = *version == read.get();
         if won {
             *version += 1;
@@ -215,44 +348,60 @@ impl World {
         }
     }
 
-    /// Starts queued attempts while servers are free.
-    fn dispatch(&mut self, s: &mut Scheduler<Packed>) {
+    /// Starts queued attempts of service `sv` while servers are free.
+    pub(super) fn dispatch(&mut self, sv: usize, s: &mut Scheduler<Packed>) {
         let now = s.now();
-        while self.dep.busy < self.dep.capacity() {
-            let next = match self.dep.cfg.discipline {
-                Discipline::Fifo => self.dep.queue.pop_front(),
-                Discipline::Lifo => self.dep.queue.pop_back(),
+        let primary = sv == self.primary;
+        loop {
+            let svc = &mut self.svcs[sv];
+            if svc.busy >= svc.capacity() {
+                break;
+            }
+            let next = match svc.cfg.discipline {
+                Discipline::Fifo => svc.queue.pop_front(),
+                Discipline::Lifo => svc.queue.pop_back(),
             };
             let Some((node, gen)) = next else { break };
             let n = self.arena.nodes[node as usize];
             if n.gen != gen || n.state != NodeState::Queued {
                 continue; // cancelled while queued
             }
-            self.dep.queued -= 1;
-            self.rec.set_queue(s.now(), self.dep.queued);
-            if self.dep.cfg.drop_expired && !self.arena.useful(node, now) {
-                self.rec.shed();
-                self.arena.free_node(node);
+            svc.queued -= 1;
+            let (queued, drop) = (svc.queued, svc.cfg.drop_expired);
+            if primary {
+                self.rec.set_queue(now, queued);
+            }
+            self.rec.svc_queue(now, sv, queued);
+            if (drop && !self.arena.useful(node, now))
+                || (self.deadlines && now >= self.calls.deadline_at(node))
+            {
+                self.drop_expired(node, sv, now);
                 continue;
             }
             let Memo::Queued(since) = n.memo else {
                 unreachable!("a queued attempt's memo is its arrival, not {:?}", n.memo)
             };
-            self.start_service(node, now - since.get(), s);
+            self.start_service(node, sv, now - since.get(), s);
         }
     }
 
     /// [`Event::OutageStart`] / [`Event::OutageEnd`]: window `window` starts (`true`)
-    /// or ends; the dependency takes the combined effect of the active windows.
+    /// or ends; each service it hits takes the combined effect of its active windows.
     pub(super) fn on_outage(&mut self, window: u32, starts: bool, s: &mut Scheduler<Packed>) {
-        let dep = &mut self.dep;
-        if starts {
-            dep.active.push(window);
-        } else {
-            dep.active.retain(|&w| w != window);
+        let target = self.windows[window as usize].target;
+        for sv in 0..self.svcs.len() {
+            if target.is_some_and(|t| t as usize != sv) {
+                continue;
+            }
+            let windows: &[Window] = &self.windows;
+            let svc = &mut self.svcs[sv];
+            if starts {
+                svc.active.push(window);
+            } else {
+                svc.active.retain(|&w| w != window);
+            }
+            svc.effect = Effect::combine(svc.active.iter().map(|&i| &windows[i as usize].mode));
+            self.dispatch(sv, s);
         }
-        let windows = &dep.windows;
-        dep.effect = Effect::combine(dep.active.iter().map(|&i| &windows[i as usize].mode));
-        self.dispatch(s);
     }
 }

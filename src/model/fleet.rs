@@ -10,7 +10,6 @@ use crate::model::config::{Arrival, FleetConfig};
 
 use super::arrival::OpenArrivals;
 use super::event::{Event, Packed};
-use super::layer::Layer;
 use super::outcome::{Class, Outcome};
 use super::request::{Request, NONE};
 use super::world::World;
@@ -18,8 +17,6 @@ use super::world::World;
 /// Runtime of one fleet.
 pub(super) struct Fleet {
     pub(super) cfg: FleetConfig,
-    /// Its layers, outermost first.
-    pub(super) layers: Vec<Layer>,
     /// The open-loop arrival process (poisson or constant arrivals).
     open: Option<OpenArrivals>,
     arrivals: ChaCha8Rng,
@@ -32,18 +29,11 @@ pub(super) struct Fleet {
 }
 
 impl Fleet {
-    /// The fleet `f` with streams from `seed`, over a run of `duration`; its layers get
-    /// the global indices `first_layer..`.
-    pub(super) fn new(f: &FleetConfig, seed: u64, duration: Nanos, first_layer: u16) -> Fleet {
-        let layers = f
-            .layers
-            .iter()
-            .enumerate()
-            .map(|(li, l)| Layer::new(l, &f.name, li, seed, first_layer + li as u16))
-            .collect();
+    /// The fleet `f` with streams from `seed`, over a run of `duration` (its layers
+    /// are its stack: see [`super::stack`]).
+    pub(super) fn new(f: &FleetConfig, seed: u64, duration: Nanos) -> Fleet {
         Fleet {
             cfg: f.clone(),
-            layers,
             open: OpenArrivals::new(&f.arrival, f.load_profile.clone(), duration),
             arrivals: stream(seed, &format!("arrivals/{}", f.name)),
             writes: stream(seed, &format!("writes/{}", f.name)),
@@ -142,9 +132,17 @@ impl World {
             let lane = self.lanes.deadline_lane(fleet);
             self.lanes.set(lane, deadline, req, gen, &self.arena, s);
         }
-        let node = self.arena.alloc_node(req, 0, NONE, 0);
-        if self.fleets[fleet].layers.is_empty() {
-            self.dep_arrive(node, s);
+        let node = self.arena.alloc_node(req, 0, fleet as u16, NONE, 0);
+        if self.stacks[fleet].layers.is_empty() {
+            if self.deadlines {
+                let d = if self.stacks[fleet].propagate {
+                    deadline
+                } else {
+                    Nanos::MAX
+                };
+                self.calls.set_deadline(node, d);
+            }
+            self.svc_arrive(node, s);
         } else {
             self.begin_call(node, s);
         }

@@ -120,8 +120,8 @@ impl World {
             return None;
         }
         let mut sum = 0.0;
-        for f in &self.fleets {
-            for l in &f.layers {
+        for st in self.stacks.iter().filter(|st| st.top) {
+            for l in &st.layers {
                 for b in &l.budgets {
                     sum += b.level(now);
                 }
@@ -134,32 +134,33 @@ impl World {
     #[inline]
     pub(super) fn attempt_over(
         &mut self,
-        fi: usize,
+        st: usize,
         depth: usize,
         inst: u32,
         now: Nanos,
         answer: Option<Class>,
     ) {
-        let throttled = self.dep.cfg.reject_status == 429;
-        self.fleets[fi].layers[depth].attempt_over(inst, now, answer, throttled);
+        let stack = &mut self.stacks[st];
+        let throttled = self.svcs[stack.target as usize].cfg.reject_status == 429;
+        stack.layers[depth].attempt_over(inst, now, answer, throttled);
     }
 
     /// Whether the breaker of instance `inst` admits a call or an attempt now.
     pub(super) fn breaker_allow(
         &mut self,
-        fi: usize,
+        st: usize,
         depth: usize,
         inst: u32,
         s: &mut Scheduler<Packed>,
     ) -> bool {
-        self.breaker_op(fi, depth, inst, s, |b, now| b.allow(now))
+        self.breaker_op(st, depth, inst, s, |b, now| b.allow(now))
     }
 
     /// Records an admitted call's or attempt's result (`ok`) in its breaker, timed
     /// from when `node` was admitted.
     pub(super) fn breaker_record(
         &mut self,
-        fi: usize,
+        st: usize,
         depth: usize,
         inst: u32,
         ok: bool,
@@ -167,28 +168,29 @@ impl World {
         s: &mut Scheduler<Packed>,
     ) {
         let since = self.calls.started(node);
-        self.breaker_op(fi, depth, inst, s, |b, now| {
+        self.breaker_op(st, depth, inst, s, |b, now| {
             b.record_timed(now, ok, now.saturating_sub(since))
         });
     }
 
     /// [`Event::BreakerTimer`]: an open breaker's timer ran out.
     pub(super) fn on_breaker_timer(&mut self, layer: u16, inst: u32, s: &mut Scheduler<Packed>) {
-        let (fi, depth) = self.layer_index[layer as usize];
-        self.breaker_op(fi as usize, depth as usize, inst, s, |b, now| b.tick(now));
+        let (st, depth) = self.layer_index[layer as usize];
+        self.breaker_op(st as usize, depth as usize, inst, s, |b, now| b.tick(now));
     }
 
     /// Runs `op` on a breaker, keeping the open count and the half-open timer right.
     fn breaker_op<T>(
         &mut self,
-        fi: usize,
+        st: usize,
         depth: usize,
         inst: u32,
         s: &mut Scheduler<Packed>,
         op: impl FnOnce(&mut Breaker, Nanos) -> T,
     ) -> T {
         let now = s.now();
-        let layer = &mut self.fleets[fi].layers[depth];
+        let top = self.stacks[st].top;
+        let layer = &mut self.stacks[st].layers[depth];
         let global = layer.global;
         let b = &mut layer.breakers[inst as usize];
         let was_open = matches!(b.state(), super::breaker::State::Open { .. });
@@ -206,9 +208,11 @@ impl World {
                     },
                 );
             }
-            self.rec.breaker_tripped();
+            if top {
+                self.rec.breaker_tripped();
+            }
         }
-        if was_open != is_open {
+        if top && was_open != is_open {
             if is_open {
                 self.open_breakers += 1;
             } else {

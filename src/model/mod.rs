@@ -22,6 +22,8 @@ pub mod limits;
 pub mod outage;
 pub mod outcome;
 pub mod request;
+mod service;
+mod stack;
 pub(crate) mod text;
 pub(crate) mod timers;
 pub mod windows;

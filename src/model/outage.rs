@@ -21,6 +21,8 @@ pub struct Window {
     pub end: Nanos,
     /// What the dependency does meanwhile.
     pub mode: OutageMode,
+    /// The service it hits (`None`: every service).
+    pub target: Option<u16>,
 }
 
 /// Every window of every outage that starts before `horizon`, sorted by start.
@@ -34,6 +36,7 @@ pub fn windows(outages: &[OutageConfig], seed: u64, horizon: Nanos) -> Vec<Windo
                         start,
                         end,
                         mode: o.mode,
+                        target: o.target,
                     })
                 }
             }
@@ -54,6 +57,7 @@ pub fn windows(outages: &[OutageConfig], seed: u64, horizon: Nanos) -> Vec<Windo
                         start,
                         end,
                         mode: o.mode,
+                        target: o.target,
                     });
                     t = end;
                 }

@@ -55,6 +55,8 @@ pub enum NodeState {
     Queued,
     /// An attempt being served.
     InService,
+    /// A request at a service of a graph, waiting for its downstream calls.
+    Calling,
 }
 
 /// One call into a layer, or one attempt at the dependency.
@@ -71,8 +73,12 @@ pub struct Node {
     /// Current (or last) attempt's child node, or [`NONE`]; it is still this node's
     /// attempt while its `parent` and `parent_gen` point back here.
     pub child: u32,
-    /// Layer depth; equal to the fleet's layer count for a dependency attempt.
+    /// Layer depth in its stack; equal to the stack's layer count for an attempt at
+    /// the stack's service.
     pub depth: u8,
+    /// The layer stack the node belongs to: a fleet's (its index), or a service
+    /// call's (see `super::stack`).
+    pub stack: u16,
     /// Whether an outside breaker admitted this call (it must record the outcome).
     pub outside_admitted: bool,
     /// Whether the inside breaker admitted the current attempt.
@@ -113,6 +119,9 @@ pub enum Memo {
     /// An OCC attempt between its read and its conditional write: the record's
     /// version it read.
     Read(Halves),
+    /// A request at a service making its downstream calls: its slot in the
+    /// service's visit table (see `super::service`).
+    Visit(Halves),
 }
 
 impl Memo {
@@ -153,6 +162,7 @@ impl Node {
         parent_gen: 0,
         child: NONE,
         depth: 0,
+        stack: 0,
         outside_admitted: false,
         inside_admitted: false,
         state: NodeState::Free,
@@ -212,15 +222,23 @@ impl Arena {
         }
     }
 
-    /// Allocates a node for request `req`.
+    /// Allocates a node for request `req` at `depth` of layer stack `stack`.
     #[inline]
-    pub fn alloc_node(&mut self, req: u32, depth: u8, parent: u32, parent_gen: u32) -> u32 {
+    pub fn alloc_node(
+        &mut self,
+        req: u32,
+        depth: u8,
+        stack: u16,
+        parent: u32,
+        parent_gen: u32,
+    ) -> u32 {
         self.reqs[req as usize].refs += 1;
         let n = Node {
             req,
             parent,
             parent_gen,
             depth,
+            stack,
             state: NodeState::InTransit,
             ..Node::EMPTY
         };
@@ -258,7 +276,8 @@ impl Arena {
                 return !r.done && now < r.deadline;
             }
             let p = &self.nodes[n.parent as usize];
-            if p.gen != n.parent_gen || p.state != NodeState::Waiting {
+            if p.gen != n.parent_gen || !matches!(p.state, NodeState::Waiting | NodeState::Calling)
+            {
                 return false;
             }
             i = n.parent;

@@ -19,15 +19,17 @@
 
 use crate::engine::{Control, Handler, Nanos, Scheduler};
 use crate::metrics::{Recorder, RunMetrics};
-use crate::model::config::{Arrival, DependencyKind, Scenario};
+use crate::model::config::{Arrival, DependencyKind, Scenario, ServiceConfig};
 
 use super::call::CallTimes;
-use super::dependency::Dependency;
+use super::dependency::Service;
 pub use super::event::{Event, Packed};
 use super::fleet::Fleet;
 use super::limits::Caps;
 use super::outage::{self, Window};
 use super::request::{Arena, NodeState};
+use super::service::Visits;
+use super::stack::{self, Stack};
 use super::timers::Lanes;
 
 impl std::fmt::Debug for World {
@@ -43,9 +45,24 @@ impl std::fmt::Debug for World {
 /// A simulation of one run of a scenario.
 pub struct World {
     pub(super) fleets: Vec<Fleet>,
-    /// (fleet, depth) of each global layer index.
+    /// Layer stacks: the fleets' first (index = fleet), then the service calls'.
+    pub(super) stacks: Vec<Stack>,
+    /// The stack of each (service, call, callee).
+    pub(super) call_stacks: Vec<Vec<Vec<u16>>>,
+    /// (stack, depth) of each global layer index.
     pub(super) layer_index: Vec<(u16, u8)>,
-    pub(super) dep: Dependency,
+    /// The services' live state, and their configuration.
+    pub(super) svcs: Vec<Service>,
+    pub(super) services: Vec<ServiceConfig>,
+    /// The service fleet 0 calls: the whole-run columns describe it.
+    pub(super) primary: usize,
+    /// Whether attempts carry deadlines to services (a graph, or a fleet that
+    /// propagates its deadline): nodes then keep theirs in [`CallTimes`].
+    pub(super) deadlines: bool,
+    /// Visits of graph services making their calls.
+    pub(super) visits: Visits,
+    /// The outage windows of the run.
+    pub(super) windows: Vec<Window>,
     pub(super) arena: Arena,
     /// Timer lanes: one per layer (timeouts), then one per fleet (deadlines).
     pub(super) lanes: Lanes,
@@ -67,18 +84,19 @@ impl World {
     /// first events.
     pub fn new(scn: &Scenario, seed: u64, sched: &mut Scheduler<Packed>) -> World {
         let horizon = scn.duration.saturating_add(scn.drain);
-        let mut layer_index = Vec::new();
-        let mut budget_instances = 0u64;
-        let mut fleets = Vec::with_capacity(scn.fleets.len());
-        for (fi, f) in scn.fleets.iter().enumerate() {
-            fleets.push(Fleet::new(f, seed, scn.duration, layer_index.len() as u16));
-            for (li, l) in f.layers.iter().enumerate() {
-                layer_index.push((fi as u16, li as u8));
-                if l.budget.is_some() {
-                    budget_instances += l.instances;
-                }
-            }
-        }
+        let budget_instances = scn
+            .fleets
+            .iter()
+            .flat_map(|f| &f.layers)
+            .filter(|l| l.budget.is_some())
+            .map(|l| l.instances)
+            .sum();
+        let fleets = scn
+            .fleets
+            .iter()
+            .map(|f| Fleet::new(f, seed, scn.duration))
+            .collect();
+        let (stacks, call_stacks, layer_index) = stack::build(scn, seed);
         let windows = outage::windows(&scn.outages, seed, horizon);
         let caps = Caps::new(scn, windows.len());
         let max_depth = scn.fleets.iter().map(|f| f.layers.len()).max().unwrap_or(0);
@@ -87,11 +105,25 @@ impl World {
         if scn.dependency.kind == DependencyKind::Occ {
             rec.herd_counts_writes();
         }
+        if scn.graph {
+            rec.track_services(scn.services.iter().map(|s| s.capacity.servers).collect());
+        }
         let mut w = World {
             lanes: Lanes::new(layer_index.len(), scn.fleets.len()),
             fleets,
+            stacks,
+            call_stacks,
             layer_index,
-            dep: Dependency::new(&scn.dependency, seed, windows),
+            svcs: scn
+                .services
+                .iter()
+                .map(|c| Service::new(c, seed, scn.graph))
+                .collect(),
+            services: scn.services.clone(),
+            primary: scn.fleets.first().map_or(0, |f| f.target as usize),
+            deadlines: scn.graph || scn.fleets.iter().any(|f| f.propagate_deadline),
+            visits: Visits::default(),
+            windows,
             arena: Arena::default(),
             rec,
             duration: scn.duration,
@@ -103,7 +135,7 @@ impl World {
             truncated: None,
             calls: CallTimes::default(),
         };
-        for (i, win) in w.dep.windows.iter().enumerate() {
+        for (i, win) in w.windows.iter().enumerate() {
             sched.at(win.start, Event::OutageStart { window: i as u32 });
             if win.end < horizon {
                 sched.at(win.end, Event::OutageEnd { window: i as u32 });
@@ -117,7 +149,7 @@ impl World {
 
     /// The outage windows of this run.
     pub fn windows(&self) -> &[Window] {
-        &self.dep.windows
+        &self.windows
     }
 
     /// Ends the run and hands over the measurements.
@@ -197,7 +229,8 @@ impl Handler<Packed> for World {
                 self.start_request(fleet as usize, u64::from(client), s);
             }
             Event::Deliver { node, gen } => {
-                if self.arena.nodes[node as usize].gen == gen {
+                let n = self.arena.nodes[node as usize];
+                if n.gen == gen && n.state == NodeState::InTransit {
                     self.deliver(node, s);
                 }
             }

@@ -54,7 +54,7 @@ pub fn run_folder(
     // The manifest first: a run killed before its tables leaves a folder that says
     // what it is for, and vouches for the files it was writing.
     let aggregate = plan.replications > 1;
-    let mut files = store::table_files(aggregate);
+    let mut files = store::table_files(aggregate, !plan.layout.services.is_empty());
     write_manifest(&claimed, &mut files, |f| {
         manifest::render(&plan.base, origin, plan.total_runs(), f)
     })?;

@@ -228,8 +228,8 @@ fn write_manifest(
 }
 
 /// The files a sweep folder's tables are.
-fn sweep_files(complete: bool) -> Vec<String> {
-    let mut f = store::table_files(complete);
+fn sweep_files(complete: bool, graph: bool) -> Vec<String> {
+    let mut f = store::table_files(complete, graph);
     f.push(owner::RUNS_ENTRY.to_string());
     f
 }
@@ -250,7 +250,7 @@ fn claim_folder(
         shard: shard.map(|s| format!("{}/{}", s.index, s.count)),
     };
     let claimed = claim(dir, &want, force)?;
-    let mut files = sweep_files(shard.is_none());
+    let mut files = sweep_files(shard.is_none(), !plan.layout.services.is_empty());
     write_manifest(&claimed, &mut files, |f| {
         manifest_text(plan, shard, origin, f)
     })?;

@@ -9,12 +9,12 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::export::csv::{
-    dictionary, herd_rows, ordinal_rows, record, spreadsheet_safe, summary_row, timeseries_rows,
-    ATTEMPTS_BY_ORDINAL_COLUMNS, HERD_COLUMNS, TIMESERIES_COLUMNS,
+    dictionary, herd_rows, ordinal_rows, record, services_rows, spreadsheet_safe, summary_row,
+    timeseries_rows, ATTEMPTS_BY_ORDINAL_COLUMNS, HERD_COLUMNS, TIMESERIES_COLUMNS,
 };
 use crate::export::AtomicFile;
-use crate::metrics::columns::COLUMNS_FILE;
 use crate::metrics::columns::{param_column, TRUNCATED};
+use crate::metrics::columns::{COLUMNS_FILE, SERVICES_COLUMNS, SERVICES_FILE};
 use crate::metrics::summary::Cell;
 use crate::run::RunResult;
 use crate::scenario::Scenario;
@@ -36,6 +36,8 @@ pub struct Chunk {
     pub herd: String,
     /// Its `attempts_by_ordinal.csv` rows.
     pub ordinals: String,
+    /// Its `services.csv` rows (empty unless the scenario is a service graph).
+    pub services: String,
 }
 
 /// Renders the rows of a finished run of `plan`, whose cell's scenario is `scn`.
@@ -57,6 +59,12 @@ pub(crate) fn render_chunk(plan: &Plan, r: &RunResult, scn: &Scenario) -> Chunk 
         timeseries: timeseries_rows(r, scn.dependency.servers),
         herd: herd_rows(r),
         ordinals: ordinal_rows(r),
+        services: if scn.graph {
+            let names: Vec<String> = scn.services.iter().map(|s| s.name.clone()).collect();
+            services_rows(r, &names)
+        } else {
+            String::new()
+        },
     }
 }
 
@@ -94,6 +102,9 @@ pub(crate) fn write_chunk(dir: &Path, run: u64, c: &Chunk) -> io::Result<()> {
     ] {
         std::fs::write(tmp.join(name), text)?;
     }
+    if !c.services.is_empty() {
+        std::fs::write(tmp.join(SERVICES_FILE), &c.services)?;
+    }
     let fin = chunk_dir(dir, run);
     match std::fs::rename(&tmp, &fin) {
         Ok(()) => Ok(()),
@@ -111,6 +122,11 @@ pub(crate) fn read_chunk(dir: &Path, run: u64) -> io::Result<Chunk> {
         timeseries: read("timeseries.csv")?,
         herd: read("herd.csv")?,
         ordinals: read("attempts_by_ordinal.csv")?,
+        services: match read(SERVICES_FILE) {
+            Ok(t) => t,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(e),
+        },
     })
 }
 
@@ -134,8 +150,9 @@ pub(crate) fn done_runs(dir: &Path) -> io::Result<BTreeSet<u64>> {
 }
 
 /// The files a folder's tables are, with its manifest ([`Tables`] writes the rest);
-/// `aggregate.csv` and `aggregate_long.csv` when `aggregate`.
-pub(crate) fn table_files(aggregate: bool) -> Vec<String> {
+/// `aggregate.csv` and `aggregate_long.csv` when `aggregate`, `services.csv` when
+/// `graph`.
+pub(crate) fn table_files(aggregate: bool, graph: bool) -> Vec<String> {
     let mut f: Vec<&str> = vec![
         "manifest.toml",
         "summary.csv",
@@ -144,6 +161,9 @@ pub(crate) fn table_files(aggregate: bool) -> Vec<String> {
         "attempts_by_ordinal.csv",
         COLUMNS_FILE,
     ];
+    if graph {
+        f.push(SERVICES_FILE);
+    }
     if aggregate {
         f.extend(["aggregate.csv", "aggregate_long.csv"]);
     }
@@ -159,6 +179,7 @@ pub(crate) struct Tables {
     timeseries: AtomicFile,
     herd: AtomicFile,
     ordinals: AtomicFile,
+    services: Option<AtomicFile>,
     columns: AtomicFile,
     aggregate: Option<Aggregate>,
 }
@@ -202,6 +223,13 @@ impl Tables {
         herd.write_all(record(HERD_COLUMNS).as_bytes())?;
         let mut ordinals = AtomicFile::create(&dir.join("attempts_by_ordinal.csv"))?;
         ordinals.write_all(record(ATTEMPTS_BY_ORDINAL_COLUMNS).as_bytes())?;
+        let services = if plan.layout.services.is_empty() {
+            None
+        } else {
+            let mut f = AtomicFile::create(&dir.join(SERVICES_FILE))?;
+            f.write_all(record(SERVICES_COLUMNS).as_bytes())?;
+            Some(f)
+        };
         // The dictionary of exactly these tables.
         let mut columns = AtomicFile::create(&dir.join(COLUMNS_FILE))?;
         columns.write_all(dictionary(&plan.dictionary(aggregate)).as_bytes())?;
@@ -215,6 +243,7 @@ impl Tables {
             timeseries,
             herd,
             ordinals,
+            services,
             columns,
             aggregate,
         })
@@ -226,6 +255,9 @@ impl Tables {
         self.timeseries.write_all(c.timeseries.as_bytes())?;
         self.herd.write_all(c.herd.as_bytes())?;
         self.ordinals.write_all(c.ordinals.as_bytes())?;
+        if let Some(f) = &mut self.services {
+            f.write_all(c.services.as_bytes())?;
+        }
         if let Some(a) = &mut self.aggregate {
             let mut rdr = csv::ReaderBuilder::new()
                 .has_headers(false)
@@ -244,6 +276,9 @@ impl Tables {
     pub(crate) fn commit(self) -> io::Result<()> {
         self.summary.commit()?;
         self.timeseries.commit()?;
+        if let Some(f) = self.services {
+            f.commit()?;
+        }
         self.herd.commit()?;
         self.ordinals.commit()?;
         self.columns.commit()?;

@@ -31,4 +31,5 @@ mod retry_counts;
 mod runaway;
 mod scenarios;
 mod search;
+mod service_graph;
 mod sweeps;

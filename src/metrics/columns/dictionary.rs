@@ -92,6 +92,22 @@ fn summary(layout: Option<&Layout>, params: Option<&[String]>) -> Vec<Entry> {
             out.push(e);
         }
     }
+    let services: Vec<String> = match layout {
+        Some(l) => l.services.clone(),
+        None => vec!["<name>".to_string()],
+    };
+    if !services.is_empty() {
+        out.push(entry(file, OVERLOADED.name.to_string(), &OVERLOADED));
+    }
+    for sv in &services {
+        for c in &SERVICE_COLUMNS {
+            let mut e = entry(file, service_column(sv, c), c);
+            if layout.is_none() {
+                e.description = format!("{} (service graphs only)", e.description);
+            }
+            out.push(e);
+        }
+    }
     let param = |column: String, description: String| Entry {
         file,
         column,
@@ -230,6 +246,15 @@ pub fn folder_dictionary(contents: Contents<'_>) -> Vec<Entry> {
             .iter()
             .map(|c| entry("attempts_by_ordinal.csv", c.name.to_string(), c)),
     );
+    if contents.layout.is_none_or(|l| !l.services.is_empty()) {
+        out.extend(SERVICES.iter().map(|c| {
+            let mut e = entry(SERVICES_FILE, c.name.to_string(), c);
+            if templates {
+                e.description = format!("{} (service graphs only)", e.description);
+            }
+            e
+        }));
+    }
     out.extend(aggregate.into_iter().flatten());
     out.extend(
         DICTIONARY_HEADER

@@ -19,12 +19,14 @@
 
 mod aggregate;
 mod dictionary;
+mod graph;
 mod ordinals;
 mod series;
 mod summary;
 
 pub use aggregate::*;
 pub use dictionary::*;
+pub use graph::*;
 pub use ordinals::*;
 pub use series::*;
 pub use summary::*;
@@ -166,9 +168,18 @@ pub fn summary_column(name: &str) -> Option<&'static Column> {
     if let Some(c) = SUMMARY_BASE
         .iter()
         .chain(&SUMMARY_EXTRA)
+        .chain([&OVERLOADED])
         .find(|c| c.name == name)
     {
         return Some(c);
+    }
+    if let Some(rest) = name.strip_prefix("service_") {
+        if let Some(c) = SERVICE_COLUMNS.iter().find(|c| {
+            rest.strip_suffix(c.name)
+                .is_some_and(|f| f.len() > 1 && f.ends_with('_'))
+        }) {
+            return Some(c);
+        }
     }
     if let Some(i) = name.strip_prefix(LAYER_COLUMN.name) {
         if !i.is_empty() && i.bytes().all(|b| b.is_ascii_digit()) {

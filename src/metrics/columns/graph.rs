@@ -1,0 +1,99 @@
+//! The columns of a service graph (scenarios written with `[[services]]`): the
+//! `overloaded` count and the per-service templates of `summary.csv`, and
+//! `services.csv`, one row per run, bucket and service.
+
+use super::*;
+
+/// `overloaded`.
+pub const OVERLOADED: Column = count(
+    "overloaded",
+    "attempts at the first service answered overloaded (service graphs only)",
+);
+
+/// `attempts_per_request` of `service_<name>_attempts_per_request`.
+pub const SERVICE_ATTEMPTS_PER_REQUEST: Column = measure(
+    "attempts_per_request",
+    PER_REQUEST,
+    FRACTION,
+    "attempts that reached the service / logical requests",
+);
+/// `rejected` of `service_<name>_rejected`.
+pub const SERVICE_REJECTED: Column = count(
+    "rejected",
+    "requests the service refused for capacity (queue full)",
+);
+/// `shed` of `service_<name>_shed`.
+pub const SERVICE_SHED: Column = count(
+    "shed",
+    "requests the service dropped: their propagated deadline had passed (or nobody waited, with drop_expired)",
+);
+/// `utilisation_peak` of `service_<name>_utilisation_peak`.
+pub const SERVICE_UTILISATION_PEAK: Column = measure(
+    "utilisation_peak",
+    "fraction",
+    FRACTION,
+    "the busiest bucket's mean busy threads / servers",
+);
+
+/// Per-service summary columns `service_<name>_<column>`, in `[[services]]` order.
+pub const SERVICE_COLUMNS: [Column; 4] = [
+    SERVICE_ATTEMPTS_PER_REQUEST,
+    SERVICE_REJECTED,
+    SERVICE_SHED,
+    SERVICE_UTILISATION_PEAK,
+];
+
+/// The name of service `service`'s column `c` (one of [`SERVICE_COLUMNS`]).
+pub fn service_column(service: &str, c: &Column) -> String {
+    format!("service_{service}_{}", c.name)
+}
+
+/// The file of the per-service series.
+pub const SERVICES_FILE: &str = "services.csv";
+
+/// `services.csv`, in order.
+pub const SERVICES: [Column; 13] = [
+    RUN,
+    REPLICATION,
+    id("t", "s", "start of the bucket"),
+    id("service", "name", "the service"),
+    count("inbound", "attempts that reached the service in the bucket"),
+    count(
+        "served",
+        "requests the service answered (success or failure) in the bucket",
+    ),
+    count("rejected", "requests refused for capacity in the bucket"),
+    count(
+        "shed",
+        "requests dropped in the bucket: deadline passed, or nobody waited",
+    ),
+    count(
+        "goodput",
+        "successful answers somebody still waited for, in the bucket",
+    ),
+    measure(
+        "queue_mean",
+        "requests",
+        AMOUNT,
+        "time-averaged queue length",
+    ),
+    measure(
+        "utilisation",
+        "fraction",
+        FRACTION,
+        "time-averaged busy threads / servers (empty with unlimited servers)",
+    ),
+    measure(
+        "threads_busy",
+        "threads",
+        AMOUNT,
+        "time-averaged busy threads (held through downstream calls with hold_threads)",
+    ),
+    count(
+        "wasted",
+        "answers nobody waited for any more, in the bucket",
+    ),
+];
+
+/// The header of `services.csv`.
+pub const SERVICES_COLUMNS: [&str; 13] = names(&SERVICES);
