@@ -197,8 +197,8 @@ mod tests {
         // Buckets of 10 over [0, 25): widths 10, 10, 5.
         let mut s = ServiceSeries::new(25, 10, vec![Some(4), None]);
         s.set_busy(5, 0, 2); // 2 busy from 5 ...
-        s.set_busy(15, 0, 4); // ... 4 from 15 ...
         s.set_queue(12, 0, 3);
+        s.set_busy(15, 0, 4); // ... 4 from 15 ...
         s.inbound(3, 0);
         s.inbound(24, 0);
         s.inbound(30, 0); // drain: totals only
@@ -209,6 +209,7 @@ mod tests {
         assert_eq!(t.rows[1].busy_area, 2 * 5 + 4 * 5);
         assert_eq!(t.rows[2].busy_area, 4 * 5);
         assert_eq!(t.rows[1].queue_area, 3 * 8);
+        assert_eq!(t.rows[2].queue_area, 3 * 5);
         assert_eq!(
             t.rows.iter().map(|r| r.inbound).collect::<Vec<_>>(),
             [1, 0, 1]

@@ -146,7 +146,8 @@ const REAL_KEYS: [&str; 19] = [
     "tolerance",
 ];
 /// Keys filled with a boolean.
-const BOOL_KEYS: [&str; 8] = [
+const BOOL_KEYS: [&str; 9] = [
+    "propagate_deadline",
     "drop_expired",
     "idempotency_keys",
     "cancel_on_timeout",
@@ -157,7 +158,8 @@ const BOOL_KEYS: [&str; 8] = [
     "truncate",
 ];
 /// Keys filled with a word.
-const WORD_KEYS: [&str; 11] = [
+const WORD_KEYS: [&str; 12] = [
+    "target",
     "name",
     "description",
     "kind",
@@ -173,7 +175,8 @@ const WORD_KEYS: [&str; 11] = [
 /// Keys filled with a count or `unlimited`.
 const LIMIT_KEYS: [&str; 3] = ["servers", "queue_limit", "max_attempts"];
 /// Keys with a generator of their own (or, for whole tables, any value).
-const TABLE_KEYS: [&str; 20] = [
+const TABLE_KEYS: [&str; 21] = [
+    "services",
     "arrival",
     "load_profile",
     "ramp",
