@@ -17,7 +17,9 @@
 //! | `timeouts-exceed-deadline` | the fleet has a `deadline` and a retrying layer's `attempt_timeout × max_attempts` is longer than it |
 //! | `too-many-attempts` | a retrying layer's `max_attempts` is above [`MAX_ATTEMPTS`] (or unlimited) |
 //! | `no-attempt-timeout-under-deadline` | the fleet has a `deadline` and a retrying layer has no `attempt_timeout`, nor does any layer below it |
-//! | `overload-without-shedding` | the dependency has finite servers, the highest total offered load of the open and burst fleets (first attempts; bursts at their mean rate over the run; closed loops are self-limiting and not counted) exceeds its capacity, and it sheds nothing: unlimited `queue_limit` and no `drop_expired` (a deadline alone does not shed: the abandoned attempts are still served). One lint, on the fleet with the largest offered load |
+//! | `overload-without-shedding` | the dependency (in a graph, each service a fleet calls, against the fleets that call it) has finite servers, the highest total offered load of the open and burst fleets (first attempts; bursts at their mean rate over the run; closed loops are self-limiting and not counted) exceeds its capacity, and it sheds nothing: unlimited `queue_limit` and no `drop_expired` (a deadline alone does not shed: the abandoned attempts are still served). One lint, on the fleet with the largest offered load |
+//! | `retries-at-several-tiers` | on a path of a service graph from a fleet to a service that calls nobody, more than one tier retries (a tier is the fleet's layers, or one call's layers; it retries when one of its layers does) and at least one retrying tier has a layer without a `budget`. One lint per fleet, naming the path with the largest product |
+//! | `retries-overloaded` | a retrying fleet or call layer has `overloaded` in `retry_on` and a callee can answer overloaded (`on_failure = "overloaded"` or `overloaded_status = true`). A call's lint names the first fleet whose requests reach it; a call no fleet reaches is not linted |
 //!
 //! Rules that would fire on inert settings stay silent: retrying `breaker_open` without
 //! a breaker, ignoring a Retry-After the dependency never sends, retrying ambiguous
@@ -26,11 +28,15 @@
 use std::fmt;
 
 use crate::model::breaker::Placement;
-use crate::model::config::{Arrival, Attempts, FleetConfig, LayerConfig, Scenario};
+use crate::model::config::{
+    Arrival, Attempts, DependencyConfig, FleetConfig, LayerConfig, Scenario,
+};
 use crate::model::outcome::Class;
 
+mod tiers;
+
 use super::render::{fmt_count, fmt_duration, fmt_num, fmt_time, fmt_total, quoted_list};
-use super::{backoff_total, fleet_load, offered_peak, retries, Bound};
+use super::{backoff_total, fleet_load, offered_peak_where, rejection_class, retries, Bound};
 
 /// A fleet has "many clients" from this many clients (or burst requests) on.
 pub const MANY_CLIENTS: u64 = 10;
@@ -58,8 +64,13 @@ pub const NO_ATTEMPT_TIMEOUT_UNDER_DEADLINE: &str = "no-attempt-timeout-under-de
 /// Id: offered load above capacity and no load shedding.
 pub const OVERLOAD_WITHOUT_SHEDDING: &str = "overload-without-shedding";
 
+/// Id: retries at more than one tier of a service graph's path, not all budgeted.
+pub const RETRIES_AT_SEVERAL_TIERS: &str = "retries-at-several-tiers";
+/// Id: a layer retries a callee's `overloaded` answers.
+pub const RETRIES_OVERLOADED: &str = "retries-overloaded";
+
 /// Every lint: its id and one sentence of what it means, in report order.
-pub const LINTS: [(&str, &str); 10] = [
+pub const LINTS: [(&str, &str); 12] = [
     (
         MULTI_LAYER_RETRIES_WITHOUT_BUDGET,
         "two or more layers of a fleet retry without a retry budget, so their attempts multiply (3 layers of 3 = 27 per request)",
@@ -100,6 +111,14 @@ pub const LINTS: [(&str, &str); 10] = [
         OVERLOAD_WITHOUT_SHEDDING,
         "offered load exceeds the dependency's capacity and it sheds nothing (unlimited queue, no drop_expired), so queue and latency grow without bound",
     ),
+    (
+        RETRIES_AT_SEVERAL_TIERS,
+        "more than one tier on a path of a service graph retries, not every one with a budget, so the attempts multiply tier by tier (4 × 4 × 4 = 64 at the database)",
+    ),
+    (
+        RETRIES_OVERLOADED,
+        "a layer retries a callee's overloaded answers, which mean \"overloaded; don't retry\", so tiers above the one that rejected retry too",
+    ),
 ];
 
 /// One anti-pattern found in a scenario.
@@ -111,6 +130,10 @@ pub struct Lint {
     pub fleet: String,
     /// The layer it concerns, when it is about one layer.
     pub layer: Option<String>,
+    /// The call of a service graph it concerns (`backend ─▶ db`), when its layer is a
+    /// call's rather than the fleet's; [`Lint::fleet`] is then the first fleet whose
+    /// requests reach the call.
+    pub call: Option<String>,
     /// One sentence of why, with the numbers.
     pub message: String,
 }
@@ -118,6 +141,9 @@ pub struct Lint {
 impl fmt::Display for Lint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "[{}] fleet '{}'", self.id, self.fleet)?;
+        if let Some(c) = &self.call {
+            write!(f, ", call {c}")?;
+        }
         if let Some(l) = &self.layer {
             write!(f, ", layer '{l}'")?;
         }
@@ -171,9 +197,15 @@ pub fn resolve_deny(args: &[String]) -> Result<Vec<&'static str>, UnknownLint> {
         .collect())
 }
 
-/// Collects lints with their sort key: fleet index, layer index, rule index.
+/// A call of a service graph: (service index, call index).
+type CallAt = (usize, usize);
+
+/// Where a lint sorts: fleet index, call, layer index, rule index.
+type SortKey = (usize, Option<CallAt>, Option<usize>, usize);
+
+/// Collects lints with their sort key.
 struct Found {
-    out: Vec<(usize, Option<usize>, usize, Lint)>,
+    out: Vec<(SortKey, Lint)>,
 }
 
 impl Found {
@@ -185,18 +217,37 @@ impl Found {
         id: &'static str,
         message: String,
     ) {
+        let layer = li.map(|i| f.layers[i].name.clone());
+        self.push_at(fi, f, None, li, layer, id, message);
+    }
+
+    /// A lint at `call` (with `layer` its layer's name) or at the fleet's own layer.
+    #[allow(clippy::too_many_arguments)]
+    fn push_at(
+        &mut self,
+        fi: usize,
+        f: &FleetConfig,
+        call: Option<(CallAt, String)>,
+        li: Option<usize>,
+        layer: Option<String>,
+        id: &'static str,
+        message: String,
+    ) {
         let rule = LINTS
             .iter()
             .position(|(x, _)| *x == id)
             .unwrap_or(LINTS.len());
+        let (at, call) = match call {
+            Some((at, c)) => (Some(at), Some(c)),
+            None => (None, None),
+        };
         self.out.push((
-            fi,
-            li,
-            rule,
+            (fi, at, li, rule),
             Lint {
                 id,
                 fleet: f.name.clone(),
-                layer: li.map(|i| f.layers[i].name.clone()),
+                layer,
+                call,
                 message,
             },
         ));
@@ -236,9 +287,11 @@ pub fn lints(scn: &Scenario) -> Vec<Lint> {
         }
     }
     overload_without_shedding(&mut found, scn);
+    tiers::several_tiers(&mut found, scn);
+    tiers::overloaded(&mut found, scn);
     let mut out = found.out;
-    out.sort_by_key(|(fi, li, rule, _)| (*fi, *li, *rule));
-    out.into_iter().map(|(.., l)| l).collect()
+    out.sort_by_key(|(key, _)| *key);
+    out.into_iter().map(|(_, l)| l).collect()
 }
 
 fn multi_layer_without_budget(found: &mut Found, fi: usize, f: &FleetConfig) {
@@ -349,10 +402,19 @@ fn ignores_retry_after(
     li: usize,
     l: &LayerConfig,
 ) {
-    let d = &scn.dependency;
+    // In a graph the layer calls the fleet's target, whose capacity rejections are
+    // `overloaded` with `overloaded_status`.
+    let (d, status, who) = match scn.services.get(usize::from(f.target)) {
+        Some(s) if scn.graph => (
+            &s.capacity,
+            s.overloaded_status,
+            format!("service '{}'", s.name),
+        ),
+        _ => (&scn.dependency, false, "the dependency".to_string()),
+    };
     let Some(ra) = d.retry_after else { return };
     if l.respect_retry_after
-        || !l.retry_on.retries(Class::Rejected, d.reject_status)
+        || !l.retry_on.retries(rejection_class(status), d.reject_status)
         || d.servers.is_none()
         || d.queue_limit.is_none()
     {
@@ -364,7 +426,7 @@ fn ignores_retry_after(
         Some(li),
         IGNORES_RETRY_AFTER,
         format!(
-            "the dependency rejects with Retry-After {} when its queue is full, but this layer has respect_retry_after = false and retries on its own schedule, into a dependency that asked for a pause",
+            "{who} rejects with Retry-After {} when its queue is full, but this layer has respect_retry_after = false and retries on its own schedule, into a dependency that asked for a pause",
             fmt_time(ra)
         ),
     );
@@ -420,18 +482,49 @@ fn deadline_rules(found: &mut Found, fi: usize, f: &FleetConfig, li: usize, l: &
 }
 
 fn overload_without_shedding(found: &mut Found, scn: &Scenario) {
-    let d = &scn.dependency;
+    if !scn.graph {
+        overloaded_service(found, scn, &scn.dependency, "the dependency", |_| true);
+        return;
+    }
+    // In a graph, each service the fleets call against the fleets that call it.
+    let mut seen = Vec::new();
+    for f in &scn.fleets {
+        let t = f.target;
+        let Some(s) = scn.services.get(usize::from(t)) else {
+            continue;
+        };
+        if seen.contains(&t) {
+            continue;
+        }
+        seen.push(t);
+        let who = format!("service '{}'", s.name);
+        overloaded_service(found, scn, &s.capacity, &who, |g| g.target == t);
+    }
+}
+
+fn overloaded_service(
+    found: &mut Found,
+    scn: &Scenario,
+    d: &DependencyConfig,
+    who: &str,
+    calls: impl Fn(&FleetConfig) -> bool,
+) {
     let Some(capacity) = d.capacity() else { return };
     if d.queue_limit.is_some() || d.drop_expired {
         return;
     }
-    let peak = offered_peak(scn);
+    let peak = offered_peak_where(scn, &calls);
     if peak <= capacity {
         return;
     }
     // Attribute it to the fleet offering the most (the first of equals).
     let mut top: Option<(usize, f64)> = None;
+    let mut callers = 0;
     for (i, f) in scn.fleets.iter().enumerate() {
+        if !calls(f) {
+            continue;
+        }
+        callers += 1;
         if let Some(r) = fleet_load(f, scn.duration).counted_rate() {
             if top.is_none_or(|(_, best)| r > best) {
                 top = Some((i, r));
@@ -440,7 +533,7 @@ fn overload_without_shedding(found: &mut Found, scn: &Scenario) {
     }
     let Some((fi, rate)) = top else { return };
     let f = &scn.fleets[fi];
-    let offered = if scn.fleets.len() == 1 {
+    let offered = if callers == 1 {
         format!("the fleet offers up to {} requests/s", fmt_num(peak))
     } else {
         format!(
@@ -455,7 +548,7 @@ fn overload_without_shedding(found: &mut Found, scn: &Scenario) {
         None,
         OVERLOAD_WITHOUT_SHEDDING,
         format!(
-            "{offered} against a capacity of {} attempts/s ({}%) and the dependency sheds nothing (unlimited queue, no drop_expired), so its queue and latency grow without bound while the overload lasts",
+            "{offered} against a capacity of {} attempts/s ({}%) and {who} sheds nothing (unlimited queue, no drop_expired), so its queue and latency grow without bound while the overload lasts",
             fmt_num(capacity),
             fmt_num(peak / capacity * 100.0)
         ),

@@ -21,8 +21,14 @@
 //! - **backoff**: the longest total wait of each layer's schedule, and of a whole
 //!   request across the nested layers, against the deadline.
 //!
+//! - **in a service graph** ([`graph`]): each service's capacity and calls, and per
+//!   fleet the worst-case attempts at every service it reaches, the product of
+//!   `max_attempts` along each path summed over the paths
+//!   (`frontend 4 → backend 16 → db 64`).
+//!
 //! Counts that are unlimited or overflow `u64` are [`Bound::Unbounded`] and print as
-//! "unbounded"; nothing here panics on a validated scenario.
+//! "unbounded" ("unlimited" in a graph's chain); nothing here panics on a validated
+//! scenario.
 //!
 //! ```
 //! use retrysim::explain::{explain, Bound};
@@ -34,9 +40,12 @@
 //! assert!(e.lints.is_empty());
 //! ```
 
+pub mod graph;
 pub mod lint;
 pub(crate) mod render;
+mod render_graph;
 
+pub use graph::{CallExplanation, Hop, ServiceAttempts, ServiceExplanation};
 pub use lint::{Lint, LINTS};
 
 use crate::engine::time::to_secs;
@@ -72,6 +81,14 @@ pub struct Explanation {
     pub fleets: Vec<FleetExplanation>,
     /// Anti-patterns found, by fleet, then layer, then the order of [`LINTS`].
     pub lints: Vec<Lint>,
+    /// Whether the scenario is a graph of `[[services]]` (else one `[dependency]`).
+    pub graph: bool,
+    /// The service whose capacity [`Explanation::dependency`] describes: the one fleet 0
+    /// calls (the whole-run columns describe it); `dependency` without a graph.
+    pub dependency_service: String,
+    /// The services of the graph, in file order (with `[dependency]`, the one service
+    /// named `dependency`).
+    pub services: Vec<ServiceExplanation>,
 }
 
 /// The dependency in numbers.
@@ -223,6 +240,19 @@ pub struct FleetExplanation {
     /// The longest total time a request can spend in backoff across all its layers
     /// (with Retry-After where it applies): `B_i = W_i + N_i · B_(i+1)`.
     pub backoff_per_request: Bound,
+    /// The service the fleet calls.
+    pub target: String,
+    /// Whether the request's remaining deadline travels with its attempts.
+    pub propagate_deadline: bool,
+    /// Worst-case attempts at every service the fleet's requests reach, per logical
+    /// request, callers before callees: the product of `max_attempts` along each path
+    /// (the fleet's layers, then each call's), summed over the paths.
+    pub per_service: Vec<ServiceAttempts>,
+    /// The paths from the fleet's target to the services that call nobody, each hop
+    /// with the worst-case attempts along that path (at most [`graph::MAX_PATHS`]).
+    pub paths: Vec<Vec<Hop>>,
+    /// How many such paths there are in all.
+    pub path_count: Bound,
 }
 
 /// Whether a layer retries at all: more than one attempt and a class to retry.
@@ -238,19 +268,26 @@ pub fn worst_case_attempts(layers: &[LayerConfig]) -> Bound {
 }
 
 /// Whether this layer honours a Retry-After it can receive: it respects it, retries
-/// rejections, and the dependency can reject with one.
-fn retry_after_applies(
-    l: &LayerConfig,
-    dep: &DependencyExplanation,
-    cfg: &DependencyConfig,
-) -> bool {
+/// the callee's rejections (class `overloaded` with `overloaded_status`), and the callee
+/// can reject with one.
+fn retry_after_applies(l: &LayerConfig, c: &Callee) -> bool {
     l.respect_retry_after
-        && l.retry_on.retries(Class::Rejected, cfg.reject_status)
-        && dep.can_reject
-        && cfg.retry_after.is_some()
+        && l.retry_on
+            .retries(rejection_class(c.overloaded_status), c.config.reject_status)
+        && c.explained.can_reject
+        && c.config.retry_after.is_some()
 }
 
-fn explain_dependency(d: &DependencyConfig) -> DependencyExplanation {
+/// The class of a capacity rejection: `overloaded` with `overloaded_status`.
+pub(crate) fn rejection_class(overloaded_status: bool) -> Class {
+    if overloaded_status {
+        Class::Overloaded
+    } else {
+        Class::Rejected
+    }
+}
+
+pub(crate) fn explain_dependency(d: &DependencyConfig) -> DependencyExplanation {
     let mean = d.service_time.mean_ns();
     let congested_capacity = match d.servers {
         Some(s) if d.per_concurrent > 0 => {
@@ -329,17 +366,21 @@ fn fleet_load(f: &FleetConfig, duration: Nanos) -> Load {
 /// `[0, duration)`: open rates are piecewise constant or linear between profile points,
 /// so their sum peaks at one of the points; bursts count at their mean rate.
 pub fn offered_peak(scn: &Scenario) -> f64 {
+    offered_peak_where(scn, |_| true)
+}
+
+/// [`offered_peak`] of the fleets `counted` selects.
+pub(crate) fn offered_peak_where(scn: &Scenario, counted: impl Fn(&FleetConfig) -> bool) -> f64 {
+    let fleets = || scn.fleets.iter().filter(|f| counted(f));
     let mut times: Vec<Nanos> = vec![0];
-    for f in &scn.fleets {
+    for f in fleets() {
         if let Some(p) = &f.load_profile {
             times.extend(profile_times(p, scn.duration));
         }
     }
     times.sort_unstable();
     times.dedup();
-    let bursts: f64 = scn
-        .fleets
-        .iter()
+    let bursts: f64 = fleets()
         .filter_map(|f| match fleet_load(f, scn.duration) {
             Load::Burst { mean, .. } => Some(mean),
             _ => None,
@@ -347,26 +388,31 @@ pub fn offered_peak(scn: &Scenario) -> f64 {
         .sum();
     times
         .iter()
-        .map(|&t| scn.fleets.iter().map(|f| open_rate_at(f, t)).sum::<f64>())
+        .map(|&t| fleets().map(|f| open_rate_at(f, t)).sum::<f64>())
         .fold(0.0, f64::max)
         + bursts
 }
 
-fn explain_fleet(scn: &Scenario, dep: &DependencyExplanation, f: &FleetConfig) -> FleetExplanation {
-    let load = fleet_load(f, scn.duration);
-    let utilisation = match (load.counted_rate(), dep.capacity) {
-        (Some(r), Some(c)) if c > 0.0 => Some(r / c),
-        _ => None,
-    };
-    let layers: Vec<LayerExplanation> = f
-        .layers
+/// What a stack of layers calls: the callee's capacity, and whether its capacity
+/// rejections are answered `overloaded` (`overloaded_status`).
+#[derive(Clone, Copy)]
+pub(crate) struct Callee<'a> {
+    pub(crate) explained: &'a DependencyExplanation,
+    pub(crate) config: &'a DependencyConfig,
+    pub(crate) overloaded_status: bool,
+}
+
+/// Explains a stack of layers calling `callees` (one, or the callees of a fan-out):
+/// a layer honours the longest Retry-After of the callees it applies to.
+pub(crate) fn explain_layers(layers: &[LayerConfig], callees: &[Callee]) -> Vec<LayerExplanation> {
+    layers
         .iter()
         .map(|l| {
-            let ra = if retry_after_applies(l, dep, &scn.dependency) {
-                scn.dependency.retry_after
-            } else {
-                None
-            };
+            let ra = callees
+                .iter()
+                .filter(|c| retry_after_applies(l, c))
+                .filter_map(|c| c.config.retry_after)
+                .max();
             let shown = l.max_attempts.limit().map_or(5, |n| (n - 1).min(5));
             LayerExplanation {
                 name: l.name.clone(),
@@ -393,8 +439,13 @@ fn explain_fleet(scn: &Scenario, dep: &DependencyExplanation, f: &FleetConfig) -
                 capped_from: l.capped_from,
             }
         })
-        .collect();
-    let sustained_attempts = layers.iter().any(|l| l.budget.is_some()).then(|| {
+        .collect()
+}
+
+/// Attempts per call in a sustained total failure once every budget is spent; `None`
+/// when no layer has a budget.
+pub(crate) fn sustained_attempts(layers: &[LayerExplanation]) -> Option<f64> {
+    layers.iter().any(|l| l.budget.is_some()).then(|| {
         layers
             .iter()
             .map(|l| match &l.budget {
@@ -402,11 +453,42 @@ fn explain_fleet(scn: &Scenario, dep: &DependencyExplanation, f: &FleetConfig) -
                 None => l.max_attempts.as_f64(),
             })
             .product()
-    });
-    let backoff_per_request = layers.iter().rev().fold(Bound::Finite(0), |below, l| {
+    })
+}
+
+/// The longest total backoff of one call through nested layers:
+/// `B_i = W_i + N_i · B_(i+1)`.
+pub(crate) fn backoff_per_call(layers: &[LayerExplanation]) -> Bound {
+    layers.iter().rev().fold(Bound::Finite(0), |below, l| {
         let own = l.backoff_total_with_retry_after.unwrap_or(l.backoff_total);
         own + l.max_attempts.bound() * below
-    });
+    })
+}
+
+fn explain_fleet(
+    scn: &Scenario,
+    dep: &DependencyExplanation,
+    dep_cfg: &DependencyConfig,
+    f: &FleetConfig,
+) -> FleetExplanation {
+    let load = fleet_load(f, scn.duration);
+    let utilisation = match (load.counted_rate(), dep.capacity) {
+        (Some(r), Some(c)) if c > 0.0 => Some(r / c),
+        _ => None,
+    };
+    let overloaded_status = scn
+        .services
+        .get(usize::from(f.target))
+        .is_some_and(|s| s.overloaded_status);
+    let callee = Callee {
+        explained: dep,
+        config: dep_cfg,
+        overloaded_status,
+    };
+    let layers = explain_layers(&f.layers, &[callee]);
+    let sustained_attempts = sustained_attempts(&layers);
+    let backoff_per_request = backoff_per_call(&layers);
+    let reach = graph::reach(scn, f);
     FleetExplanation {
         name: f.name.clone(),
         arrival: match f.arrival {
@@ -426,6 +508,14 @@ fn explain_fleet(scn: &Scenario, dep: &DependencyExplanation, f: &FleetConfig) -
         sustained_attempts,
         backoff_per_request,
         layers,
+        target: scn
+            .services
+            .get(usize::from(f.target))
+            .map_or_else(String::new, |s| s.name.clone()),
+        propagate_deadline: f.propagate_deadline,
+        per_service: reach.per_service,
+        paths: reach.paths,
+        path_count: reach.path_count,
     }
 }
 
@@ -434,10 +524,18 @@ fn explain_fleet(scn: &Scenario, dep: &DependencyExplanation, f: &FleetConfig) -
 /// explanation.
 pub fn explain(scn: &Scenario) -> Explanation {
     let dependency = explain_dependency(&scn.dependency);
+    let services = graph::explain_services(scn);
     let fleets = scn
         .fleets
         .iter()
-        .map(|f| explain_fleet(scn, &dependency, f))
+        .map(|f| match services.get(usize::from(f.target)) {
+            // A graph's fleet is measured against the service it calls.
+            Some(s) if scn.graph => {
+                let cfg = &scn.services[usize::from(f.target)].capacity;
+                explain_fleet(scn, &s.capacity, cfg, f)
+            }
+            _ => explain_fleet(scn, &dependency, &scn.dependency, f),
+        })
         .collect();
     let offered_mean = scn
         .fleets
@@ -447,6 +545,12 @@ pub fn explain(scn: &Scenario) -> Explanation {
             Load::Closed { .. } => 0.0,
         })
         .sum();
+    let dependency_service = scn
+        .fleets
+        .first()
+        .and_then(|f| scn.services.get(usize::from(f.target)))
+        .or(scn.services.first())
+        .map_or_else(String::new, |s| s.name.clone());
     Explanation {
         name: scn.name.clone(),
         duration: scn.duration,
@@ -455,6 +559,9 @@ pub fn explain(scn: &Scenario) -> Explanation {
         fleets,
         lints: lint::lints(scn),
         dependency,
+        graph: scn.graph,
+        dependency_service,
+        services,
     }
 }
 

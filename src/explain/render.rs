@@ -12,12 +12,12 @@ pub(crate) use crate::model::text::{
     fmt_count, fmt_duration, fmt_num, fmt_time, fmt_time_f, fmt_total, plural, quoted_list,
 };
 
-fn attempts(n: Attempts) -> String {
+pub(super) fn attempts(n: Attempts) -> String {
     n.to_string()
 }
 
 /// "1 attempt", "3 attempts", "unlimited attempts", "unbounded attempts".
-fn attempts_noun(count: &str) -> String {
+pub(super) fn attempts_noun(count: &str) -> String {
     if count == "1" {
         "1 attempt".to_string()
     } else {
@@ -38,15 +38,27 @@ impl Explanation {
     /// against the deadline, then the lints. Deterministic.
     pub fn render(&self) -> String {
         let mut o = String::new();
+        let against = if self.graph {
+            format!(
+                "a graph of {}",
+                plural(self.services.len() as u64, "service", "services")
+            )
+        } else {
+            "one dependency".to_string()
+        };
         let _ = writeln!(
             o,
-            "scenario '{}': {} against one dependency, {} of arrivals",
+            "scenario '{}': {} against {against}, {} of arrivals",
             self.name,
             plural(self.fleets.len() as u64, "fleet", "fleets"),
             fmt_time(self.duration)
         );
         o.push('\n');
-        render_dependency(&mut o, &self.dependency);
+        if self.graph {
+            super::render_graph::render_services(&mut o, self);
+        } else {
+            render_dependency(&mut o, "dependency", &self.dependency);
+        }
         if let Some(c) = self.dependency.capacity {
             let _ = writeln!(
                 o,
@@ -65,7 +77,18 @@ impl Explanation {
         }
         for f in &self.fleets {
             o.push('\n');
-            render_fleet(&mut o, f, &self.dependency);
+            if self.graph {
+                let dep = self
+                    .services
+                    .iter()
+                    .find(|s| s.name == f.target)
+                    .map_or(&self.dependency, |s| &s.capacity);
+                let at = format!("'{}'", f.target);
+                render_fleet(&mut o, f, dep, &at);
+                super::render_graph::render_fleet_graph(&mut o, f);
+            } else {
+                render_fleet(&mut o, f, &self.dependency, "the dependency");
+            }
         }
         o.push('\n');
         if self.lints.is_empty() {
@@ -80,13 +103,14 @@ impl Explanation {
     }
 }
 
-fn render_dependency(o: &mut String, d: &DependencyExplanation) {
+/// The capacity of one service, `label` naming it (`dependency`, `service 'db'`).
+pub(super) fn render_dependency(o: &mut String, label: &str, d: &DependencyExplanation) {
     let mean = fmt_time_f(d.mean_service_ns);
     match (d.servers, d.capacity) {
         (Some(s), Some(c)) => {
             let _ = writeln!(
                 o,
-                "dependency: {} / mean service time {mean} = capacity {} attempts/s",
+                "{label}: {} / mean service time {mean} = capacity {} attempts/s",
                 plural(u64::from(s), "server", "servers"),
                 fmt_num(c)
             );
@@ -94,7 +118,7 @@ fn render_dependency(o: &mut String, d: &DependencyExplanation) {
         _ => {
             let _ = writeln!(
                 o,
-                "dependency: unlimited servers, mean service time {mean}: no capacity limit"
+                "{label}: unlimited servers, mean service time {mean}: no capacity limit"
             );
         }
     }
@@ -134,7 +158,8 @@ fn render_dependency(o: &mut String, d: &DependencyExplanation) {
     let _ = writeln!(o, "  {queue}{reject}; {shed}");
 }
 
-fn render_fleet(o: &mut String, f: &FleetExplanation, dep: &DependencyExplanation) {
+/// One fleet; `at` names the service it calls in the worst-case line.
+fn render_fleet(o: &mut String, f: &FleetExplanation, dep: &DependencyExplanation, at: &str) {
     let deadline = match f.deadline {
         Some(d) => format!("deadline {}", fmt_time(d)),
         None => "no deadline".to_string(),
@@ -170,7 +195,7 @@ fn render_fleet(o: &mut String, f: &FleetExplanation, dep: &DependencyExplanatio
     }
     o.push_str("  layers, top first:\n");
     for l in &f.layers {
-        render_layer(o, l, f.deadline);
+        render_layer(o, l, &versus_deadline(f.deadline));
     }
     let factors: Vec<String> = f.layers.iter().map(|l| attempts(l.max_attempts)).collect();
     let total = fmt_count(f.worst_case_attempts);
@@ -190,15 +215,16 @@ fn render_fleet(o: &mut String, f: &FleetExplanation, dep: &DependencyExplanatio
                 let inbound = n as f64 * rate;
                 let _ = writeln!(
                     o,
-                    "  if every attempt fails: {n} × {}/s = {} attempts/s at the dependency, {}% of capacity",
+                    "  if every attempt fails: {n} × {}/s = {} attempts/s at {at}, {}% of capacity",
                     fmt_num(rate),
                     fmt_num(inbound),
                     fmt_num(inbound / c * 100.0)
                 );
             }
             Bound::Unbounded => {
-                o.push_str(
-                    "  if every attempt fails: no bound on the attempts at the dependency\n",
+                let _ = writeln!(
+                    o,
+                    "  if every attempt fails: no bound on the attempts at {at}"
                 );
             }
         }
@@ -295,7 +321,8 @@ fn render_load(o: &mut String, f: &FleetExplanation, dep: &DependencyExplanation
     }
 }
 
-fn render_layer(o: &mut String, l: &LayerExplanation, deadline: Option<Nanos>) {
+/// One layer; `versus` ends its timeout and backoff lines ("against the deadline of 2s").
+pub(super) fn render_layer(o: &mut String, l: &LayerExplanation, versus: &str) {
     let mut classes: Vec<&str> = Class::FAILURES
         .iter()
         .filter(|c| l.retry_on.contains(**c))
@@ -325,7 +352,7 @@ fn render_layer(o: &mut String, l: &LayerExplanation, deadline: Option<Nanos>) {
                 attempts(l.max_attempts),
                 fmt_time(t),
                 fmt_duration(total),
-                versus_deadline(deadline)
+                versus
             );
         }
         _ => o.push_str("      no attempt timeout\n"),
@@ -333,13 +360,12 @@ fn render_layer(o: &mut String, l: &LayerExplanation, deadline: Option<Nanos>) {
     if let Some(t) = l.total_timeout {
         let _ = writeln!(
             o,
-            "      total timeout {}: a call ends then, attempts and backoff included, {}",
+            "      total timeout {}: a call ends then, attempts and backoff included, {versus}",
             fmt_time(t),
-            versus_deadline(deadline)
         );
     }
     if l.retries {
-        render_backoff(o, l, deadline);
+        render_backoff(o, l, versus);
     }
     if let Some(lim) = &l.limiter {
         let _ = writeln!(
@@ -367,7 +393,7 @@ fn render_layer(o: &mut String, l: &LayerExplanation, deadline: Option<Nanos>) {
     }
 }
 
-fn render_backoff(o: &mut String, l: &LayerExplanation, deadline: Option<Nanos>) {
+fn render_backoff(o: &mut String, l: &LayerExplanation, versus: &str) {
     let mut waits: Vec<String> = l.first_waits.iter().map(|w| fmt_time(*w)).collect();
     let more = l
         .max_attempts
@@ -378,11 +404,10 @@ fn render_backoff(o: &mut String, l: &LayerExplanation, deadline: Option<Nanos>)
     }
     let _ = writeln!(
         o,
-        "      backoff {}: waits at most {}: {}, {}",
+        "      backoff {}: waits at most {}: {}, {versus}",
         l.backoff.describe(),
         waits.join(", "),
         fmt_total(l.backoff_total),
-        versus_deadline(deadline)
     );
     if let (Some(ra), Some(total)) = (l.retry_after, l.backoff_total_with_retry_after) {
         let _ = writeln!(

@@ -761,3 +761,424 @@ fn the_readme_lists_every_lint_and_no_other() {
     let known: BTreeSet<&str> = LINTS.iter().map(|(id, _)| *id).collect();
     assert_eq!(listed, known);
 }
+
+// ----- service graphs (issue 19) ---------------------------------------------------------
+
+/// A service of a graph: `calls` are (callee TOML, layers TOML) pairs.
+fn service(name: &str, extra: &str, calls: &[(&str, &str)]) -> String {
+    let mut s = format!(
+        "[[services]]\nname = \"{name}\"\nservers = 100\nqueue_limit = 100\nservice_time = \"1ms\"\n{extra}\n"
+    );
+    for (to, layers) in calls {
+        s += &format!("[[services.calls]]\nto = {to}\n{layers}\n");
+    }
+    s
+}
+
+/// One call layer (or fleet layer, with `table`) of `n` attempts, `extra` appended.
+fn tier(table: &str, n: u32, extra: &str) -> String {
+    format!(
+        "[[{table}]]\nname = \"rpc\"\nmax_attempts = {n}\nattempt_timeout = \"500ms\"\nbackoff = {{ kind = \"exponential\", base = \"10ms\", cap = \"1s\", jitter = \"full\" }}\n{extra}"
+    )
+}
+
+fn call(n: u32, extra: &str) -> String {
+    tier("services.calls.layers", n, extra)
+}
+
+/// A graph of `services` and one fleet 'users' with one layer of `n` attempts.
+fn graph(services: &[String], n: u32, fleet_extra: &str) -> String {
+    format!(
+        "name = \"g\"\nduration = \"10s\"\n{}\n[[fleets]]\nname = \"users\"\narrival = {{ kind = \"poisson\", rate = 10 }}\n{}",
+        services.concat(),
+        tier("fleets.layers", n, fleet_extra)
+    )
+}
+
+fn chain_of(n: u32) -> String {
+    let c = call(n, "");
+    graph(
+        &[
+            service("frontend", "", &[("\"backend\"", &c)]),
+            service("backend", "", &[("\"db\"", &c)]),
+            service("db", "", &[]),
+        ],
+        n,
+        "",
+    )
+}
+
+fn per_service(e: &Explanation, fleet: usize) -> Vec<(String, Bound, Bound)> {
+    e.fleets[fleet]
+        .per_service
+        .iter()
+        .map(|s| (s.service.clone(), s.attempts, s.paths))
+        .collect()
+}
+
+fn triples(v: &[(&str, u64, u64)]) -> Vec<(String, Bound, Bound)> {
+    v.iter()
+        .map(|(s, a, p)| (s.to_string(), Bound::Finite(*a), Bound::Finite(*p)))
+        .collect()
+}
+
+#[test]
+fn a_three_tier_chain_of_four_attempts_makes_4_16_64_and_of_three_3_9_27() {
+    let e = explain_text(&chain_of(4));
+    assert_eq!(
+        per_service(&e, 0),
+        triples(&[("frontend", 4, 1), ("backend", 16, 1), ("db", 64, 1)])
+    );
+    assert_eq!(e.fleets[0].path_count, Bound::Finite(1));
+    assert_eq!(e.fleets[0].target, "frontend");
+    assert_eq!(e.dependency_service, "frontend");
+    let text = e.render();
+    assert!(
+        text.contains(
+            "  worst case per request of fleet 'users': frontend 4 → backend 16 → db 64\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.starts_with("scenario 'g': 1 fleet against a graph of 3 services, 10s of arrivals\n"),
+        "{text}"
+    );
+    assert!(text.contains(
+        "the dependency (the whole-run columns and the load below) is service 'frontend', the one fleet 'users' calls: capacity 100000 attempts/s\n"
+    ));
+    assert!(
+        text.contains("  frontend ─▶ backend: deadline not propagated\n"),
+        "{text}"
+    );
+    assert!(text.contains("      rpc: 4 attempts, retries rejected, error, timeout\n"));
+    assert!(text.contains("    4 attempts per call (worst case)\n"));
+    assert!(text.contains(
+        "service 'db': 100 servers / mean service time 1ms = capacity 100000 attempts/s\n  queue limit 100; a full queue rejects with 503, no Retry-After; sheds load: finite queue\n"
+    ), "{text}");
+    assert!(text.contains("  calls nobody\n"));
+    assert!(text.contains("40 attempts/s at 'frontend'"), "{text}");
+
+    let e = explain_text(&chain_of(3));
+    assert_eq!(
+        per_service(&e, 0),
+        triples(&[("frontend", 3, 1), ("backend", 9, 1), ("db", 27, 1)])
+    );
+    assert!(e
+        .render()
+        .contains("worst case per request of fleet 'users': frontend 3 → backend 9 → db 27\n"));
+}
+
+#[test]
+fn a_fan_out_shows_each_branch() {
+    let two = call(2, "");
+    let three = call(3, "");
+    let text = graph(
+        &[
+            service("frontend", "", &[("\"api\"", &two)]),
+            service(
+                "api",
+                "",
+                &[("[\"users\", \"orders\"]\njoin = \"any\"\ncancel_rest = false\npropagate_deadline = true", &three)],
+            ),
+            service("users", "", &[]),
+            service("orders", "", &[]),
+        ],
+        4,
+        "",
+    );
+    let e = explain_text(&text);
+    assert_eq!(
+        per_service(&e, 0),
+        triples(&[
+            ("frontend", 4, 1),
+            ("api", 8, 1),
+            ("users", 24, 1),
+            ("orders", 24, 1)
+        ])
+    );
+    assert_eq!(e.fleets[0].path_count, Bound::Finite(2));
+    let call = &e.services[1].calls[0];
+    assert_eq!(call.to, vec!["users".to_string(), "orders".to_string()]);
+    assert_eq!(call.worst_case_attempts, Bound::Finite(3));
+    let out = e.render();
+    assert!(out.contains(
+        "  api ─▶ users, orders: fan-out, join any (one success is enough), the rest left running once the join is decided; remaining deadline propagated\n"
+    ), "{out}");
+    assert!(out.contains("    3 attempts per call at each callee (worst case)\n"));
+    assert!(
+        out.contains(
+            "  worst case per request of fleet 'users', 2 paths:\n    frontend 4 → api 8 → users 24\n    frontend 4 → api 8 → orders 24\n\n"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("in all:"), "a tree needs no sums: {out}");
+}
+
+#[test]
+fn a_service_reached_by_two_paths_sums_them() {
+    // frontend calls db directly (2 attempts) and through cache (3 × 5).
+    let text = graph(
+        &[
+            service(
+                "frontend",
+                "",
+                &[("\"cache\"", &call(3, "")), ("\"db\"", &call(2, ""))],
+            ),
+            service("cache", "", &[("\"db\"", &call(5, ""))]),
+            service("db", "", &[]),
+        ],
+        2,
+        "",
+    );
+    let e = explain_text(&text);
+    // db: 2 × 3 × 5 + 2 × 2 = 34.
+    assert_eq!(
+        per_service(&e, 0),
+        triples(&[("frontend", 2, 1), ("cache", 6, 1), ("db", 34, 2)])
+    );
+    let out = e.render();
+    assert!(
+        out.contains(
+            "  worst case per request of fleet 'users', 2 paths:\n    frontend 2 → cache 6 → db 30\n    frontend 2 → db 4\n    in all: frontend 2, cache 6, db 34 (over 2 paths)\n"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn unlimited_attempts_in_a_graph_print_unlimited() {
+    let text = graph(
+        &[
+            service(
+                "frontend",
+                "",
+                &[(
+                    "\"db\"",
+                    &call(3, "").replace("max_attempts = 3", "max_attempts = \"unlimited\""),
+                )],
+            ),
+            service("db", "", &[]),
+        ],
+        2,
+        "",
+    );
+    let e = explain_text(&text);
+    assert_eq!(e.fleets[0].per_service[1].attempts, Bound::Unbounded);
+    assert!(e
+        .render()
+        .contains("worst case per request of fleet 'users': frontend 2 → db unlimited\n"));
+}
+
+#[test]
+fn retries_at_several_tiers_fires_on_the_cascade_and_not_on_one_retrying_tier() {
+    let e = explain_text(&chain_of(4));
+    assert_eq!(ids(&e), BTreeSet::from([lint::RETRIES_AT_SEVERAL_TIERS]));
+    let l = &e.lints[0];
+    assert_eq!(
+        (l.fleet.as_str(), l.layer.as_deref(), l.call.as_deref()),
+        ("users", None, None)
+    );
+    assert!(
+        l.message.starts_with("on the path users → frontend → backend → db, 3 tiers retry (fleet 'users' 4, frontend ─▶ backend 4, backend ─▶ db 4), none with a retry budget, so their attempts multiply to 4 × 4 × 4 = 64 attempts at 'db' per request"),
+        "{}",
+        l.message
+    );
+    assert!(l.message.contains("retry at one tier only"));
+
+    // Fixed: retries only at the tier above the db, overloaded answers above it, and
+    // retry_on without overloaded.
+    let fixed = graph(
+        &[
+            service(
+                "frontend",
+                "on_failure = \"overloaded\"",
+                &[(
+                    "\"backend\"",
+                    &call(1, "retry_on = [\"error\", \"timeout\"]\n"),
+                )],
+            ),
+            service(
+                "backend",
+                "on_failure = \"overloaded\"",
+                &[("\"db\"", &call(4, ""))],
+            ),
+            service("db", "", &[]),
+        ],
+        1,
+        "retry_on = [\"error\", \"timeout\"]\n",
+    );
+    let e = explain_text(&fixed);
+    assert!(e.lints.is_empty(), "{:#?}", e.lints);
+    assert_eq!(
+        per_service(&e, 0),
+        triples(&[("frontend", 1, 1), ("backend", 1, 1), ("db", 4, 1)])
+    );
+
+    // Two retrying tiers, one budgeted: the other still lints; both budgeted: silent.
+    let budget = "budget = { kind = \"token_bucket\", max_tokens = 10, token_ratio = 0.1 }\n";
+    let two = |fleet_budget: &str| {
+        graph(
+            &[
+                service("frontend", "", &[("\"db\"", &call(3, budget))]),
+                service("db", "", &[]),
+            ],
+            3,
+            fleet_budget,
+        )
+    };
+    let e = explain_text(&two(""));
+    assert_eq!(ids(&e), BTreeSet::from([lint::RETRIES_AT_SEVERAL_TIERS]));
+    assert!(
+        e.lints[0].message.contains("(fleet 'users' 3, frontend ─▶ db 3), fleet 'users' without a retry budget, so their attempts multiply to 3 × 3 = 9 attempts at 'db'"),
+        "{}",
+        e.lints[0].message
+    );
+    assert!(explain_text(&two(budget)).lints.is_empty());
+}
+
+#[test]
+fn retries_at_several_tiers_names_the_path_that_multiplies_most() {
+    let text = graph(
+        &[
+            service(
+                "frontend",
+                "",
+                &[("\"cache\"", &call(2, "")), ("\"db\"", &call(3, ""))],
+            ),
+            service("cache", "", &[]),
+            service("db", "", &[]),
+        ],
+        2,
+        "",
+    );
+    let e = explain_text(&text);
+    assert_eq!(ids(&e), BTreeSet::from([lint::RETRIES_AT_SEVERAL_TIERS]));
+    let m = &e.lints[0].message;
+    assert!(m.contains("on the path users → frontend → db,"), "{m}");
+    assert!(m.contains("2 × 3 = 6 attempts at 'db'"), "{m}");
+    assert!(
+        m.contains("(2 paths of this fleet do so; this one multiplies most)"),
+        "{m}"
+    );
+}
+
+#[test]
+fn retries_overloaded_fires_at_a_call_and_a_fleet_layer_and_not_without_overloaded() {
+    let with = "retry_on = [\"error\", \"timeout\", \"overloaded\"]\n";
+    let without = "retry_on = [\"error\", \"timeout\"]\n";
+    // Retries only at the tier above the db; the backend answers overloaded above it.
+    let build = |retry_on: &str, fleet_retry_on: &str| {
+        graph(
+            &[
+                service(
+                    "frontend",
+                    "on_failure = \"overloaded\"",
+                    &[("\"backend\"", &call(1, retry_on))],
+                ),
+                service(
+                    "backend",
+                    "on_failure = \"overloaded\"",
+                    &[("\"db\"", &call(3, ""))],
+                ),
+                service("db", "", &[]),
+            ],
+            1,
+            fleet_retry_on,
+        )
+    };
+    // max_attempts 1 does not retry at all: silent even with overloaded in retry_on.
+    assert!(explain_text(&build(with, with)).lints.is_empty());
+    let retrying = |retry_on: &str, fleet: &str| {
+        build(retry_on, fleet).replacen("max_attempts = 1\n", "max_attempts = 2\n", 1)
+    };
+    let e = explain_text(&retrying(with, without));
+    let hit: Vec<_> = e
+        .lints
+        .iter()
+        .map(|l| {
+            (
+                l.id,
+                l.fleet.as_str(),
+                l.call.as_deref(),
+                l.layer.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        hit,
+        vec![
+            (lint::RETRIES_AT_SEVERAL_TIERS, "users", None, None),
+            (
+                lint::RETRIES_OVERLOADED,
+                "users",
+                Some("frontend ─▶ backend"),
+                Some("rpc")
+            ),
+        ]
+    );
+    let shown = e.lints[1].to_string();
+    assert!(
+        shown.starts_with("[retries-overloaded] fleet 'users', call frontend ─▶ backend, layer 'rpc': service 'backend' answers a failed request overloaded (on_failure = \"overloaded\")"),
+        "{shown}"
+    );
+    assert!(shown.contains("leave overloaded out of retry_on"));
+    // Without overloaded in retry_on only the tiers rule remains.
+    let e = explain_text(&retrying(without, without));
+    assert_eq!(ids(&e), BTreeSet::from([lint::RETRIES_AT_SEVERAL_TIERS]));
+
+    // A fleet layer retrying a target with overloaded_status.
+    let fleet = |retry_on: &str| {
+        graph(
+            &[service("frontend", "overloaded_status = true", &[])],
+            3,
+            retry_on,
+        )
+    };
+    let e = explain_text(&fleet(with));
+    assert_eq!(ids(&e), BTreeSet::from([lint::RETRIES_OVERLOADED]));
+    assert_eq!(e.lints[0].layer.as_deref(), Some("rpc"));
+    assert!(e.lints[0].message.contains("overloaded_status = true"));
+    assert!(explain_text(&fleet(without)).lints.is_empty());
+    // ... and not against a callee that never answers overloaded.
+    let plain = graph(&[service("frontend", "", &[])], 3, with);
+    assert!(explain_text(&plain).lints.is_empty());
+}
+
+#[test]
+fn ignores_retry_after_counts_overloaded_rejections_with_overloaded_status() {
+    let front = |extra: &str, retry_on: &str| {
+        graph(
+            &[service(
+                "frontend",
+                &format!("retry_after = \"1s\"\n{extra}"),
+                &[],
+            )],
+            3,
+            &format!("respect_retry_after = false\n{retry_on}"),
+        )
+    };
+    // Rejections are `rejected`: the default retry_on retries them.
+    let e = explain_text(&front("", ""));
+    assert_eq!(ids(&e), BTreeSet::from([lint::IGNORES_RETRY_AFTER]));
+    assert!(e.lints[0]
+        .message
+        .starts_with("service 'frontend' rejects with Retry-After 1s"));
+    // With overloaded_status they are `overloaded`, which the default does not retry.
+    assert!(explain_text(&front("overloaded_status = true", ""))
+        .lints
+        .is_empty());
+}
+
+#[test]
+fn a_dependency_scenario_explains_as_before() {
+    let e = explain_fixture("too-many-attempts", &[]);
+    assert!(!e.graph);
+    assert_eq!(e.dependency_service, "dependency");
+    assert_eq!(e.services.len(), 1);
+    let text = e.render();
+    assert!(text.starts_with("scenario 'too-many-attempts': 1 fleet against one dependency,"));
+    assert!(!text.contains("worst case per request of fleet"));
+    assert!(!text.contains("─▶"));
+    assert!(text.contains("attempts/s at the dependency"));
+    assert!(e.lints.iter().all(|l| l.call.is_none()));
+}
