@@ -211,3 +211,80 @@ fn the_readme_lists_every_column_with_its_unit() {
         );
     }
 }
+
+#[test]
+fn a_service_graph_folder_lists_services_csv_and_its_bytes_do_not_depend_on_threads_or_shards() {
+    let crate_root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let scn = crate_root.join("scenarios/cascade.toml");
+    let scn = scn.to_str().unwrap();
+    let short = ["--set", "duration=\"25s\"", "--set", "replications=2"];
+    let go = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(short);
+        let o = retrysim(p, &all);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    go(&["sweep", scn, "--no-plots", "-q", "--out", "j1", "-j", "1"]);
+    go(&["sweep", scn, "--no-plots", "-q", "--out", "j2", "-j", "2"]);
+    for (i, s) in ["0/2", "1/2"].iter().enumerate() {
+        let out = format!("s{i}");
+        go(&[
+            "sweep",
+            scn,
+            "--no-plots",
+            "-q",
+            "--out",
+            &out,
+            "--shard",
+            s,
+        ]);
+    }
+    let o = retrysim(p, &["merge", "s0", "s1", "--out", "merged"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dict = check_folder(&p.join("j1"));
+    assert!(dict
+        .iter()
+        .any(|e| e[0] == "services.csv" && e[1] == "threads_busy"));
+    assert!(dict
+        .iter()
+        .any(|e| e[0] == "summary.csv" && e[1] == "service_db_attempts_per_request"));
+    assert!(dict
+        .iter()
+        .any(|e| e[0] == "aggregate.csv" && e[1] == "service_db_shed_mean"));
+    check_folder(&p.join("merged"));
+    for f in [
+        "services.csv",
+        "summary.csv",
+        "aggregate.csv",
+        "columns.csv",
+    ] {
+        let want = std::fs::read(p.join("j1").join(f)).unwrap();
+        for other in ["j2", "merged"] {
+            assert_eq!(
+                std::fs::read(p.join(other).join(f)).unwrap(),
+                want,
+                "{other}/{f}"
+            );
+        }
+    }
+    // 2 cells × 2 replications × 25 buckets × 3 services, and a header.
+    let rows = std::fs::read_to_string(p.join("j1/services.csv")).unwrap();
+    assert_eq!(rows.lines().count(), 1 + 2 * 2 * 25 * 3);
+    // A [dependency] folder has no services.csv.
+    let plain = crate_root.join("scenarios/default.toml");
+    let o = retrysim(
+        p,
+        &[
+            "run",
+            plain.to_str().unwrap(),
+            "--no-plots",
+            "-q",
+            "--out",
+            "plain",
+        ],
+    );
+    assert!(o.status.success());
+    assert!(!p.join("plain/services.csv").exists());
+}
