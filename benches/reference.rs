@@ -46,6 +46,30 @@ fn reference(c: &mut Criterion) {
     g.finish();
 }
 
+/// A three-tier service graph (scenarios/cascade.toml at its base point: 200 requests/s
+/// for 60 s, every tier retrying, a 10 s database outage), in events per second, beside
+/// the single-dependency reference run: the target is at least half its rate.
+fn graph(c: &mut Criterion) {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/cascade.toml");
+    let loaded = load(
+        Source::read(std::path::Path::new(path)).expect("cascade scenario"),
+        &[],
+    )
+    .expect("valid cascade scenario");
+    let scn = loaded.scenario;
+    let (metrics, _) = simulate(&scn, scn.seed);
+    eprintln!(
+        "cascade: {} events, {} logical requests",
+        metrics.totals.events, metrics.totals.logical
+    );
+    let mut g = c.benchmark_group("graph");
+    g.throughput(Throughput::Elements(metrics.totals.events));
+    g.bench_function("cascade_three_tiers", |b| {
+        b.iter(|| simulate(&scn, scn.seed))
+    });
+    g.finish();
+}
+
 /// The smallest simulator of the reference model one would write by hand: a binary
 /// heap of `(time, seq)` events, one event per timeout, no metrics beyond counts.
 mod hand_written {
@@ -212,6 +236,6 @@ mod hand_written {
 criterion_group! {
     name = benches;
     config = Criterion::default().without_plots().sample_size(20);
-    targets = reference
+    targets = reference, graph
 }
 criterion_main!(benches);
