@@ -436,50 +436,33 @@ fn resolve_layers(
     Ok(out)
 }
 
-/// The `layers` list of `owner[i]` for every entry of the array `owner` in `table`
-/// (`None` where an entry is not a table or has no list of layers).
-fn layer_lists<'a>(
-    table: &'a mut toml::Table,
-    owner: &str,
-) -> Vec<Option<&'a mut Vec<toml::Value>>> {
-    match table.get_mut(owner) {
-        Some(toml::Value::Array(a)) => a
-            .iter_mut()
-            .map(
-                |e| match e.as_table_mut().and_then(|t| t.get_mut("layers")) {
-                    Some(toml::Value::Array(l)) => Some(l),
-                    _ => None,
-                },
-            )
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// The `calls` tables of every service in `table`, per service (empty where a service
-/// is not a table or has no list of calls; a call that is not a table is skipped by
-/// [`call_layers`]).
-fn service_calls(table: &mut toml::Table) -> Vec<Vec<&mut toml::Value>> {
-    match table.get_mut("services") {
-        Some(toml::Value::Array(a)) => a
-            .iter_mut()
-            .map(
-                |s| match s.as_table_mut().and_then(|t| t.get_mut("calls")) {
-                    Some(toml::Value::Array(c)) => c.iter_mut().collect(),
-                    _ => Vec::new(),
-                },
-            )
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// The `layers` list of one call, if it has one.
-fn call_layers(call: &mut toml::Value) -> Option<&mut Vec<toml::Value>> {
-    match call.as_table_mut().and_then(|t| t.get_mut("layers")) {
-        Some(toml::Value::Array(l)) => Some(l),
+/// The list `key` of a table value, if it is a table holding one.
+fn list<'a>(v: &'a mut toml::Value, key: &str) -> Option<&'a mut Vec<toml::Value>> {
+    match v.as_table_mut()?.get_mut(key)? {
+        toml::Value::Array(a) => Some(a),
         _ => None,
     }
+}
+
+/// The `layers` list of every fleet (`None` where a fleet has none, or is no table).
+fn fleet_layers(table: &mut toml::Table) -> Vec<Option<&mut Vec<toml::Value>>> {
+    match table.get_mut("fleets") {
+        Some(toml::Value::Array(a)) => a.iter_mut().map(|f| list(f, "layers")).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The `layers` list of every call of every service, per service and call.
+fn call_layers(table: &mut toml::Table) -> Vec<Vec<Option<&mut Vec<toml::Value>>>> {
+    let Some(toml::Value::Array(a)) = table.get_mut("services") else {
+        return Vec::new();
+    };
+    a.iter_mut()
+        .map(|s| match list(s, "calls") {
+            Some(calls) => calls.iter_mut().map(|c| list(c, "layers")).collect(),
+            None => Vec::new(),
+        })
+        .collect()
 }
 
 /// Takes the parts' `preset` keys out of a list of layers.
@@ -500,17 +483,17 @@ fn strip_part_presets(layers: &mut [toml::Value]) {
 pub fn resolve(path: &str, table: &toml::Table) -> Result<Resolved, ScenarioError> {
     let mut table = table.clone();
     let mut parts = Vec::new();
-    for (fi, layers) in layer_lists(&mut table, "fleets").into_iter().enumerate() {
+    for (fi, layers) in fleet_layers(&mut table).into_iter().enumerate() {
         parts.push(match layers {
             Some(l) => resolve_layers(path, &format!("fleets[{fi}].layers"), l)?,
             None => Vec::new(),
         });
     }
     let mut service_parts = Vec::new();
-    for (si, calls) in service_calls(&mut table).into_iter().enumerate() {
+    for (si, calls) in call_layers(&mut table).into_iter().enumerate() {
         let mut per_call = Vec::with_capacity(calls.len());
-        for (ci, call) in calls.into_iter().enumerate() {
-            per_call.push(match call_layers(call) {
+        for (ci, layers) in calls.into_iter().enumerate() {
+            per_call.push(match layers {
                 Some(l) => resolve_layers(path, &format!("services[{si}].calls[{ci}].layers"), l)?,
                 None => Vec::new(),
             });
@@ -525,13 +508,11 @@ pub fn resolve(path: &str, table: &toml::Table) -> Result<Resolved, ScenarioErro
         .any(|p| *p != PartPresets::default());
     let parse = if named {
         let mut t = table.clone();
-        for layers in layer_lists(&mut t, "fleets").into_iter().flatten() {
+        for layers in fleet_layers(&mut t).into_iter().flatten() {
             strip_part_presets(layers);
         }
-        for call in service_calls(&mut t).into_iter().flatten() {
-            if let Some(layers) = call_layers(call) {
-                strip_part_presets(layers);
-            }
+        for layers in call_layers(&mut t).into_iter().flatten().flatten() {
+            strip_part_presets(layers);
         }
         t
     } else {
