@@ -7,14 +7,17 @@
 //! - requests: logical requests in flight, counting a request until the last of its
 //!   attempts is let go of (orphaned work still queued or in service keeps it);
 //! - calls and attempts (arena nodes), orphans included: at most
-//!   `max_in_flight × (layers + 1)`, the deepest stack's chain per request;
+//!   `max_in_flight × nodes_per_request`, the most one request holds at once: the
+//!   deepest stack's chain, `layers + 1`, with one `[dependency]`; in a service graph
+//!   the chain down every tier, fan-outs counted once per callee
+//!   ([`nodes_per_request`]);
 //! - pending events (timers of finished requests included): at most
 //!   `PENDING_PER_REQUEST × max_in_flight`, plus what the run schedules up front
 //!   (closed clients, outage starts and ends, breaker timers).
 //!
 //! `limits.max_events` bounds the events handled: the CPU time of a run.
 
-use crate::model::config::{Arrival, Scenario};
+use crate::model::config::{Arrival, Scenario, ServiceConfig};
 
 /// Pending events allowed per request of `limits.max_in_flight`.
 pub const PENDING_PER_REQUEST: u64 = 16;
@@ -34,13 +37,69 @@ pub fn bytes_per_node() -> u64 {
         + std::mem::size_of::<(u32, u32)>()) as u64
 }
 
-/// Most bytes one request in flight holds with `layers` retry layers at the caps: its
-/// slot (and free-list entry), a call per layer and the attempt, and its share of the
-/// pending events.
+/// Most bytes one request in flight holds with `layers` retry layers and one
+/// dependency at the caps: [`bytes_per_request_with_nodes`] of `layers + 1` nodes.
 pub fn bytes_per_request(layers: usize) -> u64 {
+    bytes_per_request_with_nodes(layers as u64 + 1)
+}
+
+/// Most bytes one request in flight holds when it holds at most `nodes` calls and
+/// attempts at once ([`nodes_per_request`]): its slot (and free-list entry), the
+/// nodes, and its share of the pending events.
+pub fn bytes_per_request_with_nodes(nodes: u64) -> u64 {
     (std::mem::size_of::<crate::model::request::Request>() + std::mem::size_of::<u32>()) as u64
-        + (layers as u64 + 1) * bytes_per_node()
+        + nodes.saturating_mul(bytes_per_node())
         + PENDING_PER_REQUEST * bytes_per_event()
+}
+
+/// The most calls and attempts (arena nodes) one logical request holds at once: over
+/// the fleets, the fleet's layers + 1 (its attempt) + what its target holds below.
+/// A service holds, below it, the most of any one of its calls (they run one after
+/// another); a call holds, for each callee at once (a fan-out runs them in
+/// parallel), its layers + 1 + what the callee holds below; a service without calls
+/// holds nothing below. With one `[dependency]` this is the deepest stack + 1.
+pub fn nodes_per_request(scn: &Scenario) -> u64 {
+    let mut memo = vec![None; scn.services.len()];
+    scn.fleets
+        .iter()
+        .map(|f| {
+            (f.layers.len() as u64 + 1).saturating_add(below(
+                &scn.services,
+                f.target as usize,
+                &mut memo,
+                0,
+            ))
+        })
+        .max()
+        .unwrap_or(1)
+}
+
+/// What service `i` holds below it (see [`nodes_per_request`]); `depth` bounds the
+/// walk should the graph not be acyclic (validation refuses cycles).
+fn below(services: &[ServiceConfig], i: usize, memo: &mut [Option<u64>], depth: usize) -> u64 {
+    let Some(s) = services.get(i) else { return 0 };
+    if let Some(n) = memo[i] {
+        return n;
+    }
+    if depth > services.len() {
+        return 0;
+    }
+    let mut most = 0u64;
+    for call in &s.calls {
+        let mut at_once = 0u64;
+        for &k in &call.to {
+            let n = (call.layers.len() as u64 + 1).saturating_add(below(
+                services,
+                k as usize,
+                memo,
+                depth + 1,
+            ));
+            at_once = at_once.saturating_add(n);
+        }
+        most = most.max(at_once);
+    }
+    memo[i] = Some(most);
+    most
 }
 
 /// The caps of one run, resolved from its scenario.
@@ -56,7 +115,6 @@ impl Caps {
     /// The caps of `scn`, whose outages drew `windows` windows.
     pub fn new(scn: &Scenario, windows: usize) -> Caps {
         let m = scn.limits.max_in_flight;
-        let depth = scn.fleets.iter().map(|f| f.layers.len()).max().unwrap_or(0) as u64;
         let up_front: u64 = scn
             .fleets
             .iter()
@@ -74,15 +132,22 @@ impl Caps {
                 clients.saturating_add(breakers).saturating_add(1)
             })
             .fold(0u64, u64::saturating_add)
+            .saturating_add(service_breakers(scn))
             .saturating_add(2 * windows as u64);
         Caps {
             max_requests: m,
-            max_nodes: m.saturating_mul(depth + 1),
+            max_nodes: m.saturating_mul(nodes_per_request(scn)),
             max_pending: m
                 .saturating_mul(PENDING_PER_REQUEST)
                 .saturating_add(up_front),
             max_events: scn.limits.max_events,
         }
+    }
+
+    /// Calls and attempts allowed in flight: `limits.max_in_flight ×`
+    /// [`nodes_per_request`].
+    pub fn max_nodes(&self) -> u64 {
+        self.max_nodes
     }
 
     /// Why the run must stop, given what it holds and has handled; `None` to go on.
@@ -120,5 +185,122 @@ impl Caps {
         } else {
             format!("limits.max_events = {} events handled", self.max_events)
         }
+    }
+}
+
+/// Breaker instances of the service calls' layers (each may keep a timer pending): a
+/// fan-out has one copy of the call's layers per callee.
+fn service_breakers(scn: &Scenario) -> u64 {
+    scn.services
+        .iter()
+        .flat_map(|s| &s.calls)
+        .map(|c| {
+            c.layers
+                .iter()
+                .filter(|l| l.breaker.is_some())
+                .map(|l| l.instances)
+                .fold(0u64, u64::saturating_add)
+                .saturating_mul(c.to.len() as u64)
+        })
+        .fold(0u64, u64::saturating_add)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(text: &str) -> Scenario {
+        let source = crate::scenario::Source {
+            path: "t.toml".into(),
+            stem: "t".into(),
+            text: format!("duration = '10s'\n{text}"),
+        };
+        crate::scenario::from_table(&source, source.table().unwrap())
+            .unwrap()
+            .scenario
+    }
+
+    fn layers(table: &str, n: usize) -> String {
+        format!("[[{table}]]\nmax_attempts = 2\n").repeat(n)
+    }
+
+    fn fleet(name: &str, target: &str, n: usize) -> String {
+        format!(
+            "[[fleets]]\nname = '{name}'\narrival = {{ kind = 'poisson', rate = 10 }}\n{target}{}",
+            layers("fleets.layers", n)
+        )
+    }
+
+    fn service(name: &str) -> String {
+        format!("[[services]]\nname = '{name}'\nservers = 4\nservice_time = '1ms'\n")
+    }
+
+    fn call(to: &str, n: usize) -> String {
+        format!(
+            "[[services.calls]]\nto = {to}\n{}",
+            layers("services.calls.layers", n)
+        )
+    }
+
+    #[test]
+    fn one_dependency_holds_the_deepest_stack_and_its_attempt() {
+        let dep = "[dependency]\nservers = 1\nservice_time = '1ms'\n";
+        let scn = scenario(&format!("{dep}{}{}", fleet("a", "", 3), fleet("b", "", 5)));
+        assert_eq!(nodes_per_request(&scn), 6);
+        assert_eq!(Caps::new(&scn, 0).max_nodes(), 6 * scn.limits.max_in_flight);
+        let scn = scenario(&format!("{dep}{}", fleet("a", "", 0)));
+        assert_eq!(nodes_per_request(&scn), 1);
+        assert_eq!(bytes_per_request(4), bytes_per_request_with_nodes(5));
+        assert_eq!(
+            bytes_per_request_with_nodes(7) - bytes_per_request_with_nodes(5),
+            2 * bytes_per_node()
+        );
+    }
+
+    #[test]
+    fn a_three_tier_chain_holds_every_tier_at_once() {
+        // fleet 2 layers → front, 1 layer → backend, 3 layers → db:
+        // (2 + 1) + (1 + 1) + (3 + 1) = 9.
+        let scn = scenario(&format!(
+            "{}{}{}{}{}{}",
+            service("front"),
+            call("'backend'", 1),
+            service("backend"),
+            call("'db'", 3),
+            service("db"),
+            fleet("f", "", 2)
+        ));
+        assert_eq!(nodes_per_request(&scn), 9);
+        assert_eq!(Caps::new(&scn, 0).max_nodes(), 9 * scn.limits.max_in_flight);
+    }
+
+    #[test]
+    fn a_fan_out_holds_each_callee_and_calls_in_turn_hold_the_largest() {
+        // front: call 0 to [a, b] through 2 layers, then call 1 to c through 1; a calls
+        // d through 1 layer. Call 0 holds (2 + 1 + (1 + 1)) + (2 + 1) = 8, call 1
+        // holds 2: front holds 8 below, and fleet f (1 layer) 1 + 1 + 8 = 10; fleet g
+        // calls c straight through 4 layers: 5.
+        let scn = scenario(&format!(
+            "{}{}{}{}{}{}{}{}{}{}",
+            service("front"),
+            call("['a', 'b']", 2),
+            call("'c'", 1),
+            service("a"),
+            call("'d'", 1),
+            service("b"),
+            service("c"),
+            service("d"),
+            fleet("f", "target = 'front'\n", 1),
+            fleet("g", "target = 'c'\n", 4),
+        ));
+        assert_eq!(nodes_per_request(&scn), 10);
+        // Alone, fleet g holds its own stack.
+        let scn_g = scenario(&format!(
+            "{}{}{}",
+            service("c"),
+            service("x"),
+            fleet("g", "target = 'c'\n", 4)
+        ));
+        assert_eq!(nodes_per_request(&scn_g), 5);
     }
 }

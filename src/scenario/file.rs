@@ -301,7 +301,7 @@ impl ServiceFile {
 }
 
 /// The callee of a call: one service, or a list for a parallel fan-out.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum ToFile {
     /// `to = "backend"`.
@@ -310,8 +310,30 @@ pub enum ToFile {
     Many(Vec<String>),
 }
 
+impl<'de> Deserialize<'de> for ToFile {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ToFile;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(
+                    "a service name (to = \"backend\") or a list of them (to = [\"users\", \"orders\"])",
+                )
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<ToFile, E> {
+                Ok(ToFile::One(v.to_string()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<ToFile, A::Error> {
+                Vec::<String>::deserialize(de::value::SeqAccessDeserializer::new(seq))
+                    .map(ToFile::Many)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// `join = "all" | "any" | { quorum = k }`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum JoinFile {
     /// `"all"` or `"any"`.
@@ -321,6 +343,37 @@ pub enum JoinFile {
         /// Successes needed.
         quorum: u64,
     },
+}
+
+impl<'de> Deserialize<'de> for JoinFile {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct QuorumTable {
+            quorum: toml::Value,
+        }
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = JoinFile;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("\"all\", \"any\" or { quorum = k }")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<JoinFile, E> {
+                Ok(JoinFile::Word(v.to_string()))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<JoinFile, A::Error> {
+                let q = QuorumTable::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                match q.quorum.as_integer().map(u64::try_from) {
+                    Some(Ok(quorum)) => Ok(JoinFile::Quorum { quorum }),
+                    _ => Err(de::Error::custom(format!(
+                        "quorum must be a whole number of callees, at least 1 (found {})",
+                        q.quorum
+                    ))),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// One downstream call of a service (`[[services.calls]]`).

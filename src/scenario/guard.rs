@@ -9,10 +9,11 @@ use crate::engine::Nanos;
 use crate::model::breaker::Breaker;
 
 use crate::metrics::recorder::{BucketRow, MAX_BUCKET_SAMPLES};
-use crate::model::limits::{bytes_per_event, bytes_per_request};
+use crate::model::limits::{bytes_per_event, bytes_per_request_with_nodes, nodes_per_request};
 
 use super::error::ScenarioError;
 use crate::model::config::{Arrival, OutageTiming, Scenario};
+use crate::scenario::validate::services::MAX_SERVICES;
 
 /// Most `[[outages]]` entries (each is checked against every other while active).
 pub const MAX_OUTAGES: usize = 1_000;
@@ -71,7 +72,7 @@ fn instance_bytes(l: &crate::model::config::LayerConfig) -> u64 {
 
 /// The most memory a run of `scn` can hold: see [`Memory`].
 pub fn memory(scn: &Scenario) -> Memory {
-    let depth = scn.fleets.iter().map(|f| f.layers.len()).max().unwrap_or(0);
+    let nodes = nodes_per_request(scn);
     let event = bytes_per_event();
     let closed: u64 = scn
         .fleets
@@ -94,15 +95,12 @@ pub fn memory(scn: &Scenario) -> Memory {
     let in_flight = scn
         .limits
         .max_in_flight
-        .saturating_mul(bytes_per_request(depth))
+        .saturating_mul(bytes_per_request_with_nodes(nodes))
         .saturating_add(closed.saturating_mul(event))
         .saturating_add(windows.saturating_mul(window_bytes))
         .saturating_mul(2);
-    let state = scn
-        .fleets
-        .iter()
-        .flat_map(|f| &f.layers)
-        .map(|l| l.instances.saturating_mul(instance_bytes(l)))
+    let state = layer_states(scn)
+        .map(|(_, bytes)| bytes)
         .fold(0, u64::saturating_add);
     let buckets = scn.duration.div_ceil(scn.bucket);
     let series = buckets
@@ -116,10 +114,60 @@ pub fn memory(scn: &Scenario) -> Memory {
     }
 }
 
+/// The state bytes of every layer of `scn` (all its instances), each with the
+/// `instances` field it is written at: fleets' layers, then the service calls'
+/// layers, a fan-out's counted once per callee (each callee has its copy).
+fn layer_states(scn: &Scenario) -> impl Iterator<Item = (Field, u64)> + '_ {
+    let fleets = scn.fleets.iter().enumerate().flat_map(|(i, f)| {
+        f.layers.iter().enumerate().map(move |(j, l)| {
+            (
+                Field::Fleet(i, j),
+                l.instances.saturating_mul(instance_bytes(l)),
+            )
+        })
+    });
+    let services = scn.services.iter().enumerate().flat_map(|(i, s)| {
+        s.calls.iter().enumerate().flat_map(move |(j, c)| {
+            c.layers.iter().enumerate().map(move |(k, l)| {
+                (
+                    Field::Call(i, j, k),
+                    l.instances
+                        .saturating_mul(instance_bytes(l))
+                        .saturating_mul(c.to.len() as u64),
+                )
+            })
+        })
+    });
+    fleets.chain(services)
+}
+
+/// Where a layer is written, for messages.
+#[derive(Clone, Copy)]
+enum Field {
+    /// `fleets[i].layers[j]`.
+    Fleet(usize, usize),
+    /// `services[i].calls[j].layers[k]`.
+    Call(usize, usize, usize),
+}
+
+impl Field {
+    fn name(self) -> String {
+        match self {
+            Field::Fleet(i, j) => format!("fleets[{i}].layers[{j}].instances"),
+            Field::Call(i, j, k) => format!("services[{i}].calls[{j}].layers[{k}].instances"),
+        }
+    }
+}
+
 /// Refuses lists longer than their caps in the raw table, before any of their
-/// entries is parsed, resolved or validated: `[[fleets]]`, `[[outages]]`.
+/// entries is parsed, resolved or validated: `[[fleets]]`, `[[outages]]`,
+/// `[[services]]`.
 pub fn lists(path: &str, table: &toml::Table) -> Result<(), ScenarioError> {
-    for (key, max) in [("fleets", MAX_FLEETS), ("outages", MAX_OUTAGES)] {
+    for (key, max) in [
+        ("fleets", MAX_FLEETS),
+        ("outages", MAX_OUTAGES),
+        ("services", MAX_SERVICES),
+    ] {
         if let Some(toml::Value::Array(a)) = table.get(key) {
             if a.len() > max {
                 return Err(ScenarioError::Field {
@@ -247,13 +295,11 @@ pub fn check(scn: &Scenario, path: &str) -> Result<(), ScenarioError> {
                 }
             }
         }
-        for (j, l) in f.layers.iter().enumerate() {
-            let per_instance = instance_bytes(l);
-            let bytes = l.instances.saturating_mul(per_instance);
-            state = state.saturating_add(bytes);
-            if biggest.as_ref().is_none_or(|(b, _)| bytes > *b) {
-                biggest = Some((bytes, format!("{p}.layers[{j}].instances")));
-            }
+    }
+    for (field, bytes) in layer_states(scn) {
+        state = state.saturating_add(bytes);
+        if biggest.as_ref().is_none_or(|(b, _)| bytes > *b) {
+            biggest = Some((bytes, field.name()));
         }
     }
     if state > MAX_STATE_BYTES {
@@ -280,7 +326,7 @@ pub fn check(scn: &Scenario, path: &str) -> Result<(), ScenarioError> {
     let mem = memory(scn);
     if mem.total() > MAX_RUN_BYTES {
         let m = scn.limits.max_in_flight;
-        let depth = scn.fleets.iter().map(|f| f.layers.len()).max().unwrap_or(0);
+        let nodes = nodes_per_request(scn);
         let parts = format!(
             "work in flight {}, layer state {}, time series {}",
             bytes_text(mem.in_flight),
@@ -292,14 +338,24 @@ pub fn check(scn: &Scenario, path: &str) -> Result<(), ScenarioError> {
             bytes_text(MAX_RUN_BYTES)
         );
         if mem.in_flight >= mem.state.max(mem.series) {
-            let per = bytes_per_request(depth);
+            let per = bytes_per_request_with_nodes(nodes);
             let room = MAX_RUN_BYTES.saturating_sub(mem.state.saturating_add(mem.series)) / 2;
+            let each = if scn.graph {
+                format!(
+                    "{per} B each holding up to {nodes} calls and attempts at once across the service graph"
+                )
+            } else {
+                let depth = nodes - 1;
+                format!(
+                    "{per} B each with {depth} layer{}",
+                    if depth == 1 { "" } else { "s" }
+                )
+            };
             return err(
                 "limits.max_in_flight".into(),
                 format!(
-                    "{m} requests in flight could take {} ({per} B each with {depth} layer{}, twice that while the tables grow; {parts}); {why}: at most about {} requests fit",
+                    "{m} requests in flight could take {} ({each}, twice that while the tables grow; {parts}); {why}: at most about {} requests fit",
                     bytes_text(mem.in_flight),
-                    if depth == 1 { "" } else { "s" },
                     room / per
                 ),
             );
@@ -351,5 +407,80 @@ mod tests {
         assert_eq!(bytes_text(1536), "1.5 KiB");
         assert_eq!(bytes_text(1 << 30), "1.0 GiB");
         assert_eq!(bytes_text(u64::MAX), "16777216.0 TiB");
+    }
+
+    fn load(text: &str) -> Result<Scenario, ScenarioError> {
+        let source = crate::scenario::Source {
+            path: "t.toml".into(),
+            stem: "t".into(),
+            text: format!("duration = '10s'\n{text}"),
+        };
+        Ok(crate::scenario::from_table(&source, source.table()?)?.scenario)
+    }
+
+    const FLEET: &str = "[[fleets]]\nname = 'f'\narrival = { kind = 'poisson', rate = 10 }\ntarget = 'front'\n[[fleets.layers]]\nmax_attempts = 2\n";
+
+    fn graph(to: &str) -> String {
+        let svc =
+            |n: &str| format!("[[services]]\nname = '{n}'\nservers = 4\nservice_time = '1ms'\n");
+        format!(
+            "{}[[services.calls]]\nto = {to}\n[[services.calls.layers]]\npreset = 'polly'\n{}{}{FLEET}",
+            svc("front"),
+            svc("a"),
+            svc("b")
+        )
+    }
+
+    #[test]
+    fn service_call_layers_count_in_the_state_once_per_callee() {
+        let one = memory(&load(&graph("'a'")).unwrap());
+        let two = memory(&load(&graph("['a', 'b']")).unwrap());
+        let s = load(&graph("'a'")).unwrap();
+        let l = &s.services[0].calls[0].layers[0];
+        assert_eq!(l.instances, 1);
+        // The fleet's layer has no budget, breaker or limiter: the state is the call's.
+        assert_eq!(one.state, instance_bytes(l));
+        assert!(one.state > 0);
+        assert_eq!(two.state, 2 * one.state);
+        // Work in flight: 2 + 1 + 2 nodes with one callee, 2 + (2 + 2) with two.
+        let per = |n| bytes_per_request_with_nodes(n);
+        let m = s.limits.max_in_flight;
+        assert_eq!(one.in_flight, 2 * m * per(4));
+        assert_eq!(two.in_flight, 2 * m * per(6));
+    }
+
+    #[test]
+    fn too_many_services_are_refused_before_parsing() {
+        let mut t = toml::Table::new();
+        let entries = vec![toml::Value::Integer(0); MAX_SERVICES + 1];
+        t.insert("services".into(), toml::Value::Array(entries));
+        let e = lists("x.toml", &t).unwrap_err().to_string();
+        assert!(e.contains("x.toml"), "{e}");
+        assert!(e.contains("services"), "{e}");
+        assert!(
+            e.contains("at most 64 services are allowed (found 65)"),
+            "{e}"
+        );
+        let mut t = toml::Table::new();
+        let entries = vec![toml::Value::Integer(0); MAX_SERVICES];
+        t.insert("services".into(), toml::Value::Array(entries));
+        assert!(lists("x.toml", &t).is_ok());
+    }
+
+    #[test]
+    fn a_graph_too_large_for_memory_names_its_nodes_per_request() {
+        let text = format!(
+            "{}[limits]\nmax_in_flight = 100000000\n",
+            graph("['a', 'b']")
+        );
+        let e = load(&text).unwrap_err().to_string();
+        assert!(e.contains("limits.max_in_flight"), "{e}");
+        let per = bytes_per_request_with_nodes(6);
+        assert!(
+            e.contains(&format!(
+                "({per} B each holding up to 6 calls and attempts at once across the service graph, twice"
+            )),
+            "{e}"
+        );
     }
 }

@@ -168,9 +168,10 @@ pub struct Loaded {
 /// Parses and validates a table (after any overrides).
 pub fn from_table(source: &Source, table: toml::Table) -> Result<Loaded, ScenarioError> {
     guard::lists(&source.path, &table)?;
-    let resolved = preset::resolve(&source.path, &table)?;
+    let mut resolved = preset::resolve(&source.path, &table)?;
     let mut file: ScenarioFile =
-        serde_path_to_error::deserialize(toml::Value::Table(resolved.parse)).map_err(|e| {
+        serde_path_to_error::deserialize(toml::Value::Table(std::mem::take(&mut resolved.parse)))
+            .map_err(|e| {
             // The TOML value deserializer appends "in `a.b.c`": the path says it better.
             let inner = e
                 .inner()
@@ -189,11 +190,7 @@ pub fn from_table(source: &Source, table: toml::Table) -> Result<Loaded, Scenari
                 message: inner.trim_end().to_string(),
             }
         })?;
-    for (f, parts) in file.fleets.iter_mut().zip(&resolved.parts) {
-        for (l, p) in f.layers.iter_mut().zip(parts) {
-            l.part_presets = p.clone();
-        }
-    }
+    resolved.fill_part_presets(&mut file);
     let scenario = validate::validate(&file, &source.path, &source.stem)?;
     guard::check(&scenario, &source.path)?;
     Ok(Loaded {

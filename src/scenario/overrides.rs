@@ -232,4 +232,45 @@ mod tests {
         assert!(parse_value("{ kind = \"none\" }").is_table());
         assert!(parse_set("novalue").is_err());
     }
+
+    #[test]
+    fn keys_address_the_fields_of_a_service_graph() {
+        let text = "duration = '2s'\n\
+            [[services]]\nname = 'front'\nservers = 4\nservice_time = '1ms'\n\
+            [[services.calls]]\nto = 'back'\n\
+            [[services]]\nname = 'back'\nservers = 4\nservice_time = '1ms'\n\
+            [[services.calls]]\nto = ['db']\n[[services.calls.layers]]\nmax_attempts = 2\n\
+            [[services]]\nname = 'db'\nservers = 4\nservice_time = '1ms'\n\
+            [[fleets]]\nname = 'a'\narrival = { kind = 'poisson', rate = 10 }\n";
+        let source = crate::scenario::Source {
+            path: "g.toml".into(),
+            stem: "g".into(),
+            text: text.into(),
+        };
+        let sets = [
+            "services.2.servers=5".to_string(),
+            "services.1.calls.0.layers.0.max_attempts=3".to_string(),
+            "services.*.queue_limit=8".to_string(),
+        ];
+        let scn = crate::scenario::load(source.clone(), &sets)
+            .unwrap()
+            .scenario;
+        assert_eq!(scn.services[2].capacity.servers, Some(5));
+        assert_eq!(scn.services[1].capacity.servers, Some(4));
+        let attempts = |s: usize| scn.services[s].calls[0].layers[0].max_attempts.limit();
+        assert_eq!(attempts(1), Some(3));
+        assert!(scn
+            .services
+            .iter()
+            .all(|s| s.capacity.queue_limit == Some(8)));
+        // A missing list is created as a table, as for fleets: parsing names it.
+        let sets = ["services.0.calls.0.layers.0.max_attempts=4".to_string()];
+        let e = crate::scenario::load(source, &sets)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("services[0].calls[0].layers: invalid type: map, expected a sequence"),
+            "{e}"
+        );
+    }
 }

@@ -1,7 +1,7 @@
 //! Named presets: production retry policies written as scenario-table defaults.
 //!
-//! `preset = "grpc"` in a `[[fleets.layers]]` table expands to the whole policy of that
-//! library; `backoff = { preset = "envoy" }`, `budget = { preset = "finagle" }`,
+//! `preset = "grpc"` in a `[[fleets.layers]]` or `[[services.calls.layers]]` table
+//! expands to the whole policy of that library; `backoff = { preset = "envoy" }`, `budget = { preset = "finagle" }`,
 //! `breaker = { preset = "resilience4j" }` and `limiter = { preset = "sre" }` expand one
 //! part. Resolution happens on the TOML table, before parsing: the preset's keys go
 //! under the user's, so any key written beside a preset wins, and validation, error
@@ -30,6 +30,7 @@
 //! ```
 
 use super::error::ScenarioError;
+use super::file::ScenarioFile;
 use crate::model::config::PartPresets;
 
 /// A named preset: its name, where its values come from, and its TOML.
@@ -288,6 +289,8 @@ pub struct Resolved {
     pub parse: toml::Table,
     /// Per fleet, per layer: the parts' preset names.
     pub parts: Vec<Vec<PartPresets>>,
+    /// Per service, per call, per layer: the parts' preset names.
+    pub service_parts: Vec<Vec<Vec<PartPresets>>>,
 }
 
 fn known(names: &[&str]) -> String {
@@ -395,78 +398,151 @@ fn resolve_parts(
     Ok(names_found)
 }
 
-/// Resolves every preset of a scenario table (see the module docs). `path` names the
-/// file in messages. A table without presets comes back unchanged; structures that are
-/// not what the scenario format expects are left for parsing to report.
+/// Resolves the layer presets and part presets of one list of layers; `at` is the
+/// list's field path (`fleets[0].layers`). Returns the parts' preset names per layer.
+fn resolve_layers(
+    path: &str,
+    at: &str,
+    layers: &mut [toml::Value],
+) -> Result<Vec<PartPresets>, ScenarioError> {
+    let mut out = Vec::with_capacity(layers.len());
+    for (li, layer) in layers.iter_mut().enumerate() {
+        let at = format!("{at}[{li}]");
+        let Some(layer) = layer.as_table_mut() else {
+            out.push(PartPresets::default());
+            continue;
+        };
+        if let Some(v) = layer.get("preset") {
+            let all = names("layer");
+            let Some(name) = v.as_str() else {
+                return Err(field_err(
+                    path,
+                    format!("{at}.preset"),
+                    format!("must be a string naming a preset (known: {})", known(&all)),
+                ));
+            };
+            let Some(p) = self::layer(name) else {
+                return Err(field_err(
+                    path,
+                    format!("{at}.preset"),
+                    format!("unknown preset \"{name}\" (known: {})", known(&all)),
+                ));
+            };
+            let pt: toml::Table = toml::from_str(p.toml).expect("preset TOML parses");
+            merge_layer(layer, &pt);
+        }
+        out.push(resolve_parts(path, &at, layer)?);
+    }
+    Ok(out)
+}
+
+/// The list `key` of a table value, if it is a table holding one.
+fn list<'a>(v: &'a mut toml::Value, key: &str) -> Option<&'a mut Vec<toml::Value>> {
+    match v.as_table_mut()?.get_mut(key)? {
+        toml::Value::Array(a) => Some(a),
+        _ => None,
+    }
+}
+
+/// The `layers` list of every fleet (`None` where a fleet has none, or is no table).
+fn fleet_layers(table: &mut toml::Table) -> Vec<Option<&mut Vec<toml::Value>>> {
+    match table.get_mut("fleets") {
+        Some(toml::Value::Array(a)) => a.iter_mut().map(|f| list(f, "layers")).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The `layers` list of every call of every service, per service and call.
+fn call_layers(table: &mut toml::Table) -> Vec<Vec<Option<&mut Vec<toml::Value>>>> {
+    let Some(toml::Value::Array(a)) = table.get_mut("services") else {
+        return Vec::new();
+    };
+    a.iter_mut()
+        .map(|s| match list(s, "calls") {
+            Some(calls) => calls.iter_mut().map(|c| list(c, "layers")).collect(),
+            None => Vec::new(),
+        })
+        .collect()
+}
+
+/// Takes the parts' `preset` keys out of a list of layers.
+fn strip_part_presets(layers: &mut [toml::Value]) {
+    for layer in layers.iter_mut().filter_map(|l| l.as_table_mut()) {
+        for part in PARTS {
+            if let Some(toml::Value::Table(pt)) = layer.get_mut(part) {
+                pt.remove("preset");
+            }
+        }
+    }
+}
+
+/// Resolves every preset of a scenario table (see the module docs): in the layers of
+/// `[[fleets]]` and in those of every `[[services.calls]]`. `path` names the file in
+/// messages. A table without presets comes back unchanged; structures that are not
+/// what the scenario format expects are left for parsing to report.
 pub fn resolve(path: &str, table: &toml::Table) -> Result<Resolved, ScenarioError> {
     let mut table = table.clone();
-    let mut parse = None::<toml::Table>;
     let mut parts = Vec::new();
-    if let Some(toml::Value::Array(fleets)) = table.get_mut("fleets") {
-        for (fi, fleet) in fleets.iter_mut().enumerate() {
-            let mut fleet_parts = Vec::new();
-            if let Some(toml::Value::Array(layers)) =
-                fleet.as_table_mut().and_then(|f| f.get_mut("layers"))
-            {
-                for (li, layer) in layers.iter_mut().enumerate() {
-                    let at = format!("fleets[{fi}].layers[{li}]");
-                    let Some(layer) = layer.as_table_mut() else {
-                        fleet_parts.push(PartPresets::default());
-                        continue;
-                    };
-                    if let Some(v) = layer.get("preset") {
-                        let all = names("layer");
-                        let Some(name) = v.as_str() else {
-                            return Err(field_err(
-                                path,
-                                format!("{at}.preset"),
-                                format!(
-                                    "must be a string naming a preset (known: {})",
-                                    known(&all)
-                                ),
-                            ));
-                        };
-                        let Some(p) = self::layer(name) else {
-                            return Err(field_err(
-                                path,
-                                format!("{at}.preset"),
-                                format!("unknown preset \"{name}\" (known: {})", known(&all)),
-                            ));
-                        };
-                        let pt: toml::Table = toml::from_str(p.toml).expect("preset TOML parses");
-                        merge_layer(layer, &pt);
-                    }
-                    fleet_parts.push(resolve_parts(path, &at, layer)?);
-                }
-            }
-            parts.push(fleet_parts);
+    for (fi, layers) in fleet_layers(&mut table).into_iter().enumerate() {
+        parts.push(match layers {
+            Some(l) => resolve_layers(path, &format!("fleets[{fi}].layers"), l)?,
+            None => Vec::new(),
+        });
+    }
+    let mut service_parts = Vec::new();
+    for (si, calls) in call_layers(&mut table).into_iter().enumerate() {
+        let mut per_call = Vec::with_capacity(calls.len());
+        for (ci, layers) in calls.into_iter().enumerate() {
+            per_call.push(match layers {
+                Some(l) => resolve_layers(path, &format!("services[{si}].calls[{ci}].layers"), l)?,
+                None => Vec::new(),
+            });
         }
+        service_parts.push(per_call);
     }
     // The parsed table: the same without the parts' `preset` keys.
-    if parts.iter().flatten().any(|p| *p != PartPresets::default()) {
+    let named = parts
+        .iter()
+        .flatten()
+        .chain(service_parts.iter().flatten().flatten())
+        .any(|p| *p != PartPresets::default());
+    let parse = if named {
         let mut t = table.clone();
-        if let Some(toml::Value::Array(fleets)) = t.get_mut("fleets") {
-            for fleet in fleets.iter_mut() {
-                if let Some(toml::Value::Array(layers)) =
-                    fleet.as_table_mut().and_then(|f| f.get_mut("layers"))
-                {
-                    for layer in layers.iter_mut().filter_map(|l| l.as_table_mut()) {
-                        for part in PARTS {
-                            if let Some(toml::Value::Table(pt)) = layer.get_mut(part) {
-                                pt.remove("preset");
-                            }
-                        }
-                    }
+        for layers in fleet_layers(&mut t).into_iter().flatten() {
+            strip_part_presets(layers);
+        }
+        for layers in call_layers(&mut t).into_iter().flatten().flatten() {
+            strip_part_presets(layers);
+        }
+        t
+    } else {
+        table.clone()
+    };
+    Ok(Resolved {
+        parse,
+        table,
+        parts,
+        service_parts,
+    })
+}
+
+impl Resolved {
+    /// Records the parts' preset names in the layers of a file parsed from
+    /// [`Resolved::parse`]: fleets' layers and service calls' layers alike.
+    pub fn fill_part_presets(&self, file: &mut ScenarioFile) {
+        for (f, parts) in file.fleets.iter_mut().zip(&self.parts) {
+            for (l, p) in f.layers.iter_mut().zip(parts) {
+                l.part_presets = p.clone();
+            }
+        }
+        for (s, calls) in file.services.iter_mut().zip(&self.service_parts) {
+            for (c, parts) in s.calls.iter_mut().zip(calls) {
+                for (l, p) in c.layers.iter_mut().zip(parts) {
+                    l.part_presets = p.clone();
                 }
             }
         }
-        parse = Some(t);
     }
-    Ok(Resolved {
-        parse: parse.unwrap_or_else(|| table.clone()),
-        table,
-        parts,
-    })
 }
 
 #[cfg(test)]
@@ -542,5 +618,75 @@ mod tests {
         let r = resolve("t.toml", &t).unwrap();
         assert_eq!(r.table, t);
         assert_eq!(r.parse, t);
+    }
+
+    /// The layers of `fleets[0]` and of `services[0].calls[0]` of a graph where both
+    /// are written `layers`.
+    fn both(layers: &str) -> Result<crate::model::config::Scenario, ScenarioError> {
+        let text = format!(
+            "duration = '10s'\n[[services]]\nname = 'front'\nservers = 2\nservice_time = '1ms'\n\
+             [[services.calls]]\nto = 'db'\n{calls}\n\
+             [[services]]\nname = 'db'\nservers = 2\nservice_time = '1ms'\n\
+             [[fleets]]\nname = 'f'\narrival = {{ kind = 'poisson', rate = 10 }}\n{fleets}",
+            calls = layers.replace("[[L]]", "[[services.calls.layers]]"),
+            fleets = layers.replace("[[L]]", "[[fleets.layers]]"),
+        );
+        let source = crate::scenario::Source {
+            path: "t.toml".into(),
+            stem: "t".into(),
+            text,
+        };
+        Ok(crate::scenario::from_table(&source, source.table()?)?.scenario)
+    }
+
+    #[test]
+    fn a_service_call_layer_resolves_presets_as_a_fleet_layer_does() {
+        let scn = both(
+            "[[L]]\nmax_attempts = 2\n[[L]]\npreset = 'grpc'\nbudget = { max_tokens = 20 }\n\
+             [[L]]\nmax_attempts = 3\nbackoff = { preset = 'envoy' }\nbreaker = { preset = 'polly' }",
+        )
+        .unwrap();
+        let fleet = &scn.fleets[0].layers;
+        let call = &scn.services[0].calls[0].layers;
+        assert_eq!(call.len(), 3);
+        // The top layer differs only by its instances (one per client in a fleet).
+        for k in 1..3 {
+            assert_eq!(
+                format!("{:?}", call[k]),
+                format!("{:?}", fleet[k]),
+                "layer {k}"
+            );
+        }
+        assert_eq!(call[1].preset.as_deref(), Some("grpc"));
+        assert_eq!(
+            call[1].max_attempts,
+            crate::model::config::Attempts::Limited(4)
+        );
+        assert_eq!(call[2].part_presets.backoff.as_deref(), Some("envoy"));
+        assert_eq!(call[2].part_presets.breaker.as_deref(), Some("polly"));
+        assert!(call[2].budget.is_none());
+        let e = both("[[L]]\nmax_attempts = 2\n[[L]]\npreset = 'grcp'")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("fleets[0].layers[1].preset"), "{e}");
+        // The fleet side is resolved first; alone, a service call's error names it.
+        let t: toml::Table = toml::from_str(
+            "[[services]]\nname = 'a'\n[[services.calls]]\nto = 'b'\n[[services.calls]]\nto = 'b'\n\
+             [[services.calls.layers]]\nmax_attempts = 1\n[[services.calls.layers]]\nbudget = { preset = 'polly' }",
+        )
+        .unwrap();
+        let e = resolve("t.toml", &t).unwrap_err().to_string();
+        assert!(
+            e.contains("services[0].calls[1].layers[1].budget.preset"),
+            "{e}"
+        );
+        assert!(e.contains("unknown budget preset \"polly\""), "{e}");
+        let t: toml::Table = toml::from_str(
+            "[[services]]\nname = 'a'\n[[services.calls]]\nto = 'b'\n[[services.calls.layers]]\npreset = 5",
+        )
+        .unwrap();
+        let e = resolve("t.toml", &t).unwrap_err().to_string();
+        assert!(e.contains("services[0].calls[0].layers[0].preset"), "{e}");
+        assert!(e.contains("must be a string"), "{e}");
     }
 }

@@ -660,3 +660,328 @@ fn limits_beyond_what_a_run_may_hold_are_refused_with_the_reason() {
     );
     assert!(!d.path().join("out").exists());
 }
+
+// Service graphs (issue 19): every rule of `[[services]]` names its field.
+
+/// A good three-tier graph with a fan-out: front → back → [db, cache].
+const GRAPH: &str = r#"
+duration = "10s"
+[[services]]
+name = "front"
+servers = 4
+service_time = "1ms"
+[[services.calls]]
+to = "back"
+[[services.calls.layers]]
+max_attempts = 2
+[[services]]
+name = "back"
+servers = 4
+service_time = "1ms"
+[[services.calls]]
+to = ["db", "cache"]
+[[services]]
+name = "db"
+servers = 4
+service_time = "1ms"
+[[services]]
+name = "cache"
+servers = 4
+service_time = "1ms"
+[[fleets]]
+name = "web"
+arrival = { kind = "poisson", rate = 100 }
+[[fleets.layers]]
+max_attempts = 3
+"#;
+
+/// `GRAPH` with the first `from` replaced by `to` (which must be there).
+fn graph_with(from: &str, to: &str) -> String {
+    assert!(GRAPH.contains(from), "{from}");
+    GRAPH.replacen(from, to, 1)
+}
+
+/// `GRAPH` with `extra` inserted before the fleets.
+fn graph_plus(extra: &str) -> String {
+    graph_with("[[fleets]]", &format!("{extra}\n[[fleets]]"))
+}
+
+/// `GRAPH` with its services replaced by `services` (TOML text).
+fn graph_services(services: &str) -> String {
+    let i = GRAPH.find("[[services]]").unwrap();
+    let j = GRAPH.find("[[fleets]]").unwrap();
+    format!("{}{services}\n{}", &GRAPH[..i], &GRAPH[j..])
+}
+
+#[test]
+fn the_good_graph_is_accepted() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("graph.toml");
+    std::fs::write(&p, GRAPH).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_retrysim"))
+        .arg("validate")
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn dependency_and_services_are_one_or_the_other() {
+    check(
+        "graph_both",
+        Some(&graph_plus(
+            "[dependency]\nservers = 1\nservice_time = \"1ms\"",
+        )),
+        &[
+            "services: cannot be used together with [dependency]",
+            "write the dependency as one of the [[services]]",
+        ],
+    );
+    check(
+        "graph_neither",
+        Some(&graph_services("")),
+        &["dependency: is required: a [dependency] table, or a graph of [[services]]"],
+    );
+}
+
+#[test]
+fn a_call_must_name_services_that_exist_once_and_without_cycles() {
+    let known = "(known: \"back\", \"cache\", \"db\", \"front\")";
+    check(
+        "graph_unknown_callee",
+        Some(&graph_with("to = \"back\"", "to = \"bakc\"")),
+        &["services[0].calls[0].to: names no service: \"bakc\"", known],
+    );
+    check(
+        "graph_self_call",
+        Some(&graph_with("to = \"back\"", "to = \"front\"")),
+        &["services[0].calls[0].to: \"front\" calls itself: a service graph must be acyclic"],
+    );
+    check(
+        "graph_cycle",
+        Some(&graph_with("to = [\"db\", \"cache\"]", "to = [\"db\", \"front\"]")),
+        &["services[1].calls[0].to: makes a cycle front → back → front: a service graph must be acyclic"],
+    );
+    check(
+        "graph_callee_twice",
+        Some(&graph_with(
+            "to = [\"db\", \"cache\"]",
+            "to = [\"db\", \"db\"]",
+        )),
+        &["services[1].calls[0].to: names \"db\" twice"],
+    );
+    check(
+        "graph_empty_to",
+        Some(&graph_with("to = [\"db\", \"cache\"]", "to = []")),
+        &["services[1].calls[0].to: must name at least one service"],
+    );
+    let many: Vec<String> = (0..17).map(|k| format!("\"s{k}\"")).collect();
+    check(
+        "graph_fanout_cap",
+        Some(&graph_with(
+            "to = [\"db\", \"cache\"]",
+            &format!("to = [{}]", many.join(", ")),
+        )),
+        &["services[1].calls[0].to: at most 16 callees are allowed (found 17)"],
+    );
+}
+
+#[test]
+fn a_join_must_be_a_word_or_a_quorum_the_callees_can_meet() {
+    let fan = "to = [\"db\", \"cache\"]";
+    for (name, join, expect) in [
+        (
+            "graph_quorum_0",
+            "{ quorum = 0 }",
+            "services[1].calls[0].join.quorum: must be between 1 and the 2 callees of `to` (found 0)",
+        ),
+        (
+            "graph_quorum_3",
+            "{ quorum = 3 }",
+            "services[1].calls[0].join.quorum: must be between 1 and the 2 callees of `to` (found 3)",
+        ),
+        (
+            "graph_quorum_negative",
+            "{ quorum = -1 }",
+            "services[1].calls[0].join: quorum must be a whole number of callees, at least 1 (found -1)",
+        ),
+        (
+            "graph_quorum_float",
+            "{ quorum = 1.5 }",
+            "services[1].calls[0].join: quorum must be a whole number of callees, at least 1 (found 1.5)",
+        ),
+        (
+            "graph_join_word",
+            "\"most\"",
+            "services[1].calls[0].join: must be \"all\", \"any\" or { quorum = k } (found \"most\")",
+        ),
+        (
+            "graph_join_type",
+            "5",
+            "services[1].calls[0].join: invalid type: integer `5`, expected \"all\", \"any\" or { quorum = k }",
+        ),
+        (
+            "graph_join_key",
+            "{ quorm = 1 }",
+            "services[1].calls[0].join.quorm: unknown field `quorm`, expected `quorum`",
+        ),
+    ] {
+        check(
+            name,
+            Some(&graph_with(fan, &format!("{fan}\njoin = {join}"))),
+            &[expect],
+        );
+    }
+}
+
+#[test]
+fn service_names_are_column_safe_and_unique() {
+    check(
+        "graph_name_space",
+        Some(&graph_with("name = \"db\"", "name = \"d b\"")),
+        &[
+            "services[2].name: must be 1 to 100 letters, digits, '_' or '-'",
+            "(found \"d b\")",
+        ],
+    );
+    check(
+        "graph_name_twice",
+        Some(&graph_with("name = \"cache\"", "name = \"db\"")),
+        &["services[3].name: \"db\" is used by another service"],
+    );
+    check(
+        "graph_name_missing",
+        Some(&graph_with("name = \"db\"\n", "")),
+        &["services[2]: missing field `name`"],
+    );
+}
+
+#[test]
+fn lists_of_services_and_calls_are_capped() {
+    let calls = "[[services.calls]]\nto = \"back\"\n".repeat(17);
+    check(
+        "graph_too_many_calls",
+        Some(&graph_with("[[services.calls]]\nto = \"back\"\n", &calls)),
+        &["services[0].calls: at most 16 calls are allowed (found 17)"],
+    );
+    let services: String = (0..65)
+        .map(|k| format!("[[services]]\nname = \"s{k}\"\nservers = 1\nservice_time = \"1ms\"\n"))
+        .collect();
+    check(
+        "graph_too_many_services",
+        Some(&graph_services(&services)),
+        &["services: at most 64 services are allowed (found 65)"],
+    );
+}
+
+#[test]
+fn targets_of_fleets_and_outages_name_a_service() {
+    let known = "(known: \"back\", \"cache\", \"db\", \"front\")";
+    check(
+        "graph_fleet_target",
+        Some(&graph_with(
+            "name = \"web\"",
+            "name = \"web\"\ntarget = \"frnot\"",
+        )),
+        &["fleets[0].target: names no service: \"frnot\"", known],
+    );
+    check(
+        "graph_two_roots",
+        Some(&graph_plus(
+            "[[services]]\nname = \"lonely\"\nservers = 1\nservice_time = \"1ms\"",
+        )),
+        &["fleets[0].target: is required: more than one service is called by no other (\"front\", \"lonely\"), so name the one this fleet calls"],
+    );
+    check(
+        "graph_outage_target",
+        Some(&format!(
+            "{GRAPH}[[outages]]\nstart = \"1s\"\nend = \"2s\"\nmode = {{ kind = \"fail\" }}\ntarget = \"dbb\"\n"
+        )),
+        &["outages[0].target: names no service: \"dbb\"", known],
+    );
+    // With [dependency], the one service is called "dependency".
+    check(
+        "dependency_outage_target",
+        Some(&GOOD.replace(
+            "mode = { kind = \"fail\" }",
+            "mode = { kind = \"fail\" }\ntarget = \"db\"",
+        )),
+        &["outages[0].target: names no service: \"db\" (known: \"dependency\")"],
+    );
+}
+
+#[test]
+fn a_service_needs_servers_and_a_service_time() {
+    check(
+        "graph_no_servers",
+        Some(&graph_with(
+            "name = \"db\"\nservers = 4\n",
+            "name = \"db\"\n",
+        )),
+        &["services[2].servers: is required: the requests service \"db\" serves at once, its threads (a count or \"unlimited\")"],
+    );
+    check(
+        "graph_no_service_time",
+        Some(&graph_with(
+            "name = \"db\"\nservers = 4\nservice_time = \"1ms\"\n",
+            "name = \"db\"\nservers = 4\n",
+        )),
+        &["services[2].service_time: is required: the own work of service \"db\" per request"],
+    );
+}
+
+#[test]
+fn graph_values_of_the_wrong_shape_name_the_field() {
+    for (name, text, expect) in [
+        (
+            "graph_to_number",
+            graph_with("to = \"back\"", "to = 5"),
+            "services[0].calls[0].to: invalid type: integer `5`, expected a service name (to = \"backend\") or a list of them",
+        ),
+        (
+            "graph_to_mixed",
+            graph_with("to = \"back\"", "to = [\"back\", 5]"),
+            "services[0].calls[0].to[1]: invalid type: integer `5`, expected a string",
+        ),
+        (
+            "graph_calls_string",
+            graph_with(
+                "[[services.calls]]\nto = \"back\"\n[[services.calls.layers]]\nmax_attempts = 2\n",
+                "calls = \"x\"\n",
+            ),
+            "services[0].calls: invalid type: string \"x\", expected a sequence",
+        ),
+        (
+            "graph_services_number",
+            graph_services("services = 3"),
+            "services: invalid type: integer `3`, expected a sequence",
+        ),
+        (
+            "graph_hold_threads",
+            graph_with("name = \"db\"", "name = \"db\"\nhold_threads = \"yes\""),
+            "services[2].hold_threads: invalid type: string \"yes\", expected a boolean",
+        ),
+        (
+            "graph_on_failure",
+            graph_with("name = \"db\"", "name = \"db\"\non_failure = \"fail\""),
+            "services[2].on_failure: unknown variant `fail`, expected `error` or `overloaded`",
+        ),
+        (
+            "graph_call_key",
+            graph_with("to = \"back\"", "to = \"back\"\nretries = 2"),
+            "services[0].calls[0].retries: unknown field `retries`, expected one of `to`, `join`",
+        ),
+        (
+            "graph_call_layer_preset",
+            graph_with("max_attempts = 2", "preset = \"grcp\""),
+            "services[0].calls[0].layers[0].preset: unknown preset \"grcp\"",
+        ),
+    ] {
+        check(name, Some(&text), &[expect]);
+    }
+}

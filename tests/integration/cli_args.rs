@@ -144,3 +144,103 @@ fn seed_overrides_the_scenario_and_a_set_seed() {
     let m = std::fs::read_to_string(p.join("o/manifest.toml")).unwrap();
     assert!(m.contains("\"--seed 9\""), "{m}");
 }
+
+// Service graphs (issue 19): `--set` and `[sweep]` keys address `[[services]]` fields.
+
+const GRAPH: &str = "duration = \"2s\"\n\
+[[services]]\nname = \"front\"\nservers = 4\nservice_time = \"1ms\"\n\
+[[services.calls]]\nto = \"back\"\n\
+[[services]]\nname = \"back\"\nservers = 4\nservice_time = \"1ms\"\n\
+[[services.calls]]\nto = [\"db\", \"cache\"]\n[[services.calls.layers]]\nmax_attempts = 2\n\
+[[services]]\nname = \"db\"\nservers = 4\nservice_time = \"1ms\"\n\
+[[services]]\nname = \"cache\"\nservers = 4\nservice_time = \"1ms\"\n\
+[[fleets]]\nname = \"a\"\narrival = { kind = \"poisson\", rate = 10 }\n";
+
+#[test]
+fn set_and_sweep_keys_reach_service_graph_fields() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    std::fs::write(p.join("g.toml"), GRAPH).unwrap();
+    // --set reaches a service: the manifest records the value run.
+    let out = crate::common::retrysim(
+        p,
+        &[
+            "run",
+            "g.toml",
+            "-q",
+            "--no-plots",
+            "--set",
+            "services.1.servers=7",
+            "--out",
+            "o",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m: toml::Table =
+        toml::from_str(&std::fs::read_to_string(p.join("o/manifest.toml")).unwrap()).unwrap();
+    let services = m["scenario"]["services"].as_array().unwrap();
+    assert_eq!(services[1]["name"].as_str(), Some("back"));
+    assert_eq!(services[1]["servers"].as_integer(), Some(7));
+    assert_eq!(services[0]["servers"].as_integer(), Some(4));
+    // A bad --set value names the service's field.
+    let out = crate::common::retrysim(
+        p,
+        &[
+            "run",
+            "g.toml",
+            "-q",
+            "--set",
+            "services.2.servers=0",
+            "--out",
+            "bad",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("services[2].servers: must be at least 1 (found 0)"),
+        "{err}"
+    );
+    assert!(!p.join("bad").exists());
+    // A sweep over a service call's layer plans its values, and refuses a bad one by
+    // the field it lands in.
+    let key = "services.1.calls.0.layers.0.max_attempts";
+    std::fs::write(
+        p.join("s.toml"),
+        format!("{GRAPH}[sweep]\n\"{key}\" = [1, 3]\n"),
+    )
+    .unwrap();
+    let out = crate::common::retrysim(p, &["sweep", "s.toml", "--dry-run"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains(&format!("  {key} = [1, 3] (2 values)")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("2 cells × 1 replication = 2 runs"),
+        "{stdout}"
+    );
+    std::fs::write(
+        p.join("s.toml"),
+        format!("{GRAPH}[sweep]\n\"{key}\" = [1, 0]\n"),
+    )
+    .unwrap();
+    let out = crate::common::retrysim(p, &["sweep", "s.toml", "--dry-run"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "sweep key '{key}': value 0: services[1].calls[0].layers[0].max_attempts: must be at least 1 (found 0)"
+        )),
+        "{err}"
+    );
+}

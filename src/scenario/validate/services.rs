@@ -65,6 +65,24 @@ fn graph(c: &Ctx, files: &[ServiceFile]) -> R<Vec<ServiceConfig>> {
     let mut out = Vec::with_capacity(files.len());
     for (i, sf) in files.iter().enumerate() {
         let p = format!("services[{i}]");
+        if sf.servers.is_none() {
+            return c.err(
+                format!("{p}.servers"),
+                format!(
+                    "is required: the requests service \"{}\" serves at once, its threads (a count or \"unlimited\")",
+                    shown(&sf.name)
+                ),
+            );
+        }
+        if sf.service_time.is_none() {
+            return c.err(
+                format!("{p}.service_time"),
+                format!(
+                    "is required: the own work of service \"{}\" per request, before its calls (a duration such as \"5ms\" or a distribution)",
+                    shown(&sf.name)
+                ),
+            );
+        }
         let capacity = validate_capacity(c, &p, &sf.capacity())?;
         list_cap(c, &format!("{p}.calls"), sf.calls.len(), MAX_CALLS, "calls")?;
         let mut calls = Vec::with_capacity(sf.calls.len());
@@ -119,7 +137,8 @@ fn graph(c: &Ctx, files: &[ServiceFile]) -> R<Vec<ServiceConfig>> {
                         return c.err(
                             format!("{q}.join.quorum"),
                             format!(
-                                "must be between 1 and the {n} callees of `to` (found {quorum})"
+                                "must be between 1 and the {n} callee{} of `to` (found {quorum})",
+                                if n == 1 { "" } else { "s" }
                             ),
                         );
                     }
