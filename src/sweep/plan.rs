@@ -231,12 +231,15 @@ fn apply_cell(
     from_table(source, table)
 }
 
-/// Whether sweeping `key` can change the summary's columns (the number of layers or
-/// the fleets' names): only then must every cell be built to know them.
+/// Whether sweeping `key` can change the summary's columns (the number of layers, the
+/// fleets' or the services' names): only then must every cell be built to know them.
 fn shapes_columns(key: &str) -> bool {
     let parts: Vec<&str> = key.split('.').collect();
-    parts[0] == "fleets"
-        && (parts.len() <= 2 || (parts.len() == 3 && matches!(parts[2], "layers" | "name")))
+    match parts[0] {
+        "fleets" => parts.len() <= 2 || (parts.len() == 3 && matches!(parts[2], "layers" | "name")),
+        "services" => parts.len() <= 2 || (parts.len() == 3 && parts[2] == "name"),
+        _ => false,
+    }
 }
 
 /// Builds the plan of a loaded scenario, validating each swept value on its own. Without
