@@ -25,6 +25,10 @@ pub(crate) trait Chart {
     fn name(&self) -> String;
     /// The title drawn on top (also the caption in the report).
     fn title(&self) -> String;
+    /// Width and height in pixels ([`SIZE`] unless the chart needs more room).
+    fn size(&self) -> (u32, u32) {
+        SIZE
+    }
     /// Draws the whole picture on `root`.
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
     where
@@ -43,7 +47,7 @@ pub(crate) fn render_svg<C: Chart>(chart: &C, path: &Path) -> Result<String, Plo
     ensure_registered();
     let mut s = String::new();
     {
-        let root = SVGBackend::with_string(&mut s, SIZE).into_drawing_area();
+        let root = SVGBackend::with_string(&mut s, chart.size()).into_drawing_area();
         chart.draw(&root).map_err(|e| draw_error(path, e))?;
         root.present().map_err(|e| draw_error(path, e))?;
     }
@@ -53,10 +57,10 @@ pub(crate) fn render_svg<C: Chart>(chart: &C, path: &Path) -> Result<String, Plo
 /// Renders `chart` as PNG bytes; `path` only names the chart in errors.
 pub(crate) fn render_png<C: Chart>(chart: &C, path: &Path) -> Result<Vec<u8>, PlotError> {
     ensure_registered();
-    let (w, h) = SIZE;
+    let (w, h) = chart.size();
     let mut buf = vec![0u8; (w * h * 3) as usize];
     {
-        let root = BitMapBackend::with_buffer(&mut buf, SIZE).into_drawing_area();
+        let root = BitMapBackend::with_buffer(&mut buf, (w, h)).into_drawing_area();
         chart.draw(&root).map_err(|e| draw_error(path, e))?;
         root.present().map_err(|e| draw_error(path, e))?;
     }

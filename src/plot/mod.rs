@@ -15,6 +15,8 @@
 //! | chart | folder | what it shows |
 //! | --- | --- | --- |
 //! | `timeseries` | run | offered, inbound, goodput per second, capacity, success rate (right axis); outages shaded; breaker-open and budget-exhausted strips |
+//! | `graph` | run of a service graph | fleets and services as boxes by depth, calls as arrows labelled with the callee's attempts per request; each box's servers and peak utilisation |
+//! | `services` | run of a service graph | a panel per service from `services.csv`: inbound and goodput per second, utilisation (right axis), its outages shaded |
 //! | `phase` | run, sweep | success rate against inbound load as a trajectory; branches before/during/after outages, or while the load rises/falls |
 //! | `herd` | run, sweep | attempt arrivals in fine buckets around the outage end or burst |
 //! | `latency` | run, sweep | p50 and p99 per bucket (sweep: p99 per cell) |
@@ -40,12 +42,15 @@ pub(crate) mod cells;
 pub(crate) mod data;
 pub(crate) mod decimate;
 pub(crate) mod font;
+pub(crate) mod graph;
+pub(crate) mod graph_layout;
 pub(crate) mod herd;
 pub(crate) mod latency;
 pub(crate) mod palette;
 pub(crate) mod phase;
 pub(crate) mod report;
 pub(crate) mod series;
+pub(crate) mod services;
 pub(crate) mod sweep;
 pub(crate) mod table;
 pub(crate) mod timeseries;
@@ -53,14 +58,17 @@ pub(crate) mod timeseries;
 use std::path::{Path, PathBuf};
 
 use crate::export::write_atomic;
-use crate::metrics::columns::{RUN, SUCCESS_LATENCY_P50_MS, SUCCESS_LATENCY_P99_MS};
+use crate::metrics::columns::{RUN, SERVICES_FILE, SUCCESS_LATENCY_P50_MS, SUCCESS_LATENCY_P99_MS};
+use crate::model::config::Scenario;
 
 use canvas::{render_png, render_svg, Chart};
 use data::{CsvTable, FolderKind, HerdSeries, Manifest, RunSeries, Sweep};
+use graph::{Graph, GraphChart};
 use herd::HerdChart;
 use latency::{LatencyChart, LatencyInput};
 use palette::Palette;
 use phase::{PhaseChart, PhaseInput};
+use services::{ServiceSeries, ServicesChart};
 use timeseries::TimeseriesChart;
 
 /// At most this many grid cells are overlaid in a sweep's per-run charts.
@@ -178,6 +186,11 @@ pub struct Folder {
     pub herd: Vec<HerdSeries>,
     /// The cells of a sweep.
     pub sweep: Option<Sweep>,
+    /// A run folder of a service graph (it has `services.csv`): the scenario of its
+    /// manifest, when it still loads.
+    pub graph: Option<Scenario>,
+    /// `services.csv` of such a folder: the series of each service in the first run.
+    pub services: Vec<ServiceSeries>,
 }
 
 impl Folder {
@@ -209,6 +222,16 @@ impl Folder {
                 Some(Sweep::read(&manifest.run.params, &summary, agg.as_ref())?)
             }
         };
+        let services_path = dir.join(SERVICES_FILE);
+        let (graph, services) = if sweep.is_none() && services_path.exists() {
+            let run = series.first().map(|s| s.run);
+            (
+                graph_scenario(&manifest),
+                services::read_services(&services_path, run)?,
+            )
+        } else {
+            (None, Vec::new())
+        };
         Ok(Folder {
             dir: dir.to_path_buf(),
             manifest,
@@ -217,8 +240,22 @@ impl Folder {
             series,
             herd,
             sweep,
+            graph,
+            services,
         })
     }
+}
+
+/// The scenario a manifest records, validated again, when it is a service graph
+/// (`None` when it no longer loads: the graph chart is then left out).
+fn graph_scenario(m: &Manifest) -> Option<Scenario> {
+    let source = crate::scenario::Source {
+        path: "<manifest scenario>".into(),
+        stem: m.scenario_name().to_string(),
+        text: String::new(),
+    };
+    let loaded = crate::scenario::from_table(&source, m.scenario.clone()).ok()?;
+    loaded.scenario.graph.then_some(loaded.scenario)
 }
 
 /// A drawn chart: its file stem, title and SVG text (for the report).
@@ -230,6 +267,8 @@ pub struct Drawn {
     pub title: String,
     /// Whether the report shows it among the main charts (else in a folded section).
     pub main: bool,
+    /// What to read in it, a sentence for the report (charts that have one).
+    pub caption: Option<String>,
     /// The chart as SVG.
     pub svg: String,
     /// The file written.
@@ -259,6 +298,7 @@ fn emit<C: Chart>(
         name,
         title: chart.title(),
         main,
+        caption: None,
         svg,
         path,
         bytes,
@@ -347,6 +387,7 @@ fn draw_charts(folder: &Folder, format: Format) -> Result<Vec<Drawn>, PlotError>
                 true,
                 &mut out,
             )?;
+            draw_graph_charts(folder, s, format, &mut out)?;
             emit(
                 &PhaseChart {
                     input: PhaseInput::Run(s),
@@ -391,6 +432,52 @@ fn draw_charts(folder: &Folder, format: Format) -> Result<Vec<Drawn>, PlotError>
         }
     }
     Ok(out)
+}
+
+/// The charts of a service graph's run folder, after the timeseries: `graph` (when
+/// the manifest's scenario loads) and `services` (when `services.csv` has rows).
+fn draw_graph_charts(
+    folder: &Folder,
+    s: &RunSeries,
+    format: Format,
+    out: &mut Vec<Drawn>,
+) -> Result<(), PlotError> {
+    let scenario = folder.manifest.scenario_name();
+    if let Some(scn) = &folder.graph {
+        let chart = GraphChart {
+            graph: Graph::of(scn, &folder.summary),
+            scenario,
+            runs: folder.summary.rows.len(),
+        };
+        emit(&chart, &folder.dir, format, true, out)?;
+        set_caption(
+            out,
+            "Arrow labels: the attempts that reached the callee per logical request (retries multiply along a path); box colour: the service's peak utilisation.",
+        );
+    }
+    if !folder.services.is_empty() {
+        let names: Vec<String> = folder.services.iter().map(|x| x.name.clone()).collect();
+        let measured = s.spans(|i| s.outage[i].unwrap_or(0.0) > 0.0);
+        let end = s.end();
+        let chart = ServicesChart {
+            services: &folder.services,
+            outages: services::outage_spans(folder.graph.as_ref(), &names, &measured, end),
+            end,
+            scenario,
+        };
+        emit(&chart, &folder.dir, format, true, out)?;
+        set_caption(
+            out,
+            "Per service: inbound far above goodput means its callers' retries arrive faster than it answers; utilisation at 100% means its threads are exhausted.",
+        );
+    }
+    Ok(())
+}
+
+fn set_caption(out: &mut [Drawn], caption: &str) {
+    if let Some(d) = out.last_mut() {
+        d.caption = Some(caption.to_string());
+    }
 }
 
 /// The per-run charts of a sweep: replication 0 of each cell, overlaid.

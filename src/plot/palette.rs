@@ -29,8 +29,41 @@ pub(crate) const P50: RGBColor = RGBColor(0, 114, 178);
 pub(crate) const P99: RGBColor = RGBColor(213, 94, 0);
 /// Time to failure (purple: apart from both success percentiles).
 pub(crate) const FAILURE: RGBColor = RGBColor(148, 103, 189);
+/// Busy threads of a service (utilisation).
+pub(crate) const THREADS: RGBColor = RGBColor(148, 103, 189);
 /// Reference lines (worst case, whole-run percentiles).
 pub(crate) const REFERENCE: RGBColor = RGBColor(110, 110, 110);
+
+/// Fill of a fleet's box in the service graph.
+pub(crate) const FLEET_FILL: RGBColor = RGBColor(226, 226, 226);
+/// Fill of a service box whose utilisation is unknown (unlimited servers).
+pub(crate) const UNKNOWN_FILL: RGBColor = RGBColor(232, 238, 250);
+/// Box outlines and arrows of the service graph.
+pub(crate) const GRAPH_INK: RGBColor = RGBColor(80, 80, 80);
+
+/// Service-box fills by peak utilisation: (upper bound, exclusive; fill; legend
+/// label), light enough that black text stays readable on every one.
+pub(crate) const UTILISATION_CLASSES: [(f64, RGBColor, &str); 4] = [
+    (0.5, RGBColor(204, 235, 197), "peak utilisation < 50%"),
+    (0.8, RGBColor(255, 237, 160), "peak utilisation 50-80%"),
+    (0.95, RGBColor(253, 190, 120), "peak utilisation 80-95%"),
+    (
+        f64::INFINITY,
+        RGBColor(244, 140, 120),
+        "peak utilisation >= 95%",
+    ),
+];
+
+/// The fill of a service box of peak utilisation `u` (a fraction).
+pub(crate) fn utilisation_fill(u: Option<f64>) -> RGBColor {
+    match u {
+        Some(u) if u.is_finite() => UTILISATION_CLASSES
+            .iter()
+            .find(|(hi, _, _)| u < *hi)
+            .map_or(UTILISATION_CLASSES[3].1, |c| c.1),
+        _ => UNKNOWN_FILL,
+    }
+}
 
 /// Categorical colours, in order of use.
 pub(crate) const CATEGORICAL: [RGBColor; 12] = [
@@ -89,5 +122,18 @@ mod tests {
         assert_eq!(p.colour("retries=3"), CATEGORICAL[0]);
         assert_eq!(p.colour("retries=1"), CATEGORICAL[1]);
         assert_eq!(p.colour("unknown"), p.colour("unknown"));
+    }
+
+    #[test]
+    fn utilisation_classes_split_at_50_80_and_95_percent() {
+        let c = |i: usize| UTILISATION_CLASSES[i].1;
+        assert_eq!(utilisation_fill(Some(0.0)), c(0));
+        assert_eq!(utilisation_fill(Some(0.4999)), c(0));
+        assert_eq!(utilisation_fill(Some(0.5)), c(1));
+        assert_eq!(utilisation_fill(Some(0.8)), c(2));
+        assert_eq!(utilisation_fill(Some(0.95)), c(3));
+        assert_eq!(utilisation_fill(Some(1.0)), c(3));
+        assert_eq!(utilisation_fill(None), UNKNOWN_FILL);
+        assert_eq!(utilisation_fill(Some(f64::NAN)), UNKNOWN_FILL);
     }
 }

@@ -128,9 +128,14 @@ pub(crate) fn render(folder: &Folder, drawn: &[Drawn]) -> String {
             Some((sub, _)) => format!("plots/{sub}/{file}"),
             None => format!("plots/{file}"),
         };
+        let what = d
+            .caption
+            .as_ref()
+            .map(|c| format!("<br>{}", escape(c)))
+            .unwrap_or_default();
         let _ = write!(
             h,
-            "<figure id=\"plot-{}\">\n{}<figcaption>{} — <code>{}</code></figcaption>\n</figure>\n",
+            "<figure id=\"plot-{}\">\n{}<figcaption>{} — <code>{}</code>{what}</figcaption>\n</figure>\n",
             escape(&d.name.replace('/', "-")),
             inline_svg(&d.svg, &d.title),
             escape(&d.title),

@@ -210,6 +210,11 @@ impl CsvStream {
         self.record.get(i).unwrap_or("").trim()
     }
 
+    /// Cell `i` of the current record as text, trimmed.
+    pub(super) fn text(&self, i: usize) -> &str {
+        self.cell(i)
+    }
+
     /// Cell `i` of the current record (at `line`) as a number or `None`.
     pub(super) fn number(&self, i: usize, line: u64) -> Result<Option<f64>, PlotError> {
         number_cell(&self.path, self.cell(i), line, &self.headers[i])

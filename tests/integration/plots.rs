@@ -1014,3 +1014,263 @@ fn the_report_renders_in_headless_chromium_with_every_plot_and_the_table() {
         "the summary row ({logical} logical requests) is not in the page"
     );
 }
+
+// ---- service graphs: the graph and services charts -----------------------------------------
+
+/// Three tiers, each retrying its callee, the db failing for 3 s: a cascade.
+const CASCADE: &str = r#"
+name = "cascade"
+seed = 5
+duration = "12s"
+drain = "5s"
+warmup = "2s"
+
+[[services]]
+name = "frontend"
+servers = 40
+queue_limit = 40
+service_time = { kind = "exponential", mean = "2ms" }
+
+[[services.calls]]
+to = "backend"
+[[services.calls.layers]]
+name = "frontend-client"
+max_attempts = 3
+attempt_timeout = "500ms"
+backoff = { kind = "fixed", delay = "20ms" }
+
+[[services]]
+name = "backend"
+servers = 30
+queue_limit = 50
+service_time = { kind = "exponential", mean = "4ms" }
+
+[[services.calls]]
+to = "db"
+[[services.calls.layers]]
+name = "backend-client"
+max_attempts = 3
+attempt_timeout = "100ms"
+backoff = { kind = "fixed", delay = "10ms" }
+
+[[services]]
+name = "db"
+servers = 20
+queue_limit = 100
+service_time = { kind = "exponential", mean = "8ms" }
+
+[[fleets]]
+name = "users"
+arrival = { kind = "poisson", rate = 150, clients = 50 }
+
+[[fleets.layers]]
+name = "app"
+max_attempts = 2
+attempt_timeout = "2s"
+
+[[outages]]
+target = "db"
+start = "5s"
+end = "8s"
+mode = { kind = "fail", after = "1ms" }
+"#;
+
+const GRAPH_CHARTS: [&str; 2] = ["graph", "services"];
+
+/// The mean over the rows of `summary.csv`'s column `col`.
+fn summary_mean(dir: &Path, col: &str) -> f64 {
+    let text = read(&dir.join("summary.csv"));
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let i = header
+        .iter()
+        .position(|h| *h == col)
+        .unwrap_or_else(|| panic!("summary.csv has no {col}"));
+    let values: Vec<f64> = lines
+        .map(|l| l.split(',').nth(i).unwrap().parse::<f64>().unwrap())
+        .collect();
+    values.iter().sum::<f64>() / values.len() as f64
+}
+
+#[test]
+fn a_graph_run_draws_the_graph_and_services_charts_as_pngs() {
+    let d = tempfile::tempdir().unwrap();
+    write_run(CASCADE, &[], d.path());
+    let files = draw_folder(d.path(), Format::Png).expect("drawn");
+    // The four run charts, the two graph charts, the report.
+    assert_eq!(files.len(), RUN_CHARTS.len() + 3, "{files:?}");
+    for n in GRAPH_CHARTS {
+        let p = plot_file(d.path(), n, "png");
+        assert!(files.contains(&p), "{n} not returned: {files:?}");
+        let (w, h, colours, ink) = png_stats(&p);
+        // Three tiers and a fleet fit the default size; three panels do too.
+        assert_eq!((w, h), (1000, 600), "{n}");
+        assert!(colours > 50, "{n}.png has only {colours} colours");
+        assert!(ink > 0.03, "{n}.png is almost blank ({ink:.3} ink)");
+        let size = std::fs::metadata(&p).unwrap().len();
+        assert!(size > 10_000 && size < 200_000, "{n}.png is {size} bytes");
+    }
+    let html = read(&d.path().join("report.html"));
+    assert_report(
+        &html,
+        files.len() - 1,
+        &["plots/graph.png", "plots/services.png", "Arrow labels: "],
+    );
+    // Right after the timeseries chart, before the phase portrait.
+    let at = |id: &str| html.find(&format!("id=\"plot-{id}\"")).unwrap();
+    assert!(at("timeseries") < at("graph"));
+    assert!(at("graph") < at("services"));
+    assert!(at("services") < at("phase"));
+    let manifest = read(&d.path().join("manifest.toml"));
+    assert_has(
+        &manifest,
+        "manifest.toml",
+        &["\"plots/graph.png\"", "\"plots/services.png\""],
+    );
+}
+
+#[test]
+fn the_graph_chart_labels_arrows_and_boxes_with_the_measured_numbers() {
+    let d = tempfile::tempdir().unwrap();
+    write_run(CASCADE, &["replications=2"], d.path());
+    draw_folder(d.path(), Format::Svg).unwrap();
+    let svg = read(&plot_file(d.path(), "graph", "svg"));
+    assert_has(
+        &svg,
+        "graph.svg",
+        &[
+            "Service graph: cascade (mean of 2 runs)",
+            "users",
+            "fleet",
+            "frontend",
+            "backend",
+            "db",
+            "servers 40",
+            "servers 30",
+            "servers 20",
+            "peak utilisation &gt;= 95%",
+        ],
+    );
+    for s in ["frontend", "backend", "db"] {
+        let a = summary_mean(d.path(), &format!("service_{s}_attempts_per_request"));
+        let label = format!("{a:.2}/req");
+        assert!(svg.contains(&label), "graph.svg lacks {label} ({s})");
+        let u = summary_mean(d.path(), &format!("service_{s}_utilisation_peak"));
+        let peak = format!("peak util {:.0}%", u * 100.0);
+        assert!(svg.contains(&peak), "graph.svg lacks {peak} ({s})");
+    }
+    // The retries multiply down the tiers.
+    let db = summary_mean(d.path(), "service_db_attempts_per_request");
+    let fe = summary_mean(d.path(), "service_frontend_attempts_per_request");
+    assert!(db > fe, "db {db} frontend {fe}");
+
+    let svc = read(&plot_file(d.path(), "services", "svg"));
+    assert_has(
+        &svc,
+        "services.svg",
+        &[
+            "Services over time: cascade (run 0)",
+            "inbound (attempts/s)",
+            "goodput (successes/s)",
+            "utilisation (right axis)",
+            "outage at the service",
+            "utilisation (%)",
+            "time (s)",
+        ],
+    );
+    // Only the db's panel is shaded: the legend's swatch and one outage rectangle.
+    let shade = "opacity=\"0.15\" fill=\"#D55E00\"";
+    assert_eq!(svc.matches(shade).count(), 2, "{shade}");
+}
+
+#[test]
+fn a_dependency_run_draws_no_graph_charts() {
+    let d = tempfile::tempdir().unwrap();
+    write_run(STORM, &[], d.path());
+    let files = draw_folder(d.path(), Format::Png).unwrap();
+    assert_eq!(files.len(), RUN_CHARTS.len() + 1, "{files:?}");
+    for n in GRAPH_CHARTS {
+        assert!(!plot_file(d.path(), n, "png").exists(), "{n}");
+    }
+    let html = read(&d.path().join("report.html"));
+    assert!(!html.contains("plots/graph"), "report.html shows a graph");
+    assert!(
+        !html.contains("plots/services"),
+        "report.html shows services"
+    );
+}
+
+#[test]
+fn the_same_graph_csvs_give_byte_identical_graph_charts() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    write_run(CASCADE, &[], a.path());
+    for f in [
+        "manifest.toml",
+        "summary.csv",
+        "timeseries.csv",
+        "herd.csv",
+        "services.csv",
+    ] {
+        std::fs::copy(a.path().join(f), b.path().join(f)).unwrap();
+    }
+    for format in [Format::Svg, Format::Png] {
+        draw_folder(a.path(), format).unwrap();
+        draw_folder(b.path(), format).unwrap();
+        for n in GRAPH_CHARTS {
+            let ext = format.extension();
+            assert_eq!(
+                std::fs::read(plot_file(a.path(), n, ext)).unwrap(),
+                std::fs::read(plot_file(b.path(), n, ext)).unwrap(),
+                "{n}.{ext} differs"
+            );
+        }
+    }
+}
+
+#[test]
+fn graph_charts_are_replaced_by_a_redraw_and_removed_by_a_forced_dependency_run() {
+    let d = tempfile::tempdir().unwrap();
+    let scenario = d.path().join("cascade.toml");
+    std::fs::write(&scenario, CASCADE).unwrap();
+    let out = d.path().join("out");
+    let out_s = out.to_str().unwrap();
+    let o = retrysim(&["run", scenario.to_str().unwrap(), "--out", out_s, "-q"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for n in GRAPH_CHARTS {
+        assert!(plot_file(&out, n, "png").exists(), "{n}");
+    }
+    // Redrawn as SVG: the PNGs the manifest listed go, the SVGs come.
+    let o = retrysim(&["plot", out_s, "--format", "svg", "-q"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for n in GRAPH_CHARTS {
+        assert!(!plot_file(&out, n, "png").exists(), "{n}.png stayed");
+        assert!(plot_file(&out, n, "svg").exists(), "{n}.svg");
+    }
+    // The same scenario again replaces its own results.
+    let o = retrysim(&["run", scenario.to_str().unwrap(), "--out", out_s, "-q"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for n in GRAPH_CHARTS {
+        assert!(plot_file(&out, n, "png").exists(), "{n}");
+        assert!(!plot_file(&out, n, "svg").exists(), "{n}.svg stayed");
+    }
+    // Another scenario (the embedded default, a [dependency]) only with --force, and
+    // then no graph chart is left.
+    let o = retrysim(&["run", "--set", "duration=\"10s\"", "--out", out_s, "-q"]);
+    assert!(!o.status.success());
+    let o = retrysim(&[
+        "run",
+        "--set",
+        "duration=\"10s\"",
+        "--out",
+        out_s,
+        "-q",
+        "--force",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for n in GRAPH_CHARTS {
+        assert!(!plot_file(&out, n, "png").exists(), "{n}.png stayed");
+    }
+    assert!(!out.join("services.csv").exists());
+    assert!(plot_file(&out, "timeseries", "png").exists());
+}
