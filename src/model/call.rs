@@ -89,7 +89,7 @@ impl World {
     /// Whether `node` is in a fleet's stack, whose counts are the whole-run columns.
     #[inline]
     fn top(&self, node: u32) -> bool {
-        self.stacks[self.stack_of(node)].top
+        self.stack_of(node) < self.n_top
     }
 
     /// The deadline of the call at `node`: its request's in a fleet's stack, else its
@@ -97,7 +97,7 @@ impl World {
     #[inline]
     fn deadline_of(&self, node: u32) -> Nanos {
         let n = self.arena.nodes[node as usize];
-        if self.stacks[n.stack as usize].top {
+        if (n.stack as usize) < self.n_top {
             self.arena.reqs[n.req as usize].deadline
         } else {
             self.calls.deadline_at(node)
@@ -118,7 +118,7 @@ impl World {
     pub(super) fn begin_call(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let now = s.now();
         let st = self.stack_of(node);
-        let top = self.stacks[st].top;
+        let top = st < self.n_top;
         let n = self.arena.nodes[node as usize];
         let r = self.arena.reqs[n.req as usize];
         let depth = n.depth as usize;
@@ -164,7 +164,7 @@ impl World {
     pub(super) fn start_attempt(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let now = s.now();
         let st = self.stack_of(node);
-        let top = self.stacks[st].top;
+        let top = st < self.n_top;
         let n = self.arena.nodes[node as usize];
         let deadline = self.deadline_of(node);
         let depth = n.depth as usize;
@@ -281,7 +281,7 @@ impl World {
         let now = s.now();
         let n = self.arena.nodes[node as usize];
         let st = n.stack as usize;
-        let top = self.stacks[st].top;
+        let top = st < self.n_top;
         let depth = n.depth as usize;
         self.attempt_over(st, depth, n.instance, now, Some(Class::Timeout));
         // The attempt is over: the child is orphaned (or cancelled).
@@ -332,7 +332,7 @@ impl World {
         let ok = outcome.class == Class::Success;
         let now = s.now();
         self.attempt_over(st, depth, n.instance, now, Some(outcome.class));
-        if self.stacks[st].top {
+        if st < self.n_top {
             self.rec
                 .attempt_end(depth, n.attempts, End::Class(outcome.class));
         }
@@ -368,7 +368,7 @@ impl World {
         let r = self.arena.reqs[n.req as usize];
         let fi = r.fleet as usize;
         let st = n.stack as usize;
-        let top = self.stacks[st].top;
+        let top = st < self.n_top;
         let depth = n.depth as usize;
         let deadline = self.deadline_of(node);
         let keys = self.fleets[fi].cfg.idempotency_keys;
@@ -589,7 +589,7 @@ impl World {
             NodeState::Waiting => {
                 let st = n.stack as usize;
                 self.attempt_over(st, n.depth as usize, n.instance, s.now(), None);
-                if self.stacks[st].top {
+                if st < self.n_top {
                     self.rec
                         .attempt_end(n.depth as usize, n.attempts, End::Cancelled);
                 }
@@ -606,7 +606,7 @@ impl World {
     /// attempt; a dependency attempt is never `Waiting`).
     pub(super) fn count_attempts_in_flight(&mut self) {
         for n in &self.arena.nodes {
-            if n.state == NodeState::Waiting && self.stacks[n.stack as usize].top {
+            if n.state == NodeState::Waiting && (n.stack as usize) < self.n_top {
                 self.rec
                     .attempt_end(n.depth as usize, n.attempts, End::InFlight);
             }

@@ -118,6 +118,9 @@ impl World {
     /// The service an attempt at `node` (depth = its stack's length) reaches.
     #[inline]
     pub(super) fn service_of(&self, node: u32) -> usize {
+        if self.svcs.len() == 1 {
+            return 0; // `[dependency]`: no lookup on the hot path
+        }
         self.stacks[self.arena.nodes[node as usize].stack as usize].target as usize
     }
 

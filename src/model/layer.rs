@@ -189,7 +189,7 @@ impl World {
         op: impl FnOnce(&mut Breaker, Nanos) -> T,
     ) -> T {
         let now = s.now();
-        let top = self.stacks[st].top;
+        let top = st < self.n_top;
         let layer = &mut self.stacks[st].layers[depth];
         let global = layer.global;
         let b = &mut layer.breakers[inst as usize];

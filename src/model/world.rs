@@ -47,6 +47,8 @@ pub struct World {
     pub(super) fleets: Vec<Fleet>,
     /// Layer stacks: the fleets' first (index = fleet), then the service calls'.
     pub(super) stacks: Vec<Stack>,
+    /// The fleets' stacks are `0..n_top` (their counts are the whole-run columns).
+    pub(super) n_top: usize,
     /// The stack of each (service, call, callee).
     pub(super) call_stacks: Vec<Vec<Vec<u16>>>,
     /// (stack, depth) of each global layer index.
@@ -111,6 +113,7 @@ impl World {
         let mut w = World {
             lanes: Lanes::new(layer_index.len(), scn.fleets.len()),
             fleets,
+            n_top: scn.fleets.len(),
             stacks,
             call_stacks,
             layer_index,
