@@ -10,6 +10,7 @@ pub mod file;
 pub mod guard;
 pub mod overrides;
 pub mod preset;
+pub mod suggest;
 pub mod validate;
 
 use std::path::Path;
@@ -187,7 +188,7 @@ pub fn from_table(source: &Source, table: toml::Table) -> Result<Loaded, Scenari
             ScenarioError::Field {
                 path: source.path.clone(),
                 field,
-                message: inner.trim_end().to_string(),
+                message: suggest::did_you_mean(inner.trim_end()),
             }
         })?;
     resolved.fill_part_presets(&mut file);

@@ -985,3 +985,65 @@ fn graph_values_of_the_wrong_shape_name_the_field() {
         check(name, Some(&text), &[expect]);
     }
 }
+
+// "Did you mean" (issue 22): a misspelt key or choice gets the closest name offered.
+
+#[test]
+fn a_misspelt_key_or_choice_gets_the_closest_name() {
+    let d = tempfile::tempdir().unwrap();
+    let base = "duration = \"10s\"\n[dependency]\nservers = 2\nservice_time = \"10ms\"\n[[fleets]]\nname = \"a\"\narrival = { kind = \"poisson\", rate = 10 }\n";
+    for (from, to, field, want) in [
+        (
+            "service_time =",
+            "servic_time =",
+            "dependency.servic_time",
+            "did you mean `service_time`?",
+        ),
+        (
+            "arrival =",
+            "arival =",
+            "fleets[0].arival",
+            "did you mean `arrival`?",
+        ),
+        (
+            "kind = \"poisson\"",
+            "kind = \"poison\"",
+            "fleets[0].arrival",
+            "did you mean `poisson`?",
+        ),
+    ] {
+        let p = d.path().join("typo.toml");
+        std::fs::write(&p, base.replacen(from, to, 1)).unwrap();
+        let o = crate::common::retrysim(d.path(), &["validate", p.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(field) && err.contains(want), "{err}");
+    }
+    // A key nothing is close to gets no guess.
+    let p = d.path().join("far.toml");
+    std::fs::write(
+        &p,
+        base.replacen("servers = 2", "servers = 2\ncolour = 1", 1),
+    )
+    .unwrap();
+    let o = crate::common::retrysim(d.path(), &["validate", p.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("unknown field `colour`") && !err.contains("did you mean"),
+        "{err}"
+    );
+    // `--set` keys are checked the same way.
+    let p = d.path().join("ok.toml");
+    std::fs::write(&p, base).unwrap();
+    let o = crate::common::retrysim(
+        d.path(),
+        &[
+            "explain",
+            p.to_str().unwrap(),
+            "--set",
+            "dependency.sevrers=3",
+        ],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("did you mean `servers`?"), "{err}");
+}
