@@ -120,7 +120,7 @@ impl World {
             return None;
         }
         let mut sum = 0.0;
-        for st in self.stacks.iter().filter(|st| st.top) {
+        for st in &self.stacks[..self.n_top] {
             for l in &st.layers {
                 for b in &l.budgets {
                     sum += b.level(now);

@@ -20,15 +20,13 @@ pub(super) struct Stack {
     /// Whether an attempt carries the time its caller gives up on it (the remaining
     /// deadline) to the service.
     pub(super) propagate: bool,
-    /// Whether it is a fleet's stack: its counts are the run's whole-run columns
-    /// (per layer, by ordinal, by outcome).
-    pub(super) top: bool,
 }
 
 /// The stack of each callee of each call of each service: `[service][call][callee]`.
 pub(super) type CallStacks = Vec<Vec<Vec<u16>>>;
 
-/// Every stack of `scn` with random streams from `seed`: the fleets' first, then per
+/// Every stack of `scn` with random streams from `seed`: the fleets' first (stack `i`
+/// is fleet `i`'s, and its counts are the whole-run columns), then per
 /// service, call and callee. Returns the stacks, the stack of each (service, call,
 /// callee) and the (stack, depth) of each global layer index.
 pub(super) fn build(scn: &Scenario, seed: u64) -> (Vec<Stack>, CallStacks, Vec<(u16, u8)>) {
@@ -38,8 +36,7 @@ pub(super) fn build(scn: &Scenario, seed: u64) -> (Vec<Stack>, CallStacks, Vec<(
                     owner: &str,
                     layers: &[crate::model::config::LayerConfig],
                     target: u16,
-                    propagate: bool,
-                    top: bool| {
+                    propagate: bool| {
         let st = stacks.len() as u16;
         let layers = layers
             .iter()
@@ -54,7 +51,6 @@ pub(super) fn build(scn: &Scenario, seed: u64) -> (Vec<Stack>, CallStacks, Vec<(
             layers,
             target,
             propagate,
-            top,
         });
         st
     };
@@ -65,7 +61,6 @@ pub(super) fn build(scn: &Scenario, seed: u64) -> (Vec<Stack>, CallStacks, Vec<(
             &f.layers,
             f.target,
             f.propagate_deadline,
-            true,
         );
     }
     let mut calls = Vec::with_capacity(scn.services.len());
@@ -85,7 +80,6 @@ pub(super) fn build(scn: &Scenario, seed: u64) -> (Vec<Stack>, CallStacks, Vec<(
                         &call.layers,
                         to,
                         call.propagate_deadline,
-                        false,
                     )
                 })
                 .collect();
