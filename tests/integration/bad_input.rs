@@ -1137,6 +1137,14 @@ fn queue_fleet_rules_name_the_field_and_what_is_allowed() {
             vec!["fleets[0].arrival", "clients"],
         ),
         (
+            "queue_burst_profile",
+            QUEUE.replace(
+                "rate = 100 }",
+                "publish = \"burst\", at = \"1s\", count = 3 }\nload_profile = [{ at = \"2s\", multiplier = 2 }]",
+            ),
+            vec!["fleets[0].load_profile", "poisson and constant"],
+        ),
+        (
             "queue_occ",
             QUEUE.replace("servers = 2\nservice_time = \"10ms\"", "kind = \"occ\""),
             vec!["fleets[0].arrival.kind", "occ"],

@@ -89,7 +89,7 @@ pub(super) fn validate_fleet(c: &Ctx, i: usize, f: &FleetFile, occ: bool) -> R<F
             if matches!(arrival, Arrival::Closed { .. } | Arrival::Burst { .. }) {
                 return c.err(
                     format!("{p}.load_profile"),
-                    "applies only to poisson and constant arrivals (and publishing)",
+                    "applies only to poisson and constant arrivals",
                 );
             }
             let (pts, ramp) = match lp {
