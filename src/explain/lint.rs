@@ -19,6 +19,8 @@
 //! | `no-attempt-timeout-under-deadline` | the fleet has a `deadline` and a retrying layer has no `attempt_timeout`, nor does any layer below it |
 //! | `overload-without-shedding` | the dependency (in a graph, each service a fleet calls, against the fleets that call it) has finite servers, the highest total offered load of the open and burst fleets (first attempts; bursts at their mean rate over the run; closed loops are self-limiting and not counted) exceeds its capacity, and it sheds nothing: unlimited `queue_limit` and no `drop_expired` (a deadline alone does not shed: the abandoned attempts are still served). One lint, on the fleet with the largest offered load |
 //! | `retries-at-several-tiers` | on a path of a service graph from a fleet to a service that calls nobody, more than one tier retries (a tier is the fleet's layers, or one call's layers; it retries when one of its layers does) and at least one retrying tier has a layer without a `budget`. One lint per fleet, naming the path with the largest product |
+//! | `visibility-timeout-below-handler-time` | a queue fleet's handler can run longer than its `visibility_timeout`: its worst case ([`handler_worst_case`]: attempts × their timeouts plus the backoff schedule, layer by layer, capped by `total_timeout` and the `deadline`) exceeds it, or nothing bounds it (no attempt timeout, total timeout or deadline) |
+//! | `double-retry-loop` | a queue fleet's handler retries (a layer retries) and the broker redelivers (`max_receive_count` above 1 or unlimited), and no retrying layer has a `budget` |
 //! | `retries-overloaded` | a retrying fleet or call layer has `overloaded` in `retry_on` and a callee can answer overloaded (`on_failure = "overloaded"` or `overloaded_status = true`). A call's lint names the first fleet whose requests reach it; a call no fleet reaches is not linted |
 //!
 //! Rules that would fire on inert settings stay silent: retrying `breaker_open` without
@@ -33,7 +35,10 @@ use crate::model::config::{
 };
 use crate::model::outcome::Class;
 
+mod queue;
 mod tiers;
+
+pub use queue::handler_worst_case;
 
 use super::render::{fmt_count, fmt_duration, fmt_num, fmt_time, fmt_total, quoted_list};
 use super::{backoff_total, fleet_load, offered_peak_where, rejection_class, retries, Bound};
@@ -69,8 +74,13 @@ pub const RETRIES_AT_SEVERAL_TIERS: &str = "retries-at-several-tiers";
 /// Id: a layer retries a callee's `overloaded` answers.
 pub const RETRIES_OVERLOADED: &str = "retries-overloaded";
 
+/// Id: a queue handler that can outlive its visibility timeout.
+pub const VISIBILITY_TIMEOUT_BELOW_HANDLER_TIME: &str = "visibility-timeout-below-handler-time";
+/// Id: handler retries inside broker redelivery, without a budget.
+pub const DOUBLE_RETRY_LOOP: &str = "double-retry-loop";
+
 /// Every lint: its id and one sentence of what it means, in report order.
-pub const LINTS: [(&str, &str); 12] = [
+pub const LINTS: [(&str, &str); 14] = [
     (
         MULTI_LAYER_RETRIES_WITHOUT_BUDGET,
         "two or more layers of a fleet retry without a retry budget, so their attempts multiply (3 layers of 3 = 27 per request)",
@@ -118,6 +128,14 @@ pub const LINTS: [(&str, &str); 12] = [
     (
         RETRIES_OVERLOADED,
         "a layer retries a callee's overloaded answers, which mean \"overloaded; don't retry\", so tiers above the one that rejected retry too",
+    ),
+    (
+        VISIBILITY_TIMEOUT_BELOW_HANDLER_TIME,
+        "a queue handler's worst case (its retries, their timeouts and its backoff) exceeds the visibility timeout, so its message is delivered again while it still runs",
+    ),
+    (
+        DOUBLE_RETRY_LOOP,
+        "a queue handler retries and the broker redelivers too, with no budget, so the two loops multiply (3 attempts × 5 receives = 15 per message)",
     ),
 ];
 
@@ -289,6 +307,7 @@ pub fn lints(scn: &Scenario) -> Vec<Lint> {
     overload_without_shedding(&mut found, scn);
     tiers::several_tiers(&mut found, scn);
     tiers::overloaded(&mut found, scn);
+    queue::queue_lints(&mut found, scn);
     let mut out = found.out;
     out.sort_by_key(|(key, _)| *key);
     out.into_iter().map(|(_, l)| l).collect()

@@ -8,7 +8,9 @@ use crate::metrics::summary::{Cell, Summary};
 use crate::metrics::BucketRow;
 use crate::run::RunResult;
 
-pub use crate::metrics::columns::{ATTEMPTS_BY_ORDINAL_COLUMNS, HERD_COLUMNS, TIMESERIES_COLUMNS};
+pub use crate::metrics::columns::{
+    ATTEMPTS_BY_ORDINAL_COLUMNS, HERD_COLUMNS, QUEUE_SERIES_COLUMNS, TIMESERIES_COLUMNS,
+};
 
 /// A writer of CSV records into memory: RFC 4180 quoting where needed (a field holding
 /// a comma, quote or line break is quoted, its quotes doubled), `\n` line ends.
@@ -105,13 +107,26 @@ pub fn summary_row(s: &Summary, columns: &[String]) -> String {
 /// The time-series rows of a run. Rates and time-weighted means are normalised by each
 /// bucket's real width: a partial last bucket `[t, duration)` by `duration - t`.
 pub fn timeseries_rows(r: &RunResult, dependency_servers: Option<u32>) -> String {
+    timeseries_rows_laid(r, dependency_servers, r.metrics.queue.is_some())
+}
+
+/// The time-series rows of a run, with the queue columns ([`QUEUE_SERIES_COLUMNS`],
+/// empty for a run without a queue fleet) when `queue` (the folder's layout has them).
+pub fn timeseries_rows_laid(r: &RunResult, dependency_servers: Option<u32>, queue: bool) -> String {
     let m = &r.metrics;
     let outage = outage_per_bucket(r);
     let mut cells = m
         .buckets
         .iter()
         .zip(&outage)
-        .map(|(b, &outage_ns)| timeseries_cells(r, dependency_servers, b, outage_ns));
+        .enumerate()
+        .map(|(i, (b, &outage_ns))| {
+            let mut row = timeseries_cells(r, dependency_servers, b, outage_ns).to_vec();
+            if queue {
+                row.extend(queue_cells(r, i));
+            }
+            row
+        });
     let Some(first) = cells.next() else {
         return String::new();
     };
@@ -125,6 +140,29 @@ pub fn timeseries_rows(r: &RunResult, dependency_servers: Option<u32>) -> String
         let _ = w.write_record(row.iter().map(Cell::render));
     }
     text(w)
+}
+
+/// The queue columns of bucket `i` of a run, laid out on [`QUEUE_SERIES_COLUMNS`].
+fn queue_cells(r: &RunResult, i: usize) -> [Cell; QUEUE_SERIES_COLUMNS.len()] {
+    let m = &r.metrics;
+    match m.queue.as_ref().zip(m.buckets.get(i)) {
+        Some((q, b)) => {
+            let row = q.rows.get(i).copied().unwrap_or_default();
+            [
+                Cell::float(row.depth_area as f64 / m.width(b) as f64),
+                Cell::float(to_secs(row.oldest_age)),
+                Cell::Int(row.redeliveries),
+                Cell::Int(row.dlq),
+            ]
+        }
+        None => std::array::from_fn(|_| Cell::Empty),
+    }
+}
+
+/// The header of `timeseries.csv`, with the queue columns when `queue`.
+pub fn timeseries_header(queue: bool) -> String {
+    let extra: &[&str] = if queue { &QUEUE_SERIES_COLUMNS } else { &[] };
+    record(TIMESERIES_COLUMNS.iter().chain(extra))
 }
 
 /// One `timeseries.csv` row, laid out on [`TIMESERIES_COLUMNS`].

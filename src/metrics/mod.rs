@@ -8,6 +8,7 @@ pub mod format;
 pub mod interval;
 pub mod ordinal;
 pub mod quantiles;
+pub mod queue;
 pub mod recorder;
 pub mod recovery;
 pub mod services;

@@ -172,6 +172,8 @@ pub struct RunMetrics {
     pub ordinals: Ordinals,
     /// Per service, for a service graph.
     pub services: Option<ServiceSeries>,
+    /// The message queues, when the scenario has a queue fleet.
+    pub queue: Option<super::queue::QueueMetrics>,
 }
 
 impl RunMetrics {
@@ -637,6 +639,7 @@ impl Recorder {
             end,
             ordinals: self.ordinals,
             services: self.services,
+            queue: None,
         }
     }
 }

@@ -10,8 +10,8 @@ use crate::model::outcome::Class;
 
 use super::collapse;
 use super::columns::{
-    fleet_column, layer_column, service_column, FLEET_COLUMNS, OVERLOADED, SERVICE_COLUMNS,
-    SUMMARY_BASE, SUMMARY_EXTRA,
+    fleet_column, layer_column, service_column, FLEET_COLUMNS, OVERLOADED, QUEUE_SUMMARY,
+    SERVICE_COLUMNS, SUMMARY_BASE, SUMMARY_EXTRA,
 };
 use super::recorder::RunMetrics;
 use super::recovery;
@@ -108,6 +108,8 @@ pub struct Layout {
     pub fleets: Vec<String>,
     /// Service names, for a service graph (`[[services]]`).
     pub services: Vec<String>,
+    /// Whether a fleet is a queue fleet: the queue columns are written.
+    pub queue: bool,
 }
 
 impl Layout {
@@ -125,12 +127,14 @@ impl Layout {
             } else {
                 Vec::new()
             },
+            queue: scn.fleets.iter().any(|f| f.queue.is_some()),
         }
     }
 
     /// The union of two layouts (for a sweep over cells).
     pub fn merge(&mut self, other: &Layout) {
         self.max_layers = self.max_layers.max(other.max_layers);
+        self.queue |= other.queue;
         for f in &other.fleets {
             if !self.fleets.contains(f) {
                 self.fleets.push(f.clone());
@@ -156,6 +160,9 @@ impl Layout {
         }
         for sv in &self.services {
             c.extend(SERVICE_COLUMNS.iter().map(|k| service_column(sv, k)));
+        }
+        if self.queue {
+            c.extend(QUEUE_SUMMARY.iter().map(|k| k.name.to_string()));
         }
         c
     }
@@ -398,6 +405,25 @@ impl Summary {
                     .map(|c| service_column(name, c))
                     .zip(values),
             );
+        }
+        if layout.queue {
+            let values: [Cell; QUEUE_SUMMARY.len()] = match &m.queue {
+                Some(q) => {
+                    let t = &q.totals;
+                    [
+                        Cell::Int(t.messages),
+                        Cell::Int(t.deliveries),
+                        Cell::Int(t.redeliveries),
+                        Cell::Int(t.duplicate_deliveries),
+                        Cell::Int(t.dlq),
+                        Cell::Int(t.left),
+                        quantile_ms(&q.end_to_end, 0.5),
+                        quantile_ms(&q.end_to_end, 0.99),
+                    ]
+                }
+                None => std::array::from_fn(|_| Cell::Empty),
+            };
+            cells.extend(QUEUE_SUMMARY.iter().map(|c| c.name.to_string()).zip(values));
         }
         Summary { cells }
     }

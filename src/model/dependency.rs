@@ -292,11 +292,19 @@ impl World {
                 let fi = self.fleet_of(node);
                 let keys = self.fleets[fi].cfg.idempotency_keys;
                 let r = &mut self.arena.reqs[n.req as usize];
-                if r.is_write && !(keys && r.applied > 0) {
-                    r.applied += 1;
-                    if r.applied >= 2 {
-                        let first = r.applied == 2;
-                        self.rec.duplicate(first);
+                if r.is_write {
+                    // A queue handler applies its message: one logical write over
+                    // every delivery (see `super::broker`).
+                    let applied = match self.broker.as_mut() {
+                        Some(b) => b.applied_of(n.req, r.gen).unwrap_or(&mut r.applied),
+                        None => &mut r.applied,
+                    };
+                    if !(keys && *applied > 0) {
+                        *applied += 1;
+                        if *applied >= 2 {
+                            let first = *applied == 2;
+                            self.rec.duplicate(first);
+                        }
                     }
                 }
             } else {

@@ -313,6 +313,18 @@ events! {
         /// Instance.
         instance @ B: u32,
     },
+    /// A queue message's visibility timeout, or its redelivery delay, ended.
+    13 => Visibility {
+        /// Message slot.
+        msg @ A: u32,
+        /// Its generation when the timer was set.
+        gen @ B: u32,
+    },
+    /// A consumer of a queue became free: it receives the oldest visible message.
+    14 => Receive {
+        /// Queue index (queue fleets in fleet order).
+        queue @ A: u16,
+    },
 }
 
 #[cfg(test)]
@@ -363,6 +375,8 @@ mod tests {
                 layer: u16::MAX,
                 instance: max,
             },
+            Event::Visibility { msg: max, gen: max },
+            Event::Receive { queue: u16::MAX },
         ]
     }
 

@@ -79,6 +79,13 @@ impl Fleet {
     }
 }
 
+impl Fleet {
+    /// Whether the next request (or message) is a non-idempotent write.
+    pub(super) fn draw_write(&mut self) -> bool {
+        self.writes.random::<f64>() < self.cfg.writes
+    }
+}
+
 impl World {
     /// [`Event::Arrival`]: the next open-loop arrival of fleet `fleet`; schedules the
     /// one after it.
@@ -92,7 +99,7 @@ impl World {
         if let Some(t) = open.next(now, &mut f.arrivals) {
             s.at(t, Event::Arrival { fleet });
         }
-        self.start_request(fi, client, s);
+        self.arrive(fi, client, s);
     }
 
     /// [`Event::Burst`]: every request of a burst fleet, at once.
@@ -103,16 +110,40 @@ impl World {
             _ => (0, 1),
         };
         for i in 0..count {
-            self.start_request(fi, i % clients, s);
+            self.arrive(fi, i % clients, s);
+        }
+    }
+
+    /// An arrival of fleet `fleet` from `client`: a logical request, or for a queue
+    /// fleet a published message (see [`super::broker`]).
+    fn arrive(&mut self, fleet: usize, client: u64, s: &mut Scheduler<Packed>) {
+        if self.broker.as_ref().is_some_and(|b| b.is_queue(fleet)) {
+            self.publish(fleet, s);
+        } else {
+            self.start_request(fleet, client, s);
         }
     }
 
     /// Starts a logical request of `client` of fleet `fleet`: its deadline timer and
     /// its top call (or, with no layers, its attempt at the dependency).
     pub(super) fn start_request(&mut self, fleet: usize, client: u64, s: &mut Scheduler<Packed>) {
-        let now = s.now();
         let f = &mut self.fleets[fleet];
-        let is_write = f.cfg.writes > 0.0 && f.writes.random::<f64>() < f.cfg.writes;
+        let is_write = f.cfg.writes > 0.0 && f.draw_write();
+        let req = self.launch_request(fleet, client, is_write, s);
+        self.begin_request(req, s);
+    }
+
+    /// Allocates a logical request of `client` of fleet `fleet` and counts it offered
+    /// ([`Self::begin_request`] sends it).
+    pub(super) fn launch_request(
+        &mut self,
+        fleet: usize,
+        client: u64,
+        is_write: bool,
+        s: &mut Scheduler<Packed>,
+    ) -> u32 {
+        let now = s.now();
+        let f = &self.fleets[fleet];
         let deadline = f.cfg.deadline.map_or(Nanos::MAX, |d| now.saturating_add(d));
         let req = self.arena.alloc_req(Request {
             gen: 0,
@@ -127,10 +158,17 @@ impl World {
         });
         self.in_flight += 1;
         self.rec.offered(fleet);
+        req
+    }
+
+    /// Sends the logical request `req`: its deadline timer and its top call (or, with
+    /// no layers, its attempt at the dependency).
+    pub(super) fn begin_request(&mut self, req: u32, s: &mut Scheduler<Packed>) {
+        let r = self.arena.reqs[req as usize];
+        let (fleet, deadline) = (r.fleet as usize, r.deadline);
         if deadline != Nanos::MAX {
-            let gen = self.arena.reqs[req as usize].gen;
             let lane = self.lanes.deadline_lane(fleet);
-            self.lanes.set(lane, deadline, req, gen, &self.arena, s);
+            self.lanes.set(lane, deadline, req, r.gen, &self.arena, s);
         }
         let node = self.arena.alloc_node(req, 0, fleet as u16, NONE, 0);
         if self.stacks[fleet].layers.is_empty() {
@@ -172,6 +210,9 @@ impl World {
                     },
                 );
             }
+        }
+        if self.broker.is_some() {
+            self.handler_done(req, outcome.class == Class::Success, s);
         }
         self.arena.maybe_free_req(req);
     }

@@ -21,6 +21,7 @@ use crate::engine::{Control, Handler, Nanos, Scheduler};
 use crate::metrics::{Recorder, RunMetrics};
 use crate::model::config::{Arrival, DependencyKind, Scenario, ServiceConfig};
 
+use super::broker::Broker;
 use super::call::CallTimes;
 use super::dependency::Service;
 pub use super::event::{Event, Packed};
@@ -79,6 +80,8 @@ pub struct World {
     truncated: Option<String>,
     /// Per-node times of layer calls.
     pub(super) calls: CallTimes,
+    /// The message queues of queue fleets (`None` without one).
+    pub(super) broker: Option<Broker>,
 }
 
 impl World {
@@ -137,6 +140,7 @@ impl World {
             caps,
             truncated: None,
             calls: CallTimes::default(),
+            broker: Broker::new(scn, seed),
         };
         for (i, win) in w.windows.iter().enumerate() {
             sched.at(win.start, Event::OutageStart { window: i as u32 });
@@ -160,8 +164,11 @@ impl World {
         self.count_attempts_in_flight();
         let level = self.budget_level_at(end);
         let end = end.min(self.horizon);
-        self.rec
-            .finish(end, level, self.in_flight, events, self.truncated)
+        let mut m = self
+            .rec
+            .finish(end, level, self.in_flight, events, self.truncated);
+        m.queue = self.broker.map(|b| b.finish(end));
+        m
     }
 }
 
@@ -264,15 +271,23 @@ impl Handler<Packed> for World {
                 }
             }
             Event::BreakerTimer { layer, instance } => self.on_breaker_timer(layer, instance, s),
+            Event::Visibility { msg, gen } => self.on_visibility(msg, gen, s),
+            Event::Receive { queue } => self.on_receive(queue, s),
         }
         // The drain ends when every logical request is over and so is the work they
         // left behind (orphaned attempts, retries below a timed-out layer): the summary
         // counts everything.
-        if now >= self.duration && self.in_flight == 0 && self.arena.live_nodes() == 0 {
+        // With queue fleets, so are the messages not yet deleted or dead-lettered.
+        if now >= self.duration
+            && self.in_flight == 0
+            && self.arena.live_nodes() == 0
+            && !self.messages_pending()
+        {
             return Control::Stop;
         }
         if let Some(why) = self.caps.exceeded(
-            self.arena.live_requests(),
+            // Messages held by the broker count as requests.
+            self.arena.live_requests() + self.broker.as_ref().map_or(0, Broker::live),
             self.arena.live_nodes(),
             // Pending events and timers are summed every 64 events: the cap is a memory
             // bound, and 64 events cannot move it far.

@@ -45,6 +45,30 @@ pub enum ArrivalFile {
         /// Clients the requests are spread over (default: one per request).
         clients: Option<u64>,
     },
+    /// A message queue the fleet consumes: messages published by an open process
+    /// (`publish`), each handled by one of the fleet's `consumers`.
+    Queue {
+        /// Messages published per second (poisson and constant publishing).
+        rate: Option<f64>,
+        /// `"poisson"` (default), `"constant"` or `"burst"` (`count` messages at `at`).
+        publish: Option<PublishKind>,
+        /// Burst publishing: when.
+        at: Option<Dur>,
+        /// Burst publishing: how many.
+        count: Option<u64>,
+    },
+}
+
+/// The publish process of a queue fleet, one of the open arrival kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PublishKind {
+    /// Exponential gaps at `rate`.
+    Poisson,
+    /// Evenly spaced at `rate`.
+    Constant,
+    /// `count` messages at `at`.
+    Burst,
 }
 
 /// One point of a load profile.
@@ -119,6 +143,16 @@ pub struct FleetFile {
     pub target: Option<String>,
     /// Whether the remaining deadline travels with the attempts (default false).
     pub propagate_deadline: Option<bool>,
+    /// Queue fleets: concurrent handlers.
+    pub consumers: Option<u64>,
+    /// Queue fleets: a received message reappears after this (default 30s).
+    pub visibility_timeout: Option<Dur>,
+    /// Queue fleets: receives before the dead-letter queue (default unlimited).
+    pub max_receive_count: Option<Limit>,
+    /// Queue fleets: extra delay before a failed message is visible again (default 0s).
+    pub redelivery_delay: Option<Dur>,
+    /// Queue fleets: fraction of messages whose handling always fails (default 0).
+    pub poison: Option<f64>,
 }
 
 /// A retry layer.

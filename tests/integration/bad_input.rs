@@ -1047,3 +1047,126 @@ fn a_misspelt_key_or_choice_gets_the_closest_name() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("did you mean `servers`?"), "{err}");
 }
+
+/// A queue fleet (`arrival = { kind = "queue" }`) that validates.
+const QUEUE: &str = r#"
+duration = "10s"
+[dependency]
+servers = 2
+service_time = "10ms"
+[[fleets]]
+name = "worker"
+arrival = { kind = "queue", rate = 100 }
+consumers = 4
+visibility_timeout = "30s"
+max_receive_count = 5
+"#;
+
+#[test]
+fn queue_fleet_rules_name_the_field_and_what_is_allowed() {
+    for (name, text, expect) in [
+        (
+            "queue_key_elsewhere",
+            GOOD.replace("rate = 100 }", "rate = 100 }\nconsumers = 3"),
+            vec!["fleets[0].consumers", "queue fleet only"],
+        ),
+        (
+            "queue_poison_elsewhere",
+            GOOD.replace("rate = 100 }", "rate = 100 }\npoison = 0.1"),
+            vec!["fleets[0].poison", "queue fleet only"],
+        ),
+        (
+            "queue_no_consumers",
+            QUEUE.replace("consumers = 4\n", ""),
+            vec!["fleets[0].consumers", "required"],
+        ),
+        (
+            "queue_zero_consumers",
+            QUEUE.replace("consumers = 4", "consumers = 0"),
+            vec!["fleets[0].consumers", "at least 1"],
+        ),
+        (
+            "queue_no_rate",
+            QUEUE.replace("rate = 100", "publish = \"poisson\""),
+            vec!["fleets[0].arrival.rate", "required"],
+        ),
+        (
+            "queue_burst_rate",
+            QUEUE.replace(
+                "rate = 100",
+                "rate = 5, publish = \"burst\", at = \"1s\", count = 3",
+            ),
+            vec!["fleets[0].arrival.rate", "burst"],
+        ),
+        (
+            "queue_burst_no_count",
+            QUEUE.replace("rate = 100", "publish = \"burst\", at = \"1s\""),
+            vec!["fleets[0].arrival.count", "required"],
+        ),
+        (
+            "queue_count_poisson",
+            QUEUE.replace("rate = 100", "rate = 100, count = 4"),
+            vec!["fleets[0].arrival.count", "burst"],
+        ),
+        (
+            "queue_bad_publish",
+            QUEUE.replace("rate = 100", "rate = 100, publish = \"closed\""),
+            vec!["publish", "poisson", "constant", "burst"],
+        ),
+        (
+            "queue_zero_visibility",
+            QUEUE.replace("\"30s\"", "\"0s\""),
+            vec!["fleets[0].visibility_timeout", "positive"],
+        ),
+        (
+            "queue_zero_receives",
+            QUEUE.replace("max_receive_count = 5", "max_receive_count = 0"),
+            vec!["fleets[0].max_receive_count", "at least 1"],
+        ),
+        (
+            "queue_poison_above_one",
+            QUEUE.replace(
+                "max_receive_count = 5",
+                "max_receive_count = 5\npoison = 1.5",
+            ),
+            vec!["fleets[0].poison", "between 0 and 1"],
+        ),
+        (
+            "queue_clients",
+            QUEUE.replace("rate = 100", "rate = 100, clients = 3"),
+            vec!["fleets[0].arrival", "clients"],
+        ),
+        (
+            "queue_burst_profile",
+            QUEUE.replace(
+                "rate = 100 }",
+                "publish = \"burst\", at = \"1s\", count = 3 }\nload_profile = [{ at = \"2s\", multiplier = 2 }]",
+            ),
+            vec!["fleets[0].load_profile", "poisson and constant"],
+        ),
+        (
+            "queue_occ",
+            QUEUE.replace("servers = 2\nservice_time = \"10ms\"", "kind = \"occ\""),
+            vec!["fleets[0].arrival.kind", "occ"],
+        ),
+    ] {
+        check(name, Some(&text), &expect);
+    }
+}
+
+#[test]
+fn the_queue_scenario_is_accepted() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("queue.toml");
+    std::fs::write(&p, QUEUE).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_retrysim"))
+        .arg("validate")
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -1182,3 +1182,89 @@ fn a_dependency_scenario_explains_as_before() {
     assert!(text.contains("attempts/s at the dependency"));
     assert!(e.lints.iter().all(|l| l.call.is_none()));
 }
+
+// ----- queue fleets (issue 21) -----------------------------------------------------------
+
+/// A queue fleet with `extra` fleet keys and `layers`.
+fn queue_fleet(extra: &str, layers: &str) -> String {
+    format!(
+        r#"
+duration = "10s"
+[dependency]
+servers = 10
+queue_limit = 100
+service_time = "10ms"
+[[fleets]]
+name = "web"
+arrival = {{ kind = "queue", rate = 100 }}
+consumers = 5
+{extra}
+{layers}
+"#
+    )
+}
+
+#[test]
+fn a_handler_without_any_time_bound_outlives_any_visibility_timeout() {
+    let e = explain_text(&queue_fleet("max_receive_count = 1", ""));
+    assert_eq!(
+        ids(&e),
+        BTreeSet::from([lint::VISIBILITY_TIMEOUT_BELOW_HANDLER_TIME])
+    );
+    assert!(
+        e.lints[0].message.contains("nothing bounds"),
+        "{:?}",
+        e.lints
+    );
+    // A deadline bounds it.
+    let e = explain_text(&queue_fleet(
+        "max_receive_count = 1\ndeadline = \"20s\"",
+        "",
+    ));
+    assert!(e.lints.is_empty(), "{:?}", e.lints);
+    // Backoff counts: 3 attempts of 1 s and two waits of 14 s exceed 30 s.
+    let layer = "[[fleets.layers]]\nmax_attempts = 3\nattempt_timeout = \"1s\"\nbackoff = { kind = \"fixed\", delay = \"14s\" }";
+    let e = explain_text(&queue_fleet("max_receive_count = 1", layer));
+    assert_eq!(
+        e.fleets[0].queue.as_ref().unwrap().handler_worst_case,
+        Bound::Finite(31_000_000_000)
+    );
+    assert_eq!(
+        ids(&e),
+        BTreeSet::from([lint::VISIBILITY_TIMEOUT_BELOW_HANDLER_TIME])
+    );
+    // total_timeout caps the layer.
+    let e = explain_text(&queue_fleet(
+        "max_receive_count = 1",
+        &format!("{layer}\ntotal_timeout = \"20s\""),
+    ));
+    assert!(e.lints.is_empty(), "{:?}", e.lints);
+}
+
+#[test]
+fn a_budget_or_a_single_receive_ends_the_double_retry_loop() {
+    let layer = "[[fleets.layers]]\nmax_attempts = 3\nattempt_timeout = \"1s\"";
+    let e = explain_text(&queue_fleet("", layer));
+    // Unlimited receives by default: unbounded attempts per message.
+    assert_eq!(ids(&e), BTreeSet::from([lint::DOUBLE_RETRY_LOOP]));
+    assert!(
+        e.lints[0]
+            .message
+            .contains("unbounded attempts per message"),
+        "{:?}",
+        e.lints
+    );
+    assert_eq!(
+        e.fleets[0].queue.as_ref().unwrap().attempts_per_message,
+        Bound::Unbounded
+    );
+    let budget = format!(
+        "{layer}\nbudget = {{ kind = \"token_bucket\", max_tokens = 10, token_ratio = 0.1 }}"
+    );
+    assert!(explain_text(&queue_fleet("max_receive_count = 5", &budget))
+        .lints
+        .is_empty());
+    assert!(explain_text(&queue_fleet("max_receive_count = 1", layer))
+        .lints
+        .is_empty());
+}

@@ -26,6 +26,7 @@ mod planner_metrics;
 mod plots;
 mod policies;
 mod presets;
+mod queue_consumers;
 mod queueing_theory;
 mod retry_counts;
 mod runaway;

@@ -108,6 +108,15 @@ fn summary(layout: Option<&Layout>, params: Option<&[String]>) -> Vec<Entry> {
             out.push(e);
         }
     }
+    if layout.is_none_or(|l| l.queue) {
+        out.extend(QUEUE_SUMMARY.iter().map(|c| {
+            let mut e = entry(file, c.name.to_string(), c);
+            if layout.is_none() {
+                e.description = format!("{} (queue fleets only)", e.description);
+            }
+            e
+        }));
+    }
     let param = |column: String, description: String| Entry {
         file,
         column,
@@ -237,6 +246,15 @@ pub fn folder_dictionary(contents: Contents<'_>) -> Vec<Entry> {
             .iter()
             .map(|c| entry("timeseries.csv", c.name.to_string(), c)),
     );
+    if contents.layout.is_none_or(|l| l.queue) {
+        out.extend(QUEUE_SERIES.iter().map(|c| {
+            let mut e = entry("timeseries.csv", c.name.to_string(), c);
+            if templates {
+                e.description = format!("{} (queue fleets only)", e.description);
+            }
+            e
+        }));
+    }
     out.extend(
         HERD.iter()
             .map(|c| entry("herd.csv", c.name.to_string(), c)),

@@ -21,6 +21,7 @@ mod aggregate;
 mod dictionary;
 mod graph;
 mod ordinals;
+mod queue;
 mod series;
 mod summary;
 
@@ -28,6 +29,7 @@ pub use aggregate::*;
 pub use dictionary::*;
 pub use graph::*;
 pub use ordinals::*;
+pub use queue::*;
 pub use series::*;
 pub use summary::*;
 
@@ -169,6 +171,7 @@ pub fn summary_column(name: &str) -> Option<&'static Column> {
         .iter()
         .chain(&SUMMARY_EXTRA)
         .chain([&OVERLOADED])
+        .chain(&QUEUE_SUMMARY)
         .find(|c| c.name == name)
     {
         return Some(c);
@@ -264,9 +267,15 @@ mod tests {
         let summary: Vec<&str> = SUMMARY_BASE
             .iter()
             .chain(&SUMMARY_EXTRA)
+            .chain(&QUEUE_SUMMARY)
             .map(|c| c.name)
             .collect();
-        for t in [&summary[..], &TIMESERIES_COLUMNS[..], &HERD_COLUMNS[..]] {
+        let series: Vec<&str> = TIMESERIES_COLUMNS
+            .iter()
+            .chain(&QUEUE_SERIES_COLUMNS)
+            .copied()
+            .collect();
+        for t in [&summary[..], &series[..], &HERD_COLUMNS[..]] {
             let mut sorted = t.to_vec();
             sorted.sort();
             sorted.dedup();

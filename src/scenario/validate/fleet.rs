@@ -32,7 +32,12 @@ pub(super) fn validate_fleet(c: &Ctx, i: usize, f: &FleetFile, occ: bool) -> R<F
         }
         Ok(n)
     };
+    let queue = super::queue::validate_queue(c, &p, f)?;
     let (arrival, clients) = match &f.arrival {
+        ArrivalFile::Queue { .. } => {
+            let (arrival, consumers, _) = queue.as_ref().expect("a queue fleet");
+            (arrival.clone(), *consumers)
+        }
         ArrivalFile::Poisson { rate, clients } => {
             let rate = c.positive(&format!("{p}.arrival.rate"), *rate)?;
             if rate > 1e8 {
@@ -166,6 +171,7 @@ pub(super) fn validate_fleet(c: &Ctx, i: usize, f: &FleetFile, occ: bool) -> R<F
         // Resolved against the services by the caller.
         target: 0,
         propagate_deadline: f.propagate_deadline.unwrap_or(false),
+        queue: queue.map(|(_, _, q)| q),
     })
 }
 

@@ -25,6 +25,7 @@ pub use crate::model::config::MAX_HORIZON;
 mod dependency;
 mod fleet;
 mod outage;
+pub mod queue;
 pub mod services;
 
 use fleet::validate_fleet;
@@ -178,6 +179,12 @@ fn rules(file: &ScenarioFile, stem: &str) -> R<Scenario> {
             return c.err(
                 format!("fleets[{i}].name"),
                 format!("\"{}\" is used by another fleet", shown(&fleet.name)),
+            );
+        }
+        if occ && fleet.queue.is_some() {
+            return c.err(
+                format!("fleets[{i}].arrival.kind"),
+                "\"queue\" needs a queueing dependency, not kind = \"occ\"",
             );
         }
         fleets.push(fleet);

@@ -50,8 +50,10 @@ const FUZZ_MAX_EVENTS: u64 = 200_000;
 mod schema;
 
 /// Keys filled with a duration.
-const DUR_KEYS: [&str; 44] = [
+const DUR_KEYS: [&str; 46] = [
     "duration",
+    "visibility_timeout",
+    "redelivery_delay",
     "drain",
     "bucket",
     "warmup",
@@ -97,8 +99,9 @@ const DUR_KEYS: [&str; 44] = [
     "formula",
 ];
 /// Keys filled with a count.
-const COUNT_KEYS: [&str; 24] = [
+const COUNT_KEYS: [&str; 25] = [
     "seed",
+    "consumers",
     "recovery_hold",
     "replications",
     "max_in_flight",
@@ -124,8 +127,9 @@ const COUNT_KEYS: [&str; 24] = [
     "min_throughput",
 ];
 /// Keys filled with a real number.
-const REAL_KEYS: [&str; 19] = [
+const REAL_KEYS: [&str; 20] = [
     "recovery_tolerance",
+    "poison",
     "rate",
     "writes",
     "error_rate",
@@ -158,8 +162,9 @@ const BOOL_KEYS: [&str; 9] = [
     "truncate",
 ];
 /// Keys filled with a word.
-const WORD_KEYS: [&str; 12] = [
+const WORD_KEYS: [&str; 13] = [
     "target",
+    "publish",
     "name",
     "description",
     "kind",
@@ -173,7 +178,12 @@ const WORD_KEYS: [&str; 12] = [
     "preset",
 ];
 /// Keys filled with a count or `unlimited`.
-const LIMIT_KEYS: [&str; 3] = ["servers", "queue_limit", "max_attempts"];
+const LIMIT_KEYS: [&str; 4] = [
+    "servers",
+    "queue_limit",
+    "max_attempts",
+    "max_receive_count",
+];
 /// Keys with a generator of their own (or, for whole tables, any value).
 const TABLE_KEYS: [&str; 21] = [
     "services",
@@ -583,6 +593,19 @@ fn arrival() -> impl Strategy<Value = Value> {
             ("count", Some(n)),
             ("clients", c)
         ])),
+        (
+            opt(real()),
+            opt(prop::sample::select(&["poisson", "constant", "burst"][..])),
+            opt(dur()),
+            opt(count())
+        )
+            .prop_map(|(r, p, a, n)| table(vec![
+                ("kind", kind("queue")),
+                ("rate", r),
+                ("publish", p.map(|p| Value::String(p.into()))),
+                ("at", a),
+                ("count", n)
+            ])),
     ]
 }
 
@@ -800,7 +823,7 @@ fn value_for(path: &'static str) -> BoxedStrategy<Value> {
         "duration" | "drain" | "bucket" | "herd_bucket" | "warmup" | "retry_after"
         | "per_concurrent" | "deadline" | "attempt_timeout" => dur().boxed(),
         "service_time" | "hop_latency" => dist().boxed(),
-        "servers" | "queue_limit" | "max_attempts" => prop_oneof![
+        "servers" | "queue_limit" | "max_attempts" | "max_receive_count" => prop_oneof![
             4 => count(),
             1 => Just(Value::String("unlimited".into()))
         ]

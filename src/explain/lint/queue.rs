@@ -1,0 +1,107 @@
+//! The lints of queue fleets (`arrival = { kind = "queue" }`): a handler that can outlive
+//! its message's visibility timeout, and handler retries inside broker redelivery.
+
+use crate::model::backoff::backoff_total;
+use crate::model::config::{Attempts, FleetConfig, Scenario};
+use crate::model::text::{fmt_count, fmt_duration, fmt_time};
+
+use super::super::{retries, worst_case_attempts, Bound};
+use super::{Found, DOUBLE_RETRY_LOOP, VISIBILITY_TIMEOUT_BELOW_HANDLER_TIME};
+
+/// The smaller of two bounds.
+fn min(a: Bound, b: Bound) -> Bound {
+    match (a, b) {
+        (Bound::Finite(x), Bound::Finite(y)) => Bound::Finite(x.min(y)),
+        (Bound::Finite(x), Bound::Unbounded) | (Bound::Unbounded, Bound::Finite(x)) => {
+            Bound::Finite(x)
+        }
+        (Bound::Unbounded, Bound::Unbounded) => Bound::Unbounded,
+    }
+}
+
+/// The longest a handler of fleet `f` can run, retries and backoff included: layer by
+/// layer from the bottom, `T_i = min(total_timeout_i, N_i · A_i + B_i)` with
+/// `A_i = min(attempt_timeout_i, T_(i+1))` (an attempt at the dependency has no bound of
+/// its own: a queue can hold it for ever) and `B_i` the layer's longest backoff
+/// schedule; then the fleet's `deadline` caps it. Hop latencies are not counted.
+///
+/// ```
+/// use retrysim::explain::lint::handler_worst_case;
+/// use retrysim::explain::Bound;
+/// use retrysim::scenario::{load, Source};
+/// let text = "duration = \"10s\"\n[dependency]\nservers = 1\nservice_time = \"1ms\"\n\
+///     [[fleets]]\nname = \"w\"\narrival = { kind = \"queue\", rate = 1 }\nconsumers = 1\n\
+///     [[fleets.layers]]\nmax_attempts = 3\nattempt_timeout = \"1s\"\n\
+///     backoff = { kind = \"fixed\", delay = \"500ms\" }\n";
+/// let src = Source { path: "t.toml".into(), stem: "t".into(), text: text.into() };
+/// let scn = load(src, &[]).unwrap().scenario;
+/// // 3 attempts of up to 1 s, and 2 waits of 0.5 s.
+/// assert_eq!(handler_worst_case(&scn.fleets[0]), Bound::Finite(4_000_000_000));
+/// ```
+pub fn handler_worst_case(f: &FleetConfig) -> Bound {
+    let call = f.layers.iter().rev().fold(Bound::Unbounded, |below, l| {
+        let attempt = match l.attempt_timeout {
+            Some(t) => min(Bound::Finite(t), below),
+            None => below,
+        };
+        let total = l.max_attempts.bound() * attempt + backoff_total(&l.backoff, l.max_attempts, 0);
+        match l.total_timeout {
+            Some(t) => min(Bound::Finite(t), total),
+            None => total,
+        }
+    });
+    match f.deadline {
+        Some(d) => min(Bound::Finite(d), call),
+        None => call,
+    }
+}
+
+/// `visibility-timeout-below-handler-time` and `double-retry-loop`, per queue fleet.
+pub(super) fn queue_lints(found: &mut Found, scn: &Scenario) {
+    for (fi, f) in scn.fleets.iter().enumerate() {
+        let Some(q) = &f.queue else { continue };
+        let worst = handler_worst_case(f);
+        if worst.exceeds(q.visibility_timeout) {
+            let why = match worst {
+                Bound::Finite(_) => format!(
+                    "the handler can run for up to {} (its attempts, their timeouts and its backoff), longer than the visibility timeout of {}",
+                    fmt_duration(worst),
+                    fmt_time(q.visibility_timeout)
+                ),
+                Bound::Unbounded => format!(
+                    "nothing bounds the handler's time (no attempt_timeout, total_timeout or deadline), so one hung call outlives the visibility timeout of {}",
+                    fmt_time(q.visibility_timeout)
+                ),
+            };
+            found.push(
+                fi,
+                f,
+                None,
+                VISIBILITY_TIMEOUT_BELOW_HANDLER_TIME,
+                format!(
+                    "{why}: its message is delivered again while the handler still runs (a duplicate delivery, applied twice if not idempotent); make the visibility timeout at least the handler's worst case"
+                ),
+            );
+        }
+        let receives = q
+            .max_receive_count
+            .map_or(Attempts::Unlimited, Attempts::Limited);
+        let retrying: Vec<_> = f.layers.iter().filter(|l| retries(l)).collect();
+        if receives.retries() && !retrying.is_empty() && retrying.iter().all(|l| l.budget.is_none())
+        {
+            let handler = worst_case_attempts(&f.layers);
+            found.push(
+                fi,
+                f,
+                None,
+                DOUBLE_RETRY_LOOP,
+                format!(
+                    "the handler makes up to {} attempts per receive and the broker delivers each message up to {} times (max_receive_count), with no retry budget: {} attempts per message at the dependency when it fails; retry in one loop (max_attempts = 1 in the handler, or max_receive_count = 1) or give the handler's retries a budget",
+                    fmt_count(handler),
+                    fmt_count(receives.bound()),
+                    fmt_count(handler * receives.bound())
+                ),
+            );
+        }
+    }
+}
