@@ -105,13 +105,34 @@ pub fn summary_row(s: &Summary, columns: &[String]) -> String {
 /// The time-series rows of a run. Rates and time-weighted means are normalised by each
 /// bucket's real width: a partial last bucket `[t, duration)` by `duration - t`.
 pub fn timeseries_rows(r: &RunResult, dependency_servers: Option<u32>) -> String {
+    timeseries_rows_with(r, dependency_servers, false)
+}
+
+/// The time-series rows of a run, with the `pool_in_use` column last when `pools`
+/// (a folder whose scenario has a connection pool; empty in a run without one).
+pub fn timeseries_rows_with(r: &RunResult, dependency_servers: Option<u32>, pools: bool) -> String {
     let m = &r.metrics;
     let outage = outage_per_bucket(r);
+    let in_use = |i: usize, b: &BucketRow| -> Cell {
+        m.guards
+            .as_ref()
+            .filter(|g| !g.in_use_area.is_empty())
+            .and_then(|g| g.in_use_mean(i, m.width(b)))
+            .map_or(Cell::Empty, Cell::float)
+    };
     let mut cells = m
         .buckets
         .iter()
         .zip(&outage)
-        .map(|(b, &outage_ns)| timeseries_cells(r, dependency_servers, b, outage_ns));
+        .enumerate()
+        .map(|(i, (b, &outage_ns))| {
+            let row = timeseries_cells(r, dependency_servers, b, outage_ns);
+            let mut row = row.to_vec();
+            if pools {
+                row.push(in_use(i, b));
+            }
+            row
+        });
     let Some(first) = cells.next() else {
         return String::new();
     };

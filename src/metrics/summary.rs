@@ -10,8 +10,8 @@ use crate::model::outcome::Class;
 
 use super::collapse;
 use super::columns::{
-    fleet_column, layer_column, service_column, FLEET_COLUMNS, OVERLOADED, SERVICE_COLUMNS,
-    SUMMARY_BASE, SUMMARY_EXTRA,
+    fleet_column, layer_column, service_column, BULKHEAD_COLUMNS, FLEET_COLUMNS, OVERLOADED,
+    POOL_COLUMNS, SERVICE_COLUMNS, SUMMARY_BASE, SUMMARY_EXTRA,
 };
 use super::recorder::RunMetrics;
 use super::recovery;
@@ -108,6 +108,11 @@ pub struct Layout {
     pub fleets: Vec<String>,
     /// Service names, for a service graph (`[[services]]`).
     pub services: Vec<String>,
+    /// Whether a fleet or a call has a bulkhead (`bulkhead_full`).
+    pub bulkheads: bool,
+    /// Whether a fleet or a call has a connection pool (the `pool_` columns, and
+    /// `pool_in_use` in `timeseries.csv`).
+    pub pools: bool,
 }
 
 impl Layout {
@@ -125,6 +130,8 @@ impl Layout {
             } else {
                 Vec::new()
             },
+            bulkheads: scn.uses_bulkheads(),
+            pools: scn.uses_pools(),
         }
     }
 
@@ -141,6 +148,8 @@ impl Layout {
                 self.services.push(sv.clone());
             }
         }
+        self.bulkheads |= other.bulkheads;
+        self.pools |= other.pools;
     }
 
     /// The column names, in order.
@@ -156,6 +165,12 @@ impl Layout {
         }
         for sv in &self.services {
             c.extend(SERVICE_COLUMNS.iter().map(|k| service_column(sv, k)));
+        }
+        if self.bulkheads {
+            c.extend(BULKHEAD_COLUMNS.iter().map(|k| k.name.to_string()));
+        }
+        if self.pools {
+            c.extend(POOL_COLUMNS.iter().map(|k| k.name.to_string()));
         }
         c
     }
@@ -398,6 +413,26 @@ impl Summary {
                     .map(|c| service_column(name, c))
                     .zip(values),
             );
+        }
+        let g = m.guards.as_ref();
+        if layout.bulkheads {
+            let full = match g {
+                Some(g) if scn.uses_bulkheads() => Cell::Int(g.bulkhead_full),
+                _ => Cell::Empty,
+            };
+            cells.push((BULKHEAD_COLUMNS[0].name.to_string(), full));
+        }
+        if layout.pools {
+            let pool = scn.uses_pools();
+            let values: [Cell; POOL_COLUMNS.len()] = match g {
+                Some(g) if pool => [
+                    Cell::Int(g.pool_exhausted),
+                    Cell::ratio(g.pool_wait_ns as f64 / 1e6, g.pool_waits as f64),
+                    quantile_ms(&g.pool_wait, 0.99),
+                ],
+                _ => [Cell::Empty, Cell::Empty, Cell::Empty],
+            };
+            cells.extend(POOL_COLUMNS.iter().map(|c| c.name.to_string()).zip(values));
         }
         Summary { cells }
     }

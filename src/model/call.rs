@@ -95,7 +95,7 @@ impl World {
     /// The deadline of the call at `node`: its request's in a fleet's stack, else its
     /// service's (`Nanos::MAX` when none was propagated).
     #[inline]
-    fn deadline_of(&self, node: u32) -> Nanos {
+    pub(super) fn deadline_of(&self, node: u32) -> Nanos {
         let n = self.arena.nodes[node as usize];
         if (n.stack as usize) < self.n_top {
             self.arena.reqs[n.req as usize].deadline
@@ -176,6 +176,13 @@ impl World {
                     .attempt_end(depth, next, End::Class(Class::DeadlineExceeded));
             }
             self.abandon(node, s);
+            return;
+        }
+        let stack = &self.stacks[st];
+        if stack.guards.is_some()
+            && depth + 1 == stack.layers.len()
+            && !self.guards_pass(node, st, s)
+        {
             return;
         }
         match self.stacks[st].layers[depth].limiter_gate(n.instance, now) {
@@ -351,7 +358,7 @@ impl World {
 
     /// Counts an attempt's failure that arises at this layer (`class`), then decides
     /// what follows it.
-    fn fail_attempt(&mut self, node: u32, class: Class, s: &mut Scheduler<Packed>) {
+    pub(super) fn fail_attempt(&mut self, node: u32, class: Class, s: &mut Scheduler<Packed>) {
         let n = self.arena.nodes[node as usize];
         if self.top(node) {
             self.rec
@@ -376,6 +383,9 @@ impl World {
         let (dep_retry_after, reject_status) = (callee.retry_after, callee.reject_status);
         let call_deadline = self.call_deadline_of(node, st, depth, deadline);
         let cls = outcome.class;
+        if n.guard != 0 {
+            self.attempt_left_guards(node, s);
+        }
         let throttled = cls == Class::Rejected && reject_status == 429;
         // A retry granted before this attempt is resolved by its outcome.
         self.release_retry(node);
@@ -477,6 +487,9 @@ impl World {
             let ok = outcome.class == Class::Success;
             self.breaker_record(st, depth, n.instance, ok, node, s);
         }
+        if n.guard != 0 {
+            self.release_guards(node, s);
+        }
         self.arena.free_node(node);
         if n.parent == NONE {
             self.finish_request(n.req, outcome, s);
@@ -534,6 +547,9 @@ impl World {
         }
         if n.outside_admitted {
             self.breaker_record(st, depth, n.instance, ok, node, s);
+        }
+        if n.guard != 0 {
+            self.release_guards(node, s);
         }
         self.arena.free_node(node);
     }
@@ -596,7 +612,9 @@ impl World {
                 self.cancel(n.child, node, n.gen, s);
                 self.end_silently(node, s);
             }
-            NodeState::Sleeping | NodeState::InTransit => self.end_silently(node, s),
+            NodeState::Sleeping | NodeState::InTransit | NodeState::Acquiring => {
+                self.end_silently(node, s)
+            }
             NodeState::Queued => self.leave_queue(node, s),
             NodeState::Calling => self.cancel_visit(node, s),
         }

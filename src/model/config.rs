@@ -48,6 +48,33 @@ pub struct Scenario {
     pub limits: Limits,
 }
 
+impl Scenario {
+    /// Whether a fleet or a service call has a bulkhead or a connection pool.
+    pub fn uses_guards(&self) -> bool {
+        self.all_guards().any(|g| !g.is_empty())
+    }
+
+    /// Whether a fleet or a service call has a bulkhead.
+    pub fn uses_bulkheads(&self) -> bool {
+        self.all_guards().any(|g| g.bulkhead.is_some())
+    }
+
+    /// Whether a fleet or a service call has a connection pool.
+    pub fn uses_pools(&self) -> bool {
+        self.all_guards().any(|g| g.pool.is_some())
+    }
+
+    /// The guards of every fleet and service call.
+    fn all_guards(&self) -> impl Iterator<Item = &Guards> {
+        self.fleets.iter().map(|f| &f.guards).chain(
+            self.services
+                .iter()
+                .flat_map(|s| &s.calls)
+                .map(|c| &c.guards),
+        )
+    }
+}
+
 /// Safety caps of one run.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -222,6 +249,50 @@ pub struct FleetConfig {
     /// Whether the request's remaining deadline travels with its attempts, so the
     /// service drops work whose deadline has passed.
     pub propagate_deadline: bool,
+    /// Bulkhead and connection pool on the attempts its innermost layer sends.
+    pub guards: Guards,
+}
+
+/// A bulkhead (`max_concurrent`, `bulkhead_queue`): at most `max_concurrent`
+/// attempts in flight through it; up to `queue` more wait FIFO for a slot, the rest
+/// are refused locally with `bulkhead_full`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BulkheadConfig {
+    /// Attempts in flight at once.
+    pub max_concurrent: u32,
+    /// Attempts that may wait for a slot.
+    pub queue: u32,
+}
+
+/// A connection pool (`pool = { size, acquire_timeout, hold_during_backoff }`): an
+/// attempt holds one of `size` connections from before it is sent until its answer
+/// or its timeout (with `hold_during_backoff`, through the backoff after it too);
+/// waiting for one is FIFO and gives up after `acquire_timeout` with `pool_exhausted`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolConfig {
+    /// Connections.
+    pub size: u32,
+    /// Longest wait for a connection (0: fail at once when none is free).
+    pub acquire_timeout: Nanos,
+    /// Whether a call keeps its connection through the backoff to its next attempt.
+    pub hold_during_backoff: bool,
+}
+
+/// What guards the attempts a stack's innermost layer sends: a bulkhead, then a
+/// connection pool (an attempt takes a bulkhead slot first, then a connection).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Guards {
+    /// Bulkhead, if any.
+    pub bulkhead: Option<BulkheadConfig>,
+    /// Connection pool, if any.
+    pub pool: Option<PoolConfig>,
+}
+
+impl Guards {
+    /// Whether there is neither a bulkhead nor a pool.
+    pub fn is_empty(&self) -> bool {
+        self.bulkhead.is_none() && self.pool.is_none()
+    }
 }
 
 impl FleetConfig {
@@ -449,6 +520,9 @@ pub struct CallConfig {
     pub propagate_deadline: bool,
     /// The call's retry layers, outermost first (the same for every callee).
     pub layers: Vec<LayerConfig>,
+    /// Bulkhead and connection pool on the attempts its innermost layer sends (one
+    /// per callee, as its layers' state).
+    pub guards: Guards,
 }
 
 /// A service of the graph: a tier with finite threads and a queue that, while

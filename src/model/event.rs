@@ -313,6 +313,14 @@ events! {
         /// Instance.
         instance @ B: u32,
     },
+    /// A call's wait for a bulkhead slot or a pooled connection ran out (its pool's
+    /// `acquire_timeout`, or its deadline).
+    13 => GuardTimer {
+        /// Node.
+        node @ A: u32,
+        /// Generation.
+        gen @ B: u32,
+    },
 }
 
 #[cfg(test)]
@@ -363,6 +371,7 @@ mod tests {
                 layer: u16::MAX,
                 instance: max,
             },
+            Event::GuardTimer { node: max, gen: 9 },
         ]
     }
 

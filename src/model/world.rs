@@ -107,6 +107,9 @@ impl World {
         if scn.dependency.kind == DependencyKind::Occ {
             rec.herd_counts_writes();
         }
+        if scn.uses_guards() {
+            rec.track_guards();
+        }
         if scn.graph {
             rec.track_services(scn.services.iter().map(|s| s.capacity.servers).collect());
         }
@@ -264,6 +267,7 @@ impl Handler<Packed> for World {
                 }
             }
             Event::BreakerTimer { layer, instance } => self.on_breaker_timer(layer, instance, s),
+            Event::GuardTimer { node, gen } => self.on_guard_timer(node, gen, s),
         }
         // The drain ends when every logical request is over and so is the work they
         // left behind (orphaned attempts, retries below a timed-out layer): the summary

@@ -119,6 +119,25 @@ pub struct FleetFile {
     pub target: Option<String>,
     /// Whether the remaining deadline travels with the attempts (default false).
     pub propagate_deadline: Option<bool>,
+    /// Bulkhead: attempts the innermost layer may have in flight at once
+    /// (`"unlimited"`: no bulkhead).
+    pub max_concurrent: Option<Limit>,
+    /// Attempts that may wait for a bulkhead slot (default 0: refuse at once).
+    pub bulkhead_queue: Option<u64>,
+    /// Connection pool of the innermost layer's attempts.
+    pub pool: Option<PoolFile>,
+}
+
+/// A connection pool (`pool = { size, acquire_timeout, hold_during_backoff }`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoolFile {
+    /// Connections.
+    pub size: u64,
+    /// Longest wait for a connection (default 0s: fail at once).
+    pub acquire_timeout: Option<Dur>,
+    /// Whether a call keeps its connection through its backoff (default false).
+    pub hold_during_backoff: Option<bool>,
 }
 
 /// A retry layer.
@@ -392,6 +411,13 @@ pub struct CallFile {
     /// The call's retry layers, outermost first.
     #[serde(default)]
     pub layers: Vec<LayerFile>,
+    /// Bulkhead: attempts the innermost layer may have in flight at once
+    /// (`"unlimited"`: no bulkhead).
+    pub max_concurrent: Option<Limit>,
+    /// Attempts that may wait for a bulkhead slot (default 0: refuse at once).
+    pub bulkhead_queue: Option<u64>,
+    /// Connection pool of the innermost layer's attempts.
+    pub pool: Option<PoolFile>,
 }
 
 /// What an expectation's bound applies to in a sweep.

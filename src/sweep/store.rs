@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::export::csv::{
     dictionary, herd_rows, ordinal_rows, record, services_rows, spreadsheet_safe, summary_row,
-    timeseries_rows, ATTEMPTS_BY_ORDINAL_COLUMNS, HERD_COLUMNS, TIMESERIES_COLUMNS,
+    timeseries_rows_with, ATTEMPTS_BY_ORDINAL_COLUMNS, HERD_COLUMNS, TIMESERIES_COLUMNS,
 };
 use crate::export::AtomicFile;
 use crate::metrics::columns::{param_column, TRUNCATED};
@@ -56,7 +56,7 @@ pub(crate) fn render_chunk(plan: &Plan, r: &RunResult, scn: &Scenario) -> Chunk 
     }
     Chunk {
         summary: summary_row(&s, &plan.columns),
-        timeseries: timeseries_rows(r, scn.dependency.servers),
+        timeseries: timeseries_rows_with(r, scn.dependency.servers, plan.layout.pools),
         herd: herd_rows(r),
         ordinals: ordinal_rows(r),
         services: if scn.graph {
@@ -219,7 +219,13 @@ impl Tables {
         let mut timeseries = AtomicFile::create(&dir.join("timeseries.csv"))?;
         let mut herd = AtomicFile::create(&dir.join("herd.csv"))?;
         summary.write_all(record(&plan.columns).as_bytes())?;
-        timeseries.write_all(record(TIMESERIES_COLUMNS).as_bytes())?;
+        if plan.layout.pools {
+            let mut h: Vec<&str> = TIMESERIES_COLUMNS.to_vec();
+            h.push(crate::metrics::columns::TS_POOL_IN_USE.name);
+            timeseries.write_all(record(h).as_bytes())?;
+        } else {
+            timeseries.write_all(record(TIMESERIES_COLUMNS).as_bytes())?;
+        }
         herd.write_all(record(HERD_COLUMNS).as_bytes())?;
         let mut ordinals = AtomicFile::create(&dir.join("attempts_by_ordinal.csv"))?;
         ordinals.write_all(record(ATTEMPTS_BY_ORDINAL_COLUMNS).as_bytes())?;

@@ -1047,3 +1047,41 @@ fn a_misspelt_key_or_choice_gets_the_closest_name() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("did you mean `servers`?"), "{err}");
 }
+
+#[test]
+fn bad_bulkheads_and_pools_name_the_field_and_the_rule() {
+    let with =
+        |keys: &str| GOOD.replace("[[fleets.layers]]", &format!("{keys}\n[[fleets.layers]]"));
+    check(
+        "bulkhead_zero",
+        Some(&with("max_concurrent = 0")),
+        &[
+            "fleets[0].max_concurrent",
+            "between 1 and 10000000 (found 0)",
+        ],
+    );
+    check(
+        "bulkhead_queue_alone",
+        Some(&with("bulkhead_queue = 5")),
+        &["fleets[0].bulkhead_queue", "needs max_concurrent"],
+    );
+    check(
+        "pool_zero",
+        Some(&with("pool = { size = 0 }")),
+        &["fleets[0].pool.size", "between 1 and 10000000 (found 0)"],
+    );
+    check(
+        "pool_unknown_key",
+        Some(&with("pool = { size = 2, timeout = \"1s\" }")),
+        &["unknown field `timeout`"],
+    );
+    let no_layers = GOOD.replace(
+        "[[fleets.layers]]\nmax_attempts = 3\n",
+        "pool = { size = 2 }\n",
+    );
+    check(
+        "pool_without_layers",
+        Some(&no_layers),
+        &["fleets[0].pool", "at least one retry layer"],
+    );
+}

@@ -17,6 +17,7 @@ mod explain;
 mod formats;
 mod fuzz;
 mod golden;
+mod guards;
 mod interrupt;
 mod intervals;
 mod occ;

@@ -131,7 +131,7 @@ fn message(callee: &str, why: &str) -> String {
 }
 
 /// Which services the fleet's requests reach.
-fn reached(scn: &Scenario, f: &FleetConfig) -> Vec<bool> {
+pub(super) fn reached(scn: &Scenario, f: &FleetConfig) -> Vec<bool> {
     let mut seen = vec![false; scn.services.len()];
     let mut todo = vec![usize::from(f.target)];
     while let Some(s) = todo.pop() {

@@ -108,6 +108,20 @@ fn summary(layout: Option<&Layout>, params: Option<&[String]>) -> Vec<Entry> {
             out.push(e);
         }
     }
+    if layout.is_none_or(|l| l.bulkheads) {
+        out.extend(
+            BULKHEAD_COLUMNS
+                .iter()
+                .map(|c| entry(file, c.name.to_string(), c)),
+        );
+    }
+    if layout.is_none_or(|l| l.pools) {
+        out.extend(
+            POOL_COLUMNS
+                .iter()
+                .map(|c| entry(file, c.name.to_string(), c)),
+        );
+    }
     let param = |column: String, description: String| Entry {
         file,
         column,
@@ -237,6 +251,13 @@ pub fn folder_dictionary(contents: Contents<'_>) -> Vec<Entry> {
             .iter()
             .map(|c| entry("timeseries.csv", c.name.to_string(), c)),
     );
+    if contents.layout.is_none_or(|l| l.pools) {
+        out.push(entry(
+            "timeseries.csv",
+            TS_POOL_IN_USE.name.to_string(),
+            &TS_POOL_IN_USE,
+        ));
+    }
     out.extend(
         HERD.iter()
             .map(|c| entry("herd.csv", c.name.to_string(), c)),

@@ -20,6 +20,7 @@
 mod aggregate;
 mod dictionary;
 mod graph;
+mod guards;
 mod ordinals;
 mod series;
 mod summary;
@@ -27,6 +28,7 @@ mod summary;
 pub use aggregate::*;
 pub use dictionary::*;
 pub use graph::*;
+pub use guards::*;
 pub use ordinals::*;
 pub use series::*;
 pub use summary::*;
@@ -169,6 +171,8 @@ pub fn summary_column(name: &str) -> Option<&'static Column> {
         .iter()
         .chain(&SUMMARY_EXTRA)
         .chain([&OVERLOADED])
+        .chain(&BULKHEAD_COLUMNS)
+        .chain(&POOL_COLUMNS)
         .find(|c| c.name == name)
     {
         return Some(c);

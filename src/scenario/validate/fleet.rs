@@ -154,6 +154,14 @@ pub(super) fn validate_fleet(c: &Ctx, i: usize, f: &FleetFile, occ: bool) -> R<F
             occ,
         )?);
     }
+    let guards = super::guards::validate_guards(
+        c,
+        &p,
+        f.max_concurrent,
+        f.bulkhead_queue,
+        f.pool.as_ref(),
+        layers.len(),
+    )?;
     Ok(FleetConfig {
         name,
         arrival,
@@ -166,6 +174,7 @@ pub(super) fn validate_fleet(c: &Ctx, i: usize, f: &FleetFile, occ: bool) -> R<F
         // Resolved against the services by the caller.
         target: 0,
         propagate_deadline: f.propagate_deadline.unwrap_or(false),
+        guards,
     })
 }
 

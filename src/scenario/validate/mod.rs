@@ -24,6 +24,7 @@ pub use crate::model::config::MAX_HORIZON;
 
 mod dependency;
 mod fleet;
+mod guards;
 mod outage;
 pub mod services;
 

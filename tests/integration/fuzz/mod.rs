@@ -97,7 +97,8 @@ const DUR_KEYS: [&str; 44] = [
     "formula",
 ];
 /// Keys filled with a count.
-const COUNT_KEYS: [&str; 24] = [
+const COUNT_KEYS: [&str; 25] = [
+    "bulkhead_queue",
     "seed",
     "recovery_hold",
     "replications",
@@ -173,9 +174,10 @@ const WORD_KEYS: [&str; 12] = [
     "preset",
 ];
 /// Keys filled with a count or `unlimited`.
-const LIMIT_KEYS: [&str; 3] = ["servers", "queue_limit", "max_attempts"];
+const LIMIT_KEYS: [&str; 4] = ["servers", "queue_limit", "max_attempts", "max_concurrent"];
 /// Keys with a generator of their own (or, for whole tables, any value).
-const TABLE_KEYS: [&str; 21] = [
+const TABLE_KEYS: [&str; 22] = [
+    "pool",
     "services",
     "arrival",
     "load_profile",
@@ -800,7 +802,7 @@ fn value_for(path: &'static str) -> BoxedStrategy<Value> {
         "duration" | "drain" | "bucket" | "herd_bucket" | "warmup" | "retry_after"
         | "per_concurrent" | "deadline" | "attempt_timeout" => dur().boxed(),
         "service_time" | "hop_latency" => dist().boxed(),
-        "servers" | "queue_limit" | "max_attempts" => prop_oneof![
+        "servers" | "queue_limit" | "max_attempts" | "max_concurrent" => prop_oneof![
             4 => count(),
             1 => Just(Value::String("unlimited".into()))
         ]
@@ -812,6 +814,7 @@ fn value_for(path: &'static str) -> BoxedStrategy<Value> {
         "breaker" => prop_oneof![breaker(), tagged("fleets.0.layers.0.breaker")].boxed(),
         "limiter" => tagged("fleets.0.layers.0.limiter"),
         "preset" => preset(),
+        "pool" => pool().boxed(),
         "outages" => vec(outage(), 0..4).prop_map(Value::Array).boxed(),
         "sweep" => sweep().boxed(),
         "expect" => expect().boxed(),
@@ -832,6 +835,22 @@ fn value_for(path: &'static str) -> BoxedStrategy<Value> {
         _ => count().boxed(),
     };
     prop_oneof![9 => fitting, 1 => any_value()].boxed()
+}
+
+/// A connection pool table: a size, sometimes a wait and a hold.
+fn pool() -> impl Strategy<Value = Value> {
+    (
+        count(),
+        prop::option::of(dur()),
+        prop::option::of(any::<bool>()),
+    )
+        .prop_map(|(size, wait, hold)| {
+            table(vec![
+                ("size", Some(size)),
+                ("acquire_timeout", wait),
+                ("hold_during_backoff", hold.map(Value::Boolean)),
+            ])
+        })
 }
 
 fn selectors() -> impl Strategy<Value = Selectors> {
