@@ -20,6 +20,7 @@
 //! | `overload-without-shedding` | the dependency (in a graph, each service a fleet calls, against the fleets that call it) has finite servers, the highest total offered load of the open and burst fleets (first attempts; bursts at their mean rate over the run; closed loops are self-limiting and not counted) exceeds its capacity, and it sheds nothing: unlimited `queue_limit` and no `drop_expired` (a deadline alone does not shed: the abandoned attempts are still served). One lint, on the fleet with the largest offered load |
 //! | `retries-at-several-tiers` | on a path of a service graph from a fleet to a service that calls nobody, more than one tier retries (a tier is the fleet's layers, or one call's layers; it retries when one of its layers does) and at least one retrying tier has a layer without a `budget`. One lint per fleet, naming the path with the largest product |
 //! | `pool-held-during-backoff` | a fleet or call has a `pool` with `hold_during_backoff = true` and its innermost layer (whose attempts hold the connections) retries. A call's lint names the first fleet whose requests reach it |
+//! | `hedges-writes` | the fleet has `writes` > 0 without `idempotency_keys`, and one of its layers, or a layer of a call its requests reach, has `hedging` |
 //! | `retries-overloaded` | a retrying fleet or call layer has `overloaded` in `retry_on` and a callee can answer overloaded (`on_failure = "overloaded"` or `overloaded_status = true`). A call's lint names the first fleet whose requests reach it; a call no fleet reaches is not linted |
 //!
 //! Rules that would fire on inert settings stay silent: retrying `breaker_open` without
@@ -35,6 +36,7 @@ use crate::model::config::{
 use crate::model::outcome::Class;
 
 mod guards;
+mod hedge;
 mod tiers;
 
 use super::render::{fmt_count, fmt_duration, fmt_num, fmt_time, fmt_total, quoted_list};
@@ -74,8 +76,11 @@ pub const RETRIES_OVERLOADED: &str = "retries-overloaded";
 /// Id: a connection pool held through a retrying layer's backoff.
 pub const POOL_HELD_DURING_BACKOFF: &str = "pool-held-during-backoff";
 
+/// Id: hedging non-idempotent writes without idempotency keys.
+pub const HEDGES_WRITES: &str = "hedges-writes";
+
 /// Every lint: its id and one sentence of what it means, in report order.
-pub const LINTS: [(&str, &str); 13] = [
+pub const LINTS: [(&str, &str); 14] = [
     (
         MULTI_LAYER_RETRIES_WITHOUT_BUDGET,
         "two or more layers of a fleet retry without a retry budget, so their attempts multiply (3 layers of 3 = 27 per request)",
@@ -127,6 +132,10 @@ pub const LINTS: [(&str, &str); 13] = [
     (
         POOL_HELD_DURING_BACKOFF,
         "a connection pool is held through the backoff of a layer that retries, so the dependency's slowdown becomes the caller's pool exhaustion (at most size / (service time + backoff) attempts per second)",
+    ),
+    (
+        HEDGES_WRITES,
+        "a layer hedges non-idempotent writes that carry no idempotency key: its concurrent copies are ambiguous duplicates, each applied",
     ),
 ];
 
@@ -299,6 +308,7 @@ pub fn lints(scn: &Scenario) -> Vec<Lint> {
     tiers::several_tiers(&mut found, scn);
     tiers::overloaded(&mut found, scn);
     guards::held_during_backoff(&mut found, scn);
+    hedge::writes(&mut found, scn);
     let mut out = found.out;
     out.sort_by_key(|(key, _)| *key);
     out.into_iter().map(|(_, l)| l).collect()

@@ -260,11 +260,11 @@ pub fn retries(l: &LayerConfig) -> bool {
     l.max_attempts.retries() && l.retry_on != ClassSet::EMPTY
 }
 
-/// Product of the layers' `max_attempts` (1 without layers).
+/// Product of the layers' `max_attempts` (a hedging layer's copies; 1 without layers).
 pub fn worst_case_attempts(layers: &[LayerConfig]) -> Bound {
     layers
         .iter()
-        .fold(Bound::Finite(1), |acc, l| acc * l.max_attempts.bound())
+        .fold(Bound::Finite(1), |acc, l| acc * l.calls_below())
 }
 
 /// Whether this layer honours a Retry-After it can receive: it respects it, retries

@@ -96,6 +96,12 @@ pub struct Totals {
     pub failed: u64,
     /// Attempts that reached the dependency.
     pub attempts: u64,
+    /// Copies a hedging layer sent after its first, in any stack.
+    pub hedges: u64,
+    /// Hedged calls won by a copy other than the first.
+    pub hedge_wins: u64,
+    /// Copies still out when their hedged call was decided.
+    pub hedge_losers: u64,
     /// Outcomes by class index, counted where they arose.
     pub outcomes: [u64; Class::COUNT],
     /// Attempts that finished service.
@@ -292,6 +298,21 @@ impl Recorder {
     /// Tracks bulkheads and connection pools (see [`GuardMetrics`]).
     pub fn track_guards(&mut self) {
         self.guards = Some(Box::new(GuardMetrics::new(self.duration, self.bucket)));
+    }
+
+    /// A hedging layer sent a copy after its first.
+    pub fn hedge_sent(&mut self) {
+        self.totals.hedges += 1;
+    }
+
+    /// A hedged call was won by a copy other than its first.
+    pub fn hedge_won(&mut self) {
+        self.totals.hedge_wins += 1;
+    }
+
+    /// A copy was still out when its hedged call was decided.
+    pub fn hedge_lost(&mut self) {
+        self.totals.hedge_losers += 1;
     }
 
     /// A bulkhead or a pool refused an attempt (`bulkhead_full`, `pool_exhausted`).

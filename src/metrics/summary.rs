@@ -10,8 +10,8 @@ use crate::model::outcome::Class;
 
 use super::collapse;
 use super::columns::{
-    fleet_column, layer_column, service_column, BULKHEAD_COLUMNS, FLEET_COLUMNS, OVERLOADED,
-    POOL_COLUMNS, SERVICE_COLUMNS, SUMMARY_BASE, SUMMARY_EXTRA,
+    fleet_column, layer_column, service_column, BULKHEAD_COLUMNS, FLEET_COLUMNS, HEDGE_COLUMNS,
+    OVERLOADED, POOL_COLUMNS, SERVICE_COLUMNS, SUMMARY_BASE, SUMMARY_EXTRA,
 };
 use super::recorder::RunMetrics;
 use super::recovery;
@@ -113,6 +113,8 @@ pub struct Layout {
     /// Whether a fleet or a call has a connection pool (the `pool_` columns, and
     /// `pool_in_use` in `timeseries.csv`).
     pub pools: bool,
+    /// Whether a layer hedges (`hedges`, `hedge_wins`, `hedge_losers`).
+    pub hedging: bool,
 }
 
 impl Layout {
@@ -132,6 +134,7 @@ impl Layout {
             },
             bulkheads: scn.uses_bulkheads(),
             pools: scn.uses_pools(),
+            hedging: scn.uses_hedging(),
         }
     }
 
@@ -150,6 +153,7 @@ impl Layout {
         }
         self.bulkheads |= other.bulkheads;
         self.pools |= other.pools;
+        self.hedging |= other.hedging;
     }
 
     /// The column names, in order.
@@ -171,6 +175,9 @@ impl Layout {
         }
         if self.pools {
             c.extend(POOL_COLUMNS.iter().map(|k| k.name.to_string()));
+        }
+        if self.hedging {
+            c.extend(HEDGE_COLUMNS.iter().map(|k| k.name.to_string()));
         }
         c
     }
@@ -433,6 +440,18 @@ impl Summary {
                 _ => [Cell::Empty, Cell::Empty, Cell::Empty],
             };
             cells.extend(POOL_COLUMNS.iter().map(|c| c.name.to_string()).zip(values));
+        }
+        if layout.hedging {
+            let values: [Cell; HEDGE_COLUMNS.len()] = if scn.uses_hedging() {
+                [
+                    Cell::Int(t.hedges),
+                    Cell::Int(t.hedge_wins),
+                    Cell::Int(t.hedge_losers),
+                ]
+            } else {
+                [Cell::Empty, Cell::Empty, Cell::Empty]
+            };
+            cells.extend(HEDGE_COLUMNS.iter().map(|c| c.name.to_string()).zip(values));
         }
         Summary { cells }
     }

@@ -157,6 +157,10 @@ impl World {
             self.arena.nodes[node as usize].outside_admitted = true;
             set_at(&mut self.calls.started, node, now);
         }
+        if self.stacks[st].layers[depth].cfg.hedging.is_some() {
+            self.hedge_start(node, s);
+            return;
+        }
         self.start_attempt(node, s);
     }
 
@@ -327,11 +331,20 @@ impl World {
         node: u32,
         gen: u32,
         outcome: Outcome,
+        copy: u8,
         s: &mut Scheduler<Packed>,
     ) {
         let n = self.arena.nodes[node as usize];
         if n.gen != gen || n.state != NodeState::Waiting {
             return; // the attempt already timed out: an orphan's answer
+        }
+        if self.stacks[n.stack as usize].layers[n.depth as usize]
+            .cfg
+            .hedging
+            .is_some()
+        {
+            self.hedge_answer(node, copy, outcome, s);
+            return;
         }
         self.arena.nodes[node as usize].gen = gen.wrapping_add(1);
         let st = n.stack as usize;
@@ -504,6 +517,11 @@ impl World {
         if p.gen != n.parent_gen || p.state != NodeState::Waiting {
             return; // nobody waits for this answer
         }
+        let copy = if self.stacks[st].layers[depth - 1].cfg.hedging.is_some() {
+            self.hedge_copy(n.parent, node)
+        } else {
+            0
+        };
         match self.stacks[st].layers[depth - 1].hop() {
             Some(delay) => s.after(
                 delay,
@@ -511,9 +529,10 @@ impl World {
                     node: n.parent,
                     gen: n.parent_gen,
                     outcome,
+                    copy,
                 },
             ),
-            None => self.on_answer(n.parent, n.parent_gen, outcome, s),
+            None => self.on_answer(n.parent, n.parent_gen, outcome, copy, s),
         }
     }
 
@@ -609,7 +628,13 @@ impl World {
                     self.rec
                         .attempt_end(n.depth as usize, n.attempts, End::Cancelled);
                 }
-                self.cancel(n.child, node, n.gen, s);
+                if self.hedges(st, n.depth as usize) {
+                    for c in self.hedge_clear(node) {
+                        self.cancel(c, node, n.gen, s);
+                    }
+                } else {
+                    self.cancel(n.child, node, n.gen, s);
+                }
                 self.end_silently(node, s);
             }
             NodeState::Sleeping | NodeState::InTransit | NodeState::Acquiring => {

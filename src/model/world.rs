@@ -25,6 +25,7 @@ use super::call::CallTimes;
 use super::dependency::Service;
 pub use super::event::{Event, Packed};
 use super::fleet::Fleet;
+use super::hedge::Hedges;
 use super::limits::Caps;
 use super::outage::{self, Window};
 use super::request::{Arena, NodeState};
@@ -79,6 +80,8 @@ pub struct World {
     truncated: Option<String>,
     /// Per-node times of layer calls.
     pub(super) calls: CallTimes,
+    /// The copies of hedging calls.
+    pub(super) hedge: Hedges,
 }
 
 impl World {
@@ -140,6 +143,7 @@ impl World {
             caps,
             truncated: None,
             calls: CallTimes::default(),
+            hedge: Hedges::default(),
         };
         for (i, win) in w.windows.iter().enumerate() {
             sched.at(win.start, Event::OutageStart { window: i as u32 });
@@ -240,7 +244,12 @@ impl Handler<Packed> for World {
                     self.deliver(node, s);
                 }
             }
-            Event::Answer { node, gen, outcome } => self.on_answer(node, gen, outcome, s),
+            Event::Answer {
+                node,
+                gen,
+                outcome,
+                copy,
+            } => self.on_answer(node, gen, outcome, copy, s),
             Event::Timeout { node, gen } => {
                 let n = self.arena.nodes[node as usize];
                 if n.gen == gen && n.state == NodeState::Waiting {
@@ -268,6 +277,7 @@ impl Handler<Packed> for World {
             }
             Event::BreakerTimer { layer, instance } => self.on_breaker_timer(layer, instance, s),
             Event::GuardTimer { node, gen } => self.on_guard_timer(node, gen, s),
+            Event::HedgeTimer { node, seq } => self.on_hedge_timer(node, seq, s),
         }
         // The drain ends when every logical request is over and so is the work they
         // left behind (orphaned attempts, retries below a timed-out layer): the summary

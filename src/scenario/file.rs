@@ -140,6 +140,21 @@ pub struct PoolFile {
     pub hold_during_backoff: Option<bool>,
 }
 
+/// Hedged requests (`hedging = { max_attempts, delay, non_fatal, cancel_losers }`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HedgingFile {
+    /// Copies sent at most, the first included.
+    pub max_attempts: u64,
+    /// Wait before each further copy (default 0s: all at once).
+    pub delay: Option<Dur>,
+    /// Failure classes that send the next copy at once instead of failing the call.
+    pub non_fatal: Option<Vec<String>>,
+    /// Whether the copies still going are cancelled once the call is decided
+    /// (default true).
+    pub cancel_losers: Option<bool>,
+}
+
 /// A retry layer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -176,6 +191,8 @@ pub struct LayerFile {
     pub total_timeout: Option<Dur>,
     /// Client-side rate limiter.
     pub limiter: Option<crate::model::limiter::LimiterFile>,
+    /// Hedged requests instead of retries.
+    pub hedging: Option<HedgingFile>,
     /// Presets of the parts, taken out of the part tables before parsing.
     #[serde(skip)]
     pub part_presets: crate::model::config::PartPresets,

@@ -1085,3 +1085,53 @@ fn bad_bulkheads_and_pools_name_the_field_and_the_rule() {
         &["fleets[0].pool", "at least one retry layer"],
     );
 }
+
+#[test]
+fn a_layer_with_both_retries_and_hedging_is_refused_by_name() {
+    let hedging = "hedging = { max_attempts = 3, delay = \"50ms\" }\n";
+    check(
+        "hedging_and_retries",
+        Some(&GOOD.replace(
+            "max_attempts = 3\n",
+            &format!("max_attempts = 3\n{hedging}"),
+        )),
+        &[
+            "fleets[0].layers[0].max_attempts",
+            "must be 1 on a layer with hedging",
+            "(found 3)",
+        ],
+    );
+    check(
+        "hedging_one_copy",
+        Some(&GOOD.replace(
+            "max_attempts = 3\n",
+            "max_attempts = 1\nhedging = { max_attempts = 0 }\n",
+        )),
+        &[
+            "fleets[0].layers[0].hedging.max_attempts",
+            "between 1 and 16",
+        ],
+    );
+    check(
+        "hedging_with_timeout",
+        Some(&GOOD.replace(
+            "max_attempts = 3\n",
+            &format!("max_attempts = 1\nattempt_timeout = \"1s\"\n{hedging}"),
+        )),
+        &[
+            "fleets[0].layers[0].hedging",
+            "cannot be combined with attempt_timeout",
+        ],
+    );
+    check(
+        "hedging_non_fatal",
+        Some(&GOOD.replace(
+            "max_attempts = 3\n",
+            "max_attempts = 1\nhedging = { max_attempts = 2, non_fatal = [\"oops\"] }\n",
+        )),
+        &[
+            "fleets[0].layers[0].hedging.non_fatal[0]",
+            "unknown outcome class",
+        ],
+    );
+}

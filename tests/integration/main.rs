@@ -18,6 +18,7 @@ mod formats;
 mod fuzz;
 mod golden;
 mod guards;
+mod hedging;
 mod interrupt;
 mod intervals;
 mod occ;

@@ -54,7 +54,7 @@ pub(super) fn several_tiers(found: &mut Found, scn: &Scenario) {
                 }
                 let n = layers
                     .iter()
-                    .fold(Bound::Finite(1), |acc, l| acc * l.max_attempts.bound());
+                    .fold(Bound::Finite(1), |acc, l| acc * l.calls_below());
                 tiers.push((name, fmt_count(n)));
             }
             if tiers.len() < 2 || bare.is_empty() {

@@ -122,6 +122,13 @@ fn summary(layout: Option<&Layout>, params: Option<&[String]>) -> Vec<Entry> {
                 .map(|c| entry(file, c.name.to_string(), c)),
         );
     }
+    if layout.is_none_or(|l| l.hedging) {
+        out.extend(
+            HEDGE_COLUMNS
+                .iter()
+                .map(|c| entry(file, c.name.to_string(), c)),
+        );
+    }
     let param = |column: String, description: String| Entry {
         file,
         column,

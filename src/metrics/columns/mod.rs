@@ -173,6 +173,7 @@ pub fn summary_column(name: &str) -> Option<&'static Column> {
         .chain([&OVERLOADED])
         .chain(&BULKHEAD_COLUMNS)
         .chain(&POOL_COLUMNS)
+        .chain(&HEDGE_COLUMNS)
         .find(|c| c.name == name)
     {
         return Some(c);

@@ -18,7 +18,7 @@ pub(super) fn validate_guards(
     max_concurrent: Option<Limit>,
     bulkhead_queue: Option<u64>,
     pool: Option<&PoolFile>,
-    layers: usize,
+    layers: &[crate::model::config::LayerConfig],
 ) -> R<Guards> {
     let count = |field: &str, v: u64, min: u64| -> R<u32> {
         if v < min || v > MAX_GUARD_SIZE {
@@ -61,7 +61,13 @@ pub(super) fn validate_guards(
         }
     };
     let g = Guards { bulkhead, pool };
-    if !g.is_empty() && layers == 0 {
+    if !g.is_empty() && layers.last().is_some_and(|l| l.hedging.is_some()) {
+        return c.err(
+            format!("{p}.layers[{}].hedging", layers.len() - 1),
+            "cannot be on the innermost layer of a call with max_concurrent or a pool (its copies would share one slot); hedge at a layer above it",
+        );
+    }
+    if !g.is_empty() && layers.is_empty() {
         let key = if g.bulkhead.is_some() {
             "max_concurrent"
         } else {

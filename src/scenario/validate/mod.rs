@@ -25,6 +25,7 @@ pub use crate::model::config::MAX_HORIZON;
 mod dependency;
 mod fleet;
 mod guards;
+mod hedging;
 mod outage;
 pub mod services;
 

@@ -168,7 +168,7 @@ fn graph(c: &Ctx, files: &[ServiceFile]) -> R<Vec<ServiceConfig>> {
                 cf.max_concurrent,
                 cf.bulkhead_queue,
                 cf.pool.as_ref(),
-                layers.len(),
+                &layers,
             )?;
             calls.push(CallConfig {
                 to,

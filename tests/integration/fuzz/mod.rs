@@ -176,7 +176,8 @@ const WORD_KEYS: [&str; 12] = [
 /// Keys filled with a count or `unlimited`.
 const LIMIT_KEYS: [&str; 4] = ["servers", "queue_limit", "max_attempts", "max_concurrent"];
 /// Keys with a generator of their own (or, for whole tables, any value).
-const TABLE_KEYS: [&str; 22] = [
+const TABLE_KEYS: [&str; 23] = [
+    "hedging",
     "pool",
     "services",
     "arrival",
@@ -815,6 +816,7 @@ fn value_for(path: &'static str) -> BoxedStrategy<Value> {
         "limiter" => tagged("fleets.0.layers.0.limiter"),
         "preset" => preset(),
         "pool" => pool().boxed(),
+        "hedging" => hedging().boxed(),
         "outages" => vec(outage(), 0..4).prop_map(Value::Array).boxed(),
         "sweep" => sweep().boxed(),
         "expect" => expect().boxed(),
@@ -835,6 +837,29 @@ fn value_for(path: &'static str) -> BoxedStrategy<Value> {
         _ => count().boxed(),
     };
     prop_oneof![9 => fitting, 1 => any_value()].boxed()
+}
+
+/// A hedging table: copies, sometimes a delay, non-fatal classes and a cancel flag.
+fn hedging() -> impl Strategy<Value = Value> {
+    (
+        count(),
+        prop::option::of(dur()),
+        prop::option::of(vec(prop::sample::select(&WORDS[33..]), 0..3)),
+        prop::option::of(any::<bool>()),
+    )
+        .prop_map(|(n, delay, non_fatal, cancel)| {
+            table(vec![
+                ("max_attempts", Some(n)),
+                ("delay", delay),
+                (
+                    "non_fatal",
+                    non_fatal.map(|v| {
+                        Value::Array(v.into_iter().map(|s| Value::String(s.into())).collect())
+                    }),
+                ),
+                ("cancel_losers", cancel.map(Value::Boolean)),
+            ])
+        })
 }
 
 /// A connection pool table: a size, sometimes a wait and a hold.
