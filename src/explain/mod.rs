@@ -205,6 +205,8 @@ pub struct LayerExplanation {
     pub part_presets: PartPresets,
     /// `max_attempts` as written, when `max_attempts_cap` lowered it.
     pub capped_from: Option<Attempts>,
+    /// Hedged requests instead of retries.
+    pub hedging: Option<crate::model::config::HedgingConfig>,
 }
 
 /// One fleet in numbers.
@@ -244,6 +246,8 @@ pub struct FleetExplanation {
     pub target: String,
     /// Whether the request's remaining deadline travels with its attempts.
     pub propagate_deadline: bool,
+    /// Bulkhead and connection pool around its innermost layer's attempts.
+    pub guards: crate::model::config::Guards,
     /// Worst-case attempts at every service the fleet's requests reach, per logical
     /// request, callers before callees: the product of `max_attempts` along each path
     /// (the fleet's layers, then each call's), summed over the paths.
@@ -437,6 +441,7 @@ pub(crate) fn explain_layers(layers: &[LayerConfig], callees: &[Callee]) -> Vec<
                 preset: l.preset.clone(),
                 part_presets: l.part_presets.clone(),
                 capped_from: l.capped_from,
+                hedging: l.hedging,
             }
         })
         .collect()
@@ -513,6 +518,7 @@ fn explain_fleet(
             .get(usize::from(f.target))
             .map_or_else(String::new, |s| s.name.clone()),
         propagate_deadline: f.propagate_deadline,
+        guards: f.guards,
         per_service: reach.per_service,
         paths: reach.paths,
         path_count: reach.path_count,
