@@ -105,12 +105,17 @@ pub fn summary_row(s: &Summary, columns: &[String]) -> String {
 /// The time-series rows of a run. Rates and time-weighted means are normalised by each
 /// bucket's real width: a partial last bucket `[t, duration)` by `duration - t`.
 pub fn timeseries_rows(r: &RunResult, dependency_servers: Option<u32>) -> String {
-    timeseries_rows_with(r, dependency_servers, false)
+    timeseries_rows_with(r, dependency_servers, None)
 }
 
-/// The time-series rows of a run, with the `pool_in_use` column last when `pools`
-/// (a folder whose scenario has a connection pool; empty in a run without one).
-pub fn timeseries_rows_with(r: &RunResult, dependency_servers: Option<u32>, pools: bool) -> String {
+/// The time-series rows of a run, with the `pool_in_use` column last when `pools` is
+/// `Some` (a folder where some scenario has a connection pool): empty when it holds
+/// `false` (this run's scenario has none).
+pub fn timeseries_rows_with(
+    r: &RunResult,
+    dependency_servers: Option<u32>,
+    pools: Option<bool>,
+) -> String {
     let m = &r.metrics;
     let outage = outage_per_bucket(r);
     let in_use = |i: usize, b: &BucketRow| -> Cell {
@@ -128,8 +133,10 @@ pub fn timeseries_rows_with(r: &RunResult, dependency_servers: Option<u32>, pool
         .map(|(i, (b, &outage_ns))| {
             let row = timeseries_cells(r, dependency_servers, b, outage_ns);
             let mut row = row.to_vec();
-            if pools {
-                row.push(in_use(i, b));
+            match pools {
+                Some(true) => row.push(in_use(i, b)),
+                Some(false) => row.push(Cell::Empty),
+                None => {}
             }
             row
         });

@@ -56,7 +56,11 @@ pub(crate) fn render_chunk(plan: &Plan, r: &RunResult, scn: &Scenario) -> Chunk 
     }
     Chunk {
         summary: summary_row(&s, &plan.columns),
-        timeseries: timeseries_rows_with(r, scn.dependency.servers, plan.layout.pools),
+        timeseries: timeseries_rows_with(
+            r,
+            scn.dependency.servers,
+            plan.layout.pools.then(|| scn.uses_pools()),
+        ),
         herd: herd_rows(r),
         ordinals: ordinal_rows(r),
         services: if scn.graph {
