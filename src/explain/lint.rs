@@ -21,6 +21,8 @@
 //! | `retries-at-several-tiers` | on a path of a service graph from a fleet to a service that calls nobody, more than one tier retries (a tier is the fleet's layers, or one call's layers; it retries when one of its layers does) and at least one retrying tier has a layer without a `budget`. One lint per fleet, naming the path with the largest product |
 //! | `visibility-timeout-below-handler-time` | a queue fleet's handler can run longer than its `visibility_timeout`: its worst case ([`handler_worst_case`]: attempts × their timeouts plus the backoff schedule, layer by layer, capped by `total_timeout` and the `deadline`) exceeds it, or nothing bounds it (no attempt timeout, total timeout or deadline) |
 //! | `double-retry-loop` | a queue fleet's handler retries (a layer retries) and the broker redelivers (`max_receive_count` above 1 or unlimited), and no retrying layer has a `budget` |
+//! | `pool-held-during-backoff` | a fleet or call has a `pool` with `hold_during_backoff = true` and its innermost layer (whose attempts hold the connections) retries. A call's lint names the first fleet whose requests reach it |
+//! | `hedges-writes` | the fleet has `writes` > 0 without `idempotency_keys`, and one of its layers, or a layer of a call its requests reach, has `hedging` |
 //! | `retries-overloaded` | a retrying fleet or call layer has `overloaded` in `retry_on` and a callee can answer overloaded (`on_failure = "overloaded"` or `overloaded_status = true`). A call's lint names the first fleet whose requests reach it; a call no fleet reaches is not linted |
 //!
 //! Rules that would fire on inert settings stay silent: retrying `breaker_open` without
@@ -35,6 +37,8 @@ use crate::model::config::{
 };
 use crate::model::outcome::Class;
 
+mod guards;
+mod hedge;
 mod queue;
 mod tiers;
 
@@ -79,8 +83,14 @@ pub const VISIBILITY_TIMEOUT_BELOW_HANDLER_TIME: &str = "visibility-timeout-belo
 /// Id: handler retries inside broker redelivery, without a budget.
 pub const DOUBLE_RETRY_LOOP: &str = "double-retry-loop";
 
+/// Id: a connection pool held through a retrying layer's backoff.
+pub const POOL_HELD_DURING_BACKOFF: &str = "pool-held-during-backoff";
+
+/// Id: hedging non-idempotent writes without idempotency keys.
+pub const HEDGES_WRITES: &str = "hedges-writes";
+
 /// Every lint: its id and one sentence of what it means, in report order.
-pub const LINTS: [(&str, &str); 14] = [
+pub const LINTS: [(&str, &str); 16] = [
     (
         MULTI_LAYER_RETRIES_WITHOUT_BUDGET,
         "two or more layers of a fleet retry without a retry budget, so their attempts multiply (3 layers of 3 = 27 per request)",
@@ -136,6 +146,14 @@ pub const LINTS: [(&str, &str); 14] = [
     (
         DOUBLE_RETRY_LOOP,
         "a queue handler retries and the broker redelivers too, with no budget, so the two loops multiply (3 attempts × 5 receives = 15 per message)",
+    ),
+    (
+        POOL_HELD_DURING_BACKOFF,
+        "a connection pool is held through the backoff of a layer that retries, so the dependency's slowdown becomes the caller's pool exhaustion (at most size / (service time + backoff) attempts per second)",
+    ),
+    (
+        HEDGES_WRITES,
+        "a layer hedges non-idempotent writes that carry no idempotency key: its concurrent copies are ambiguous duplicates, each applied",
     ),
 ];
 
@@ -308,6 +326,8 @@ pub fn lints(scn: &Scenario) -> Vec<Lint> {
     tiers::several_tiers(&mut found, scn);
     tiers::overloaded(&mut found, scn);
     queue::queue_lints(&mut found, scn);
+    guards::held_during_backoff(&mut found, scn);
+    hedge::writes(&mut found, scn);
     let mut out = found.out;
     out.sort_by_key(|(key, _)| *key);
     out.into_iter().map(|(_, l)| l).collect()

@@ -205,6 +205,8 @@ pub struct LayerExplanation {
     pub part_presets: PartPresets,
     /// `max_attempts` as written, when `max_attempts_cap` lowered it.
     pub capped_from: Option<Attempts>,
+    /// Hedged requests instead of retries.
+    pub hedging: Option<crate::model::config::HedgingConfig>,
 }
 
 /// One fleet in numbers.
@@ -244,6 +246,8 @@ pub struct FleetExplanation {
     pub target: String,
     /// Whether the request's remaining deadline travels with its attempts.
     pub propagate_deadline: bool,
+    /// Bulkhead and connection pool around its innermost layer's attempts.
+    pub guards: crate::model::config::Guards,
     /// Worst-case attempts at every service the fleet's requests reach, per logical
     /// request, callers before callees: the product of `max_attempts` along each path
     /// (the fleet's layers, then each call's), summed over the paths.
@@ -274,11 +278,11 @@ pub fn retries(l: &LayerConfig) -> bool {
     l.max_attempts.retries() && l.retry_on != ClassSet::EMPTY
 }
 
-/// Product of the layers' `max_attempts` (1 without layers).
+/// Product of the layers' `max_attempts` (a hedging layer's copies; 1 without layers).
 pub fn worst_case_attempts(layers: &[LayerConfig]) -> Bound {
     layers
         .iter()
-        .fold(Bound::Finite(1), |acc, l| acc * l.max_attempts.bound())
+        .fold(Bound::Finite(1), |acc, l| acc * l.calls_below())
 }
 
 /// Whether this layer honours a Retry-After it can receive: it respects it, retries
@@ -451,6 +455,7 @@ pub(crate) fn explain_layers(layers: &[LayerConfig], callees: &[Callee]) -> Vec<
                 preset: l.preset.clone(),
                 part_presets: l.part_presets.clone(),
                 capped_from: l.capped_from,
+                hedging: l.hedging,
             }
         })
         .collect()
@@ -527,6 +532,7 @@ fn explain_fleet(
             .get(usize::from(f.target))
             .map_or_else(String::new, |s| s.name.clone()),
         propagate_deadline: f.propagate_deadline,
+        guards: f.guards,
         per_service: reach.per_service,
         paths: reach.paths,
         path_count: reach.path_count,

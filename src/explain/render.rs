@@ -203,7 +203,34 @@ fn render_fleet(o: &mut String, f: &FleetExplanation, dep: &DependencyExplanatio
     for l in &f.layers {
         render_layer(o, l, &versus_deadline(f.deadline));
     }
-    let factors: Vec<String> = f.layers.iter().map(|l| attempts(l.max_attempts)).collect();
+    if let Some(b) = f.guards.bulkhead {
+        let _ = writeln!(
+            o,
+            "  bulkhead: at most {} attempts in flight, {} waiting; the rest fail with bulkhead_full",
+            b.max_concurrent, b.queue
+        );
+    }
+    if let Some(p) = f.guards.pool {
+        let _ = writeln!(
+            o,
+            "  pool: {} connections, waits of at most {} (then pool_exhausted), {}",
+            p.size,
+            fmt_time(p.acquire_timeout),
+            if p.hold_during_backoff {
+                "held through the backoff"
+            } else {
+                "given back during the backoff"
+            }
+        );
+    }
+    let factors: Vec<String> = f
+        .layers
+        .iter()
+        .map(|l| match l.hedging {
+            Some(h) => h.max_attempts.to_string(),
+            None => attempts(l.max_attempts),
+        })
+        .collect();
     let total = fmt_count(f.worst_case_attempts);
     if f.layers.len() == 1 {
         let _ = writeln!(o, "  {} per request (worst case)", attempts_noun(&total));
@@ -379,6 +406,29 @@ pub(super) fn render_layer(o: &mut String, l: &LayerExplanation, versus: &str) {
         attempts_noun(&attempts(l.max_attempts))
     );
     render_presets(o, l);
+    if let Some(h) = l.hedging {
+        let non_fatal: Vec<&str> = Class::FAILURES
+            .iter()
+            .filter(|c| h.non_fatal.contains(**c))
+            .map(|c| c.name())
+            .collect();
+        let _ = writeln!(
+            o,
+            "      hedging: up to {} copies, {} apart; non-fatal: {}; losers {}",
+            h.max_attempts,
+            fmt_time(h.delay),
+            if non_fatal.is_empty() {
+                "none".to_string()
+            } else {
+                non_fatal.join(", ")
+            },
+            if h.cancel_losers {
+                "cancelled"
+            } else {
+                "left running"
+            }
+        );
+    }
     match (l.attempt_timeout, l.timeouts_total) {
         (Some(t), Some(total)) => {
             let _ = writeln!(

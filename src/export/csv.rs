@@ -107,14 +107,28 @@ pub fn summary_row(s: &Summary, columns: &[String]) -> String {
 /// The time-series rows of a run. Rates and time-weighted means are normalised by each
 /// bucket's real width: a partial last bucket `[t, duration)` by `duration - t`.
 pub fn timeseries_rows(r: &RunResult, dependency_servers: Option<u32>) -> String {
-    timeseries_rows_laid(r, dependency_servers, r.metrics.queue.is_some())
+    timeseries_rows_laid(r, dependency_servers, r.metrics.queue.is_some(), None)
 }
 
-/// The time-series rows of a run, with the queue columns ([`QUEUE_SERIES_COLUMNS`],
-/// empty for a run without a queue fleet) when `queue` (the folder's layout has them).
-pub fn timeseries_rows_laid(r: &RunResult, dependency_servers: Option<u32>, queue: bool) -> String {
+/// The time-series rows of a run, laid out as its folder's header: the queue columns
+/// ([`QUEUE_SERIES_COLUMNS`], empty for a run without a queue fleet) when `queue`, then
+/// the `pool_in_use` column when `pools` is `Some` (a folder where some scenario has a
+/// connection pool; empty when it holds `false`, this run's scenario having none).
+pub fn timeseries_rows_laid(
+    r: &RunResult,
+    dependency_servers: Option<u32>,
+    queue: bool,
+    pools: Option<bool>,
+) -> String {
     let m = &r.metrics;
     let outage = outage_per_bucket(r);
+    let in_use = |i: usize, b: &BucketRow| -> Cell {
+        m.guards
+            .as_ref()
+            .filter(|g| !g.in_use_area.is_empty())
+            .and_then(|g| g.in_use_mean(i, m.width(b)))
+            .map_or(Cell::Empty, Cell::float)
+    };
     let mut cells = m
         .buckets
         .iter()
@@ -124,6 +138,11 @@ pub fn timeseries_rows_laid(r: &RunResult, dependency_servers: Option<u32>, queu
             let mut row = timeseries_cells(r, dependency_servers, b, outage_ns).to_vec();
             if queue {
                 row.extend(queue_cells(r, i));
+            }
+            match pools {
+                Some(true) => row.push(in_use(i, b)),
+                Some(false) => row.push(Cell::Empty),
+                None => {}
             }
             row
         });
@@ -159,10 +178,16 @@ fn queue_cells(r: &RunResult, i: usize) -> [Cell; QUEUE_SERIES_COLUMNS.len()] {
     }
 }
 
-/// The header of `timeseries.csv`, with the queue columns when `queue`.
-pub fn timeseries_header(queue: bool) -> String {
+/// The header of `timeseries.csv`, with the queue columns when `queue` and
+/// `pool_in_use` last when `pools`.
+pub fn timeseries_header(queue: bool, pools: bool) -> String {
     let extra: &[&str] = if queue { &QUEUE_SERIES_COLUMNS } else { &[] };
-    record(TIMESERIES_COLUMNS.iter().chain(extra))
+    let pool: &[&str] = if pools {
+        &[crate::metrics::columns::TS_POOL_IN_USE.name]
+    } else {
+        &[]
+    };
+    record(TIMESERIES_COLUMNS.iter().chain(extra).chain(pool))
 }
 
 /// One `timeseries.csv` row, laid out on [`TIMESERIES_COLUMNS`].

@@ -5,6 +5,7 @@
 pub mod collapse;
 pub mod columns;
 pub mod format;
+pub mod guards;
 pub mod interval;
 pub mod ordinal;
 pub mod quantiles;

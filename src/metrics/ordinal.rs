@@ -42,8 +42,8 @@ pub enum End {
     InFlight,
 }
 
-/// Ways an attempt can end: the nine classes, `cancelled`, `in_flight`.
-pub const ENDS: usize = 11;
+/// Ways an attempt can end: the eleven classes, `cancelled`, `in_flight`.
+pub const ENDS: usize = 13;
 
 impl End {
     /// Every end, in file order: the classes in class order, then `cancelled`,
@@ -58,6 +58,8 @@ impl End {
         End::Class(Class::DeadlineExceeded),
         End::Class(Class::Conflict),
         End::Class(Class::Overloaded),
+        End::Class(Class::BulkheadFull),
+        End::Class(Class::PoolExhausted),
         End::Cancelled,
         End::InFlight,
     ];
@@ -67,8 +69,8 @@ impl End {
     pub fn index(self) -> usize {
         match self {
             End::Class(c) => c as usize,
-            End::Cancelled => 9,
-            End::InFlight => 10,
+            End::Cancelled => 11,
+            End::InFlight => 12,
         }
     }
 
@@ -154,7 +156,11 @@ mod tests {
     fn ends_are_in_file_order_with_distinct_names() {
         for (i, e) in End::ALL.iter().enumerate() {
             assert_eq!(e.index(), i);
-            assert_eq!(Class::from_u8(i as u8).name() == e.name(), i < 9, "{e:?}");
+            assert_eq!(
+                Class::from_u8(i as u8).name() == e.name(),
+                i < Class::COUNT,
+                "{e:?}"
+            );
         }
         let mut names: Vec<&str> = End::ALL.iter().map(|e| e.name()).collect();
         names.sort();

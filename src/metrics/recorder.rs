@@ -15,6 +15,7 @@ use hdrhistogram::Histogram;
 use crate::engine::Nanos;
 use crate::model::outcome::Class;
 
+use super::guards::GuardMetrics;
 use super::ordinal::{End, Ordinals};
 pub use super::quantiles::MAX_BUCKET_SAMPLES;
 use super::quantiles::{new_histogram, BucketQuantiles};
@@ -48,7 +49,7 @@ pub struct BucketRow {
     /// Mean budget fill level at the bucket's end.
     pub budget_level: Option<f64>,
     /// Outcomes counted in the bucket, by class index.
-    pub outcomes: [u64; 9],
+    pub outcomes: [u64; Class::COUNT],
     /// Median latency of completions in the bucket (ns).
     pub latency_p50: Option<u64>,
     /// 99th percentile latency of completions in the bucket (ns).
@@ -95,8 +96,14 @@ pub struct Totals {
     pub failed: u64,
     /// Attempts that reached the dependency.
     pub attempts: u64,
+    /// Copies a hedging layer sent after its first, in any stack.
+    pub hedges: u64,
+    /// Hedged calls won by a copy other than the first.
+    pub hedge_wins: u64,
+    /// Copies still out when their hedged call was decided.
+    pub hedge_losers: u64,
     /// Outcomes by class index, counted where they arose.
-    pub outcomes: [u64; 9],
+    pub outcomes: [u64; Class::COUNT],
     /// Attempts that finished service.
     pub served: u64,
     /// Total service time.
@@ -174,6 +181,8 @@ pub struct RunMetrics {
     pub services: Option<ServiceSeries>,
     /// The message queues, when the scenario has a queue fleet.
     pub queue: Option<super::queue::QueueMetrics>,
+    /// Bulkheads and pools (`None` when the scenario has none).
+    pub guards: Option<GuardMetrics>,
 }
 
 impl RunMetrics {
@@ -223,6 +232,7 @@ pub struct Recorder {
     herd_writes: bool,
     ordinals: Ordinals,
     services: Option<ServiceSeries>,
+    guards: Option<Box<GuardMetrics>>,
 }
 
 /// A latency in whole microseconds, rounded up, at least 1 (the histograms' unit).
@@ -278,12 +288,65 @@ impl Recorder {
             herd_writes: false,
             ordinals: Ordinals::new(layers),
             services: None,
+            guards: None,
         }
     }
 
     /// Tracks the services of a graph, with `servers` threads each.
     pub fn track_services(&mut self, servers: Vec<Option<u32>>) {
         self.services = Some(ServiceSeries::new(self.duration, self.bucket, servers));
+    }
+
+    /// Tracks bulkheads and connection pools (see [`GuardMetrics`]).
+    pub fn track_guards(&mut self) {
+        self.guards = Some(Box::new(GuardMetrics::new(self.duration, self.bucket)));
+    }
+
+    /// A hedging layer sent a copy after its first.
+    pub fn hedge_sent(&mut self) {
+        self.totals.hedges += 1;
+    }
+
+    /// A hedged call was won by a copy other than its first.
+    pub fn hedge_won(&mut self) {
+        self.totals.hedge_wins += 1;
+    }
+
+    /// A copy was still out when its hedged call was decided.
+    pub fn hedge_lost(&mut self) {
+        self.totals.hedge_losers += 1;
+    }
+
+    /// A bulkhead or a pool refused an attempt (`bulkhead_full`, `pool_exhausted`).
+    pub fn guard_refused(&mut self, class: Class) {
+        if let Some(g) = &mut self.guards {
+            match class {
+                Class::BulkheadFull => g.bulkhead_full += 1,
+                _ => g.pool_exhausted += 1,
+            }
+        }
+    }
+
+    /// A free connection was taken at `now` (a wait of 0).
+    pub fn pool_acquired(&mut self, now: Nanos, wait: Nanos) {
+        if let Some(g) = &mut self.guards {
+            g.in_use_change(now, true);
+            g.waited(wait);
+        }
+    }
+
+    /// A wait for a connection ended after `wait` (a connection handed over, or none).
+    pub fn pool_waited(&mut self, wait: Nanos) {
+        if let Some(g) = &mut self.guards {
+            g.waited(wait);
+        }
+    }
+
+    /// A connection went back to its pool at `now`.
+    pub fn pool_released(&mut self, now: Nanos) {
+        if let Some(g) = &mut self.guards {
+            g.in_use_change(now, false);
+        }
     }
 
     /// An attempt reached service `sv` (see [`ServiceSeries`]).
@@ -625,6 +688,9 @@ impl Recorder {
         if let Some(s) = &mut self.services {
             s.finish(stop);
         }
+        if let Some(g) = &mut self.guards {
+            g.finish(stop);
+        }
         RunMetrics {
             buckets: self.buckets,
             bucket: self.bucket,
@@ -640,6 +706,7 @@ impl Recorder {
             ordinals: self.ordinals,
             services: self.services,
             queue: None,
+            guards: self.guards.map(|g| *g),
         }
     }
 }

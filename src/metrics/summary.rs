@@ -10,8 +10,8 @@ use crate::model::outcome::Class;
 
 use super::collapse;
 use super::columns::{
-    fleet_column, layer_column, service_column, FLEET_COLUMNS, OVERLOADED, QUEUE_SUMMARY,
-    SERVICE_COLUMNS, SUMMARY_BASE, SUMMARY_EXTRA,
+    fleet_column, layer_column, service_column, BULKHEAD_COLUMNS, FLEET_COLUMNS, HEDGE_COLUMNS,
+    OVERLOADED, POOL_COLUMNS, QUEUE_SUMMARY, SERVICE_COLUMNS, SUMMARY_BASE, SUMMARY_EXTRA,
 };
 use super::recorder::RunMetrics;
 use super::recovery;
@@ -110,6 +110,13 @@ pub struct Layout {
     pub services: Vec<String>,
     /// Whether a fleet is a queue fleet: the queue columns are written.
     pub queue: bool,
+    /// Whether a fleet or a call has a bulkhead (`bulkhead_full`).
+    pub bulkheads: bool,
+    /// Whether a fleet or a call has a connection pool (the `pool_` columns, and
+    /// `pool_in_use` in `timeseries.csv`).
+    pub pools: bool,
+    /// Whether a layer hedges (`hedges`, `hedge_wins`, `hedge_losers`).
+    pub hedging: bool,
 }
 
 impl Layout {
@@ -128,6 +135,9 @@ impl Layout {
                 Vec::new()
             },
             queue: scn.fleets.iter().any(|f| f.queue.is_some()),
+            bulkheads: scn.uses_bulkheads(),
+            pools: scn.uses_pools(),
+            hedging: scn.uses_hedging(),
         }
     }
 
@@ -145,6 +155,9 @@ impl Layout {
                 self.services.push(sv.clone());
             }
         }
+        self.bulkheads |= other.bulkheads;
+        self.pools |= other.pools;
+        self.hedging |= other.hedging;
     }
 
     /// The column names, in order.
@@ -163,6 +176,15 @@ impl Layout {
         }
         if self.queue {
             c.extend(QUEUE_SUMMARY.iter().map(|k| k.name.to_string()));
+        }
+        if self.bulkheads {
+            c.extend(BULKHEAD_COLUMNS.iter().map(|k| k.name.to_string()));
+        }
+        if self.pools {
+            c.extend(POOL_COLUMNS.iter().map(|k| k.name.to_string()));
+        }
+        if self.hedging {
+            c.extend(HEDGE_COLUMNS.iter().map(|k| k.name.to_string()));
         }
         c
     }
@@ -424,6 +446,38 @@ impl Summary {
                 None => std::array::from_fn(|_| Cell::Empty),
             };
             cells.extend(QUEUE_SUMMARY.iter().map(|c| c.name.to_string()).zip(values));
+        }
+        let g = m.guards.as_ref();
+        if layout.bulkheads {
+            let full = match g {
+                Some(g) if scn.uses_bulkheads() => Cell::Int(g.bulkhead_full),
+                _ => Cell::Empty,
+            };
+            cells.push((BULKHEAD_COLUMNS[0].name.to_string(), full));
+        }
+        if layout.pools {
+            let pool = scn.uses_pools();
+            let values: [Cell; POOL_COLUMNS.len()] = match g {
+                Some(g) if pool => [
+                    Cell::Int(g.pool_exhausted),
+                    Cell::ratio(g.pool_wait_ns as f64 / 1e6, g.pool_waits as f64),
+                    quantile_ms(&g.pool_wait, 0.99),
+                ],
+                _ => [Cell::Empty, Cell::Empty, Cell::Empty],
+            };
+            cells.extend(POOL_COLUMNS.iter().map(|c| c.name.to_string()).zip(values));
+        }
+        if layout.hedging {
+            let values: [Cell; HEDGE_COLUMNS.len()] = if scn.uses_hedging() {
+                [
+                    Cell::Int(t.hedges),
+                    Cell::Int(t.hedge_wins),
+                    Cell::Int(t.hedge_losers),
+                ]
+            } else {
+                [Cell::Empty, Cell::Empty, Cell::Empty]
+            };
+            cells.extend(HEDGE_COLUMNS.iter().map(|c| c.name.to_string()).zip(values));
         }
         Summary { cells }
     }

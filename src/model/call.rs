@@ -95,7 +95,7 @@ impl World {
     /// The deadline of the call at `node`: its request's in a fleet's stack, else its
     /// service's (`Nanos::MAX` when none was propagated).
     #[inline]
-    fn deadline_of(&self, node: u32) -> Nanos {
+    pub(super) fn deadline_of(&self, node: u32) -> Nanos {
         let n = self.arena.nodes[node as usize];
         if (n.stack as usize) < self.n_top {
             self.arena.reqs[n.req as usize].deadline
@@ -157,6 +157,10 @@ impl World {
             self.arena.nodes[node as usize].outside_admitted = true;
             set_at(&mut self.calls.started, node, now);
         }
+        if self.stacks[st].layers[depth].cfg.hedging.is_some() {
+            self.hedge_start(node, s);
+            return;
+        }
         self.start_attempt(node, s);
     }
 
@@ -176,6 +180,13 @@ impl World {
                     .attempt_end(depth, next, End::Class(Class::DeadlineExceeded));
             }
             self.abandon(node, s);
+            return;
+        }
+        let stack = &self.stacks[st];
+        if stack.guards.is_some()
+            && depth + 1 == stack.layers.len()
+            && !self.guards_pass(node, st, s)
+        {
             return;
         }
         match self.stacks[st].layers[depth].limiter_gate(n.instance, now) {
@@ -320,11 +331,20 @@ impl World {
         node: u32,
         gen: u32,
         outcome: Outcome,
+        copy: u8,
         s: &mut Scheduler<Packed>,
     ) {
         let n = self.arena.nodes[node as usize];
         if n.gen != gen || n.state != NodeState::Waiting {
             return; // the attempt already timed out: an orphan's answer
+        }
+        if self.stacks[n.stack as usize].layers[n.depth as usize]
+            .cfg
+            .hedging
+            .is_some()
+        {
+            self.hedge_answer(node, copy, outcome, s);
+            return;
         }
         self.arena.nodes[node as usize].gen = gen.wrapping_add(1);
         let st = n.stack as usize;
@@ -351,7 +371,7 @@ impl World {
 
     /// Counts an attempt's failure that arises at this layer (`class`), then decides
     /// what follows it.
-    fn fail_attempt(&mut self, node: u32, class: Class, s: &mut Scheduler<Packed>) {
+    pub(super) fn fail_attempt(&mut self, node: u32, class: Class, s: &mut Scheduler<Packed>) {
         let n = self.arena.nodes[node as usize];
         if self.top(node) {
             self.rec
@@ -376,6 +396,9 @@ impl World {
         let (dep_retry_after, reject_status) = (callee.retry_after, callee.reject_status);
         let call_deadline = self.call_deadline_of(node, st, depth, deadline);
         let cls = outcome.class;
+        if n.guard != 0 {
+            self.attempt_left_guards(node, s);
+        }
         let throttled = cls == Class::Rejected && reject_status == 429;
         // A retry granted before this attempt is resolved by its outcome.
         self.release_retry(node);
@@ -477,6 +500,9 @@ impl World {
             let ok = outcome.class == Class::Success;
             self.breaker_record(st, depth, n.instance, ok, node, s);
         }
+        if n.guard != 0 {
+            self.release_guards(node, s);
+        }
         self.arena.free_node(node);
         if n.parent == NONE {
             self.finish_request(n.req, outcome, s);
@@ -491,6 +517,11 @@ impl World {
         if p.gen != n.parent_gen || p.state != NodeState::Waiting {
             return; // nobody waits for this answer
         }
+        let copy = if self.stacks[st].layers[depth - 1].cfg.hedging.is_some() {
+            self.hedge_copy(n.parent, node)
+        } else {
+            0
+        };
         match self.stacks[st].layers[depth - 1].hop() {
             Some(delay) => s.after(
                 delay,
@@ -498,9 +529,10 @@ impl World {
                     node: n.parent,
                     gen: n.parent_gen,
                     outcome,
+                    copy,
                 },
             ),
-            None => self.on_answer(n.parent, n.parent_gen, outcome, s),
+            None => self.on_answer(n.parent, n.parent_gen, outcome, copy, s),
         }
     }
 
@@ -534,6 +566,9 @@ impl World {
         }
         if n.outside_admitted {
             self.breaker_record(st, depth, n.instance, ok, node, s);
+        }
+        if n.guard != 0 {
+            self.release_guards(node, s);
         }
         self.arena.free_node(node);
     }
@@ -593,10 +628,18 @@ impl World {
                     self.rec
                         .attempt_end(n.depth as usize, n.attempts, End::Cancelled);
                 }
-                self.cancel(n.child, node, n.gen, s);
+                if self.hedges(st, n.depth as usize) {
+                    for c in self.hedge_clear(node) {
+                        self.cancel(c, node, n.gen, s);
+                    }
+                } else {
+                    self.cancel(n.child, node, n.gen, s);
+                }
                 self.end_silently(node, s);
             }
-            NodeState::Sleeping | NodeState::InTransit => self.end_silently(node, s),
+            NodeState::Sleeping | NodeState::InTransit | NodeState::Acquiring => {
+                self.end_silently(node, s)
+            }
             NodeState::Queued => self.leave_queue(node, s),
             NodeState::Calling => self.cancel_visit(node, s),
         }

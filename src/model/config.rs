@@ -48,6 +48,47 @@ pub struct Scenario {
     pub limits: Limits,
 }
 
+impl Scenario {
+    /// Whether a fleet or a service call has a bulkhead or a connection pool.
+    pub fn uses_guards(&self) -> bool {
+        self.all_guards().any(|g| !g.is_empty())
+    }
+
+    /// Whether a fleet or a service call has a bulkhead.
+    pub fn uses_bulkheads(&self) -> bool {
+        self.all_guards().any(|g| g.bulkhead.is_some())
+    }
+
+    /// Whether a fleet or a service call has a connection pool.
+    pub fn uses_pools(&self) -> bool {
+        self.all_guards().any(|g| g.pool.is_some())
+    }
+
+    /// Whether a fleet's or a service call's layer hedges.
+    pub fn uses_hedging(&self) -> bool {
+        self.fleets
+            .iter()
+            .flat_map(|f| &f.layers)
+            .chain(
+                self.services
+                    .iter()
+                    .flat_map(|s| &s.calls)
+                    .flat_map(|c| &c.layers),
+            )
+            .any(|l| l.hedging.is_some())
+    }
+
+    /// The guards of every fleet and service call.
+    fn all_guards(&self) -> impl Iterator<Item = &Guards> {
+        self.fleets.iter().map(|f| &f.guards).chain(
+            self.services
+                .iter()
+                .flat_map(|s| &s.calls)
+                .map(|c| &c.guards),
+        )
+    }
+}
+
 /// Safety caps of one run.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -225,6 +266,8 @@ pub struct FleetConfig {
     /// A message-queue consumer fleet (`arrival = { kind = "queue", ... }`): `arrival`
     /// is then its publish process, and each delivery of a message is a logical request.
     pub queue: Option<QueueConfig>,
+    /// Bulkhead and connection pool on the attempts its innermost layer sends.
+    pub guards: Guards,
 }
 
 /// The broker side of a queue fleet: consumers, visibility, redelivery and the
@@ -241,6 +284,48 @@ pub struct QueueConfig {
     pub redelivery_delay: Nanos,
     /// Fraction of messages whose handling always fails.
     pub poison: f64,
+}
+
+/// A bulkhead (`max_concurrent`, `bulkhead_queue`): at most `max_concurrent`
+/// attempts in flight through it; up to `queue` more wait FIFO for a slot, the rest
+/// are refused locally with `bulkhead_full`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BulkheadConfig {
+    /// Attempts in flight at once.
+    pub max_concurrent: u32,
+    /// Attempts that may wait for a slot.
+    pub queue: u32,
+}
+
+/// A connection pool (`pool = { size, acquire_timeout, hold_during_backoff }`): an
+/// attempt holds one of `size` connections from before it is sent until its answer
+/// or its timeout (with `hold_during_backoff`, through the backoff after it too);
+/// waiting for one is FIFO and gives up after `acquire_timeout` with `pool_exhausted`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolConfig {
+    /// Connections.
+    pub size: u32,
+    /// Longest wait for a connection (0: fail at once when none is free).
+    pub acquire_timeout: Nanos,
+    /// Whether a call keeps its connection through the backoff to its next attempt.
+    pub hold_during_backoff: bool,
+}
+
+/// What guards the attempts a stack's innermost layer sends: a bulkhead, then a
+/// connection pool (an attempt takes a bulkhead slot first, then a connection).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Guards {
+    /// Bulkhead, if any.
+    pub bulkhead: Option<BulkheadConfig>,
+    /// Connection pool, if any.
+    pub pool: Option<PoolConfig>,
+}
+
+impl Guards {
+    /// Whether there is neither a bulkhead nor a pool.
+    pub fn is_empty(&self) -> bool {
+        self.bulkhead.is_none() && self.pool.is_none()
+    }
 }
 
 impl FleetConfig {
@@ -298,12 +383,40 @@ pub struct LayerConfig {
     pub total_timeout: Option<Nanos>,
     /// Client-side rate limiter consulted before each attempt.
     pub limiter: Option<crate::model::limiter::LimiterConfig>,
+    /// Hedged requests instead of retries (`max_attempts` is then 1).
+    pub hedging: Option<HedgingConfig>,
     /// The named preset the layer was built from.
     pub preset: Option<String>,
     /// The named presets of its parts, when given part by part.
     pub part_presets: PartPresets,
     /// `max_attempts` as written when `max_attempts_cap` lowered it.
     pub capped_from: Option<Attempts>,
+}
+
+/// Hedged requests (gRPC's hedging policy, A6): a copy of the call below is sent
+/// every `delay` until one succeeds or `max_attempts` copies are out; a failure whose
+/// class is in `non_fatal` sends the next copy at once, any other failure ends the call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HedgingConfig {
+    /// Copies at most, the first included.
+    pub max_attempts: u32,
+    /// Wait before each further copy.
+    pub delay: Nanos,
+    /// Failure classes that do not end the call.
+    pub non_fatal: ClassSet,
+    /// Whether the copies still going are cancelled once the call is decided.
+    pub cancel_losers: bool,
+}
+
+impl LayerConfig {
+    /// Calls into the layer below per call into this one, at most: a hedging
+    /// layer's copies, else `max_attempts`.
+    pub fn calls_below(&self) -> crate::model::bound::Bound {
+        match self.hedging {
+            Some(h) => crate::model::bound::Bound::Finite(u64::from(h.max_attempts)),
+            None => self.max_attempts.bound(),
+        }
+    }
 }
 
 /// Names of the presets a layer's parts were resolved from.
@@ -468,6 +581,9 @@ pub struct CallConfig {
     pub propagate_deadline: bool,
     /// The call's retry layers, outermost first (the same for every callee).
     pub layers: Vec<LayerConfig>,
+    /// Bulkhead and connection pool on the attempts its innermost layer sends (one
+    /// per callee, as its layers' state).
+    pub guards: Guards,
 }
 
 /// A service of the graph: a tier with finite threads and a queue that, while

@@ -63,6 +63,20 @@ struct B;
 struct W1;
 /// Word 0, bits 8–16: an [`Outcome`].
 struct Aux;
+/// Word 0, bits 24–31.
+struct Cp;
+
+impl Slot<u8> for Cp {
+    const MASK: [u64; 2] = [0xff << 24, 0];
+    #[inline(always)]
+    fn put(w: &mut [u64; 2], v: u8) {
+        w[0] |= u64::from(v) << 24;
+    }
+    #[inline(always)]
+    fn get(w: &[u64; 2]) -> Result<u8, DecodeError> {
+        Ok((w[0] >> 24) as u8)
+    }
+}
 
 impl Slot<u32> for A {
     const MASK: [u64; 2] = [0xffff_ffff << 32, 0];
@@ -256,6 +270,8 @@ events! {
         gen @ B: u32,
         /// The outcome.
         outcome @ Aux: Outcome,
+        /// Which copy of a hedging call it answers (0 for any other call).
+        copy @ Cp: u8,
     },
     /// A layer attempt's timeout cut short by the request's deadline (timeouts at
     /// their full delay go through the layer's timer lane).
@@ -325,6 +341,21 @@ events! {
         /// Queue index (queue fleets in fleet order).
         queue @ A: u16,
     },
+    /// A call's wait for a bulkhead slot or a pooled connection ran out (its pool's
+    /// `acquire_timeout`, or its deadline).
+    15 => GuardTimer {
+        /// Node.
+        node @ A: u32,
+        /// Generation.
+        gen @ B: u32,
+    },
+    /// The delay before a hedging call's next copy is over.
+    16 => HedgeTimer {
+        /// Node.
+        node @ A: u32,
+        /// Its timer sequence number when armed.
+        seq @ B: u32,
+    },
 }
 
 #[cfg(test)]
@@ -350,16 +381,19 @@ mod tests {
                     class: Class::Rejected,
                     retry_after: true,
                 },
+                copy: u8::MAX,
             },
             Event::Answer {
                 node: 2,
                 gen: 3,
                 outcome: Outcome::of(Class::Conflict),
+                copy: 3,
             },
             Event::Answer {
                 node: 0,
                 gen: 0,
                 outcome: Outcome::of(Class::Success),
+                copy: 0,
             },
             Event::Timeout { node: 4, gen: max },
             Event::Retry { node: max, gen: 7 },
@@ -377,6 +411,8 @@ mod tests {
             },
             Event::Visibility { msg: max, gen: max },
             Event::Receive { queue: u16::MAX },
+            Event::GuardTimer { node: max, gen: 9 },
+            Event::HedgeTimer { node: 3, seq: max },
         ]
     }
 
@@ -398,6 +434,7 @@ mod tests {
                     node: 1,
                     gen: 2,
                     outcome: Outcome { class, retry_after },
+                    copy: 15,
                 };
                 assert_eq!(Event::try_from(Packed::from(e)), Ok(e));
             }
@@ -423,6 +460,7 @@ mod tests {
             node: 1,
             gen: 2,
             outcome: Outcome::of(Class::Conflict),
+            copy: 0,
         });
         let bad = Packed([p.0[0] | (0xf0 << 8), p.0[1]]);
         assert_eq!(Event::try_from(bad), Err(DecodeError::UnknownClass(0xf7)));

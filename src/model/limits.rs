@@ -57,21 +57,29 @@ pub fn bytes_per_request_with_nodes(nodes: u64) -> u64 {
 /// A service holds, below it, the most of any one of its calls (they run one after
 /// another); a call holds, for each callee at once (a fan-out runs them in
 /// parallel), its layers + 1 + what the callee holds below; a service without calls
-/// holds nothing below. With one `[dependency]` this is the deepest stack + 1.
+/// holds nothing below. With one `[dependency]` this is the deepest stack + 1. A
+/// hedging layer holds each of its copies at once, each with all below it.
 pub fn nodes_per_request(scn: &Scenario) -> u64 {
     let mut memo = vec![None; scn.services.len()];
     scn.fleets
         .iter()
         .map(|f| {
-            (f.layers.len() as u64 + 1).saturating_add(below(
-                &scn.services,
-                f.target as usize,
-                &mut memo,
-                0,
-            ))
+            stack_nodes(
+                &f.layers,
+                below(&scn.services, f.target as usize, &mut memo, 0),
+            )
         })
         .max()
         .unwrap_or(1)
+}
+
+/// The nodes a stack of `layers` holds at once above a target holding `below`: its
+/// layers + 1 + `below`, a hedging layer's copies each holding all below it.
+fn stack_nodes(layers: &[crate::model::config::LayerConfig], below: u64) -> u64 {
+    layers.iter().rev().fold(below.saturating_add(1), |n, l| {
+        let copies = l.hedging.map_or(1, |h| u64::from(h.max_attempts));
+        copies.saturating_mul(n).saturating_add(1)
+    })
 }
 
 /// What service `i` holds below it (see [`nodes_per_request`]); `depth` bounds the
@@ -88,12 +96,7 @@ fn below(services: &[ServiceConfig], i: usize, memo: &mut [Option<u64>], depth: 
     for call in &s.calls {
         let mut at_once = 0u64;
         for &k in &call.to {
-            let n = (call.layers.len() as u64 + 1).saturating_add(below(
-                services,
-                k as usize,
-                memo,
-                depth + 1,
-            ));
+            let n = stack_nodes(&call.layers, below(services, k as usize, memo, depth + 1));
             at_once = at_once.saturating_add(n);
         }
         most = most.max(at_once);
@@ -255,6 +258,18 @@ mod tests {
             bytes_per_request_with_nodes(7) - bytes_per_request_with_nodes(5),
             2 * bytes_per_node()
         );
+    }
+
+    #[test]
+    fn a_hedging_layer_holds_each_copy_and_all_below_it() {
+        // fleet layers [hedging 3 copies, plain]: 1 + 3 × (1 + (1 + 0)) = 7.
+        let dep = "[dependency]\nservers = 1\nservice_time = '1ms'\n";
+        let text = format!(
+            "{dep}[[fleets]]\nname = 'a'\narrival = {{ kind = 'poisson', rate = 1 }}\n\
+             [[fleets.layers]]\nmax_attempts = 1\nhedging = {{ max_attempts = 3 }}\n\
+             [[fleets.layers]]\nmax_attempts = 2\n"
+        );
+        assert_eq!(nodes_per_request(&scenario(&text)), 7);
     }
 
     #[test]

@@ -25,11 +25,15 @@ pub enum Class {
     /// A service answered "overloaded; don't retry" (a service graph's
     /// `on_failure = "overloaded"` or `overloaded_status`).
     Overloaded = 8,
+    /// Refused locally by a full bulkhead (`max_concurrent`): never sent.
+    BulkheadFull = 9,
+    /// No pooled connection within `acquire_timeout`: never sent.
+    PoolExhausted = 10,
 }
 
 impl Class {
     /// Every failure class, in column order.
-    pub const FAILURES: [Class; 8] = [
+    pub const FAILURES: [Class; 10] = [
         Class::Rejected,
         Class::Error,
         Class::Timeout,
@@ -38,7 +42,12 @@ impl Class {
         Class::DeadlineExceeded,
         Class::Conflict,
         Class::Overloaded,
+        Class::BulkheadFull,
+        Class::PoolExhausted,
     ];
+
+    /// Classes, success included: the length of arrays indexed by class.
+    pub const COUNT: usize = 11;
 
     /// The name used in scenario files and CSV columns.
     pub fn name(self) -> &'static str {
@@ -52,6 +61,8 @@ impl Class {
             Class::DeadlineExceeded => "deadline_exceeded",
             Class::Conflict => "conflict",
             Class::Overloaded => "overloaded",
+            Class::BulkheadFull => "bulkhead_full",
+            Class::PoolExhausted => "pool_exhausted",
         }
     }
 
@@ -67,6 +78,8 @@ impl Class {
             6 => Class::DeadlineExceeded,
             7 => Class::Conflict,
             8 => Class::Overloaded,
+            9 => Class::BulkheadFull,
+            10 => Class::PoolExhausted,
             _ => Class::Success,
         }
     }

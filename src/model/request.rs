@@ -57,6 +57,9 @@ pub enum NodeState {
     InService,
     /// A request at a service of a graph, waiting for its downstream calls.
     Calling,
+    /// A layer call waiting for a bulkhead slot or a pooled connection before its
+    /// next attempt (see `super::guard`).
+    Acquiring,
 }
 
 /// One call into a layer, or one attempt at the dependency.
@@ -83,6 +86,9 @@ pub struct Node {
     pub outside_admitted: bool,
     /// Whether the inside breaker admitted the current attempt.
     pub inside_admitted: bool,
+    /// What the call holds or waits for at its stack's guards (bits of
+    /// `super::guard`; 0 without guards).
+    pub guard: u8,
     /// Lifecycle.
     pub state: NodeState,
     /// Attempts made by this call.
@@ -165,6 +171,7 @@ impl Node {
         stack: 0,
         outside_admitted: false,
         inside_admitted: false,
+        guard: 0,
         state: NodeState::Free,
         attempts: 0,
         instance: 0,

@@ -9,6 +9,7 @@
 
 use crate::model::config::Scenario;
 
+use super::guard::StackGuards;
 use super::layer::Layer;
 
 /// One stack of layers and where it leads.
@@ -20,6 +21,8 @@ pub(super) struct Stack {
     /// Whether an attempt carries the time its caller gives up on it (the remaining
     /// deadline) to the service.
     pub(super) propagate: bool,
+    /// The bulkhead and pool around the innermost layer's attempts, if any.
+    pub(super) guards: Option<Box<StackGuards>>,
 }
 
 /// The stack of each callee of each call of each service: `[service][call][callee]`.
@@ -36,7 +39,8 @@ pub(super) fn build(scn: &Scenario, seed: u64) -> (Vec<Stack>, CallStacks, Vec<(
                     owner: &str,
                     layers: &[crate::model::config::LayerConfig],
                     target: u16,
-                    propagate: bool| {
+                    propagate: bool,
+                    guards: &crate::model::config::Guards| {
         let st = stacks.len() as u16;
         let layers = layers
             .iter()
@@ -51,6 +55,7 @@ pub(super) fn build(scn: &Scenario, seed: u64) -> (Vec<Stack>, CallStacks, Vec<(
             layers,
             target,
             propagate,
+            guards: StackGuards::new(guards),
         });
         st
     };
@@ -61,6 +66,7 @@ pub(super) fn build(scn: &Scenario, seed: u64) -> (Vec<Stack>, CallStacks, Vec<(
             &f.layers,
             f.target,
             f.propagate_deadline,
+            &f.guards,
         );
     }
     let mut calls = Vec::with_capacity(scn.services.len());
@@ -80,6 +86,7 @@ pub(super) fn build(scn: &Scenario, seed: u64) -> (Vec<Stack>, CallStacks, Vec<(
                         &call.layers,
                         to,
                         call.propagate_deadline,
+                        &call.guards,
                     )
                 })
                 .collect();

@@ -26,6 +26,7 @@ use super::call::CallTimes;
 use super::dependency::Service;
 pub use super::event::{Event, Packed};
 use super::fleet::Fleet;
+use super::hedge::Hedges;
 use super::limits::Caps;
 use super::outage::{self, Window};
 use super::request::{Arena, NodeState};
@@ -82,6 +83,8 @@ pub struct World {
     pub(super) calls: CallTimes,
     /// The message queues of queue fleets (`None` without one).
     pub(super) broker: Option<Broker>,
+    /// The copies of hedging calls.
+    pub(super) hedge: Hedges,
 }
 
 impl World {
@@ -109,6 +112,9 @@ impl World {
         let mut rec = Recorder::new(scn.duration, scn.bucket, scn.fleets.len(), max_depth, herd);
         if scn.dependency.kind == DependencyKind::Occ {
             rec.herd_counts_writes();
+        }
+        if scn.uses_guards() {
+            rec.track_guards();
         }
         if scn.graph {
             rec.track_services(scn.services.iter().map(|s| s.capacity.servers).collect());
@@ -141,6 +147,7 @@ impl World {
             truncated: None,
             calls: CallTimes::default(),
             broker: Broker::new(scn, seed),
+            hedge: Hedges::default(),
         };
         for (i, win) in w.windows.iter().enumerate() {
             sched.at(win.start, Event::OutageStart { window: i as u32 });
@@ -244,7 +251,12 @@ impl Handler<Packed> for World {
                     self.deliver(node, s);
                 }
             }
-            Event::Answer { node, gen, outcome } => self.on_answer(node, gen, outcome, s),
+            Event::Answer {
+                node,
+                gen,
+                outcome,
+                copy,
+            } => self.on_answer(node, gen, outcome, copy, s),
             Event::Timeout { node, gen } => {
                 let n = self.arena.nodes[node as usize];
                 if n.gen == gen && n.state == NodeState::Waiting {
@@ -273,6 +285,8 @@ impl Handler<Packed> for World {
             Event::BreakerTimer { layer, instance } => self.on_breaker_timer(layer, instance, s),
             Event::Visibility { msg, gen } => self.on_visibility(msg, gen, s),
             Event::Receive { queue } => self.on_receive(queue, s),
+            Event::GuardTimer { node, gen } => self.on_guard_timer(node, gen, s),
+            Event::HedgeTimer { node, seq } => self.on_hedge_timer(node, seq, s),
         }
         // The drain ends when every logical request is over and so is the work they
         // left behind (orphaned attempts, retries below a timed-out layer): the summary

@@ -153,6 +153,40 @@ pub struct FleetFile {
     pub redelivery_delay: Option<Dur>,
     /// Queue fleets: fraction of messages whose handling always fails (default 0).
     pub poison: Option<f64>,
+    /// Bulkhead: attempts the innermost layer may have in flight at once
+    /// (`"unlimited"`: no bulkhead).
+    pub max_concurrent: Option<Limit>,
+    /// Attempts that may wait for a bulkhead slot (default 0: refuse at once).
+    pub bulkhead_queue: Option<u64>,
+    /// Connection pool of the innermost layer's attempts.
+    pub pool: Option<PoolFile>,
+}
+
+/// A connection pool (`pool = { size, acquire_timeout, hold_during_backoff }`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoolFile {
+    /// Connections.
+    pub size: u64,
+    /// Longest wait for a connection (default 0s: fail at once).
+    pub acquire_timeout: Option<Dur>,
+    /// Whether a call keeps its connection through its backoff (default false).
+    pub hold_during_backoff: Option<bool>,
+}
+
+/// Hedged requests (`hedging = { max_attempts, delay, non_fatal, cancel_losers }`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HedgingFile {
+    /// Copies sent at most, the first included.
+    pub max_attempts: u64,
+    /// Wait before each further copy (default 0s: all at once).
+    pub delay: Option<Dur>,
+    /// Failure classes that send the next copy at once instead of failing the call.
+    pub non_fatal: Option<Vec<String>>,
+    /// Whether the copies still going are cancelled once the call is decided
+    /// (default true).
+    pub cancel_losers: Option<bool>,
 }
 
 /// A retry layer.
@@ -191,6 +225,8 @@ pub struct LayerFile {
     pub total_timeout: Option<Dur>,
     /// Client-side rate limiter.
     pub limiter: Option<crate::model::limiter::LimiterFile>,
+    /// Hedged requests instead of retries.
+    pub hedging: Option<HedgingFile>,
     /// Presets of the parts, taken out of the part tables before parsing.
     #[serde(skip)]
     pub part_presets: crate::model::config::PartPresets,
@@ -426,6 +462,13 @@ pub struct CallFile {
     /// The call's retry layers, outermost first.
     #[serde(default)]
     pub layers: Vec<LayerFile>,
+    /// Bulkhead: attempts the innermost layer may have in flight at once
+    /// (`"unlimited"`: no bulkhead).
+    pub max_concurrent: Option<Limit>,
+    /// Attempts that may wait for a bulkhead slot (default 0: refuse at once).
+    pub bulkhead_queue: Option<u64>,
+    /// Connection pool of the innermost layer's attempts.
+    pub pool: Option<PoolFile>,
 }
 
 /// What an expectation's bound applies to in a sweep.

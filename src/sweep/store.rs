@@ -56,7 +56,12 @@ pub(crate) fn render_chunk(plan: &Plan, r: &RunResult, scn: &Scenario) -> Chunk 
     }
     Chunk {
         summary: summary_row(&s, &plan.columns),
-        timeseries: timeseries_rows_laid(r, scn.dependency.servers, plan.layout.queue),
+        timeseries: timeseries_rows_laid(
+            r,
+            scn.dependency.servers,
+            plan.layout.queue,
+            plan.layout.pools.then(|| scn.uses_pools()),
+        ),
         herd: herd_rows(r),
         ordinals: ordinal_rows(r),
         services: if scn.graph {
@@ -219,7 +224,7 @@ impl Tables {
         let mut timeseries = AtomicFile::create(&dir.join("timeseries.csv"))?;
         let mut herd = AtomicFile::create(&dir.join("herd.csv"))?;
         summary.write_all(record(&plan.columns).as_bytes())?;
-        timeseries.write_all(timeseries_header(plan.layout.queue).as_bytes())?;
+        timeseries.write_all(timeseries_header(plan.layout.queue, plan.layout.pools).as_bytes())?;
         herd.write_all(record(HERD_COLUMNS).as_bytes())?;
         let mut ordinals = AtomicFile::create(&dir.join("attempts_by_ordinal.csv"))?;
         ordinals.write_all(record(ATTEMPTS_BY_ORDINAL_COLUMNS).as_bytes())?;

@@ -1170,3 +1170,91 @@ fn the_queue_scenario_is_accepted() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn bad_bulkheads_and_pools_name_the_field_and_the_rule() {
+    let with =
+        |keys: &str| GOOD.replace("[[fleets.layers]]", &format!("{keys}\n[[fleets.layers]]"));
+    check(
+        "bulkhead_zero",
+        Some(&with("max_concurrent = 0")),
+        &[
+            "fleets[0].max_concurrent",
+            "between 1 and 10000000 (found 0)",
+        ],
+    );
+    check(
+        "bulkhead_queue_alone",
+        Some(&with("bulkhead_queue = 5")),
+        &["fleets[0].bulkhead_queue", "needs max_concurrent"],
+    );
+    check(
+        "pool_zero",
+        Some(&with("pool = { size = 0 }")),
+        &["fleets[0].pool.size", "between 1 and 10000000 (found 0)"],
+    );
+    check(
+        "pool_unknown_key",
+        Some(&with("pool = { size = 2, timeout = \"1s\" }")),
+        &["unknown field `timeout`"],
+    );
+    let no_layers = GOOD.replace(
+        "[[fleets.layers]]\nmax_attempts = 3\n",
+        "pool = { size = 2 }\n",
+    );
+    check(
+        "pool_without_layers",
+        Some(&no_layers),
+        &["fleets[0].pool", "at least one retry layer"],
+    );
+}
+
+#[test]
+fn a_layer_with_both_retries_and_hedging_is_refused_by_name() {
+    let hedging = "hedging = { max_attempts = 3, delay = \"50ms\" }\n";
+    check(
+        "hedging_and_retries",
+        Some(&GOOD.replace(
+            "max_attempts = 3\n",
+            &format!("max_attempts = 3\n{hedging}"),
+        )),
+        &[
+            "fleets[0].layers[0].max_attempts",
+            "must be 1 on a layer with hedging",
+            "(found 3)",
+        ],
+    );
+    check(
+        "hedging_one_copy",
+        Some(&GOOD.replace(
+            "max_attempts = 3\n",
+            "max_attempts = 1\nhedging = { max_attempts = 0 }\n",
+        )),
+        &[
+            "fleets[0].layers[0].hedging.max_attempts",
+            "between 1 and 16",
+        ],
+    );
+    check(
+        "hedging_with_timeout",
+        Some(&GOOD.replace(
+            "max_attempts = 3\n",
+            &format!("max_attempts = 1\nattempt_timeout = \"1s\"\n{hedging}"),
+        )),
+        &[
+            "fleets[0].layers[0].hedging",
+            "cannot be combined with attempt_timeout",
+        ],
+    );
+    check(
+        "hedging_non_fatal",
+        Some(&GOOD.replace(
+            "max_attempts = 3\n",
+            "max_attempts = 1\nhedging = { max_attempts = 2, non_fatal = [\"oops\"] }\n",
+        )),
+        &[
+            "fleets[0].layers[0].hedging.non_fatal[0]",
+            "unknown outcome class",
+        ],
+    );
+}

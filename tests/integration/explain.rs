@@ -1268,3 +1268,36 @@ fn a_budget_or_a_single_receive_ends_the_double_retry_loop() {
         .lints
         .is_empty());
 }
+
+#[test]
+fn pool_held_during_backoff_fires_only_when_the_innermost_layer_retries_with_the_pool_held() {
+    let base = r#"
+duration = "10s"
+[dependency]
+servers = 10
+queue_limit = 10
+service_time = "10ms"
+[[fleets]]
+name = "app"
+arrival = { kind = "poisson", rate = 10 }
+POOL
+[[fleets.layers]]
+name = "sdk"
+max_attempts = ATTEMPTS
+backoff = { kind = "exponential", base = "100ms", cap = "1s", jitter = "full" }
+"#;
+    let scn = |pool: &str, attempts: u32| {
+        base.replace("POOL", pool)
+            .replace("ATTEMPTS", &attempts.to_string())
+    };
+    let held = "pool = { size = 20, hold_during_backoff = true }";
+    let e = explain_text(&scn(held, 3));
+    assert_eq!(ids(&e), BTreeSet::from([lint::POOL_HELD_DURING_BACKOFF]));
+    assert_eq!(e.lints[0].layer.as_deref(), Some("sdk"));
+    assert!(e.lints[0].message.contains("pool of 20 connections"));
+    // Given back during the backoff, or no retries: silent.
+    assert!(explain_text(&scn("pool = { size = 20 }", 3))
+        .lints
+        .is_empty());
+    assert!(explain_text(&scn(held, 1)).lints.is_empty());
+}

@@ -17,6 +17,8 @@ mod explain;
 mod formats;
 mod fuzz;
 mod golden;
+mod guards;
+mod hedging;
 mod interrupt;
 mod intervals;
 mod occ;

@@ -54,7 +54,7 @@ pub(super) fn several_tiers(found: &mut Found, scn: &Scenario) {
                 }
                 let n = layers
                     .iter()
-                    .fold(Bound::Finite(1), |acc, l| acc * l.max_attempts.bound());
+                    .fold(Bound::Finite(1), |acc, l| acc * l.calls_below());
                 tiers.push((name, fmt_count(n)));
             }
             if tiers.len() < 2 || bare.is_empty() {
@@ -131,7 +131,7 @@ fn message(callee: &str, why: &str) -> String {
 }
 
 /// Which services the fleet's requests reach.
-fn reached(scn: &Scenario, f: &FleetConfig) -> Vec<bool> {
+pub(super) fn reached(scn: &Scenario, f: &FleetConfig) -> Vec<bool> {
     let mut seen = vec![false; scn.services.len()];
     let mut todo = vec![usize::from(f.target)];
     while let Some(s) = todo.pop() {

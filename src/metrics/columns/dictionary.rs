@@ -117,6 +117,27 @@ fn summary(layout: Option<&Layout>, params: Option<&[String]>) -> Vec<Entry> {
             e
         }));
     }
+    if layout.is_none_or(|l| l.bulkheads) {
+        out.extend(
+            BULKHEAD_COLUMNS
+                .iter()
+                .map(|c| entry(file, c.name.to_string(), c)),
+        );
+    }
+    if layout.is_none_or(|l| l.pools) {
+        out.extend(
+            POOL_COLUMNS
+                .iter()
+                .map(|c| entry(file, c.name.to_string(), c)),
+        );
+    }
+    if layout.is_none_or(|l| l.hedging) {
+        out.extend(
+            HEDGE_COLUMNS
+                .iter()
+                .map(|c| entry(file, c.name.to_string(), c)),
+        );
+    }
     let param = |column: String, description: String| Entry {
         file,
         column,
@@ -254,6 +275,13 @@ pub fn folder_dictionary(contents: Contents<'_>) -> Vec<Entry> {
             }
             e
         }));
+    }
+    if contents.layout.is_none_or(|l| l.pools) {
+        out.push(entry(
+            "timeseries.csv",
+            TS_POOL_IN_USE.name.to_string(),
+            &TS_POOL_IN_USE,
+        ));
     }
     out.extend(
         HERD.iter()

@@ -20,6 +20,7 @@
 mod aggregate;
 mod dictionary;
 mod graph;
+mod guards;
 mod ordinals;
 mod queue;
 mod series;
@@ -28,6 +29,7 @@ mod summary;
 pub use aggregate::*;
 pub use dictionary::*;
 pub use graph::*;
+pub use guards::*;
 pub use ordinals::*;
 pub use queue::*;
 pub use series::*;
@@ -172,6 +174,9 @@ pub fn summary_column(name: &str) -> Option<&'static Column> {
         .chain(&SUMMARY_EXTRA)
         .chain([&OVERLOADED])
         .chain(&QUEUE_SUMMARY)
+        .chain(&BULKHEAD_COLUMNS)
+        .chain(&POOL_COLUMNS)
+        .chain(&HEDGE_COLUMNS)
         .find(|c| c.name == name)
     {
         return Some(c);

@@ -159,6 +159,14 @@ pub(super) fn validate_fleet(c: &Ctx, i: usize, f: &FleetFile, occ: bool) -> R<F
             occ,
         )?);
     }
+    let guards = super::guards::validate_guards(
+        c,
+        &p,
+        f.max_concurrent,
+        f.bulkhead_queue,
+        f.pool.as_ref(),
+        &layers,
+    )?;
     Ok(FleetConfig {
         name,
         arrival,
@@ -172,6 +180,7 @@ pub(super) fn validate_fleet(c: &Ctx, i: usize, f: &FleetFile, occ: bool) -> R<F
         target: 0,
         propagate_deadline: f.propagate_deadline.unwrap_or(false),
         queue: queue.map(|(_, _, q)| q),
+        guards,
     })
 }
 
@@ -228,31 +237,7 @@ pub(super) fn validate_layer(
         // Against an OCC record a lost race is the failure that retries exist for.
         None if occ => ClassSet::default_retry_on().with(Class::Conflict),
         None => ClassSet::default_retry_on(),
-        Some(list) => {
-            let mut set = ClassSet::EMPTY;
-            for (k, s) in list.iter().enumerate() {
-                match Class::parse(s) {
-                    Some(cl) => set = set.with(cl),
-                    None if s == ClassSet::REJECTED_5XX => set = set.with_rejected_5xx(),
-                    None => {
-                        let mut allowed: Vec<_> = Class::FAILURES
-                            .iter()
-                            .map(|c| format!("\"{}\"", c.name()))
-                            .collect();
-                        allowed.push(format!("\"{}\"", ClassSet::REJECTED_5XX));
-                        return c.err(
-                            format!("{p}.retry_on[{k}]"),
-                            format!(
-                                "unknown outcome class \"{}\" (allowed: {})",
-                                shown(s),
-                                allowed.join(", ")
-                            ),
-                        );
-                    }
-                }
-            }
-            set
-        }
+        Some(list) => class_set(c, &format!("{p}.retry_on"), list)?,
     };
     let instances = match l.instances {
         Some(n) => c.at_least(&format!("{p}.instances"), n, 1)?,
@@ -285,6 +270,10 @@ pub(super) fn validate_layer(
         None => None,
         Some(lf) => Some(lf.validate(c, &format!("{p}.limiter"))?),
     };
+    let hedging = match &l.hedging {
+        None => None,
+        Some(h) => Some(super::hedging::validate_hedging(c, p, l, h)?),
+    };
     Ok(LayerConfig {
         name,
         max_attempts,
@@ -300,8 +289,36 @@ pub(super) fn validate_layer(
         hop_latency,
         total_timeout,
         limiter,
+        hedging,
         preset: l.preset.clone(),
         part_presets: l.part_presets.clone(),
         capped_from,
     })
+}
+
+/// A list of outcome classes (`retry_on`, `non_fatal`), as a set.
+pub(super) fn class_set(c: &Ctx, field: &str, list: &[String]) -> R<ClassSet> {
+    let mut set = ClassSet::EMPTY;
+    for (k, s) in list.iter().enumerate() {
+        match Class::parse(s) {
+            Some(cl) => set = set.with(cl),
+            None if s == ClassSet::REJECTED_5XX => set = set.with_rejected_5xx(),
+            None => {
+                let mut allowed: Vec<_> = Class::FAILURES
+                    .iter()
+                    .map(|c| format!("\"{}\"", c.name()))
+                    .collect();
+                allowed.push(format!("\"{}\"", ClassSet::REJECTED_5XX));
+                return c.err(
+                    format!("{field}[{k}]"),
+                    format!(
+                        "unknown outcome class \"{}\" (allowed: {})",
+                        shown(s),
+                        allowed.join(", ")
+                    ),
+                );
+            }
+        }
+    }
+    Ok(set)
 }

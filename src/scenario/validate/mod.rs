@@ -24,6 +24,8 @@ pub use crate::model::config::MAX_HORIZON;
 
 mod dependency;
 mod fleet;
+mod guards;
+mod hedging;
 mod outage;
 pub mod queue;
 pub mod services;

@@ -162,12 +162,21 @@ fn graph(c: &Ctx, files: &[ServiceFile]) -> R<Vec<ServiceConfig>> {
                     false,
                 )?);
             }
+            let guards = super::guards::validate_guards(
+                c,
+                &q,
+                cf.max_concurrent,
+                cf.bulkhead_queue,
+                cf.pool.as_ref(),
+                &layers,
+            )?;
             calls.push(CallConfig {
                 to,
                 join,
                 cancel_rest: cf.cancel_rest.unwrap_or(true),
                 propagate_deadline: cf.propagate_deadline.unwrap_or(false),
                 layers,
+                guards,
             });
         }
         out.push(ServiceConfig {

@@ -99,7 +99,8 @@ const DUR_KEYS: [&str; 46] = [
     "formula",
 ];
 /// Keys filled with a count.
-const COUNT_KEYS: [&str; 25] = [
+const COUNT_KEYS: [&str; 26] = [
+    "bulkhead_queue",
     "seed",
     "consumers",
     "recovery_hold",
@@ -178,14 +179,17 @@ const WORD_KEYS: [&str; 13] = [
     "preset",
 ];
 /// Keys filled with a count or `unlimited`.
-const LIMIT_KEYS: [&str; 4] = [
+const LIMIT_KEYS: [&str; 5] = [
     "servers",
     "queue_limit",
     "max_attempts",
     "max_receive_count",
+    "max_concurrent",
 ];
 /// Keys with a generator of their own (or, for whole tables, any value).
-const TABLE_KEYS: [&str; 21] = [
+const TABLE_KEYS: [&str; 23] = [
+    "hedging",
+    "pool",
     "services",
     "arrival",
     "load_profile",
@@ -823,11 +827,13 @@ fn value_for(path: &'static str) -> BoxedStrategy<Value> {
         "duration" | "drain" | "bucket" | "herd_bucket" | "warmup" | "retry_after"
         | "per_concurrent" | "deadline" | "attempt_timeout" => dur().boxed(),
         "service_time" | "hop_latency" => dist().boxed(),
-        "servers" | "queue_limit" | "max_attempts" | "max_receive_count" => prop_oneof![
-            4 => count(),
-            1 => Just(Value::String("unlimited".into()))
-        ]
-        .boxed(),
+        "servers" | "queue_limit" | "max_attempts" | "max_receive_count" | "max_concurrent" => {
+            prop_oneof![
+                4 => count(),
+                1 => Just(Value::String("unlimited".into()))
+            ]
+            .boxed()
+        }
         "arrival" => arrival().boxed(),
         "load_profile" => load_profile().boxed(),
         "backoff" => prop_oneof![backoff(), tagged("fleets.0.layers.0.backoff")].boxed(),
@@ -835,6 +841,8 @@ fn value_for(path: &'static str) -> BoxedStrategy<Value> {
         "breaker" => prop_oneof![breaker(), tagged("fleets.0.layers.0.breaker")].boxed(),
         "limiter" => tagged("fleets.0.layers.0.limiter"),
         "preset" => preset(),
+        "pool" => pool().boxed(),
+        "hedging" => hedging().boxed(),
         "outages" => vec(outage(), 0..4).prop_map(Value::Array).boxed(),
         "sweep" => sweep().boxed(),
         "expect" => expect().boxed(),
@@ -855,6 +863,45 @@ fn value_for(path: &'static str) -> BoxedStrategy<Value> {
         _ => count().boxed(),
     };
     prop_oneof![9 => fitting, 1 => any_value()].boxed()
+}
+
+/// A hedging table: copies, sometimes a delay, non-fatal classes and a cancel flag.
+fn hedging() -> impl Strategy<Value = Value> {
+    (
+        count(),
+        prop::option::of(dur()),
+        prop::option::of(vec(prop::sample::select(&WORDS[33..]), 0..3)),
+        prop::option::of(any::<bool>()),
+    )
+        .prop_map(|(n, delay, non_fatal, cancel)| {
+            table(vec![
+                ("max_attempts", Some(n)),
+                ("delay", delay),
+                (
+                    "non_fatal",
+                    non_fatal.map(|v| {
+                        Value::Array(v.into_iter().map(|s| Value::String(s.into())).collect())
+                    }),
+                ),
+                ("cancel_losers", cancel.map(Value::Boolean)),
+            ])
+        })
+}
+
+/// A connection pool table: a size, sometimes a wait and a hold.
+fn pool() -> impl Strategy<Value = Value> {
+    (
+        count(),
+        prop::option::of(dur()),
+        prop::option::of(any::<bool>()),
+    )
+        .prop_map(|(size, wait, hold)| {
+            table(vec![
+                ("size", Some(size)),
+                ("acquire_timeout", wait),
+                ("hold_during_backoff", hold.map(Value::Boolean)),
+            ])
+        })
 }
 
 fn selectors() -> impl Strategy<Value = Selectors> {

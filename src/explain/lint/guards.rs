@@ -1,0 +1,62 @@
+//! Lints of bulkheads and connection pools: `pool-held-during-backoff`, a pool that
+//! keeps its connections through the backoff of a layer that retries.
+
+use crate::model::config::{Guards, LayerConfig, Scenario};
+
+use super::{retries, Found, POOL_HELD_DURING_BACKOFF};
+
+/// The message of a pool with `size` connections held through `l`'s backoff.
+fn message(size: u32, l: &LayerConfig) -> String {
+    format!(
+        "its pool of {size} connections has hold_during_backoff = true and layer '{}' retries, so each connection is held through the backoff after every failure: while the dependency fails the pool serves at most {size} / (service time + backoff) attempts per second and new requests wait or fail with pool_exhausted, the dependency's slowdown becoming this caller's pool exhaustion; give the connection back before sleeping (hold_during_backoff = false)",
+        l.name
+    )
+}
+
+/// The pool of `g` with `hold_during_backoff`, if its stack's innermost layer retries.
+fn held<'a>(g: &Guards, layers: &'a [LayerConfig]) -> Option<(u32, usize, &'a LayerConfig)> {
+    let p = g.pool.filter(|p| p.hold_during_backoff)?;
+    let li = layers.len().checked_sub(1)?;
+    let l = &layers[li];
+    retries(l).then_some((p.size, li, l))
+}
+
+/// `pool-held-during-backoff`: fleets and calls (on the first fleet that reaches them).
+pub(super) fn held_during_backoff(found: &mut Found, scn: &Scenario) {
+    for (fi, f) in scn.fleets.iter().enumerate() {
+        if let Some((size, li, l)) = held(&f.guards, &f.layers) {
+            found.push(fi, f, Some(li), POOL_HELD_DURING_BACKOFF, message(size, l));
+        }
+    }
+    let reach: Vec<Vec<bool>> = scn
+        .fleets
+        .iter()
+        .map(|f| super::tiers::reached(scn, f))
+        .collect();
+    for (si, s) in scn.services.iter().enumerate() {
+        let Some(fi) = reach.iter().position(|r| r.get(si) == Some(&true)) else {
+            continue;
+        };
+        let f = &scn.fleets[fi];
+        for (j, c) in s.calls.iter().enumerate() {
+            let Some((size, li, l)) = held(&c.guards, &c.layers) else {
+                continue;
+            };
+            let names: Vec<&str> =
+                c.to.iter()
+                    .filter_map(|&k| scn.services.get(usize::from(k)))
+                    .map(|x| x.name.as_str())
+                    .collect();
+            let call = format!("{} ─▶ {}", s.name, names.join(", "));
+            found.push_at(
+                fi,
+                f,
+                Some(((si, j), call)),
+                Some(li),
+                Some(l.name.clone()),
+                POOL_HELD_DURING_BACKOFF,
+                message(size, l),
+            );
+        }
+    }
+}

@@ -1,0 +1,281 @@
+//! Hedged requests (gRPC's hedging policy, A6) on a layer with `hedging`: instead of
+//! retrying after a failure, the layer sends a copy of its call below, then another
+//! every `delay` until one succeeds or `max_attempts` copies are out. The first success
+//! wins; a failure in `non_fatal` sends the next copy at once (and restarts the delay),
+//! any other failure ends the call; when every copy has failed the call fails with the
+//! last. Once the call is decided the copies still going are cancelled (work already in
+//! service runs on) or, with `cancel_losers = false`, left running for nobody. Every
+//! copy after the first asks the layer's budget as a retry would (gRPC's throttle gates
+//! hedges too); a refused hedge is not sent.
+//!
+//! The call node stays `Waiting` with one generation while its copies are out, so they
+//! all point back at it; the copies of each node are kept in a side table, and an
+//! answer carries its copy's index. A hedge timer carries the node's timer sequence
+//! number, which moves on with every copy sent and when the call ends, so a stale
+//! timer is known without a search.
+
+use crate::engine::Scheduler;
+use crate::metrics::ordinal::End;
+
+use super::budget::RetryCause;
+use super::event::{Event, Packed};
+use super::outcome::{Class, Outcome};
+use super::request::{NodeState, NONE};
+use super::world::World;
+
+/// The copies of one hedging call node.
+#[derive(Debug, Default, Clone)]
+pub(super) struct HedgeSlot {
+    /// Child node of each copy sent, [`NONE`] once it answered.
+    copies: Vec<u32>,
+    /// Copies still out.
+    live: u32,
+    /// Timer sequence number (see the module docs).
+    seq: u32,
+}
+
+/// The copies of every hedging call node, by node index (grown on first use).
+#[derive(Debug, Default)]
+pub(super) struct Hedges {
+    slots: Vec<HedgeSlot>,
+}
+
+impl Hedges {
+    fn slot(&mut self, node: u32) -> &mut HedgeSlot {
+        let i = node as usize;
+        if i >= self.slots.len() {
+            self.slots.resize(i + 1, HedgeSlot::default());
+        }
+        &mut self.slots[i]
+    }
+}
+
+impl World {
+    /// Whether the layer of `node` hedges.
+    #[inline]
+    pub(super) fn hedges(&self, st: usize, depth: usize) -> bool {
+        self.stacks[st]
+            .layers
+            .get(depth)
+            .is_some_and(|l| l.cfg.hedging.is_some())
+    }
+
+    /// The hedging call `node` starts: its first copy.
+    pub(super) fn hedge_start(&mut self, node: u32, s: &mut Scheduler<Packed>) {
+        let slot = self.hedge.slot(node);
+        slot.copies.clear();
+        slot.live = 0;
+        slot.seq = slot.seq.wrapping_add(1);
+        self.arena.nodes[node as usize].state = NodeState::Waiting;
+        if !self.hedge_send(node, s) {
+            // Not even the first copy could go: the deadline had passed.
+            self.abandon(node, s);
+        }
+    }
+
+    /// Sends the next copy of `node`'s call, if another may go now: copies left, the
+    /// deadline not passed, and for a hedge the budget's consent. Arms the timer of
+    /// the copy after it.
+    fn hedge_send(&mut self, node: u32, s: &mut Scheduler<Packed>) -> bool {
+        let now = s.now();
+        let n = self.arena.nodes[node as usize];
+        let (st, depth) = (n.stack as usize, n.depth as usize);
+        let top = st < self.n_top;
+        let deadline = self.deadline_of(node);
+        let layer = &mut self.stacks[st].layers[depth];
+        let Some(h) = layer.cfg.hedging else {
+            return false;
+        };
+        if n.attempts >= h.max_attempts || now >= deadline {
+            return false;
+        }
+        let mut cost = n.retry_cost;
+        if n.attempts >= 1 {
+            if let Some(b) = layer.budget(n.instance) {
+                let cause = RetryCause {
+                    timeout: false,
+                    throttled: false,
+                };
+                match b.ask(now, cause) {
+                    Some(c) => {
+                        cost = c;
+                        b.on_retry_scheduled(now);
+                    }
+                    None => {
+                        if top {
+                            self.rec.attempt_end(
+                                depth,
+                                n.attempts + 1,
+                                End::Class(Class::BudgetExhausted),
+                            );
+                            self.rec.outcome(Class::BudgetExhausted);
+                        }
+                        return false;
+                    }
+                }
+            }
+        }
+        let attempts = n.attempts + 1;
+        if let Some(b) = layer.budget(n.instance) {
+            b.on_sent(attempts >= 2);
+        }
+        if top {
+            self.rec.layer_call(depth);
+        }
+        if attempts >= 2 {
+            self.rec.hedge_sent();
+        }
+        let child = self
+            .arena
+            .alloc_node(n.req, depth as u8 + 1, st as u16, node, n.gen);
+        let child_gen = self.arena.nodes[child as usize].gen;
+        {
+            let nm = &mut self.arena.nodes[node as usize];
+            nm.attempts = attempts;
+            nm.child = child;
+            nm.retry_cost = cost;
+        }
+        if self.deadlines {
+            self.hedge_child_deadline(child, st, depth, deadline);
+        }
+        let slot = self.hedge.slot(node);
+        slot.copies.push(child);
+        slot.live += 1;
+        slot.seq = slot.seq.wrapping_add(1);
+        let seq = slot.seq;
+        if attempts < h.max_attempts {
+            s.after(h.delay, Event::HedgeTimer { node, seq });
+        }
+        match self.stacks[st].layers[depth].hop() {
+            Some(delay) => s.after(
+                delay,
+                Event::Deliver {
+                    node: child,
+                    gen: child_gen,
+                },
+            ),
+            None => self.deliver(child, s),
+        }
+        true
+    }
+
+    /// The deadline the copy `child` knows (as [`World::start_attempt`] sets it).
+    fn hedge_child_deadline(&mut self, child: u32, st: usize, depth: usize, deadline: u64) {
+        let stack = &self.stacks[st];
+        let d = if depth + 1 < stack.layers.len() || stack.propagate {
+            deadline
+        } else {
+            u64::MAX
+        };
+        self.calls.set_deadline(child, d);
+    }
+
+    /// [`Event::HedgeTimer`]: the delay since `node`'s last copy is over.
+    pub(super) fn on_hedge_timer(&mut self, node: u32, seq: u32, s: &mut Scheduler<Packed>) {
+        let n = self.arena.nodes[node as usize];
+        let live = self
+            .hedge
+            .slots
+            .get(node as usize)
+            .is_some_and(|h| h.seq == seq);
+        if live && n.state == NodeState::Waiting && self.hedges(n.stack as usize, n.depth as usize)
+        {
+            self.hedge_send(node, s);
+        }
+    }
+
+    /// Copy `copy` of the hedging call `node` answered `outcome`.
+    pub(super) fn hedge_answer(
+        &mut self,
+        node: u32,
+        copy: u8,
+        outcome: Outcome,
+        s: &mut Scheduler<Packed>,
+    ) {
+        let now = s.now();
+        let n = self.arena.nodes[node as usize];
+        let (st, depth) = (n.stack as usize, n.depth as usize);
+        {
+            let slot = self.hedge.slot(node);
+            match slot.copies.get_mut(usize::from(copy)) {
+                Some(c) if *c != NONE => *c = NONE,
+                _ => return,
+            }
+            slot.live -= 1;
+        }
+        self.attempt_over(st, depth, n.instance, now, Some(outcome.class));
+        if st < self.n_top {
+            self.rec
+                .attempt_end(depth, u32::from(copy) + 1, End::Class(outcome.class));
+        }
+        let status = self.svcs[self.stacks[st].target as usize].cfg.reject_status;
+        let layer = &mut self.stacks[st].layers[depth];
+        let Some(h) = layer.cfg.hedging else {
+            return;
+        };
+        if outcome.class == Class::Success {
+            if let Some(b) = layer.budget(n.instance) {
+                b.on_succeeded(now, n.retry_cost);
+            }
+            if copy > 0 {
+                self.rec.hedge_won();
+            }
+            self.hedge_decide(node, outcome, s);
+            return;
+        }
+        let non_fatal = h.non_fatal.retries(outcome.class, status);
+        if let Some(b) = layer.budget(n.instance) {
+            b.on_failed(now, outcome.class, non_fatal);
+        }
+        if non_fatal && self.hedge_send(node, s) {
+            return;
+        }
+        if !non_fatal || self.hedge.slot(node).live == 0 {
+            self.hedge_decide(node, outcome, s);
+        }
+    }
+
+    /// The hedging call `node` is decided with `outcome`: the copies still going are
+    /// losers, cancelled or left running, and the call ends.
+    fn hedge_decide(&mut self, node: u32, outcome: Outcome, s: &mut Scheduler<Packed>) {
+        let gen = self.arena.nodes[node as usize].gen;
+        let losers = self.hedge_clear(node);
+        let (st, depth) = {
+            let n = self.arena.nodes[node as usize];
+            (n.stack as usize, n.depth as usize)
+        };
+        let cancel = self.stacks[st].layers[depth]
+            .cfg
+            .hedging
+            .is_some_and(|h| h.cancel_losers);
+        for &c in &losers {
+            self.rec.hedge_lost();
+            if cancel {
+                self.cancel(c, node, gen, s);
+            }
+        }
+        // Answers of copies left running are orphans' from now on.
+        self.arena.nodes[node as usize].gen = gen.wrapping_add(1);
+        self.finish_call(node, outcome, s);
+    }
+
+    /// The copy index of `child` among the copies of the hedging call `node` (0 when
+    /// it is none of them: its answer is then an orphan's or the first copy's).
+    pub(super) fn hedge_copy(&self, node: u32, child: u32) -> u8 {
+        self.hedge
+            .slots
+            .get(node as usize)
+            .and_then(|h| h.copies.iter().position(|&c| c == child))
+            .map_or(0, |i| i as u8)
+    }
+
+    /// Forgets the copies of `node` (its timer goes stale) and returns those still out.
+    pub(super) fn hedge_clear(&mut self, node: u32) -> Vec<u32> {
+        let slot = self.hedge.slot(node);
+        slot.seq = slot.seq.wrapping_add(1);
+        slot.live = 0;
+        let out = slot.copies.iter().copied().filter(|&c| c != NONE).collect();
+        slot.copies.clear();
+        out
+    }
+}

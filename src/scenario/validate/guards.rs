@@ -1,0 +1,82 @@
+//! Rules of a call's guards: `max_concurrent` and `bulkhead_queue` (a bulkhead) and
+//! `pool = { size, acquire_timeout, hold_during_backoff }` (a connection pool), on a
+//! `[[fleets]]` entry or a `[[services.calls]]` entry.
+
+use crate::engine::Nanos;
+use crate::model::config::{BulkheadConfig, Guards, PoolConfig, MAX_HORIZON};
+use crate::model::field::{at_most_dur, Ctx, Limit, R};
+
+use super::super::file::PoolFile;
+
+/// Largest `max_concurrent`, `bulkhead_queue` and pool `size`.
+pub(super) const MAX_GUARD_SIZE: u64 = 10_000_000;
+
+/// The guards of the entry at `p` with `layers` retry layers, as written.
+pub(super) fn validate_guards(
+    c: &Ctx,
+    p: &str,
+    max_concurrent: Option<Limit>,
+    bulkhead_queue: Option<u64>,
+    pool: Option<&PoolFile>,
+    layers: &[crate::model::config::LayerConfig],
+) -> R<Guards> {
+    let count = |field: &str, v: u64, min: u64| -> R<u32> {
+        if v < min || v > MAX_GUARD_SIZE {
+            return c.err(
+                field,
+                format!("must be between {min} and {MAX_GUARD_SIZE} (found {v})"),
+            );
+        }
+        Ok(v as u32)
+    };
+    let bulkhead = match (max_concurrent, bulkhead_queue) {
+        (None, None) => None,
+        // "unlimited": no bulkhead (so a sweep can turn one off); its queue is unused.
+        (Some(Limit::Unlimited), _) => None,
+        (None, Some(_)) => {
+            return c.err(
+                format!("{p}.bulkhead_queue"),
+                "needs max_concurrent: it is the waiting room of a bulkhead",
+            )
+        }
+        (Some(Limit::Finite(m)), q) => Some(BulkheadConfig {
+            max_concurrent: count(&format!("{p}.max_concurrent"), m, 1)?,
+            queue: count(&format!("{p}.bulkhead_queue"), q.unwrap_or(0), 0)?,
+        }),
+    };
+    let pool = match pool {
+        None => None,
+        Some(pf) => {
+            let acquire_timeout: Nanos = at_most_dur(
+                c,
+                &format!("{p}.pool.acquire_timeout"),
+                pf.acquire_timeout.map_or(0, |d| d.0),
+                MAX_HORIZON,
+            )?;
+            Some(PoolConfig {
+                size: count(&format!("{p}.pool.size"), pf.size, 1)?,
+                acquire_timeout,
+                hold_during_backoff: pf.hold_during_backoff.unwrap_or(false),
+            })
+        }
+    };
+    let g = Guards { bulkhead, pool };
+    if !g.is_empty() && layers.last().is_some_and(|l| l.hedging.is_some()) {
+        return c.err(
+            format!("{p}.layers[{}].hedging", layers.len() - 1),
+            "cannot be on the innermost layer of a call with max_concurrent or a pool (its copies would share one slot); hedge at a layer above it",
+        );
+    }
+    if !g.is_empty() && layers.is_empty() {
+        let key = if g.bulkhead.is_some() {
+            "max_concurrent"
+        } else {
+            "pool"
+        };
+        return c.err(
+            format!("{p}.{key}"),
+            "needs at least one retry layer in `layers`: it guards the attempts the innermost layer sends (add a layer with max_attempts = 1 for none)",
+        );
+    }
+    Ok(g)
+}
