@@ -38,6 +38,8 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Check(args) => super::check::check(args),
         Command::Search(args) => super::search::search(args),
         Command::Diff(args) => super::diff::diff(args),
+        Command::Completions { shell, quiet: _ } => super::shell::completions(shell),
+        Command::Man { out, quiet } => super::shell::man(out.as_deref(), quiet),
     }
 }
 
