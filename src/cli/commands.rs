@@ -189,10 +189,17 @@ fn print_plan(
         plan.base.scenario.name, plan.base.source.path
     );
     for axis in &plan.axes {
+        // A label with a comma is quoted, so the list reads unambiguously.
         let values: Vec<String> = axis
-            .values
+            .labels
             .iter()
-            .map(retrysim::sweep::plan::render_value)
+            .map(|l| {
+                if l.contains(',') {
+                    format!("{l:?}")
+                } else {
+                    l.clone()
+                }
+            })
             .collect();
         println!(
             "  {} = [{}] ({} value{})",

@@ -107,7 +107,7 @@ impl<'a> SweepContext<'a> {
     pub(crate) fn label_without(&self, cell: &SweepCell, excluded: &[usize]) -> String {
         let parts: Vec<String> = (0..self.sweep.keys.len())
             .filter(|i| !excluded.contains(i))
-            .map(|i| format!("{}={}", self.short[i], cell.values[i]))
+            .map(|i| crate::sweep::label::with_key(&self.short[i], &cell.values[i]))
             .collect();
         if parts.is_empty() {
             self.scenario.to_string()
