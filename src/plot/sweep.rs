@@ -28,7 +28,7 @@ use super::canvas::{
 };
 use crate::export::manifest::worst_case_number;
 use crate::metrics::columns::{
-    AMPLIFICATION, EVENTS, OFFERED_RATE, PEAK_INBOUND, SUCCESS_FRACTION,
+    AMPLIFICATION, EVENTS, OFFERED_RATE, PEAK_INBOUND, RECOVERY_TIME_S, SUCCESS_FRACTION,
 };
 
 use super::data::{Manifest, Stat, Sweep, SweepCell};
@@ -213,6 +213,25 @@ pub(crate) struct LinesChart {
     pub max: Option<f64>,
     /// A reference diagonal y = x with this label.
     pub diagonal: Option<String>,
+    /// Cells where the metric is empty in some runs, marked at the top edge.
+    pub empty: Vec<EmptyMark>,
+    /// What an empty value means (`never recovered`), for the legend.
+    pub empty_label: String,
+}
+
+/// A cell whose metric is empty in `empty` of its `runs` runs (a run that never
+/// recovered has no `recovery_time_s`): a triangle at the top edge at its x, in its
+/// line's colour, with `empty/runs` beside it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct EmptyMark {
+    /// Its x position.
+    pub x: f64,
+    /// Its line's colour.
+    pub colour: RGBColor,
+    /// Runs where the metric is empty.
+    pub empty: u64,
+    /// Runs of the cell.
+    pub runs: u64,
 }
 
 impl Chart for LinesChart {
@@ -242,6 +261,12 @@ impl Chart for LinesChart {
         if let Some(d) = &self.diagonal {
             legend.push(Entry::new(d.clone(), Swatch::Dashed(palette::REFERENCE)));
         }
+        if !self.empty.is_empty() {
+            legend.push(Entry::new(
+                format!("▲ k/R runs {}", self.empty_label),
+                Swatch::LineMarker(palette::REFERENCE),
+            ));
+        }
         let area = frame(root, &self.title, &legend)?;
         // Intervals clamped to the metric's domain: no band below 0 or above 1.
         let lines: Vec<Line> = self
@@ -257,15 +282,22 @@ impl Chart for LinesChart {
             })
             .collect();
         let pts = || lines.iter().flat_map(|l| l.points.iter());
+        let xs = || pts().map(|p| p.0).chain(self.empty.iter().map(|e| e.x));
         let (xlo, xhi) = match &self.categories {
             Some(c) => (-0.5, c.len() as f64 - 0.5),
-            None => padded(
-                pts().map(|p| p.0).fold(f64::MAX, f64::min),
-                pts().map(|p| p.0).fold(f64::MIN, f64::max),
-            ),
+            None => padded(xs().fold(f64::MAX, f64::min), xs().fold(f64::MIN, f64::max)),
         };
         let mut ylo = pts().map(|p| p.1.low).fold(f64::MAX, f64::min).min(0.0);
-        let mut yhi = pts().map(|p| p.1.high).fold(f64::MIN, f64::max);
+        // Only empty marks: a unit scale for them to sit on.
+        let mut yhi =
+            pts()
+                .map(|p| p.1.high)
+                .fold(f64::MIN, f64::max)
+                .max(if pts().next().is_none() {
+                    1.0
+                } else {
+                    f64::MIN
+                });
         if self.diagonal.is_some() {
             yhi = yhi.max(xhi);
             ylo = ylo.min(0.0);
@@ -379,6 +411,23 @@ impl Chart for LinesChart {
                     .iter()
                     .map(|p| Circle::new((p.0, p.1.mean), 4, l.colour.filled())),
             )?;
+        }
+        // Runs with no value: triangles along the top edge, with their count.
+        let top = yhi - (yhi - ylo) * 0.03;
+        for e in &self.empty {
+            chart.draw_series(std::iter::once(TriangleMarker::new(
+                (e.x, top),
+                7,
+                e.colour.filled(),
+            )))?;
+            chart.draw_series(std::iter::once(Text::new(
+                format!("{}/{}", e.empty, e.runs),
+                (e.x, top),
+                tick_font().pos(plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Left,
+                    plotters::style::text_anchor::VPos::Top,
+                )),
+            )))?;
         }
         Ok(())
     }
@@ -558,6 +607,8 @@ pub(crate) fn load_vs_success(ctx: &SweepContext, palette: &Palette) -> Option<L
         percent: true,
         max: Some(1.0),
         diagonal: None,
+        empty: Vec::new(),
+        empty_label: String::new(),
     })
 }
 
@@ -568,7 +619,21 @@ pub(crate) fn metric_charts(ctx: &SweepContext, palette: &Palette) -> Vec<LinesC
     for k in 0..sw.keys.len() {
         let (xs, cats) = key_axis(ctx, k);
         for m in &sw.metrics {
-            if SKIPPED_METRICS.contains(&m.as_str()) || !ctx.varies(m) {
+            let empty: Vec<EmptyMark> = sw
+                .cells
+                .iter()
+                .enumerate()
+                .filter_map(|(i, c)| {
+                    let n = *c.empty.get(m)?;
+                    Some(EmptyMark {
+                        x: xs[i],
+                        colour: palette.colour(&ctx.label_without(c, &[k])),
+                        empty: n,
+                        runs: c.runs.max(n),
+                    })
+                })
+                .collect();
+            if SKIPPED_METRICS.contains(&m.as_str()) || (!ctx.varies(m) && empty.is_empty()) {
                 continue;
             }
             let lines = lines_of(
@@ -578,9 +643,14 @@ pub(crate) fn metric_charts(ctx: &SweepContext, palette: &Palette) -> Vec<LinesC
                 |i, _| Some(xs[i]),
                 m,
             );
-            if lines.is_empty() {
+            if lines.is_empty() && empty.is_empty() {
                 continue;
             }
+            let empty_label = if m == RECOVERY_TIME_S.name {
+                "never recovered".to_string()
+            } else {
+                format!("no {m} (empty)")
+            };
             let percent = unit(m) == "fraction";
             let max = (percent || unit(m) == "fraction of runs").then_some(1.0);
             let y_desc = if percent {
@@ -599,6 +669,8 @@ pub(crate) fn metric_charts(ctx: &SweepContext, palette: &Palette) -> Vec<LinesC
                 percent,
                 max,
                 diagonal: None,
+                empty,
+                empty_label,
             });
         }
     }
@@ -669,6 +741,8 @@ pub(crate) fn amplification(ctx: &SweepContext, palette: &Palette) -> Option<Lin
         percent: false,
         max: None,
         diagonal: Some("N^L: every attempt fails".into()),
+        empty: Vec::new(),
+        empty_label: String::new(),
     })
 }
 
@@ -734,6 +808,8 @@ mod tests {
             percent: true,
             max: Some(1.0),
             diagonal: None,
+            empty: Vec::new(),
+            empty_label: String::new(),
         };
         let st = Stat {
             mean: 0.98,
