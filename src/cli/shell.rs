@@ -56,7 +56,7 @@ pub fn man(out: Option<&Path>, quiet: bool) -> Result<i32> {
             .render(&mut roff)
             .map_err(|e| Error::Internal(e.into()))?;
         let path = dir.join(format!("{name}.1"));
-        std::fs::write(&path, &roff)
+        retrysim::export::write_atomic(&path, &roff)
             .map_err(|e| Error::Io(format!("{}: {e}", path.display()).into()))?;
     }
     if !quiet {

@@ -1308,4 +1308,11 @@ fn recovery_time_is_drawn_with_the_runs_that_never_recovered_marked() {
     assert!(svg.contains("never recovered"), "legend");
     assert!(svg.contains("2/2"), "a cell marked 2/2");
     assert!(svg.contains("no budget") && svg.contains("budget=token_bucket"));
+    // The report's header states the capacity's range over the swept servers (9 to 18
+    // servers of 10 ms), not the base scenario's one value.
+    let report = read(&out.join("report.html"));
+    assert!(
+        report.contains("capacity 900 to 1800 attempts/s (over <code>dependency.servers</code>)"),
+        "{report}"
+    );
 }
