@@ -170,23 +170,41 @@ pub fn resolve(plan: &Plan) -> Result<Vec<Expectation>, ScenarioError> {
         if let Some(w) = &e.where_ {
             where_entries(plan, i, w, "", &mut entries)?;
         }
-        let mut wanted: Vec<(usize, String)> = Vec::new();
+        // Per swept key, the indices of the values selected: those equal to the
+        // `where` value, or, for a string, the one it labels.
+        let mut wanted: Vec<(usize, Vec<usize>)> = Vec::new();
         for (a, key, v) in &entries {
             let axis = &plan.axes[*a];
             let text = canonical(v);
-            if !axis.values.iter().any(|x| canonical(x) == text) {
+            let mut picks: Vec<usize> = (0..axis.values.len())
+                .filter(|&j| canonical(&axis.values[j]) == text)
+                .collect();
+            if let (true, Some(s)) = (picks.is_empty(), v.as_str()) {
+                picks.extend(axis.labels.iter().position(|l| l == s));
+            }
+            if picks.is_empty() {
                 let swept: Vec<String> = axis.values.iter().map(render_value).collect();
+                let labelled = axis
+                    .values
+                    .iter()
+                    .zip(&axis.labels)
+                    .any(|(x, l)| &render_value(x) != l);
+                let labels = if labelled {
+                    format!("; labels: {}", axis.labels.join(", "))
+                } else {
+                    String::new()
+                };
                 return Err(field_err(
                     plan,
                     format!("expect[{i}].where.{key}"),
                     format!(
-                        "no cell has {} = {text} (swept values: {})",
+                        "no cell has {} = {text} (swept values: {}{labels})",
                         axis.key,
                         swept.join(", ")
                     ),
                 ));
             }
-            wanted.push((*a, text));
+            wanted.push((*a, picks));
         }
         let cells = plan
             .cells
@@ -194,7 +212,7 @@ pub fn resolve(plan: &Plan) -> Result<Vec<Expectation>, ScenarioError> {
             .filter(|c| {
                 wanted
                     .iter()
-                    .all(|(a, text)| c.values.get(*a).map(canonical).as_ref() == Some(text))
+                    .all(|(a, picks)| c.picks.get(*a).is_some_and(|p| picks.contains(p)))
             })
             .map(|c| c.index)
             .collect();

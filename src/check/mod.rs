@@ -39,7 +39,7 @@ use thiserror::Error;
 use crate::metrics::format::shortest as format_float;
 use crate::run::RunResult;
 use crate::sweep::aggregate::mean_ci;
-use crate::sweep::plan::{render_value, Plan};
+use crate::sweep::plan::Plan;
 
 pub use expect::{check_plan, resolve, Expectation};
 pub use report::{render_failures, render_table};
@@ -126,7 +126,7 @@ impl RowData {
         let params = plan
             .params()
             .into_iter()
-            .zip(plan.cells[cell].values.iter().map(render_value))
+            .zip(plan.labels(cell).into_iter().map(str::to_string))
             .collect();
         RowData {
             cell: Some(cell),
@@ -272,8 +272,8 @@ pub fn cell_labels(plan: &Plan) -> Vec<String> {
         .map(|c| {
             short
                 .iter()
-                .zip(&c.values)
-                .map(|(k, v)| format!("{k}={}", render_value(v)))
+                .zip(plan.labels(c.index))
+                .map(|(k, v)| crate::sweep::label::with_key(k, v))
                 .collect::<Vec<_>>()
                 .join(", ")
         })

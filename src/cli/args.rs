@@ -38,6 +38,16 @@ pub enum CheckFormat {
 #[derive(Debug, Parser)]
 #[command(name = "retrysim", version, about, long_about = None)]
 pub struct Cli {
+    /// Colours in help, errors, the progress bar and PASS/FAIL: `auto` on a terminal
+    /// unless `NO_COLOR` is set, `always`, `never`.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        value_name = "WHEN",
+        default_value = "auto"
+    )]
+    pub color: super::color::ColorChoice,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -145,6 +155,33 @@ pub enum Command {
     /// Compare two result folders metric by metric: paired runs, the mean difference
     /// B − A with its 95% interval; exit 1 when a `--fail-on` bound is crossed.
     Diff(super::diff::DiffArgs),
+    /// Print a shell completion script on stdout (bash, zsh, fish, powershell, elvish).
+    #[command(after_help = "Examples:
+  retrysim completions bash > ~/.local/share/bash-completion/completions/retrysim
+  retrysim completions zsh > ~/.zfunc/_retrysim
+  retrysim completions fish > ~/.config/fish/completions/retrysim.fish
+  retrysim completions powershell >> $PROFILE")]
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+        /// Accepted for uniformity; the script is the only output.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Print the manual page (roff) on stdout, or with --out write retrysim.1 and a
+    /// retrysim-<subcommand>.1 page per subcommand into a folder.
+    #[command(after_help = "Examples:
+  retrysim man | man -l -
+  retrysim man --out /usr/local/share/man/man1")]
+    Man {
+        /// Folder for retrysim.1 and the subcommands' pages (created if missing).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Print nothing but errors (the page itself is still printed without --out).
+        #[arg(long, short)]
+        quiet: bool,
+    },
 }
 
 #[derive(Debug, clap::Args)]

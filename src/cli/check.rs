@@ -9,6 +9,35 @@ use retrysim::error::exit;
 use retrysim::Overrides;
 
 use super::args::{CheckArgs, CheckFormat};
+use super::color::{self, Paint};
+
+/// The table with its result column coloured (the words keep their width).
+fn paint_table(table: &str) -> String {
+    table
+        .lines()
+        .map(|l| {
+            let t = l.trim_end();
+            let painted = if let Some(head) = t.strip_suffix("FAIL") {
+                format!("{head}{}", color::out("FAIL", Paint::Red))
+            } else if let Some(head) = t.strip_suffix("pass") {
+                format!("{head}{}", color::out("pass", Paint::Green))
+            } else {
+                t.to_owned()
+            };
+            painted + &l[t.len()..] + "\n"
+        })
+        .collect()
+}
+
+/// The failure lines with their leading FAIL coloured by `paint` (stdout's or stderr's).
+fn paint_failures(text: &str, paint: fn(&str, Paint) -> String) -> String {
+    text.lines()
+        .map(|l| match l.strip_prefix("FAIL") {
+            Some(rest) => format!("{}{rest}\n", paint("FAIL", Paint::Red)),
+            None => format!("{l}\n"),
+        })
+        .collect()
+}
 
 fn plural(n: u64) -> &'static str {
     if n == 1 {
@@ -83,11 +112,16 @@ pub fn check(args: CheckArgs) -> Result<i32> {
                 if rows.is_empty() {
                     println!("check: nothing to check");
                 } else {
-                    print!("{}", check::render_table(&rows));
-                    println!("check: {} passed, {failed} failed", rows.len() - failed);
+                    print!("{}", paint_table(&check::render_table(&rows)));
+                    let paint = if failed > 0 { Paint::Red } else { Paint::Green };
+                    let line = format!("check: {} passed, {failed} failed", rows.len() - failed);
+                    println!("{}", color::out(&line, paint));
                 }
             }
-            print!("{}", check::render_failures(&rows));
+            print!(
+                "{}",
+                paint_failures(&check::render_failures(&rows), color::out)
+            );
         }
         CheckFormat::Json | CheckFormat::Junit => {
             let doc = if format == CheckFormat::Json {
@@ -96,7 +130,10 @@ pub fn check(args: CheckArgs) -> Result<i32> {
                 report::junit(&checked)
             };
             print!("{doc}");
-            eprint!("{}", check::render_failures(&rows));
+            eprint!(
+                "{}",
+                paint_failures(&check::render_failures(&rows), color::err)
+            );
         }
     }
     Ok(if !stopped.is_empty() {

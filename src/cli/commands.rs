@@ -38,6 +38,8 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Check(args) => super::check::check(args),
         Command::Search(args) => super::search::search(args),
         Command::Diff(args) => super::diff::diff(args),
+        Command::Completions { shell, quiet: _ } => super::shell::completions(shell),
+        Command::Man { out, quiet } => super::shell::man(out.as_deref(), quiet),
     }
 }
 
@@ -187,10 +189,17 @@ fn print_plan(
         plan.base.scenario.name, plan.base.source.path
     );
     for axis in &plan.axes {
+        // A label with a comma is quoted, so the list reads unambiguously.
         let values: Vec<String> = axis
-            .values
+            .labels
             .iter()
-            .map(retrysim::sweep::plan::render_value)
+            .map(|l| {
+                if l.contains(',') {
+                    format!("{l:?}")
+                } else {
+                    l.clone()
+                }
+            })
             .collect();
         println!(
             "  {} = [{}] ({} value{})",

@@ -1,21 +1,28 @@
 //! The command line: [`args`] parses, [`commands`] holds one thin function per
 //! subcommand (call the library, print), [`progress`] and [`signal`] are the terminal
-//! side of a sweep (a progress bar, Ctrl-C).
+//! side of a sweep (a progress bar, Ctrl-C), [`color`] decides `--color`, [`shell`]
+//! writes completion scripts and manual pages.
 
 pub mod args;
 pub mod check;
+pub mod color;
 pub mod commands;
 pub mod diff;
 pub mod progress;
 pub mod search;
+pub mod shell;
 pub mod signal;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use retrysim::error::exit;
 
 /// Parses the arguments, runs the command and returns the process exit code.
 pub fn main() -> i32 {
-    let cli = args::Cli::parse();
+    // `--color` is read before clap parses, so that clap's own help and errors obey it.
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let choice = color::init(color::scan(&argv));
+    let matches = args::Cli::command().color(choice).get_matches_from(argv);
+    let cli = args::Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     match commands::dispatch(cli) {
         Ok(code) => code,
         Err(e) => report(&e),
@@ -29,7 +36,11 @@ pub fn report(e: &anyhow::Error) -> i32 {
     match kind {
         // The message says what happened and what to do: it is no error of the input.
         Some(retrysim::Error::Interrupted(_)) => eprintln!("{e}"),
-        _ => eprintln!("error: {}", error_chain(e)),
+        _ => eprintln!(
+            "{} {}",
+            color::err("error:", color::Paint::Red),
+            error_chain(e)
+        ),
     }
     kind.map_or(exit::INTERNAL, retrysim::Error::exit_code)
 }

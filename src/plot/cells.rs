@@ -28,8 +28,11 @@ pub struct SweepCell {
     pub values: Vec<String>,
     /// Replications aggregated.
     pub runs: u64,
-    /// Metric name → statistic.
+    /// Metric name → statistic (over the runs where it has a value).
     pub metrics: BTreeMap<String, Stat>,
+    /// Metric name → runs of the cell where it is empty (`recovery_time_s` of a run
+    /// that never recovered); metrics never empty are absent.
+    pub empty: BTreeMap<String, u64>,
 }
 
 /// A sweep's cells, from `aggregate.csv` (or from `summary.csv` without intervals).
@@ -55,7 +58,7 @@ impl Sweep {
         summary: &CsvTable,
         aggregate: Option<&CsvTable>,
     ) -> Result<Sweep, PlotError> {
-        let cells = match aggregate {
+        let mut cells = match aggregate {
             Some(a) => Self::cells_of_aggregate(keys, a)?,
             None => Self::cells_of_summary(keys, summary)?,
         };
@@ -76,7 +79,6 @@ impl Sweep {
                 }
             }
         }
-        metrics.retain(|m| cells.iter().any(|c| c.metrics.contains_key(m)));
         let value_cols: Vec<Vec<&str>> = keys
             .iter()
             .map(|k| summary.texts(&param_column(k)))
@@ -84,12 +86,30 @@ impl Sweep {
         let run_ids = summary.integers(RUN.name)?;
         let reps = summary.integers(REPLICATION.name)?;
         let mut runs = Vec::new();
+        let mut row_cell = vec![None; run_ids.len()];
         for (i, run) in run_ids.iter().enumerate() {
             let vals: Vec<&str> = value_cols.iter().map(|c| c[i]).collect();
             if let Some(ci) = cells.iter().position(|c| c.values == vals) {
                 runs.push((*run, reps[i], ci));
+                row_cell[i] = Some(ci);
             }
         }
+        // The runs where each metric is empty, cell by cell.
+        for m in &metrics {
+            let Ok(col) = summary.numbers(m) else {
+                continue;
+            };
+            for (v, ci) in col.iter().zip(&row_cell) {
+                if let (None, Some(ci)) = (v, ci) {
+                    *cells[*ci].empty.entry(m.clone()).or_insert(0) += 1;
+                }
+            }
+        }
+        metrics.retain(|m| {
+            cells
+                .iter()
+                .any(|c| c.metrics.contains_key(m) || c.empty.contains_key(m))
+        });
         Ok(Sweep {
             keys: keys.to_vec(),
             cells,
@@ -140,6 +160,7 @@ impl Sweep {
                 values: value_cols.iter().map(|c| c[i].to_string()).collect(),
                 runs: runs[i].map_or(1, |r| r.max(0.0) as u64),
                 metrics,
+                empty: BTreeMap::new(),
             });
         }
         Ok(cells)
@@ -171,6 +192,7 @@ impl Sweep {
                         values: vals,
                         runs: 0,
                         metrics: BTreeMap::new(),
+                        empty: BTreeMap::new(),
                     });
                     members.push(vec![i]);
                 }

@@ -60,6 +60,54 @@ pub(crate) fn inline_svg(svg: &str, title: &str) -> String {
     )
 }
 
+/// The capacity the header states: the scenario's; over a sweep of
+/// `dependency.servers` its range (capacity is linear in the servers); none, but a
+/// pointer to the cells, when another swept key of the dependency or the services
+/// changes it.
+fn capacity_text(
+    m: &crate::export::manifest::Manifest,
+    sweep: Option<&super::data::Sweep>,
+) -> Option<String> {
+    let base = m.capacity_per_s()?;
+    let Some(sw) = sweep.filter(|_| m.run.kind == FolderKind::Sweep) else {
+        return Some(format!("capacity {base} attempts/s"));
+    };
+    let servers_base = m
+        .scenario
+        .get("dependency")
+        .and_then(|d| d.get("servers"))
+        .and_then(toml::Value::as_integer)
+        .filter(|&n| n > 0);
+    let mut text = None;
+    for (k, key) in sw.keys.iter().enumerate() {
+        if key == "dependency.servers" {
+            let values: Option<Vec<f64>> = sw
+                .cells
+                .iter()
+                .map(|c| c.values[k].parse::<f64>().ok())
+                .collect();
+            if let (Some(v), Some(n)) = (values, servers_base) {
+                let per = base / n as f64;
+                let lo = v.iter().copied().fold(f64::MAX, f64::min) * per;
+                let hi = v.iter().copied().fold(f64::MIN, f64::max) * per;
+                text = Some(format!(
+                    "capacity {} to {} attempts/s (over <code>dependency.servers</code>)",
+                    crate::metrics::format::shortest(lo),
+                    crate::metrics::format::shortest(hi)
+                ));
+                continue;
+            }
+        }
+        if key.starts_with("dependency.") || key.starts_with("services") {
+            return Some(format!(
+                "capacity varies by cell (swept <code>{}</code>)",
+                escape(key)
+            ));
+        }
+    }
+    Some(text.unwrap_or(format!("capacity {base} attempts/s")))
+}
+
 /// Renders the report of `folder` with its drawn charts.
 pub(crate) fn render(folder: &Folder, drawn: &[Drawn]) -> String {
     let m = &folder.manifest;
@@ -90,8 +138,8 @@ pub(crate) fn render(folder: &Folder, drawn: &[Drawn]) -> String {
     if let Some(r) = m.run.runs {
         meta.push(format!("{r} run{}", if r == 1 { "" } else { "s" }));
     }
-    if let Some(c) = m.capacity_per_s() {
-        meta.push(format!("capacity {c} attempts/s"));
+    if let Some(c) = capacity_text(m, folder.sweep.as_ref()) {
+        meta.push(c);
     }
     if let Some(o) = m.offered_per_s() {
         meta.push(format!("offered {o} requests/s"));

@@ -28,7 +28,7 @@ use super::canvas::{
 };
 use crate::export::manifest::worst_case_number;
 use crate::metrics::columns::{
-    AMPLIFICATION, EVENTS, OFFERED_RATE, PEAK_INBOUND, SUCCESS_FRACTION,
+    AMPLIFICATION, EVENTS, OFFERED_RATE, PEAK_INBOUND, RECOVERY_TIME_S, SUCCESS_FRACTION,
 };
 
 use super::data::{Manifest, Stat, Sweep, SweepCell};
@@ -107,7 +107,7 @@ impl<'a> SweepContext<'a> {
     pub(crate) fn label_without(&self, cell: &SweepCell, excluded: &[usize]) -> String {
         let parts: Vec<String> = (0..self.sweep.keys.len())
             .filter(|i| !excluded.contains(i))
-            .map(|i| format!("{}={}", self.short[i], cell.values[i]))
+            .map(|i| crate::sweep::label::with_key(&self.short[i], &cell.values[i]))
             .collect();
         if parts.is_empty() {
             self.scenario.to_string()
@@ -208,8 +208,30 @@ pub(crate) struct LinesChart {
     pub bands: bool,
     /// Show y as a percentage of 1.
     pub percent: bool,
+    /// The largest value the metric can take (1 for a fraction); every summary metric
+    /// is at least 0. Bands are clamped to the domain.
+    pub max: Option<f64>,
     /// A reference diagonal y = x with this label.
     pub diagonal: Option<String>,
+    /// Cells where the metric is empty in some runs, marked at the top edge.
+    pub empty: Vec<EmptyMark>,
+    /// What an empty value means (`never recovered`), for the legend.
+    pub empty_label: String,
+}
+
+/// A cell whose metric is empty in `empty` of its `runs` runs (a run that never
+/// recovered has no `recovery_time_s`): a triangle at the top edge at its x, in its
+/// line's colour, with `empty/runs` beside it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct EmptyMark {
+    /// Its x position.
+    pub x: f64,
+    /// Its line's colour.
+    pub colour: RGBColor,
+    /// Runs where the metric is empty.
+    pub empty: u64,
+    /// Runs of the cell.
+    pub runs: u64,
 }
 
 impl Chart for LinesChart {
@@ -239,17 +261,43 @@ impl Chart for LinesChart {
         if let Some(d) = &self.diagonal {
             legend.push(Entry::new(d.clone(), Swatch::Dashed(palette::REFERENCE)));
         }
+        if !self.empty.is_empty() {
+            legend.push(Entry::new(
+                format!("▲ k/R runs {}", self.empty_label),
+                Swatch::LineMarker(palette::REFERENCE),
+            ));
+        }
         let area = frame(root, &self.title, &legend)?;
-        let pts = || self.lines.iter().flat_map(|l| l.points.iter());
+        // Intervals clamped to the metric's domain: no band below 0 or above 1.
+        let lines: Vec<Line> = self
+            .lines
+            .iter()
+            .map(|l| Line {
+                points: l
+                    .points
+                    .iter()
+                    .map(|&(x, st)| (x, self.clamp(st)))
+                    .collect(),
+                ..l.clone()
+            })
+            .collect();
+        let pts = || lines.iter().flat_map(|l| l.points.iter());
+        let xs = || pts().map(|p| p.0).chain(self.empty.iter().map(|e| e.x));
         let (xlo, xhi) = match &self.categories {
             Some(c) => (-0.5, c.len() as f64 - 0.5),
-            None => padded(
-                pts().map(|p| p.0).fold(f64::MAX, f64::min),
-                pts().map(|p| p.0).fold(f64::MIN, f64::max),
-            ),
+            None => padded(xs().fold(f64::MAX, f64::min), xs().fold(f64::MIN, f64::max)),
         };
         let mut ylo = pts().map(|p| p.1.low).fold(f64::MAX, f64::min).min(0.0);
-        let mut yhi = pts().map(|p| p.1.high).fold(f64::MIN, f64::max);
+        // Only empty marks: a unit scale for them to sit on.
+        let mut yhi =
+            pts()
+                .map(|p| p.1.high)
+                .fold(f64::MIN, f64::max)
+                .max(if pts().next().is_none() {
+                    1.0
+                } else {
+                    f64::MIN
+                });
         if self.diagonal.is_some() {
             yhi = yhi.max(xhi);
             ylo = ylo.min(0.0);
@@ -267,7 +315,29 @@ impl Chart for LinesChart {
             .x_label_area_size(45)
             .y_label_area_size(75)
             .build_cartesian_2d(xlo..xhi, ylo..yhi)?;
-        let cats = self.categories.clone();
+        // Tick labels that fit the width: long category names are shortened (or
+        // numbered, named in the axis description), numeric ticks thinned.
+        let (pw, _) = area.dim_in_pixel();
+        let plot_w = f64::from(pw.saturating_sub(90).max(100));
+        let (cats, x_desc) = match &self.categories {
+            Some(c) => {
+                let (fitted, key) = fit_ticks(c, plot_w);
+                let desc = match key {
+                    Some(k) => format!("{}: {k}", self.x_desc),
+                    None => self.x_desc.clone(),
+                };
+                (Some(fitted), desc)
+            }
+            None => (None, self.x_desc.clone()),
+        };
+        let numeric_labels = {
+            let widest = [xlo, xhi, (xlo + xhi) / 2.0]
+                .iter()
+                .map(|v| tick(*v).chars().count())
+                .max()
+                .unwrap_or(4);
+            ((plot_w / ((widest + 3) as f64 * TICK_CHAR_PX)) as usize).clamp(2, 10)
+        };
         let x_fmt = move |v: &f64| match &cats {
             Some(c) => {
                 let i = v.round();
@@ -288,7 +358,7 @@ impl Chart for LinesChart {
             }
         };
         let mut mesh = chart.configure_mesh();
-        mesh.x_desc(self.x_desc.as_str())
+        mesh.x_desc(x_desc.as_str())
             .y_desc(self.y_desc.as_str())
             .axis_desc_style(axis_font())
             .label_style(tick_font())
@@ -296,9 +366,10 @@ impl Chart for LinesChart {
             .y_label_formatter(&y_fmt)
             .light_line_style(RGBColor(247, 247, 247))
             .bold_line_style(RGBColor(218, 218, 218));
-        if let Some(c) = &self.categories {
-            mesh.x_labels(c.len() * 2 + 1);
-        }
+        match &self.categories {
+            Some(c) => mesh.x_labels(c.len() * 2 + 1),
+            None => mesh.x_labels(numeric_labels),
+        };
         mesh.draw()?;
         if self.diagonal.is_some() {
             let top = xhi.min(yhi);
@@ -310,7 +381,7 @@ impl Chart for LinesChart {
             ))?;
         }
         if self.bands {
-            for l in &self.lines {
+            for l in &lines {
                 if l.points.iter().all(|p| p.1.low == p.1.high) {
                     continue;
                 }
@@ -330,7 +401,7 @@ impl Chart for LinesChart {
                 )))?;
             }
         }
-        for l in &self.lines {
+        for l in &lines {
             chart.draw_series(LineSeries::new(
                 l.points.iter().map(|p| (p.0, p.1.mean)),
                 l.colour.stroke_width(2),
@@ -341,8 +412,79 @@ impl Chart for LinesChart {
                     .map(|p| Circle::new((p.0, p.1.mean), 4, l.colour.filled())),
             )?;
         }
+        // Runs with no value: triangles along the top edge, with their count.
+        let top = yhi - (yhi - ylo) * 0.03;
+        for e in &self.empty {
+            chart.draw_series(std::iter::once(TriangleMarker::new(
+                (e.x, top),
+                7,
+                e.colour.filled(),
+            )))?;
+            chart.draw_series(std::iter::once(Text::new(
+                format!("{}/{}", e.empty, e.runs),
+                (e.x, top),
+                tick_font().pos(plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Left,
+                    plotters::style::text_anchor::VPos::Top,
+                )),
+            )))?;
+        }
         Ok(())
     }
+}
+
+/// Width of a tick label's character, in pixels (13 px DejaVu Sans, rounded up).
+const TICK_CHAR_PX: f64 = 8.0;
+
+impl LinesChart {
+    /// `st` within the metric's domain: at least 0, at most [`LinesChart::max`].
+    fn clamp(&self, st: Stat) -> Stat {
+        let hi = self.max.unwrap_or(f64::INFINITY);
+        let c = |v: f64| v.clamp(0.0, hi);
+        Stat {
+            mean: st.mean,
+            low: c(st.low).min(st.mean),
+            high: c(st.high).max(st.mean),
+        }
+    }
+}
+
+/// Category names that fit `width` pixels side by side: as they are, else shortened
+/// in the middle (`backo…=full`), else (when shortening makes two alike) numbered
+/// `1`, `2`..., with the key `1 = name, ...` for the axis description.
+pub(crate) fn fit_ticks(names: &[String], width: f64) -> (Vec<String>, Option<String>) {
+    let room = ((width / names.len().max(1) as f64 / TICK_CHAR_PX) as usize).saturating_sub(1);
+    if names.iter().all(|n| n.chars().count() <= room) {
+        return (names.to_vec(), None);
+    }
+    let shorten = |n: &String| -> String {
+        let chars: Vec<char> = n.chars().collect();
+        if chars.len() <= room {
+            return n.clone();
+        }
+        let keep = room.saturating_sub(1);
+        let head = keep.div_ceil(2);
+        let tail = keep - head;
+        let mut out: String = chars[..head].iter().collect();
+        out.push('…');
+        out.extend(&chars[chars.len() - tail..]);
+        out
+    };
+    let short: Vec<String> = names.iter().map(shorten).collect();
+    let distinct = short
+        .iter()
+        .enumerate()
+        .all(|(i, a)| !short[..i].contains(a));
+    if room >= 6 && distinct {
+        return (short, None);
+    }
+    let numbers: Vec<String> = (1..=names.len()).map(|i| i.to_string()).collect();
+    let key: Vec<String> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| format!("{} = {n}", i + 1))
+        .collect();
+    (numbers, Some(key.join(", ")))
 }
 
 /// Groups cells into lines by `label`, placing each cell at `x` (skipping cells where
@@ -463,7 +605,10 @@ pub(crate) fn load_vs_success(ctx: &SweepContext, palette: &Palette) -> Option<L
         lines,
         bands: ctx.has_bands(),
         percent: true,
+        max: Some(1.0),
         diagonal: None,
+        empty: Vec::new(),
+        empty_label: String::new(),
     })
 }
 
@@ -474,7 +619,21 @@ pub(crate) fn metric_charts(ctx: &SweepContext, palette: &Palette) -> Vec<LinesC
     for k in 0..sw.keys.len() {
         let (xs, cats) = key_axis(ctx, k);
         for m in &sw.metrics {
-            if SKIPPED_METRICS.contains(&m.as_str()) || !ctx.varies(m) {
+            let empty: Vec<EmptyMark> = sw
+                .cells
+                .iter()
+                .enumerate()
+                .filter_map(|(i, c)| {
+                    let n = *c.empty.get(m)?;
+                    Some(EmptyMark {
+                        x: xs[i],
+                        colour: palette.colour(&ctx.label_without(c, &[k])),
+                        empty: n,
+                        runs: c.runs.max(n),
+                    })
+                })
+                .collect();
+            if SKIPPED_METRICS.contains(&m.as_str()) || (!ctx.varies(m) && empty.is_empty()) {
                 continue;
             }
             let lines = lines_of(
@@ -484,10 +643,16 @@ pub(crate) fn metric_charts(ctx: &SweepContext, palette: &Palette) -> Vec<LinesC
                 |i, _| Some(xs[i]),
                 m,
             );
-            if lines.is_empty() {
+            if lines.is_empty() && empty.is_empty() {
                 continue;
             }
+            let empty_label = if m == RECOVERY_TIME_S.name {
+                "never recovered".to_string()
+            } else {
+                format!("no {m} (empty)")
+            };
             let percent = unit(m) == "fraction";
+            let max = (percent || unit(m) == "fraction of runs").then_some(1.0);
             let y_desc = if percent {
                 format!("{m} (%)")
             } else {
@@ -502,7 +667,10 @@ pub(crate) fn metric_charts(ctx: &SweepContext, palette: &Palette) -> Vec<LinesC
                 lines,
                 bands: ctx.has_bands(),
                 percent,
+                max,
                 diagonal: None,
+                empty,
+                empty_label,
             });
         }
     }
@@ -571,7 +739,10 @@ pub(crate) fn amplification(ctx: &SweepContext, palette: &Palette) -> Option<Lin
         lines,
         bands: ctx.has_bands(),
         percent: false,
+        max: None,
         diagonal: Some("N^L: every attempt fails".into()),
+        empty: Vec::new(),
+        empty_label: String::new(),
     })
 }
 
@@ -598,6 +769,82 @@ pub(crate) fn draw(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tick_labels_fit_the_width_or_are_numbered() {
+        let names: Vec<String> = ["none", "full", "equal"].map(String::from).to_vec();
+        assert_eq!(fit_ticks(&names, 600.0), (names.clone(), None));
+        let long: Vec<String> = [
+            "backoff=exponential; jitter=none",
+            "backoff=exponential; jitter=full",
+            "backoff=exponential; jitter=equal",
+        ]
+        .map(String::from)
+        .to_vec();
+        // 600 px for 3: 25 characters each at most.
+        let (short, key) = fit_ticks(&long, 600.0);
+        assert_eq!(key, None);
+        assert!(short.iter().all(|s| s.chars().count() <= 24), "{short:?}");
+        assert_eq!(short[1], "backoff=expo…jitter=full");
+        // Too narrow to tell them apart shortened: numbered, named in the key.
+        let (short, key) = fit_ticks(&long, 120.0);
+        assert_eq!(short, ["1", "2", "3"]);
+        assert_eq!(
+            key.unwrap(),
+            "1 = backoff=exponential; jitter=none, 2 = backoff=exponential; jitter=full, 3 = backoff=exponential; jitter=equal"
+        );
+    }
+
+    #[test]
+    fn bands_are_clamped_to_the_metric_domain() {
+        let chart = LinesChart {
+            name: "x".into(),
+            title: String::new(),
+            x_desc: String::new(),
+            y_desc: String::new(),
+            categories: None,
+            lines: Vec::new(),
+            bands: true,
+            percent: true,
+            max: Some(1.0),
+            diagonal: None,
+            empty: Vec::new(),
+            empty_label: String::new(),
+        };
+        let st = Stat {
+            mean: 0.98,
+            low: 0.9,
+            high: 1.06,
+        };
+        assert_eq!(
+            chart.clamp(st),
+            Stat {
+                mean: 0.98,
+                low: 0.9,
+                high: 1.0
+            }
+        );
+        let st = Stat {
+            mean: 0.01,
+            low: -0.03,
+            high: 0.05,
+        };
+        assert_eq!(chart.clamp(st).low, 0.0);
+        let free = LinesChart { max: None, ..chart };
+        let st = Stat {
+            mean: 3.0,
+            low: -1.0,
+            high: 7.0,
+        };
+        assert_eq!(
+            free.clamp(st),
+            Stat {
+                mean: 3.0,
+                low: 0.0,
+                high: 7.0
+            }
+        );
+    }
 
     #[test]
     fn short_names_are_unique_suffixes_that_do_not_start_with_an_index() {

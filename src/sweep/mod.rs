@@ -10,6 +10,7 @@
 
 pub mod aggregate;
 mod folder;
+pub mod label;
 mod merge;
 pub mod plan;
 pub(crate) mod store;

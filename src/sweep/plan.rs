@@ -9,6 +9,9 @@ use crate::metrics::summary::{format_float, Layout};
 use crate::scenario::guard::bytes_text;
 use crate::scenario::{from_table, overrides, Loaded, ScenarioError, Source};
 
+/// The `[sweep]` sub-table that labels the values of swept keys (`[sweep.labels]`).
+pub const LABELS: &str = "labels";
+
 /// Most runs a plan may hold.
 pub const MAX_RUNS: u64 = 1_000_000;
 /// Most values a single `{ from, to, step }` range may give.
@@ -25,6 +28,9 @@ pub struct Axis {
     pub key: String,
     /// Values, in order.
     pub values: Vec<toml::Value>,
+    /// What each value shows as in `param_` columns, legends, check tables and the
+    /// report: its label, or the value as written ([`super::label`]).
+    pub labels: Vec<String>,
 }
 
 /// One point of the grid: its values. Its scenario is built when it runs
@@ -35,6 +41,8 @@ pub struct Cell {
     pub index: usize,
     /// One value per axis.
     pub values: Vec<toml::Value>,
+    /// The index of each value in its axis's values (and labels).
+    pub picks: Vec<usize>,
 }
 
 /// Everything a sweep will run.
@@ -109,6 +117,15 @@ impl Plan {
     pub fn params(&self) -> Vec<String> {
         self.axes.iter().map(|a| a.key.clone()).collect()
     }
+
+    /// The labels of cell `cell`'s values, one per axis: its `param_` texts.
+    pub fn labels(&self, cell: usize) -> Vec<&str> {
+        self.axes
+            .iter()
+            .zip(&self.cells[cell].picks)
+            .map(|(a, &i)| a.labels[i].as_str())
+            .collect()
+    }
 }
 
 fn sweep_err(l: &Loaded, key: &str, message: String) -> ScenarioError {
@@ -125,6 +142,115 @@ fn number(v: &toml::Value) -> Option<f64> {
         toml::Value::Float(f) => Some(*f),
         _ => None,
     }
+}
+
+/// A labelled value, `{ label = "...", value = ... }`: its label and value.
+fn labelled(v: &toml::Value) -> Option<(&toml::Value, &toml::Value)> {
+    let t = v.as_table()?;
+    let ok = t.len() == 2 && t.contains_key("label") && t.contains_key("value");
+    ok.then(|| (&t["label"], &t["value"]))
+}
+
+/// Reads one `[sweep]` entry with its labels: the values, each with the label it
+/// carries (`{ label = "...", value = ... }`) or the one `[sweep.labels]` gives it;
+/// values without one get a derived label ([`super::label::derive`]).
+fn axis(
+    base: &Loaded,
+    key: &str,
+    v: &toml::Value,
+    given: Option<&toml::Value>,
+) -> Result<Axis, ScenarioError> {
+    let mut own: Vec<Option<String>> = Vec::new();
+    let values = match v {
+        toml::Value::Array(a) if a.iter().any(|x| labelled(x).is_some()) => {
+            let mut values = Vec::with_capacity(a.len());
+            for (i, x) in a.iter().enumerate() {
+                match labelled(x) {
+                    Some((toml::Value::String(l), value)) => {
+                        own.push(Some(l.clone()));
+                        values.push(value.clone());
+                    }
+                    Some((l, _)) => {
+                        return Err(sweep_err(
+                            base,
+                            key,
+                            format!("value {i}: label must be a string (found {})", l.type_str()),
+                        ))
+                    }
+                    None => {
+                        own.push(None);
+                        values.push(x.clone());
+                    }
+                }
+            }
+            values
+        }
+        other => axis_values(base, key, other)?,
+    };
+    own.resize(values.len(), None);
+    if let Some(g) = given {
+        let list = match g {
+            toml::Value::Array(l) if l.len() == values.len() => l,
+            _ => {
+                return Err(sweep_err(
+                    base,
+                    &format!("labels.{key}"),
+                    format!(
+                        "must be a list of {} strings, one per value (found {})",
+                        values.len(),
+                        render_value(g)
+                    ),
+                ))
+            }
+        };
+        for (i, l) in list.iter().enumerate() {
+            let Some(text) = l.as_str() else {
+                return Err(sweep_err(
+                    base,
+                    &format!("labels.{key}"),
+                    format!("value {i}: must be a string (found {})", render_value(l)),
+                ));
+            };
+            if own[i].is_some() {
+                return Err(sweep_err(
+                    base,
+                    &format!("labels.{key}"),
+                    format!("value {i} has its own label already"),
+                ));
+            }
+            own[i] = Some(text.to_string());
+        }
+    }
+    let derived = super::label::derive(key, &values);
+    let labels: Vec<String> = own
+        .into_iter()
+        .zip(derived)
+        .map(|(o, d)| o.unwrap_or(d))
+        .collect();
+    for (i, l) in labels.iter().enumerate() {
+        if l.trim().is_empty() || l.chars().any(char::is_control) {
+            return Err(sweep_err(
+                base,
+                key,
+                format!(
+                    "value {i}: a label must be printable text, not empty (found '{}')",
+                    crate::scenario::error::shown(l)
+                ),
+            ));
+        }
+        if let Some(j) = labels[..i].iter().position(|m| m == l) {
+            return Err(sweep_err(
+                base,
+                key,
+                format!("values {j} and {i} have the same label '{l}': labels must tell the values apart"),
+            ));
+        }
+    }
+    Ok(Axis {
+        key: key.to_string(),
+        values,
+        labels,
+    })
 }
 
 /// Reads one `[sweep]` entry: a list, `{ from, to, step }`, or a single value.
@@ -249,11 +375,32 @@ fn shapes_columns(key: &str) -> bool {
 pub fn plan(base: Loaded) -> Result<Plan, ScenarioError> {
     let mut axes = Vec::new();
     if let Some(sweep) = &base.file.sweep {
+        // `[sweep.labels]`: a list of labels per swept key.
+        let given = match sweep.get(LABELS) {
+            Some(toml::Value::Table(t)) => Some(t),
+            _ => None,
+        };
+        if let Some(g) = given {
+            for k in g.keys() {
+                if k == LABELS || !sweep.contains_key(k) {
+                    let swept: Vec<&str> = sweep
+                        .keys()
+                        .map(String::as_str)
+                        .filter(|k| *k != LABELS)
+                        .collect();
+                    return Err(sweep_err(
+                        &base,
+                        &format!("labels.{k}"),
+                        format!("is not a swept key (swept: {})", swept.join(", ")),
+                    ));
+                }
+            }
+        }
         for (key, v) in sweep {
-            axes.push(Axis {
-                key: key.clone(),
-                values: axis_values(&base, key, v)?,
-            });
+            if key == LABELS && given.is_some() {
+                continue;
+            }
+            axes.push(axis(&base, key, v, given.and_then(|g| g.get(key)))?);
         }
     }
     let replications = base.scenario.replications;
@@ -315,11 +462,17 @@ pub fn plan(base: Loaded) -> Result<Plan, ScenarioError> {
         .map(|index| {
             let mut rest = index;
             let mut values = vec![toml::Value::Boolean(false); axes.len()];
+            let mut picks = vec![0; axes.len()];
             for (ai, a) in axes.iter().enumerate().rev() {
-                values[ai] = a.values[rest % a.values.len()].clone();
+                picks[ai] = rest % a.values.len();
+                values[ai] = a.values[picks[ai]].clone();
                 rest /= a.values.len();
             }
-            Cell { index, values }
+            Cell {
+                index,
+                values,
+                picks,
+            }
         })
         .collect();
     let mut plan = Plan {
@@ -519,6 +672,78 @@ mod tests {
             let e = base(sweep).unwrap_err().to_string();
             assert!(e.contains(needle), "{sweep}: {e}");
             assert!(e.contains("sweep"), "{sweep}: {e}");
+        }
+    }
+
+    #[test]
+    fn values_carry_labels_inline_or_from_sweep_labels() {
+        let p = base(
+            r#""fleets.0.layers" = [
+  { label = "no retries", value = [{ max_attempts = 1 }] },
+  { label = "3 tries", value = [{ max_attempts = 3 }] },
+  [{ max_attempts = 5 }],
+]
+"fleets.0.arrival.rate" = [10, 20]
+"#,
+        )
+        .unwrap();
+        assert_eq!(
+            p.axes[0].labels,
+            ["no retries", "3 tries", "layers.0.max_attempts=5"]
+        );
+        assert_eq!(p.axes[0].values[1].to_string(), "[{ max_attempts = 3 }]");
+        assert_eq!(p.labels(3), ["3 tries", "20"]);
+        assert_eq!(
+            p.loaded(3).unwrap().scenario.fleets[0].layers[0].max_attempts,
+            3
+        );
+        let p = base(
+            "\"fleets.0.layers.0.max_attempts\" = [1, 3]\n[sweep.labels]\n\"fleets.0.layers.0.max_attempts\" = [\"off\", \"on\"]",
+        )
+        .unwrap();
+        assert_eq!(p.axes.len(), 1);
+        assert_eq!(p.axes[0].labels, ["off", "on"]);
+        assert_eq!(
+            p.columns.last().unwrap(),
+            "param_fleets.0.layers.0.max_attempts"
+        );
+    }
+
+    #[test]
+    fn bad_labels_name_the_key_and_the_rule() {
+        for (sweep, needle) in [
+            (
+                "k = [{ label = 1, value = 2 }]",
+                "value 0: label must be a string (found integer)",
+            ),
+            (
+                "\"fleets.0.layers.0.max_attempts\" = [{ label = \"a\", value = 1 }, { label = \"a\", value = 2 }]",
+                "values 0 and 1 have the same label 'a'",
+            ),
+            (
+                "\"fleets.0.layers.0.max_attempts\" = [{ label = \" \", value = 1 }]",
+                "a label must be printable text, not empty",
+            ),
+            (
+                "\"fleets.0.layers.0.max_attempts\" = [1, 2]\n[sweep.labels]\n\"fleets.0.layers.0.max_attempts\" = [\"a\"]",
+                "labels.fleets.0.layers.0.max_attempts': must be a list of 2 strings, one per value (found [\"a\"])",
+            ),
+            (
+                "\"fleets.0.layers.0.max_attempts\" = [1, 2]\n[sweep.labels]\n\"fleets.0.arrival.rate\" = [\"a\"]",
+                "labels.fleets.0.arrival.rate': is not a swept key (swept: fleets.0.layers.0.max_attempts)",
+            ),
+            (
+                "\"fleets.0.layers.0.max_attempts\" = [1, 2]\n[sweep.labels]\n\"fleets.0.layers.0.max_attempts\" = [\"a\", 2]",
+                "value 1: must be a string (found 2)",
+            ),
+            (
+                "\"fleets.0.layers.0.max_attempts\" = [{ label = \"a\", value = 1 }, 2]\n[sweep.labels]\n\"fleets.0.layers.0.max_attempts\" = [\"a\", \"b\"]",
+                "value 0 has its own label already",
+            ),
+        ] {
+            let e = base(sweep).unwrap_err().to_string();
+            assert!(e.contains(needle), "{sweep}: {e}");
+            assert!(e.starts_with("scenario 's.toml'"), "{e}");
         }
     }
 

@@ -42,15 +42,18 @@ pub struct Chunk {
 
 /// Renders the rows of a finished run of `plan`, whose cell's scenario is `scn`.
 pub(crate) fn render_chunk(plan: &Plan, r: &RunResult, scn: &Scenario) -> Chunk {
-    let cell = &plan.cells[plan.spec(r.run).cell];
+    let ci = plan.spec(r.run).cell;
+    let cell = &plan.cells[ci];
     let mut s = r.summary.clone();
-    for (a, v) in plan.axes.iter().zip(&cell.values) {
-        let text = render_value(v);
-        // A swept string is text the user wrote: a spreadsheet must not run it.
-        let text = if v.is_str() {
-            spreadsheet_safe(text)
-        } else {
+    for ((a, v), label) in plan.axes.iter().zip(&cell.values).zip(plan.labels(ci)) {
+        let text = label.to_string();
+        // A swept string or a label is text the user wrote: a spreadsheet must not
+        // run it.
+        let written = (v.is_integer() || v.is_float() || v.is_bool()) && text == render_value(v);
+        let text = if written {
             text
+        } else {
+            spreadsheet_safe(text)
         };
         s.push(param_column(&a.key), Cell::Text(text));
     }

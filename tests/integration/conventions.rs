@@ -1,6 +1,6 @@
 //! The command line's conventions (issue 22): `-j` for `--jobs` and `--jobs` on `run`,
 //! `sweep --dry-run` and the plan line, `-q` on every subcommand, examples in every
-//! `--help`.
+//! `--help`, `completions` and `man`, `--color`.
 
 use std::path::Path;
 
@@ -147,8 +147,19 @@ fn sweep_dry_run_prints_the_plan_and_writes_nothing() {
     assert!(out.stderr.is_empty() && out.stdout.is_empty());
 }
 
-const SUBCOMMANDS: [&str; 10] = [
-    "run", "sweep", "merge", "validate", "columns", "explain", "plot", "check", "search", "diff",
+const SUBCOMMANDS: [&str; 12] = [
+    "run",
+    "sweep",
+    "merge",
+    "validate",
+    "columns",
+    "explain",
+    "plot",
+    "check",
+    "search",
+    "diff",
+    "completions",
+    "man",
 ];
 
 #[test]
@@ -244,4 +255,141 @@ fn the_crate_is_dual_licensed_and_ships_both_texts() {
     let readme = read("README.md");
     assert!(readme.contains("## Install") && readme.contains("cargo install --path ."));
     assert!(readme.contains("open output/default/report.html"));
+}
+
+#[test]
+fn completions_for_each_shell_name_every_subcommand() {
+    let d = tempfile::tempdir().unwrap();
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let out = retrysim(d.path(), &["completions", shell]);
+        assert_eq!(out.status.code(), Some(0), "{shell}");
+        let script = String::from_utf8_lossy(&out.stdout);
+        assert!(script.len() > 1000, "{shell}: {script}");
+        for sub in SUBCOMMANDS {
+            assert!(script.contains(sub), "{shell} lacks {sub}");
+        }
+        // Options and their choices complete too.
+        for word in ["dry-run", "fail-on", "color", "junit"] {
+            assert!(script.contains(word), "{shell} lacks {word}");
+        }
+    }
+    let shebang = retrysim(d.path(), &["completions", "bash"]);
+    assert!(String::from_utf8_lossy(&shebang.stdout).contains("complete -F _retrysim"));
+    let out = retrysim(d.path(), &["completions", "tcsh"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("invalid value 'tcsh'") && err.contains("bash"),
+        "{err}"
+    );
+}
+
+#[test]
+fn man_prints_the_page_and_writes_one_per_subcommand() {
+    let d = tempfile::tempdir().unwrap();
+    let out = retrysim(d.path(), &["man"]);
+    assert_eq!(out.status.code(), Some(0));
+    let page = String::from_utf8_lossy(&out.stdout);
+    assert!(page.contains(".TH retrysim 1"), "{page}");
+    let mut at = 0;
+    for section in [
+        ".SH NAME",
+        ".SH SYNOPSIS",
+        ".SH DESCRIPTION",
+        ".SH OPTIONS",
+        ".SH SUBCOMMANDS",
+        ".SH VERSION",
+    ] {
+        let i = page[at..]
+            .find(section)
+            .unwrap_or_else(|| panic!("{section} missing or out of order: {page}"));
+        at += i;
+    }
+    for sub in SUBCOMMANDS {
+        assert!(page.contains(&format!("retrysim\\-{sub}(1)")), "{sub}");
+    }
+    let out = retrysim(d.path(), &["man", "--out", "man1"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "wrote 13 manual pages to man1/\n"
+    );
+    let sweep = std::fs::read_to_string(d.path().join("man1/retrysim-sweep.1")).unwrap();
+    assert!(sweep.contains(".TH retrysim-sweep 1"), "{sweep}");
+    assert!(sweep.contains("\\-\\-dry\\-run"), "{sweep}");
+    // The examples of --help are in the page.
+    assert!(sweep.contains("Examples:"), "{sweep}");
+    for sub in SUBCOMMANDS {
+        assert!(
+            d.path().join(format!("man1/retrysim-{sub}.1")).is_file(),
+            "{sub}"
+        );
+    }
+    assert!(!d.path().join("man1/retrysim-help.1").exists());
+    // A folder under a file cannot be written: exit 3, naming it.
+    std::fs::write(d.path().join("f"), "x").unwrap();
+    let out = retrysim(d.path(), &["man", "--out", "f/man1", "-q"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("f/man1"));
+}
+
+/// Runs the binary with `NO_COLOR` set to `no_color` (or removed).
+fn with_no_color(dir: &Path, no_color: Option<&str>, args: &[&str]) -> std::process::Output {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_retrysim"));
+    c.current_dir(dir).args(args);
+    match no_color {
+        Some(v) => c.env("NO_COLOR", v),
+        None => c.env_remove("NO_COLOR"),
+    };
+    c.output().unwrap()
+}
+
+#[test]
+fn color_always_paints_help_errors_and_check_never_and_pipes_do_not() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    std::fs::write(p.join("sw.toml"), SWEEP).unwrap();
+    let esc = |b: &[u8]| b.contains(&0x1b);
+    // Help (clap's own output) follows --color, wherever it stands.
+    for args in [
+        &["--color", "always", "run", "--help"][..],
+        &["run", "--help", "--color=always"],
+    ] {
+        let out = with_no_color(p, Some("1"), args);
+        assert!(esc(&out.stdout), "{args:?}");
+    }
+    for (nc, flag) in [(None, "never"), (Some("1"), "auto"), (None, "auto")] {
+        let out = with_no_color(p, nc, &["--color", flag, "run", "--help"]);
+        assert!(out.status.success() && !esc(&out.stdout), "{nc:?} {flag}");
+    }
+    // clap's errors and ours.
+    let out = with_no_color(p, None, &["--color", "always", "run", "--bogus"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(esc(&out.stderr));
+    let out = with_no_color(p, None, &["run", "missing.toml", "--color", "always"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("\x1b[1;31merror:\x1b[0m "), "{err}");
+    // check's pass/FAIL words and summary line; nothing when piped (auto) or never.
+    let default = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/default.toml");
+    let default = default.to_str().unwrap();
+    let check = |flag: &str| with_no_color(p, None, &["check", default, "--color", flag]);
+    let always = check("always");
+    let text = String::from_utf8_lossy(&always.stdout);
+    assert!(text.contains("\x1b[32mpass\x1b[0m"), "{text}");
+    assert!(text.contains("\x1b[32mcheck: "), "{text}");
+    for flag in ["auto", "never"] {
+        let out = check(flag);
+        assert!(!esc(&out.stdout) && !esc(&out.stderr), "{flag}");
+        // The same words, uncoloured.
+        let plain = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stripped = text
+            .replace("\x1b[32m", "")
+            .replace("\x1b[1;31m", "")
+            .replace("\x1b[0m", "");
+        assert_eq!(plain, stripped);
+    }
+    let out = with_no_color(p, None, &["--color", "sometimes", "validate", "sw.toml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("[possible values: auto, always, never]"));
 }

@@ -1274,3 +1274,45 @@ fn graph_charts_are_replaced_by_a_redraw_and_removed_by_a_forced_dependency_run(
     assert!(!out.join("services.csv").exists());
     assert!(plot_file(&out, "timeseries", "png").exists());
 }
+
+#[test]
+fn recovery_time_is_drawn_with_the_runs_that_never_recovered_marked() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("cp");
+    let o = retrysim(&[
+        "sweep",
+        "scenarios/capacity_planning.toml",
+        "--set",
+        "replications=2",
+        "--format",
+        "svg",
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Without a budget, 9 to 14 servers never recover: recovery_time_s is empty in
+    // both runs of those cells, yet the chart is drawn, those cells marked 2/2.
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let never = summary
+        .lines()
+        .skip(1)
+        .filter(|l| l.contains("no budget") && l.split(',').any(|f| f == "true"))
+        .count();
+    assert!(never >= 4, "{summary}");
+    let svg = read(&plot_file(
+        &out,
+        "metrics/recovery_time_s_vs_servers",
+        "svg",
+    ));
+    assert!(svg.contains("never recovered"), "legend");
+    assert!(svg.contains("2/2"), "a cell marked 2/2");
+    assert!(svg.contains("no budget") && svg.contains("budget=token_bucket"));
+    // The report's header states the capacity's range over the swept servers (9 to 18
+    // servers of 10 ms), not the base scenario's one value.
+    let report = read(&out.join("report.html"));
+    assert!(
+        report.contains("capacity 900 to 1800 attempts/s (over <code>dependency.servers</code>)"),
+        "{report}"
+    );
+}

@@ -661,3 +661,146 @@ fn swept_text_cannot_inject_spreadsheet_formulas() {
         );
     }
 }
+
+/// A sweep over whole layer stacks: labelled, `[sweep.labels]`-labelled and plain.
+const LABELLED: &str = r#"
+name = "lab"
+duration = "4s"
+replications = 2
+[dependency]
+servers = 4
+service_time = { kind = "exponential", mean = "10ms" }
+[[fleets]]
+name = "web"
+arrival = { kind = "poisson", rate = 300 }
+[[fleets.layers]]
+max_attempts = 3
+[[outages]]
+start = "1s"
+end = "2s"
+mode = { kind = "fail" }
+[sweep]
+"fleets.0.layers" = [
+  { label = "no retries", value = [{ max_attempts = 1 }] },
+  { label = "3 tries", value = [{ max_attempts = 3, attempt_timeout = "100ms" }] },
+]
+"fleets.0.layers.0.backoff" = [
+  { kind = "none" },
+  { kind = "exponential", base = "10ms", cap = "1s", jitter = "full" },
+]
+"fleets.0.arrival.rate" = [200, 300]
+[sweep.labels]
+"fleets.0.arrival.rate" = ["low", "high"]
+
+[[expect]]
+metric = "amplification"
+max = 1
+where = { "fleets.0.layers" = "no retries" }
+
+[[expect]]
+metric = "amplification"
+min = 1.01
+where = { "fleets.0.layers" = "3 tries", "fleets.0.arrival.rate" = "high" }
+"#;
+
+#[test]
+fn swept_values_show_as_their_labels_in_columns_charts_and_checks() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    std::fs::write(p.join("lab.toml"), LABELLED).unwrap();
+    ok(
+        p,
+        &["sweep", "lab.toml", "-q", "--format", "svg", "--out", "res"],
+    );
+    let mut rdr = csv::Reader::from_path(p.join("res/summary.csv")).unwrap();
+    let h = rdr.headers().unwrap().clone();
+    let col = |name: &str| h.iter().position(|c| c == name).unwrap();
+    let (layers, backoff, rate) = (
+        col("param_fleets.0.layers"),
+        col("param_fleets.0.layers.0.backoff"),
+        col("param_fleets.0.arrival.rate"),
+    );
+    let rows: Vec<csv::StringRecord> = rdr.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 16);
+    let cell = |r: &csv::StringRecord| {
+        (
+            r[layers].to_string(),
+            r[backoff].to_string(),
+            r[rate].to_string(),
+        )
+    };
+    // Run 0 and run 15: the first and last cell, in grid order.
+    assert_eq!(
+        cell(&rows[0]),
+        ("no retries".into(), "backoff=none".into(), "low".into())
+    );
+    assert_eq!(
+        cell(&rows[15]),
+        (
+            "3 tries".into(),
+            "backoff=exponential".into(),
+            "high".into()
+        )
+    );
+    // The labels are what each value is: one attempt per request without retries.
+    let amp = col("amplification");
+    for r in &rows {
+        if &r[layers] == "no retries" {
+            assert_eq!(&r[amp], "1");
+        }
+    }
+    let agg = std::fs::read_to_string(p.join("res/aggregate.csv")).unwrap();
+    assert!(agg.contains("3 tries,backoff=exponential,high"), "{agg}");
+    // The legends name the policies by their labels (and not their TOML).
+    let chart = std::fs::read_to_string(p.join("res/plots/metrics/amplification_vs_layers.svg"))
+        .or_else(|_| std::fs::read_to_string(p.join("res/plots/metrics/amplification_vs_rate.svg")))
+        .unwrap();
+    assert!(chart.contains("no retries"), "{chart}");
+    assert!(!chart.contains("max_attempts = "), "{chart}");
+    let report = std::fs::read_to_string(p.join("res/report.html")).unwrap();
+    assert!(report.contains("3 tries"));
+    // `where` selects by label; the check table shows labels.
+    let out = retrysim(p, &["check", "lab.toml", "-j", "2"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("no retries, backoff=none, rate=low "),
+        "{text}"
+    );
+    assert!(text.contains("check: 6 passed, 0 failed"), "{text}");
+    // A label no value has is refused with the labels to choose from.
+    std::fs::write(
+        p.join("bad.toml"),
+        LABELLED.replace(
+            "\"fleets.0.layers\" = \"3 tries\"",
+            "\"fleets.0.layers\" = \"3 retries\"",
+        ),
+    )
+    .unwrap();
+    let out = retrysim(p, &["check", "bad.toml"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("expect[1].where.fleets.0.layers"), "{err}");
+    assert!(err.contains("labels: no retries, 3 tries"), "{err}");
+    // Two values with one label are refused before anything runs.
+    std::fs::write(
+        p.join("twice.toml"),
+        LABELLED.replace("\"low\", \"high\"", "\"low\", \"low\""),
+    )
+    .unwrap();
+    let out = retrysim(p, &["sweep", "twice.toml", "--out", "t"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("twice.toml") && err.contains("values 0 and 1 have the same label 'low'"),
+        "{err}"
+    );
+    assert!(!p.join("t").exists());
+    // The dry run lists the labels.
+    let out = retrysim(p, &["sweep", "lab.toml", "--dry-run"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("fleets.0.layers = [no retries, 3 tries] (2 values)"),
+        "{text}"
+    );
+}

@@ -1,0 +1,77 @@
+//! The command line described for the shell: `retrysim completions SHELL` (a
+//! completion script from the clap definition, by clap_complete) and `retrysim man`
+//! (roff manual pages, by clap_mangen), so both always match the arguments.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::Result;
+use clap::CommandFactory;
+use retrysim::error::exit;
+use retrysim::Error;
+
+use super::args::Cli;
+
+/// Prints the completion script of `shell` on stdout.
+pub fn completions(shell: clap_complete::Shell) -> Result<i32> {
+    let mut cmd = Cli::command();
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "retrysim", &mut out);
+    write_stdout(&out)?;
+    Ok(exit::OK)
+}
+
+/// The top page, `retrysim.1`, in roff.
+pub fn page() -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    clap_mangen::Man::new(Cli::command())
+        .render(&mut out)
+        .map_err(|e| Error::Internal(e.into()))?;
+    Ok(out)
+}
+
+/// Prints `retrysim.1` on stdout, or writes it and one `retrysim-<subcommand>.1` per
+/// subcommand into `out` (created if missing).
+pub fn man(out: Option<&Path>, quiet: bool) -> Result<i32> {
+    let Some(dir) = out else {
+        write_stdout(&page()?)?;
+        return Ok(exit::OK);
+    };
+    let io = |e: std::io::Error| Error::Io(format!("{}: {e}", dir.display()).into());
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let mut cmd = Cli::command();
+    // Subcommand pages need the names their parent gives them (`retrysim-run`).
+    cmd.build();
+    let mut pages = vec![cmd.clone()];
+    // clap's own `help` subcommand gets no page: `man retrysim` covers it.
+    pages.extend(
+        cmd.get_subcommands()
+            .filter(|s| s.get_name() != "help")
+            .cloned(),
+    );
+    for c in &pages {
+        let name = c.get_display_name().unwrap_or(c.get_name()).to_owned();
+        let mut roff = Vec::new();
+        clap_mangen::Man::new(c.clone())
+            .render(&mut roff)
+            .map_err(|e| Error::Internal(e.into()))?;
+        let path = dir.join(format!("{name}.1"));
+        retrysim::export::write_atomic(&path, &roff)
+            .map_err(|e| Error::Io(format!("{}: {e}", path.display()).into()))?;
+    }
+    if !quiet {
+        println!("wrote {} manual pages to {}/", pages.len(), dir.display());
+    }
+    Ok(exit::OK)
+}
+
+/// Writes to stdout; a closed pipe (`| head`) is no error.
+fn write_stdout(bytes: &[u8]) -> Result<()> {
+    let mut o = std::io::stdout().lock();
+    match o.write_all(bytes).and_then(|()| o.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Error::Io(format!("stdout: {e}").into()).into())
+        }
+        _ => Ok(()),
+    }
+}
