@@ -157,7 +157,7 @@ impl World {
             self.arena.nodes[node as usize].outside_admitted = true;
             set_at(&mut self.calls.started, node, now);
         }
-        if self.stacks[st].layers[depth].cfg.hedging.is_some() {
+        if self.any_hedging && self.stacks[st].layers[depth].cfg.hedging.is_some() {
             self.hedge_start(node, s);
             return;
         }
@@ -182,12 +182,14 @@ impl World {
             self.abandon(node, s);
             return;
         }
-        let stack = &self.stacks[st];
-        if stack.guards.is_some()
-            && depth + 1 == stack.layers.len()
-            && !self.guards_pass(node, st, s)
-        {
-            return;
+        if self.any_guards {
+            let stack = &self.stacks[st];
+            if stack.guards.is_some()
+                && depth + 1 == stack.layers.len()
+                && !self.guards_pass(node, st, s)
+            {
+                return;
+            }
         }
         match self.stacks[st].layers[depth].limiter_gate(n.instance, now) {
             Gate::Pass => {}
@@ -338,10 +340,11 @@ impl World {
         if n.gen != gen || n.state != NodeState::Waiting {
             return; // the attempt already timed out: an orphan's answer
         }
-        if self.stacks[n.stack as usize].layers[n.depth as usize]
-            .cfg
-            .hedging
-            .is_some()
+        if self.any_hedging
+            && self.stacks[n.stack as usize].layers[n.depth as usize]
+                .cfg
+                .hedging
+                .is_some()
         {
             self.hedge_answer(node, copy, outcome, s);
             return;
@@ -517,7 +520,7 @@ impl World {
         if p.gen != n.parent_gen || p.state != NodeState::Waiting {
             return; // nobody waits for this answer
         }
-        let copy = if self.stacks[st].layers[depth - 1].cfg.hedging.is_some() {
+        let copy = if self.any_hedging && self.stacks[st].layers[depth - 1].cfg.hedging.is_some() {
             self.hedge_copy(n.parent, node)
         } else {
             0

@@ -116,6 +116,7 @@ impl World {
 
     /// An arrival of fleet `fleet` from `client`: a logical request, or for a queue
     /// fleet a published message (see [`super::broker`]).
+    #[inline(always)]
     fn arrive(&mut self, fleet: usize, client: u64, s: &mut Scheduler<Packed>) {
         if self.broker.as_ref().is_some_and(|b| b.is_queue(fleet)) {
             self.publish(fleet, s);
@@ -135,6 +136,7 @@ impl World {
 
     /// Allocates a logical request of `client` of fleet `fleet` and counts it offered
     /// ([`Self::begin_request`] sends it).
+    #[inline(always)]
     pub(super) fn launch_request(
         &mut self,
         fleet: usize,
@@ -163,6 +165,7 @@ impl World {
 
     /// Sends the logical request `req`: its deadline timer and its top call (or, with
     /// no layers, its attempt at the dependency).
+    #[inline(always)]
     pub(super) fn begin_request(&mut self, req: u32, s: &mut Scheduler<Packed>) {
         let r = self.arena.reqs[req as usize];
         let (fleet, deadline) = (r.fleet as usize, r.deadline);

@@ -54,10 +54,11 @@ impl World {
     /// Whether the layer of `node` hedges.
     #[inline]
     pub(super) fn hedges(&self, st: usize, depth: usize) -> bool {
-        self.stacks[st]
-            .layers
-            .get(depth)
-            .is_some_and(|l| l.cfg.hedging.is_some())
+        self.any_hedging
+            && self.stacks[st]
+                .layers
+                .get(depth)
+                .is_some_and(|l| l.cfg.hedging.is_some())
     }
 
     /// The hedging call `node` starts: its first copy.

@@ -85,6 +85,11 @@ pub struct World {
     pub(super) broker: Option<Broker>,
     /// The copies of hedging calls.
     pub(super) hedge: Hedges,
+    /// Whether any layer hedges: one test of a well-predicted flag keeps the hedging
+    /// code off the hot path of scenarios without it.
+    pub(super) any_hedging: bool,
+    /// Whether any fleet or call has a bulkhead or a pool (likewise).
+    pub(super) any_guards: bool,
 }
 
 impl World {
@@ -148,6 +153,8 @@ impl World {
             calls: CallTimes::default(),
             broker: Broker::new(scn, seed),
             hedge: Hedges::default(),
+            any_hedging: scn.uses_hedging(),
+            any_guards: scn.uses_bulkheads() || scn.uses_pools(),
         };
         for (i, win) in w.windows.iter().enumerate() {
             sched.at(win.start, Event::OutageStart { window: i as u32 });
