@@ -2,7 +2,9 @@
 //!
 //! [`draw_folder`] reads `manifest.toml`, `summary.csv`, `timeseries.csv`, `herd.csv`
 //! and (sweeps) `aggregate.csv`, draws every chart that applies into `DIR/plots/`, and
-//! writes `DIR/report.html`, one self-contained page with every chart inline as SVG.
+//! writes `DIR/report.html`, one self-contained page with every chart inline as SVG,
+//! led by the scenario's header, the headline numbers, the `[[expect]]` results
+//! (`expect`) and the lints (`report`).
 //!
 //! ```text
 //! manifest.toml ─┐
