@@ -228,6 +228,28 @@ pub fn resolve(plan: &Plan) -> Result<Vec<Expectation>, ScenarioError> {
     Ok(out)
 }
 
+/// A run's summary values, wherever they are held: a run just made ([`RunResult`]) or
+/// a row of a result folder's `summary.csv` (the report's expectations).
+pub trait RunValues {
+    /// The run's index.
+    fn run(&self) -> u64;
+    /// The run's value of `metric`, `None` when empty or not finite.
+    fn value(&self, metric: &str) -> Option<f64>;
+}
+
+impl RunValues for RunResult {
+    fn run(&self) -> u64 {
+        self.run
+    }
+
+    fn value(&self, metric: &str) -> Option<f64> {
+        self.summary
+            .get(metric)
+            .and_then(|c| c.as_f64())
+            .filter(|x| x.is_finite())
+    }
+}
+
 /// Evaluates expectations on the results of `plan` (in plan order): one row per selected
 /// cell, or per run with `per = "run"`, in the order of the expectations.
 pub fn check_plan(
@@ -235,13 +257,29 @@ pub fn check_plan(
     expectations: &[Expectation],
     results: &[RunResult],
 ) -> Vec<CheckRow> {
+    let groups: Vec<Vec<&RunResult>> = cell_runs(plan, results)
+        .into_iter()
+        .map(|g| g.iter().collect())
+        .collect();
+    check_groups(plan, expectations, &groups)
+}
+
+/// Evaluates expectations on the runs of each cell of `plan` (`groups[c]`: cell `c`'s
+/// runs; a cell without runs, as in a sweep shard, gives no row): [`check_plan`]'s
+/// rows, from runs held anywhere.
+pub fn check_groups<R: RunValues>(
+    plan: &Plan,
+    expectations: &[Expectation],
+    groups: &[Vec<&R>],
+) -> Vec<CheckRow> {
     let labels = cell_labels(plan);
-    let groups = cell_runs(plan, results);
     let scenario = plan.base.source.path.clone();
     let mut rows = Vec::new();
     for e in expectations {
         for &c in &e.cells {
-            let Some(runs) = groups.get(c) else { continue };
+            let Some(runs) = groups.get(c).filter(|g| !g.is_empty()) else {
+                continue;
+            };
             let bound = Bound::Expect {
                 index: e.index,
                 min: e.min,
@@ -264,22 +302,20 @@ pub fn check_plan(
             };
             match e.per {
                 Per::Cell => {
-                    let g = GroupValue::of(runs, &e.metric);
+                    let values: Vec<Option<f64>> =
+                        runs.iter().map(|r| r.value(&e.metric)).collect();
+                    let g = GroupValue::of_values(&values);
                     rows.push(row(labels[c].clone(), g, None));
                 }
                 Per::Run => {
                     for r in runs.iter() {
-                        let v = r
-                            .summary
-                            .get(&e.metric)
-                            .and_then(|x| x.as_f64())
-                            .filter(|x| x.is_finite());
+                        let v = r.value(&e.metric);
                         let cell = if plan.axes.is_empty() {
-                            format!("run {}", r.run)
+                            format!("run {}", r.run())
                         } else {
-                            format!("run {} ({})", r.run, labels[c])
+                            format!("run {} ({})", r.run(), labels[c])
                         };
-                        rows.push(row(cell, GroupValue::single(v), Some(r.run)));
+                        rows.push(row(cell, GroupValue::single(v), Some(r.run())));
                     }
                 }
             }

@@ -41,7 +41,7 @@ use crate::run::RunResult;
 use crate::sweep::aggregate::mean_ci;
 use crate::sweep::plan::Plan;
 
-pub use expect::{check_plan, resolve, Expectation};
+pub use expect::{check_groups, check_plan, resolve, Expectation, RunValues};
 pub use report::{render_failures, render_table};
 pub use run::{prepare, run_all, Checked, Request};
 
@@ -195,6 +195,11 @@ impl GroupValue {
             .map(|r| r.summary.get(metric).and_then(|c| c.as_f64()))
             .map(|v| v.filter(|x| x.is_finite()))
             .collect();
+        GroupValue::of_values(&values)
+    }
+
+    /// The value over runs whose values are `values` (`None`: empty), summed in order.
+    pub fn of_values(values: &[Option<f64>]) -> GroupValue {
         let xs: Vec<f64> = values.iter().flatten().copied().collect();
         let empty = values.len() - xs.len();
         GroupValue {

@@ -135,6 +135,10 @@ pub struct RunTable {
     /// A sweep shard, `I/N`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<String>,
+    /// The scenario file's comment header (its leading `#` lines, the `# ` dropped:
+    /// question, setup, answer), for the report to lead with ([`header_of`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header: Option<String>,
 }
 
 /// `[resolved]`.
@@ -199,6 +203,20 @@ pub fn worst_case_number(layers: &[crate::model::config::LayerConfig]) -> Option
     }
 }
 
+/// The comment header of a scenario file's text: its leading lines that start with
+/// `#`, without the `#` and one space after it, blank lines at either end dropped;
+/// `None` when the file opens with something else.
+pub fn header_of(text: &str) -> Option<String> {
+    let lines: Vec<&str> = text
+        .lines()
+        .map_while(|l| l.trim_start().strip_prefix('#'))
+        .map(|l| l.strip_prefix(' ').unwrap_or(l).trim_end())
+        .collect();
+    let first = lines.iter().position(|l| !l.is_empty())?;
+    let last = lines.iter().rposition(|l| !l.is_empty())?;
+    Some(lines[first..=last].join("\n"))
+}
+
 /// Why a manifest cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReadError {
@@ -241,6 +259,7 @@ impl Manifest {
                 fingerprint: Some(fingerprint(&loaded.resolved)),
                 cells: None,
                 shard: None,
+                header: header_of(&loaded.source.text),
             },
             resolved: Resolved {
                 capacity_per_s: s.dependency.capacity(),
@@ -352,6 +371,25 @@ mod tests {
             m.explain.lints
         );
         assert!(m.render().contains("\n[explain]\nlints = ["));
+    }
+
+    #[test]
+    fn the_header_is_the_leading_comment_block() {
+        assert_eq!(header_of("name = \"x\"\n# late\n"), None);
+        assert_eq!(header_of("#\n#\n\n# no\n"), None);
+        assert_eq!(
+            header_of("# Question: why?\n#\n#   Setup: x < y\n#\nname = \"x\"\n# Answer: no\n")
+                .as_deref(),
+            Some("Question: why?\n\n  Setup: x < y")
+        );
+        let m = Manifest::of(
+            &loaded(&format!("# Question: q\n{SCN}")),
+            &Origin::default(),
+            1,
+            &[],
+        );
+        assert_eq!(m.run.header.as_deref(), Some("Question: q"));
+        assert_eq!(Manifest::parse(&m.render()), Ok(m));
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //!
 //! [`draw_folder`] reads `manifest.toml`, `summary.csv`, `timeseries.csv`, `herd.csv`
 //! and (sweeps) `aggregate.csv`, draws every chart that applies into `DIR/plots/`, and
-//! writes `DIR/report.html`, one self-contained page with every chart inline as SVG.
+//! writes `DIR/report.html`, one self-contained page with every chart inline as SVG,
+//! led by the scenario's header, the headline numbers, the `[[expect]]` results
+//! (`expect`) and the lints (`report`).
 //!
 //! ```text
 //! manifest.toml ─┐
@@ -41,6 +43,7 @@ pub(crate) mod canvas;
 pub(crate) mod cells;
 pub(crate) mod data;
 pub(crate) mod decimate;
+pub(crate) mod expect;
 pub(crate) mod font;
 pub(crate) mod graph;
 pub(crate) mod graph_layout;
@@ -316,8 +319,9 @@ fn emit<C: Chart>(
 /// [`crate::export::owner`]).
 pub fn draw_folder(dir: &Path, format: Format) -> Result<Vec<PathBuf>, PlotError> {
     let folder = Folder::read(dir)?;
-    let drawn = draw_charts(&folder, format)?;
-    let html = report::render(&folder, &drawn);
+    let expectations = expect::evaluate(&folder);
+    let drawn = draw_charts(&folder, format, &expectations.metrics())?;
+    let html = report::render(&folder, &drawn, &expectations);
     let report_path = dir.join("report.html");
     let mut names: Vec<String> = drawn
         .iter()
@@ -366,7 +370,9 @@ fn run_percentiles(summary: &CsvTable, run: u64) -> Vec<(String, f64)> {
     out
 }
 
-fn draw_charts(folder: &Folder, format: Format) -> Result<Vec<Drawn>, PlotError> {
+/// The charts of `folder`; a sweep's charts of the metrics in `first` (those the
+/// expectations name) against each swept key come first.
+fn draw_charts(folder: &Folder, format: Format, first: &[&str]) -> Result<Vec<Drawn>, PlotError> {
     let m = &folder.manifest;
     let dir = &folder.dir;
     let scenario = m.scenario_name();
@@ -427,7 +433,7 @@ fn draw_charts(folder: &Folder, format: Format) -> Result<Vec<Drawn>, PlotError>
         Some(sw) => {
             let ctx = sweep::SweepContext::new(sw, m);
             let palette = ctx.palette();
-            sweep::draw(&ctx, &palette, dir, format, &mut out)?;
+            sweep::draw(&ctx, &palette, first, dir, format, &mut out)?;
             draw_overlays(folder, sw, &ctx, &palette, format, &mut out)?;
         }
     }

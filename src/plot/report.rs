@@ -1,6 +1,10 @@
-//! `report.html`: one self-contained page per result folder — every chart inline as
-//! SVG, the summary table (and, for a sweep, the cells with their intervals), the
-//! warnings of `explain` when the manifest records them, and the resolved scenario.
+//! `report.html`: one self-contained page per result folder that leads with the
+//! answer — the scenario file's own header (question, setup, answer), the headline
+//! numbers (a run's headline columns; a sweep's cells with their intervals), the
+//! `[[expect]]` results (PASS/FAIL, as `retrysim check` finds them), the warnings of
+//! `explain` when the manifest records them — then every chart inline as SVG (a
+//! sweep's charts of the metrics the expectations name first), the summary table and
+//! the resolved scenario.
 //!
 //! The page loads nothing: no script, no stylesheet, no font, no image from anywhere,
 //! so it opens from disk with no server and no network. Every text from the files is
@@ -12,13 +16,14 @@ use std::fmt::Write as _;
 use crate::metrics::format::shortest as fmt;
 
 use super::data::FolderKind;
+use super::expect::Expectations;
 use super::sweep::SweepContext;
 use super::{Drawn, Folder};
 
 /// Rows of `summary.csv` shown at most (the file has them all).
 pub(crate) const MAX_SUMMARY_ROWS: usize = 500;
 
-/// Metrics shown in a sweep's cell table, when present.
+/// Metrics shown in the headline table (a run's rows, a sweep's cells), when present.
 const CELL_METRICS: [&str; 6] = crate::metrics::columns::HEADLINE;
 
 const STYLE: &str = "body{font-family:sans-serif;margin:24px auto;max-width:1100px;color:#222;padding:0 12px}\
@@ -27,7 +32,8 @@ h1{font-size:1.6em;margin-bottom:4px}h2{font-size:1.25em;margin-top:32px;border-
 figcaption{color:#555;font-size:.9em}.scroll{overflow-x:auto}\
 table{border-collapse:collapse;font-size:.8em}th,td{border:1px solid #ddd;padding:3px 6px;text-align:right;white-space:nowrap}\
 th{background:#f4f4f4;position:sticky;top:0}pre{background:#f7f7f7;padding:12px;overflow-x:auto;font-size:.85em}\
-ul.lints li{margin:4px 0}";
+ul.lints li{margin:4px 0}td.pass{color:#1a7f37;font-weight:bold}td.fail{color:#cf222e;font-weight:bold}\
+#question p{margin:6px 0}";
 
 /// Escapes text for HTML content and attribute values.
 pub(crate) fn escape(s: &str) -> String {
@@ -108,8 +114,8 @@ fn capacity_text(
     Some(text.unwrap_or(format!("capacity {base} attempts/s")))
 }
 
-/// Renders the report of `folder` with its drawn charts.
-pub(crate) fn render(folder: &Folder, drawn: &[Drawn]) -> String {
+/// Renders the report of `folder` with its drawn charts and its expectations' results.
+pub(crate) fn render(folder: &Folder, drawn: &[Drawn], expectations: &Expectations) -> String {
     let m = &folder.manifest;
     let mut h = String::new();
     let name = escape(m.scenario_name());
@@ -146,6 +152,9 @@ pub(crate) fn render(folder: &Folder, drawn: &[Drawn]) -> String {
     }
     let _ = writeln!(h, "<p class=\"meta\">{}</p>", meta.join(" · "));
 
+    header_section(&mut h, m.run.header.as_deref());
+    headline_section(&mut h, folder);
+    expect_section(&mut h, expectations);
     if !m.explain.lints.is_empty() {
         h.push_str("<section id=\"lints\">\n<h2>Warnings from <code>retrysim explain</code></h2>\n<ul class=\"lints\">\n");
         for l in &m.explain.lints {
@@ -207,9 +216,61 @@ pub(crate) fn render(folder: &Folder, drawn: &[Drawn]) -> String {
     }
     h.push_str("</section>\n");
 
+    let s = &folder.summary;
+    h.push_str("<section id=\"summary\">\n<h2>Summary</h2>\n");
+    if s.rows.len() > MAX_SUMMARY_ROWS {
+        let _ = writeln!(
+            h,
+            "<p>The first {MAX_SUMMARY_ROWS} of {} rows of <code>summary.csv</code>.</p>",
+            s.rows.len()
+        );
+    } else {
+        h.push_str("<p>One row per run, as in <code>summary.csv</code>.</p>\n");
+    }
+    h.push_str("<div class=\"scroll\">\n<table id=\"summary-table\">\n<thead><tr>");
+    for c in &s.headers {
+        let _ = write!(h, "<th>{}</th>", escape(c));
+    }
+    h.push_str("</tr></thead>\n<tbody>\n");
+    for row in s.rows.iter().take(MAX_SUMMARY_ROWS) {
+        h.push_str("<tr>");
+        for c in row {
+            let _ = write!(h, "<td>{}</td>", escape(c));
+        }
+        h.push_str("</tr>\n");
+    }
+    h.push_str("</tbody>\n</table>\n</div>\n</section>\n");
+
+    let _ = write!(
+        h,
+        "<section id=\"scenario\">\n<h2>Resolved scenario</h2>\n\
+         <p>The folder's <code>manifest.toml</code>: what produced these files.</p>\n\
+         <pre>{}</pre>\n</section>\n</body>\n</html>\n",
+        escape(&folder.manifest_text)
+    );
+    h
+}
+
+/// The scenario file's header as paragraphs (a blank line separates them).
+fn header_section(h: &mut String, header: Option<&str>) {
+    let Some(text) = header else { return };
+    h.push_str("<section id=\"question\">\n<h2>The scenario</h2>\n");
+    for para in text.split("\n\n") {
+        let para = para.trim_matches('\n');
+        if !para.is_empty() {
+            let _ = writeln!(h, "<p>{}</p>", escape(para));
+        }
+    }
+    h.push_str("</section>\n");
+}
+
+/// The headline numbers: a sweep's cells (means and intervals), a run's rows of the
+/// headline columns of `summary.csv`.
+fn headline_section(h: &mut String, folder: &Folder) {
+    let m = &folder.manifest;
     if let Some(sw) = &folder.sweep {
         let ctx = SweepContext::new(sw, m);
-        h.push_str("<section id=\"cells\">\n<h2>Cells</h2>\n");
+        h.push_str("<section id=\"headline\">\n<h2>Headline numbers, per cell</h2>\n");
         if sw.has_intervals {
             h.push_str("<p>Mean over the replications [95% confidence interval], from <code>aggregate.csv</code>.</p>\n");
         } else {
@@ -255,41 +316,86 @@ pub(crate) fn render(folder: &Folder, drawn: &[Drawn]) -> String {
             h.push_str("</tr>\n");
         }
         h.push_str("</tbody>\n</table>\n</div>\n</section>\n");
-    }
-
-    let s = &folder.summary;
-    h.push_str("<section id=\"summary\">\n<h2>Summary</h2>\n");
-    if s.rows.len() > MAX_SUMMARY_ROWS {
-        let _ = writeln!(
-            h,
-            "<p>The first {MAX_SUMMARY_ROWS} of {} rows of <code>summary.csv</code>.</p>",
-            s.rows.len()
-        );
     } else {
-        h.push_str("<p>One row per run, as in <code>summary.csv</code>.</p>\n");
+        run_headline(h, &folder.summary);
     }
-    h.push_str("<div class=\"scroll\">\n<table id=\"summary-table\">\n<thead><tr>");
-    for c in &s.headers {
+}
+
+/// A run folder's headline columns, one row per run (at most [`MAX_SUMMARY_ROWS`]).
+fn run_headline(h: &mut String, s: &super::table::CsvTable) {
+    let cols: Vec<(&str, usize)> = CELL_METRICS
+        .iter()
+        .filter_map(|c| s.index(c).ok().map(|i| (*c, i)))
+        .collect();
+    let Ok(run_col) = s.index(crate::metrics::columns::RUN.name) else {
+        return;
+    };
+    if cols.is_empty() || s.rows.is_empty() {
+        return;
+    }
+    h.push_str("<section id=\"headline\">\n<h2>Headline numbers</h2>\n");
+    h.push_str(
+        "<p>Per run, from <code>summary.csv</code> (every column is in the summary below).</p>\n",
+    );
+    h.push_str("<div class=\"scroll\">\n<table id=\"headline-table\">\n<thead><tr><th>run</th>");
+    for (c, _) in &cols {
         let _ = write!(h, "<th>{}</th>", escape(c));
     }
     h.push_str("</tr></thead>\n<tbody>\n");
     for row in s.rows.iter().take(MAX_SUMMARY_ROWS) {
-        h.push_str("<tr>");
-        for c in row {
-            let _ = write!(h, "<td>{}</td>", escape(c));
+        let _ = write!(h, "<tr><td>{}</td>", escape(&row[run_col]));
+        for (_, i) in &cols {
+            let _ = write!(h, "<td>{}</td>", escape(&row[*i]));
         }
         h.push_str("</tr>\n");
     }
     h.push_str("</tbody>\n</table>\n</div>\n</section>\n");
+}
 
-    let _ = write!(
-        h,
-        "<section id=\"scenario\">\n<h2>Resolved scenario</h2>\n\
-         <p>The folder's <code>manifest.toml</code>: what produced these files.</p>\n\
-         <pre>{}</pre>\n</section>\n</body>\n</html>\n",
-        escape(&folder.manifest_text)
-    );
-    h
+/// The `[[expect]]` results: a PASS or FAIL row per expectation and cell (or run).
+fn expect_section(h: &mut String, e: &Expectations) {
+    if e.rows.is_empty() && e.skipped == 0 && e.error.is_none() {
+        return;
+    }
+    h.push_str("<section id=\"expectations\">\n<h2>Expectations (<code>[[expect]]</code>)</h2>\n");
+    if let Some(err) = &e.error {
+        let _ = writeln!(h, "<p>Not evaluated: {}</p>", escape(err));
+    }
+    if !e.rows.is_empty() {
+        let passed = e.rows.iter().filter(|r| r.pass).count();
+        let _ = writeln!(
+            h,
+            "<p>{passed} of {} pass, evaluated on <code>summary.csv</code> as <code>retrysim check</code> evaluates them (a cell's value: the mean over its replications).</p>",
+            e.rows.len()
+        );
+        h.push_str("<div class=\"scroll\">\n<table id=\"expect-table\">\n<thead><tr><th>result</th><th>metric</th><th>bound</th><th>value</th><th>cell</th></tr></thead>\n<tbody>\n");
+        for r in &e.rows {
+            let (class, word) = if r.pass {
+                ("pass", "PASS")
+            } else {
+                ("fail", "FAIL")
+            };
+            let _ = writeln!(
+                h,
+                "<tr><td class=\"{class}\">{word}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(&r.metric),
+                escape(&r.bound),
+                escape(&r.value),
+                escape(&r.cell)
+            );
+        }
+        h.push_str("</tbody>\n</table>\n</div>\n");
+    }
+    if e.skipped > 0 {
+        let _ = writeln!(
+            h,
+            "<p>{} expectation{} select sweep cells (<code>where</code>): <code>retrysim sweep</code> or <code>retrysim check</code> evaluates {}.</p>",
+            e.skipped,
+            if e.skipped == 1 { "" } else { "s" },
+            if e.skipped == 1 { "it" } else { "them" }
+        );
+    }
+    h.push_str("</section>\n");
 }
 
 #[cfg(test)]

@@ -746,21 +746,35 @@ pub(crate) fn amplification(ctx: &SweepContext, palette: &Palette) -> Option<Lin
     })
 }
 
-/// Draws the sweep charts of `ctx` into `dir/plots/`.
+/// Draws the sweep charts of `ctx` into `dir/plots/`: first the charts of the metrics
+/// in `first` (those the expectations name, in their order) against each swept key,
+/// then `load_vs_success`, `amplification` and the other metrics' charts (folded).
 pub(crate) fn draw(
     ctx: &SweepContext,
     palette: &Palette,
+    first: &[&str],
     dir: &Path,
     format: Format,
     out: &mut Vec<Drawn>,
 ) -> Result<(), PlotError> {
+    let mut metric = metric_charts(ctx, palette);
+    for m in first {
+        let prefix = format!("metrics/{}_vs_", slug(m));
+        let (named, rest): (Vec<LinesChart>, Vec<LinesChart>) = metric
+            .into_iter()
+            .partition(|c| c.name.starts_with(&prefix));
+        for c in &named {
+            emit(c, dir, format, true, out)?;
+        }
+        metric = rest;
+    }
     if let Some(c) = load_vs_success(ctx, palette) {
         emit(&c, dir, format, true, out)?;
     }
     if let Some(c) = amplification(ctx, palette) {
         emit(&c, dir, format, true, out)?;
     }
-    for c in metric_charts(ctx, palette) {
+    for c in metric {
         emit(&c, dir, format, false, out)?;
     }
     Ok(())

@@ -1316,3 +1316,162 @@ fn recovery_time_is_drawn_with_the_runs_that_never_recovered_marked() {
         "{report}"
     );
 }
+
+/// The byte offset of each `<section id=...>` of `html`, asserting they come in `order`.
+fn assert_sections_in_order(html: &str, order: &[&str]) {
+    let at: Vec<usize> = order
+        .iter()
+        .map(|id| {
+            html.find(&format!("<section id=\"{id}\">"))
+                .unwrap_or_else(|| panic!("no section {id}"))
+        })
+        .collect();
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "{order:?} at {at:?}");
+}
+
+#[test]
+fn a_run_report_leads_with_the_question_the_numbers_the_expectations_and_the_lints() {
+    // retry_one_layer fires a lint and has three [[expect]] entries without `where`;
+    // one is made to fail with --set.
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("r");
+    let o = retrysim(&[
+        "run",
+        "scenarios/retry_one_layer.toml",
+        "--set",
+        "expect.2.min=1000000",
+        "--format",
+        "svg",
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let manifest = read(&out.join("manifest.toml"));
+    assert!(
+        manifest.contains("header = \"\"\"\nQuestion: the cascade"),
+        "{manifest}"
+    );
+    let html = read(&out.join("report.html"));
+    assert_sections_in_order(
+        &html,
+        &[
+            "question",
+            "headline",
+            "expectations",
+            "lints",
+            "plots",
+            "summary",
+            "scenario",
+        ],
+    );
+    // The header, escaped, as paragraphs.
+    assert!(
+        html.contains(
+            "<p>Question: the cascade of cascade.toml with one change, the seeds&#39; rule"
+        ),
+        "{html}"
+    );
+    assert!(html.contains("id=\"headline-table\""));
+    // A row per expectation: two pass, the one made impossible fails with its value.
+    let expect = &html[html.find("<section id=\"expectations\">").unwrap()..];
+    let expect = &expect[..expect.find("</section>").unwrap()];
+    assert!(expect.contains("<p>2 of 3 pass"), "{expect}");
+    assert!(
+        expect.contains("<td class=\"pass\">PASS</td><td>service_db_attempts_per_request</td><td>&lt;= 2</td><td>1.5</td>"),
+        "{expect}"
+    );
+    assert!(
+        expect.contains("<td class=\"fail\">FAIL</td><td>overloaded</td><td>&gt;= 1000000</td>"),
+        "{expect}"
+    );
+    assert_eq!(expect.matches("<tr><td class=").count(), 3, "{expect}");
+    assert!(
+        html.contains("<li>[retries-at-several-tiers] fleet"),
+        "no lint id"
+    );
+}
+
+#[test]
+fn a_sweep_report_leads_with_the_expectations_and_their_metrics_charts() {
+    // capacity_planning's expectations name metastable, then recovery_time_s; one of
+    // its twelve rows is made to fail with --set. The report's rows are the ones
+    // `retrysim check` prints for the same runs.
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("cp");
+    let args = ["--set", "replications=1", "--set", "expect.2.max=0.001"];
+    let mut sweep = vec!["sweep", "scenarios/capacity_planning.toml"];
+    sweep.extend(args);
+    sweep.extend(["--format", "svg", "--out", out.to_str().unwrap(), "-q"]);
+    let o = retrysim(&sweep);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = read(&out.join("report.html"));
+    assert_sections_in_order(
+        &html,
+        &[
+            "question",
+            "headline",
+            "expectations",
+            "plots",
+            "summary",
+            "scenario",
+        ],
+    );
+    assert!(html.contains("<p>Question: how many servers does the dependency need"));
+    assert!(html.contains("id=\"cell-table\""));
+    assert!(html.contains("<p>11 of 12 pass"), "{html}");
+    assert!(html.contains(
+        "<tr><td class=\"fail\">FAIL</td><td>recovery_time_s</td><td>&lt;= 0.001</td><td>1</td><td>servers=16, no budget</td></tr>"
+    ));
+    let mut check = vec!["check", "scenarios/capacity_planning.toml"];
+    check.extend(args);
+    let c = retrysim(&check);
+    assert_eq!(c.status.code(), Some(1));
+    let table = String::from_utf8_lossy(&c.stdout);
+    let checked: Vec<&str> = table
+        .lines()
+        .filter(|l| l.starts_with("scenarios/"))
+        .collect();
+    assert_eq!(checked.len(), 12, "{table}");
+    assert_eq!(html.matches("<td class=\"pass\">PASS</td>").count(), 11);
+    for line in checked {
+        let pass = line.ends_with(" pass");
+        let word = if pass { "PASS" } else { "FAIL" };
+        let f: Vec<&str> = line
+            .split("  ")
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect();
+        // scenario, cell, metric, bound, value, result
+        let row = format!(
+            "<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            f[2],
+            f[3].replace('<', "&lt;").replace('>', "&gt;"),
+            f[4],
+            f[1]
+        );
+        assert!(html.contains(&format!(">{word}</td>{row}")), "{row}");
+    }
+    // The charts of the metrics the expectations name come first, in their order,
+    let figures: Vec<&str> = html
+        .split("<figure id=\"plot-")
+        .skip(1)
+        .map(|s| &s[..s.find('"').unwrap()])
+        .collect();
+    // (against each swept key: the servers and the policy's layer)
+    assert_eq!(
+        figures[..5],
+        [
+            "metrics-metastable_vs_servers",
+            "metrics-metastable_vs_layers_0",
+            "metrics-recovery_time_s_vs_servers",
+            "metrics-recovery_time_s_vs_layers_0",
+            "load_vs_success"
+        ],
+        "{figures:?}"
+    );
+    let plots = html.find("<section id=\"plots\">").unwrap();
+    let folded = html.find("id=\"metric-charts\"").unwrap();
+    assert!(html[plots..folded].contains("id=\"plot-metrics-metastable_vs_servers\""));
+    assert!(!html[folded..].contains("id=\"plot-metrics-metastable_vs_servers\""));
+}
