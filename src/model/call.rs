@@ -249,6 +249,20 @@ impl World {
         } else if call_deadline < deadline {
             s.at(call_deadline, Event::Timeout { node, gen });
         }
+        self.send_down(st, depth, child, child_gen, s);
+    }
+
+    /// Sends the attempt `child` of a call at (`st`, `depth`) to the layer or service
+    /// below: after the layer's hop latency, or at once.
+    #[inline(always)]
+    pub(super) fn send_down(
+        &mut self,
+        st: usize,
+        depth: usize,
+        child: u32,
+        child_gen: u32,
+        s: &mut Scheduler<Packed>,
+    ) {
         match self.stacks[st].layers[depth].hop() {
             Some(delay) => s.after(
                 delay,

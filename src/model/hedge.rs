@@ -147,16 +147,7 @@ impl World {
         if attempts < h.max_attempts {
             s.after(h.delay, Event::HedgeTimer { node, seq });
         }
-        match self.stacks[st].layers[depth].hop() {
-            Some(delay) => s.after(
-                delay,
-                Event::Deliver {
-                    node: child,
-                    gen: child_gen,
-                },
-            ),
-            None => self.deliver(child, s),
-        }
+        self.send_down(st, depth, child, child_gen, s);
         true
     }
 

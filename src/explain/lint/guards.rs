@@ -42,12 +42,7 @@ pub(super) fn held_during_backoff(found: &mut Found, scn: &Scenario) {
             let Some((size, li, l)) = held(&c.guards, &c.layers) else {
                 continue;
             };
-            let names: Vec<&str> =
-                c.to.iter()
-                    .filter_map(|&k| scn.services.get(usize::from(k)))
-                    .map(|x| x.name.as_str())
-                    .collect();
-            let call = format!("{} ─▶ {}", s.name, names.join(", "));
+            let call = super::tiers::call_label(scn, s, c);
             found.push_at(
                 fi,
                 f,

@@ -41,15 +41,10 @@ pub(super) fn writes(found: &mut Found, scn: &Scenario) {
                     let Some(h) = l.hedging else {
                         continue;
                     };
-                    let names: Vec<&str> =
-                        c.to.iter()
-                            .filter_map(|&k| scn.services.get(usize::from(k)))
-                            .map(|x| x.name.as_str())
-                            .collect();
                     found.push_at(
                         fi,
                         f,
-                        Some(((si, j), format!("{} ─▶ {}", s.name, names.join(", ")))),
+                        Some(((si, j), super::tiers::call_label(scn, s, c))),
                         Some(li),
                         Some(l.name.clone()),
                         HEDGES_WRITES,

@@ -1,7 +1,9 @@
 //! The lints of a service graph: retries at several tiers of one path, and layers that
 //! retry a callee's `overloaded` answers.
 
-use crate::model::config::{FleetConfig, LayerConfig, OnFailure, Scenario, ServiceConfig};
+use crate::model::config::{
+    CallConfig, FleetConfig, LayerConfig, OnFailure, Scenario, ServiceConfig,
+};
 use crate::model::outcome::Class;
 
 use super::super::graph::{paths, Step};
@@ -25,6 +27,16 @@ fn stack<'a>(scn: &'a Scenario, f: &'a FleetConfig, step: &Step) -> (&'a [LayerC
 
 fn arrow(scn: &Scenario, from: usize, to: usize) -> String {
     format!("{} ─▶ {}", scn.services[from].name, scn.services[to].name)
+}
+
+/// A call as lints name it: `caller ─▶ callee` (a fan-out's callees joined by commas).
+pub(super) fn call_label(scn: &Scenario, caller: &ServiceConfig, c: &CallConfig) -> String {
+    let names: Vec<&str> =
+        c.to.iter()
+            .filter_map(|&k| scn.services.get(usize::from(k)))
+            .map(|x| x.name.as_str())
+            .collect();
+    format!("{} ─▶ {}", caller.name, names.join(", "))
 }
 
 /// A path where several tiers retry: the path, its retrying tiers (name, attempts)
@@ -176,12 +188,7 @@ pub(super) fn overloaded(found: &mut Found, scn: &Scenario) {
             }) else {
                 continue;
             };
-            let names: Vec<&str> =
-                c.to.iter()
-                    .filter_map(|&k| scn.services.get(usize::from(k)))
-                    .map(|x| x.name.as_str())
-                    .collect();
-            let call = format!("{} ─▶ {}", s.name, names.join(", "));
+            let call = call_label(scn, s, c);
             for (li, l) in c.layers.iter().enumerate() {
                 if retries_overloaded(l) {
                     found.push_at(
