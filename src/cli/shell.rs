@@ -49,6 +49,7 @@ pub fn man(out: Option<&Path>, quiet: bool) -> Result<i32> {
             .filter(|s| s.get_name() != "help")
             .cloned(),
     );
+    let mut rendered = Vec::with_capacity(pages.len());
     for c in &pages {
         let name = c.get_display_name().unwrap_or(c.get_name()).to_owned();
         let mut roff = Vec::new();
@@ -56,7 +57,26 @@ pub fn man(out: Option<&Path>, quiet: bool) -> Result<i32> {
             .render(&mut roff)
             .map_err(|e| Error::Internal(e.into()))?;
         let path = dir.join(format!("{name}.1"));
-        retrysim::export::write_atomic(&path, &roff)
+        // Replace only a page of ours (an earlier `man --out`), and check every page
+        // before writing any, so a refusal leaves the folder as it was.
+        if let Ok(old) = std::fs::read(&path) {
+            let ours = format!(".TH {name} 1");
+            if !String::from_utf8_lossy(&old).contains(&ours) {
+                return Err(Error::BadInput(
+                    format!(
+                        "{}: exists and is not a retrysim manual page (no '{ours}'); \
+                         refusing to overwrite it: choose another --out folder",
+                        path.display()
+                    )
+                    .into(),
+                )
+                .into());
+            }
+        }
+        rendered.push((path, roff));
+    }
+    for (path, roff) in &rendered {
+        retrysim::export::write_atomic(path, roff)
             .map_err(|e| Error::Io(format!("{}: {e}", path.display()).into()))?;
     }
     if !quiet {

@@ -326,6 +326,25 @@ fn man_prints_the_page_and_writes_one_per_subcommand() {
         );
     }
     assert!(!d.path().join("man1/retrysim-help.1").exists());
+    // Its own pages are replaced; a file of that name it did not write is not, and
+    // nothing else in the folder is written either.
+    let out = retrysim(d.path(), &["man", "--out", "man1", "-q"]);
+    assert_eq!(out.status.code(), Some(0));
+    std::fs::write(d.path().join("man1/retrysim-run.1"), "someone else's page").unwrap();
+    std::fs::remove_file(d.path().join("man1/retrysim-sweep.1")).unwrap();
+    let out = retrysim(d.path(), &["man", "--out", "man1"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("retrysim-run.1") && err.contains("not a retrysim manual page"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.path().join("man1/retrysim-run.1")).unwrap(),
+        "someone else's page"
+    );
+    assert!(!d.path().join("man1/retrysim-sweep.1").exists());
+    std::fs::remove_file(d.path().join("man1/retrysim-run.1")).unwrap();
     // A folder under a file cannot be written: exit 3, naming it.
     std::fs::write(d.path().join("f"), "x").unwrap();
     let out = retrysim(d.path(), &["man", "--out", "f/man1", "-q"]);
