@@ -25,9 +25,12 @@
 //! assert_eq!(c.0, vec![(5, 0), (15, 1), (25, 2), (35, 3)]);
 //! ```
 
+pub mod math;
 pub(crate) mod queue;
 pub mod rng;
 pub mod time;
+pub mod variate;
+mod ziggurat_tables;
 
 pub use queue::EventQueue;
 pub use rng::{stream, stream_id};

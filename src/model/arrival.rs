@@ -8,9 +8,9 @@
 //! under a load profile `t_k` is where the integrated rate `Λ(t)` reaches `k`, so a
 //! step takes effect at once rather than after the gap in progress.
 
+use crate::engine::variate::Exp1;
 use rand::Rng;
 use rand::RngExt;
-use rand_distr::Exp1;
 
 use crate::engine::time::{from_f64_ns, SECOND};
 use crate::engine::Nanos;

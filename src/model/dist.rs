@@ -5,10 +5,10 @@
 
 use rand::Rng;
 use rand::RngExt;
-use rand_distr::{Exp1, StandardNormal};
 
 use crate::engine::time::from_f64_ns;
-use crate::engine::Nanos;
+use crate::engine::variate::{Exp1, StandardNormal};
+use crate::engine::{math, Nanos};
 
 /// z-score of the 99th percentile of the standard normal.
 pub const Z99: f64 = 2.326_347_874_040_840_8;
@@ -56,8 +56,8 @@ impl Dist {
     /// assert!((d.mean_ns() - 1.2704e7).abs() < 1e4); // median · exp(σ²/2)
     /// ```
     pub fn lognormal(median: Nanos, p99: Nanos) -> Dist {
-        let mu = (median as f64).ln();
-        let sigma = ((p99 as f64).ln() - mu) / Z99;
+        let mu = math::ln(median as f64);
+        let sigma = (math::ln(p99 as f64) - mu) / Z99;
         Dist::LogNormal { mu, sigma }
     }
 
@@ -72,7 +72,7 @@ impl Dist {
             Dist::Deterministic(v) => v,
             Dist::LogNormal { mu, sigma } => {
                 let z: f64 = rng.sample(StandardNormal);
-                from_f64_ns((mu + sigma * z).exp())
+                from_f64_ns(math::exp(mu + sigma * z))
             }
             Dist::Uniform { min, max } => {
                 if max <= min {
@@ -93,7 +93,7 @@ impl Dist {
         match *self {
             Dist::Exponential { mean } => mean,
             Dist::Deterministic(v) => v as f64,
-            Dist::LogNormal { mu, sigma } => (mu + sigma * sigma / 2.0).exp(),
+            Dist::LogNormal { mu, sigma } => math::exp(mu + sigma * sigma / 2.0),
             Dist::Uniform { min, max } => (min as f64 + max as f64) / 2.0,
             Dist::Normal { mean, sd } => {
                 if sd == 0.0 {
@@ -101,7 +101,7 @@ impl Dist {
                 }
                 // Mean of the folded normal.
                 let r = mean / sd;
-                sd * (2.0 / std::f64::consts::PI).sqrt() * (-r * r / 2.0).exp()
+                sd * (2.0 / std::f64::consts::PI).sqrt() * math::exp(-r * r / 2.0)
                     + mean * (1.0 - 2.0 * normal_cdf(-r))
             }
         }
@@ -127,7 +127,7 @@ pub fn normal_cdf(x: f64) -> f64 {
         - (((((1.061_405_429 * t - 1.453_152_027) * t) + 1.421_413_741) * t - 0.284_496_736) * t
             + 0.254_829_592)
             * t
-            * (-z * z).exp();
+            * math::exp(-z * z);
     let erf = if z >= 0.0 { y } else { -y };
     0.5 * (1.0 + erf)
 }

@@ -5,8 +5,8 @@
 //! of `[start, end)` windows known before the run: the recovery metric and the plots
 //! use the same windows the model used.
 
+use crate::engine::variate::Exp1;
 use rand::RngExt;
-use rand_distr::Exp1;
 
 use crate::engine::time::from_f64_ns;
 use crate::engine::{stream, Nanos};

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Failure, Kind};
 use crate::engine::time::SECOND;
-use crate::engine::Nanos;
+use crate::engine::{math, Nanos};
 use crate::model::field::{at_most_dur, Ctx, Dur, R};
 use crate::model::text::fmt_time;
 
@@ -148,7 +148,7 @@ impl Polly {
                     let max_ticks = i64::MAX as f64 - 1_000.0;
                     let mut p = f64::from_bits(*prev);
                     let t = a_f + u;
-                    let next = 2f64.powf(t) * (P_FACTOR * t).sqrt().tanh();
+                    let next = math::pow(2.0, t) * math::tanh((P_FACTOR * t).sqrt());
                     let ticks = if next.is_infinite() {
                         p = next;
                         max_ticks as i64 as u64
@@ -166,7 +166,7 @@ impl Polly {
             let factor = match self.backoff_type {
                 BackoffType::Constant => 1.0,
                 BackoffType::Linear => a_f + 1.0,
-                BackoffType::Exponential => 2f64.powf(a_f),
+                BackoffType::Exponential => math::pow(2.0, a_f),
             };
             dotnet_ticks((delay as f64 * factor).round_ties_even())
         };
@@ -187,7 +187,7 @@ impl Polly {
             (BackoffType::Constant, true) => 1.25 * d,
             (BackoffType::Linear, false) => (a + 1.0) * d,
             (BackoffType::Linear, true) => 1.25 * (a + 1.0) * d,
-            (BackoffType::Exponential, false) => 2f64.powf(a) * d,
+            (BackoffType::Exponential, false) => math::pow(2.0, a) * d,
             (BackoffType::Exponential, true) => {
                 // next(t) = 2^t·tanh(√(4t)) grows with t; t ∈ [a, a+1), the previous one
                 // in [a−1, a): the difference stays below next(a+1) − next(a−1).
@@ -195,7 +195,7 @@ impl Polly {
                     if t <= 0.0 {
                         0.0
                     } else {
-                        2f64.powf(t) * (4.0 * t).sqrt().tanh()
+                        math::pow(2.0, t) * math::tanh((4.0 * t).sqrt())
                     }
                 };
                 (next(a + 1.0) - next(a - 1.0)) / 1.4 * d

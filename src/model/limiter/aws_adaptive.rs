@@ -15,7 +15,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Gate, LimiterConfig};
-use crate::engine::Nanos;
+use crate::engine::{math, Nanos};
 use crate::model::field::{Ctx, R};
 
 /// `{ kind = "aws_adaptive" }` as written: it has no settings.
@@ -94,7 +94,7 @@ impl AwsAdaptive {
     }
 
     fn zero_point(&self) -> f64 {
-        ((self.w_max * (1.0 - CUBIC_BETA)) / CUBIC_C).powf(1.0 / 3.0)
+        math::pow((self.w_max * (1.0 - CUBIC_BETA)) / CUBIC_C, 1.0 / 3.0)
     }
 
     fn refill(&mut self, t: f64) {
@@ -150,7 +150,7 @@ impl AwsAdaptive {
         let measured = self.record_rate(t);
         let new_rate = if !throttled {
             let dt = t - self.last_fail;
-            CUBIC_C * (dt - self.k).powf(3.0) + self.w_max
+            CUBIC_C * math::pow(dt - self.k, 3.0) + self.w_max
         } else {
             let rate = if !self.enabled {
                 measured
