@@ -289,10 +289,10 @@ impl World {
         if sv == self.primary {
             self.rec.served(held, !useful);
             if ok {
-                let fi = self.fleet_of(node);
-                let keys = self.fleets[fi].cfg.idempotency_keys;
-                let r = &mut self.arena.reqs[n.req as usize];
-                if r.is_write {
+                if self.arena.reqs[n.req as usize].is_write {
+                    let fi = self.fleet_of(node);
+                    let keys = self.fleets[fi].cfg.idempotency_keys;
+                    let r = &mut self.arena.reqs[n.req as usize];
                     // A queue handler applies its message: one logical write over
                     // every delivery (see `super::broker`).
                     let applied = match self.broker.as_mut() {

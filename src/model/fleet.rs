@@ -24,7 +24,7 @@ pub(super) struct Fleet {
     writes: ChaCha8Rng,
     /// Closed-loop clients' think times.
     think: ChaCha8Rng,
-    /// The client of the next open-loop arrival (round robin).
+    /// The client of the next open-loop arrival (round robin, below `cfg.clients`).
     next_client: u64,
 }
 
@@ -93,8 +93,12 @@ impl World {
         let now = s.now();
         let fi = fleet as usize;
         let f = &mut self.fleets[fi];
-        let client = f.next_client % f.cfg.clients;
+        // Round robin without a division per arrival.
+        let client = f.next_client;
         f.next_client += 1;
+        if f.next_client >= f.cfg.clients {
+            f.next_client = 0;
+        }
         let open = f.open.as_mut().expect("open arrivals");
         if let Some(t) = open.next(now, &mut f.arrivals) {
             s.at(t, Event::Arrival { fleet });
