@@ -231,6 +231,7 @@ impl World {
     }
 
     /// Frees a server (thread) of service `sv`.
+    #[inline]
     pub(super) fn release_thread(&mut self, sv: usize, now: Nanos) {
         self.svcs[sv].busy -= 1;
         let busy = self.svcs[sv].busy;
@@ -242,6 +243,7 @@ impl World {
 
     /// [`Event::ServiceDone`]: the service finished its own work on the attempt at
     /// `node`. A service with calls goes on to make them; otherwise it answers.
+    #[inline]
     pub(super) fn on_service_done(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let now = s.now();
         let sv = self.service_of(node);

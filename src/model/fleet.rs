@@ -89,6 +89,7 @@ impl Fleet {
 impl World {
     /// [`Event::Arrival`]: the next open-loop arrival of fleet `fleet`; schedules the
     /// one after it.
+    #[inline]
     pub(super) fn on_arrival(&mut self, fleet: u16, s: &mut Scheduler<Packed>) {
         let now = s.now();
         let fi = fleet as usize;
