@@ -126,6 +126,7 @@ impl World {
 
     /// An attempt arrives at its service: read (OCC), swallowed (blackhole), dropped
     /// (its propagated deadline passed), served, queued or rejected.
+    #[inline]
     pub(super) fn svc_arrive(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let now = s.now();
         let sv = self.service_of(node);
@@ -211,6 +212,7 @@ impl World {
     }
 
     /// Starts serving the attempt at `node`, which waited `wait` ns for its server.
+    #[inline]
     fn start_service(&mut self, node: u32, sv: usize, wait: Nanos, s: &mut Scheduler<Packed>) {
         let svc = &mut self.svcs[sv];
         let (service, class) = svc.draw_service();
@@ -275,6 +277,7 @@ impl World {
 
     /// The service `sv` answers the attempt at `node` with `outcome` after `held` ns
     /// of its threads' time: counted, then sent to the caller (lost in a blackhole).
+    #[inline]
     pub(super) fn answer(
         &mut self,
         node: u32,
