@@ -94,13 +94,13 @@ impl<E: Copy> Scheduler<E> {
     }
 
     /// Schedules `event` at absolute time `time` (clamped to now: the past is closed).
-    #[inline]
+    #[inline(always)]
     pub fn at(&mut self, time: Nanos, event: impl Into<E>) {
         self.queue.push(time.max(self.now), event.into());
     }
 
     /// Schedules `event` `delay` nanoseconds from now (saturating).
-    #[inline]
+    #[inline(always)]
     pub fn after(&mut self, delay: Nanos, event: impl Into<E>) {
         self.queue
             .push(self.now.saturating_add(delay), event.into());
@@ -114,7 +114,7 @@ impl<E: Copy> Scheduler<E> {
     }
 
     /// Schedules `event` at `time` (clamped to now) with a reserved sequence number.
-    #[inline]
+    #[inline(always)]
     pub fn at_seq(&mut self, time: Nanos, seq: u64, event: impl Into<E>) {
         self.queue
             .push_with_seq(time.max(self.now), seq, event.into());

@@ -82,7 +82,7 @@ impl<E: Copy> RadixHeap<E> {
         (128 - (key ^ last).leading_zeros()) as usize
     }
 
-    #[inline]
+    #[inline(always)]
     fn file(&mut self, key: u128, event: E) {
         let b = Self::bucket(self.last, key);
         self.buckets[b].push((key, event));
@@ -91,7 +91,7 @@ impl<E: Copy> RadixHeap<E> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, time: Nanos, seq: u64, event: E) {
         let key = pack(time, seq);
         self.len += 1;
@@ -139,7 +139,13 @@ impl<E: Copy> RadixHeap<E> {
 
     #[inline]
     fn pop(&mut self) -> Option<(Nanos, E)> {
-        let (key, event) = match self.early.pop() {
+        // The side heap is almost always empty: test that inline, not through its pop.
+        let early = if self.early.is_empty() {
+            None
+        } else {
+            self.early.pop()
+        };
+        let (key, event) = match early {
             Some(Reverse(Early(key, event))) => (key, event),
             None => self.take_min()?,
         };

@@ -104,11 +104,20 @@ impl Ordinals {
     /// Attempt `ordinal` (1-based) of a call into layer `layer` ended with `end`.
     #[inline]
     pub fn record(&mut self, layer: usize, ordinal: u32, end: End) {
+        let i = ordinal.max(1) as usize - 1;
+        match self.layers.get_mut(layer).and_then(|t| t.get_mut(i)) {
+            Some(row) => row[end.index()] += 1,
+            None => self.record_new(layer, i, end),
+        }
+    }
+
+    /// [`record`](Self::record) of an ordinal (or layer) the table has not reached yet.
+    #[cold]
+    fn record_new(&mut self, layer: usize, i: usize, end: End) {
         if layer >= self.layers.len() {
             self.layers.resize(layer + 1, Vec::new());
         }
         let t = &mut self.layers[layer];
-        let i = ordinal.max(1) as usize - 1;
         if i >= t.len() {
             t.resize(i + 1, [0; ENDS]);
         }

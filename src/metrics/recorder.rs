@@ -212,7 +212,10 @@ pub struct Recorder {
     buckets: Vec<BucketRow>,
     cur: usize,
     next_boundary: Nanos,
-    last: Nanos,
+    /// When each level (queue, busy, open) last changed or was accrued.
+    queue_since: Nanos,
+    busy_since: Nanos,
+    open_since: Nanos,
     queue_len: u64,
     busy: u64,
     open: u64,
@@ -222,10 +225,12 @@ pub struct Recorder {
     wait: Histogram<u64>,
     /// Waits of 0 not yet in `wait`.
     waits_zero: u64,
-    /// Latencies (ns) of the current bucket's completions, successes and failures.
-    bucket_latency: BucketQuantiles,
+    /// Latencies (ns) of the current bucket's successes and failures (its completions
+    /// are both together).
     bucket_success: BucketQuantiles,
     bucket_failure: BucketQuantiles,
+    /// Room to put them together when the bucket closes.
+    bucket_scratch: Vec<u64>,
     herd_start: Nanos,
     herd_width: Nanos,
     herd: Vec<u64>,
@@ -266,7 +271,9 @@ impl Recorder {
             buckets,
             cur: 0,
             next_boundary: bucket.min(duration),
-            last: 0,
+            queue_since: 0,
+            busy_since: 0,
+            open_since: 0,
             queue_len: 0,
             busy: 0,
             open: 0,
@@ -279,9 +286,9 @@ impl Recorder {
             failure_latency: new_histogram(),
             wait: new_histogram(),
             waits_zero: 0,
-            bucket_latency: BucketQuantiles::default(),
             bucket_success: BucketQuantiles::default(),
             bucket_failure: BucketQuantiles::default(),
+            bucket_scratch: Vec::new(),
             herd_start,
             herd_width,
             herd: vec![0; herd_n],
@@ -426,15 +433,39 @@ impl Recorder {
         now >= self.next_boundary
     }
 
+    /// Adds every level's area up to `until` to the current bucket.
     #[inline]
     fn accrue(&mut self, until: Nanos) {
+        self.accrue_queue(until);
+        self.accrue_busy(until);
+        self.accrue_open(until);
+    }
+
+    // Each level keeps its own last change, so a change of one level adds only its own
+    // area: the sums are the same integers as splitting at every change of any level.
+
+    #[inline]
+    fn accrue_queue(&mut self, until: Nanos) {
         if let Some(b) = self.buckets.get_mut(self.cur) {
-            let dt = u128::from(until - self.last);
-            b.queue_area += u128::from(self.queue_len) * dt;
-            b.busy_area += u128::from(self.busy) * dt;
-            b.breaker_area += u128::from(self.open) * dt;
+            b.queue_area += u128::from(self.queue_len) * u128::from(until - self.queue_since);
         }
-        self.last = until;
+        self.queue_since = until;
+    }
+
+    #[inline]
+    fn accrue_busy(&mut self, until: Nanos) {
+        if let Some(b) = self.buckets.get_mut(self.cur) {
+            b.busy_area += u128::from(self.busy) * u128::from(until - self.busy_since);
+        }
+        self.busy_since = until;
+    }
+
+    #[inline]
+    fn accrue_open(&mut self, until: Nanos) {
+        if let Some(b) = self.buckets.get_mut(self.cur) {
+            b.breaker_area += u128::from(self.open) * u128::from(until - self.open_since);
+        }
+        self.open_since = until;
     }
 
     /// Moves the clock to `now`, closing buckets on the way; `budget_level` is the mean
@@ -463,7 +494,15 @@ impl Recorder {
             return;
         };
         b.budget_level = budget_level;
-        if let Some([p50, p99]) = self.bucket_latency.take([0.5, 0.99]) {
+        // Every completion is a success or a failure: the bucket's latency percentiles
+        // are those of the two together.
+        let all = BucketQuantiles::union(
+            &self.bucket_success,
+            &self.bucket_failure,
+            [0.5, 0.99],
+            &mut self.bucket_scratch,
+        );
+        if let Some([p50, p99]) = all {
             (b.latency_p50, b.latency_p99) = (Some(p50), Some(p99));
         }
         if let Some([p50, p99]) = self.bucket_success.take([0.5, 0.99]) {
@@ -541,7 +580,6 @@ impl Recorder {
             let _ = self.failure_latency.record(us);
         }
         if self.cur < self.buckets.len() {
-            self.bucket_latency.push(latency);
             if success {
                 self.bucket_success.push(latency);
             } else {
@@ -617,7 +655,7 @@ impl Recorder {
     /// The dependency's queue length changed at `now`.
     #[inline]
     pub fn set_queue(&mut self, now: Nanos, len: u64) {
-        self.accrue(now);
+        self.accrue_queue(now);
         self.queue_len = len;
         if let Some(b) = self.buckets.get_mut(self.cur) {
             b.queue_max = b.queue_max.max(len);
@@ -627,14 +665,14 @@ impl Recorder {
     /// Busy servers changed at `now`.
     #[inline]
     pub fn set_busy(&mut self, now: Nanos, busy: u64) {
-        self.accrue(now);
+        self.accrue_busy(now);
         self.busy = busy;
     }
 
     /// Open breaker instances changed at `now`.
     #[inline]
     pub fn set_open_breakers(&mut self, now: Nanos, open: u64) {
-        self.accrue(now);
+        self.accrue_open(now);
         self.open = open;
     }
 

@@ -29,6 +29,8 @@ pub(crate) struct OpenArrivals {
     /// far, and the integrated rate `Λ` (in arrivals) over `[0, seg_start)`.
     seg_start: Nanos,
     seg_lambda: f64,
+    /// `SECOND / peak`: the mean gap in ns of a poisson process without a profile.
+    mean_gap: f64,
 }
 
 impl OpenArrivals {
@@ -49,6 +51,7 @@ impl OpenArrivals {
             index: 0,
             seg_start: 0,
             seg_lambda: 0.0,
+            mean_gap: SECOND as f64 / peak,
         })
     }
 
@@ -90,6 +93,13 @@ impl OpenArrivals {
     fn next_poisson<R: Rng + ?Sized>(&mut self, now: Nanos, rng: &mut R) -> Option<Nanos> {
         if self.peak <= 0.0 {
             return None;
+        }
+        if self.profile.is_none() {
+            // One rate: the same arithmetic as the loop below (`SECOND / bound * x`,
+            // left to right), without its segment lookups.
+            let x: f64 = rng.sample(Exp1);
+            let t = now.saturating_add(from_f64_ns(self.mean_gap * x));
+            return (t < self.end).then_some(t);
         }
         let mut t = now;
         loop {

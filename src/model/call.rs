@@ -131,7 +131,11 @@ impl World {
             return;
         }
         let layer = &mut self.stacks[st].layers[depth];
-        let instance = (u64::from(r.client) % layer.cfg.instances) as u32;
+        // One instance (the usual case) needs no division.
+        let instance = match layer.cfg.instances {
+            1 => 0,
+            n => (u64::from(r.client) % n) as u32,
+        };
         {
             let nm = &mut self.arena.nodes[node as usize];
             nm.instance = instance;

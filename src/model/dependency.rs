@@ -126,6 +126,7 @@ impl World {
 
     /// An attempt arrives at its service: read (OCC), swallowed (blackhole), dropped
     /// (its propagated deadline passed), served, queued or rejected.
+    #[inline]
     pub(super) fn svc_arrive(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let now = s.now();
         let sv = self.service_of(node);
@@ -211,6 +212,7 @@ impl World {
     }
 
     /// Starts serving the attempt at `node`, which waited `wait` ns for its server.
+    #[inline]
     fn start_service(&mut self, node: u32, sv: usize, wait: Nanos, s: &mut Scheduler<Packed>) {
         let svc = &mut self.svcs[sv];
         let (service, class) = svc.draw_service();
@@ -231,6 +233,7 @@ impl World {
     }
 
     /// Frees a server (thread) of service `sv`.
+    #[inline]
     pub(super) fn release_thread(&mut self, sv: usize, now: Nanos) {
         self.svcs[sv].busy -= 1;
         let busy = self.svcs[sv].busy;
@@ -242,6 +245,7 @@ impl World {
 
     /// [`Event::ServiceDone`]: the service finished its own work on the attempt at
     /// `node`. A service with calls goes on to make them; otherwise it answers.
+    #[inline]
     pub(super) fn on_service_done(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let now = s.now();
         let sv = self.service_of(node);
@@ -273,6 +277,7 @@ impl World {
 
     /// The service `sv` answers the attempt at `node` with `outcome` after `held` ns
     /// of its threads' time: counted, then sent to the caller (lost in a blackhole).
+    #[inline]
     pub(super) fn answer(
         &mut self,
         node: u32,
@@ -289,10 +294,10 @@ impl World {
         if sv == self.primary {
             self.rec.served(held, !useful);
             if ok {
-                let fi = self.fleet_of(node);
-                let keys = self.fleets[fi].cfg.idempotency_keys;
-                let r = &mut self.arena.reqs[n.req as usize];
-                if r.is_write {
+                if self.arena.reqs[n.req as usize].is_write {
+                    let fi = self.fleet_of(node);
+                    let keys = self.fleets[fi].cfg.idempotency_keys;
+                    let r = &mut self.arena.reqs[n.req as usize];
                     // A queue handler applies its message: one logical write over
                     // every delivery (see `super::broker`).
                     let applied = match self.broker.as_mut() {

@@ -24,7 +24,7 @@ pub(super) struct Fleet {
     writes: ChaCha8Rng,
     /// Closed-loop clients' think times.
     think: ChaCha8Rng,
-    /// The client of the next open-loop arrival (round robin).
+    /// The client of the next open-loop arrival (round robin, below `cfg.clients`).
     next_client: u64,
 }
 
@@ -89,12 +89,17 @@ impl Fleet {
 impl World {
     /// [`Event::Arrival`]: the next open-loop arrival of fleet `fleet`; schedules the
     /// one after it.
+    #[inline]
     pub(super) fn on_arrival(&mut self, fleet: u16, s: &mut Scheduler<Packed>) {
         let now = s.now();
         let fi = fleet as usize;
         let f = &mut self.fleets[fi];
-        let client = f.next_client % f.cfg.clients;
+        // Round robin without a division per arrival.
+        let client = f.next_client;
         f.next_client += 1;
+        if f.next_client >= f.cfg.clients {
+            f.next_client = 0;
+        }
         let open = f.open.as_mut().expect("open arrivals");
         if let Some(t) = open.next(now, &mut f.arrivals) {
             s.at(t, Event::Arrival { fleet });
@@ -191,6 +196,7 @@ impl World {
 
     /// The logical request `req` is over (if it was not already): counts its
     /// completion and, for a closed-loop client, schedules the client's next request.
+    #[inline]
     pub(super) fn finish_request(&mut self, req: u32, outcome: Outcome, s: &mut Scheduler<Packed>) {
         let now = s.now();
         let r = &mut self.arena.reqs[req as usize];

@@ -141,8 +141,12 @@ impl World {
         answer: Option<Class>,
     ) {
         let stack = &mut self.stacks[st];
+        let layer = &mut stack.layers[depth];
+        if layer.budgets.is_empty() && layer.limiters.is_empty() {
+            return; // nothing counts attempts in flight or answers
+        }
         let throttled = self.svcs[stack.target as usize].cfg.reject_status == 429;
-        stack.layers[depth].attempt_over(inst, now, answer, throttled);
+        layer.attempt_over(inst, now, answer, throttled);
     }
 
     /// Whether the breaker of instance `inst` admits a call or an attempt now.

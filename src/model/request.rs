@@ -230,7 +230,7 @@ impl Arena {
     }
 
     /// Allocates a node for request `req` at `depth` of layer stack `stack`.
-    #[inline]
+    #[inline(always)]
     pub fn alloc_node(
         &mut self,
         req: u32,
@@ -261,7 +261,7 @@ impl Arena {
 
     /// Frees a node: bumps its generation so every event and child that refers to it
     /// becomes stale.
-    #[inline]
+    #[inline(always)]
     pub fn free_node(&mut self, i: u32) {
         let n = &mut self.nodes[i as usize];
         debug_assert!(n.state != NodeState::Free);

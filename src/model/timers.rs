@@ -136,7 +136,7 @@ impl Lanes {
     }
 
     /// Sets a fixed-delay timer in `lane` for object `id` of generation `gen`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn set(
         &mut self,
         lane: usize,

@@ -279,7 +279,9 @@ pub fn run(
     let todo: Vec<u64> = mine.iter().copied().filter(|r| !done.contains(r)).collect();
     progress.start((mine.len() - todo.len()) as u64, mine.len() as u64);
     let work = || -> Result<Vec<Option<String>>, SweepError> {
+        // One run per task, so uneven runs still keep every thread busy.
         todo.par_iter()
+            .with_max_len(1)
             .map(|&run| {
                 if stop.load(Ordering::Relaxed) {
                     return Ok(None);
@@ -402,6 +404,7 @@ fn slim(mut r: RunResult) -> RunResult {
 /// in the order given.
 fn run_runs(plan: &Plan, runs: &[u64]) -> Result<Vec<(RunResult, Loaded)>, SweepError> {
     runs.par_iter()
+        .with_max_len(1)
         .map(|&run| {
             let spec = plan.spec(run);
             let loaded = plan.loaded(spec.cell)?;
@@ -417,11 +420,23 @@ fn run_runs(plan: &Plan, runs: &[u64]) -> Result<Vec<(RunResult, Loaded)>, Sweep
 pub fn run_in_memory(plan: &Plan) -> Result<Vec<RunResult>, SweepError> {
     let all: Vec<u64> = (0..plan.total_runs()).collect();
     plan.validate(&all)?;
-    let mut out = Vec::with_capacity(all.len());
-    for batch in all.chunks(batch_size()) {
-        out.extend(run_runs(plan, batch)?.into_iter().map(|(r, _)| slim(r)));
-    }
-    Ok(out)
+    // One parallel pass, one run per task: the runs of a sweep differ in cost (its
+    // cells differ in load), so batches with a barrier each, or tasks of several runs,
+    // leave a thread idle while another finishes its share. Each run is slimmed as it
+    // ends, so memory holds summaries only.
+    all.par_iter()
+        .with_max_len(1)
+        .map(|&run| {
+            let spec = plan.spec(run);
+            let loaded = plan.loaded(spec.cell)?;
+            Ok(slim(run_one(
+                &loaded.scenario,
+                &plan.layout,
+                run,
+                spec.replication,
+            )))
+        })
+        .collect()
 }
 
 /// Runs in flight at once when results are written in plan order.
