@@ -132,6 +132,11 @@ async function serve() {
   const server = spawn("python3", ["-m", "http.server", String(port), "--bind", "127.0.0.1", "-d", join(web, "dist")], {
     stdio: "ignore",
   });
+  // However this process ends (an error, a signal, a closed pipe), the server ends too.
+  process.on("exit", () => server.kill());
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
+    process.on(signal, () => process.exit(1));
+  }
   const url = `http://127.0.0.1:${port}/`;
   for (let i = 0; i < 100; i++) {
     try {
