@@ -9,6 +9,8 @@
 FROM rust:1.95-slim-bookworm AS build
 WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
+# The workspace's other member (the playground): its manifest, for cargo to load it.
+COPY web/Cargo.toml ./web/
 COPY src ./src
 COPY scenarios ./scenarios
 COPY benches ./benches

@@ -5,8 +5,10 @@
 //! | to ... | call |
 //! | --- | --- |
 //! | load a scenario (a file or the embedded default, with overrides) | [`load_scenario`] |
+//! | load a scenario given as text (no file system: the playground) | [`load_scenario_text`] |
 //! | run one replication in memory | [`run_scenario`] |
 //! | run a scenario's replications into a results folder | [`run_to_folder`] |
+//! | run one replication in memory and render its rows as `retrysim run` writes them | [`run_tables`] |
 //! | plan and run a sweep (resumable, shardable, stoppable) | [`plan_sweep`], [`run_sweep`] |
 //! | merge shard folders | [`merge_shards`] |
 //! | explain and lint a scenario | [`explain_scenario`] |
@@ -22,6 +24,7 @@ use crate::explain::lint::Lint;
 use crate::explain::Explanation;
 use crate::export::manifest::Origin;
 use crate::metrics::summary::Layout;
+#[cfg(not(target_arch = "wasm32"))]
 use crate::plot::Format;
 use crate::run::RunResult;
 use crate::scenario::{self, Loaded, Scenario, ScenarioError, Source};
@@ -55,6 +58,27 @@ pub fn load_scenario(path: Option<&Path>, overrides: &Overrides) -> Result<Loade
         Some(p) => Source::read(p)?,
         None => Source::embedded_default(),
     };
+    load_source(source, overrides)
+}
+
+/// Parses and validates a scenario given as text, with its overrides, touching no
+/// file: messages name it `path` exactly as they name a file of that name read by
+/// [`load_scenario`], so the same text gives the same errors.
+///
+/// ```
+/// let o = retrysim::Overrides { sets: vec![], seed: Some(3) };
+/// let text = retrysim::scenario::DEFAULT_SCENARIO;
+/// let loaded = retrysim::load_scenario_text("playground.toml", text, &o).unwrap();
+/// assert_eq!(loaded.scenario.seed, 3);
+/// let e = retrysim::load_scenario_text("playground.toml", "seed = ", &o).unwrap_err();
+/// assert!(e.to_string().contains("playground.toml"));
+/// ```
+pub fn load_scenario_text(path: &str, text: &str, overrides: &Overrides) -> Result<Loaded, Error> {
+    load_source(Source::from_text(path, text), overrides)
+}
+
+/// Applies the overrides to a scenario's text, then parses and validates it.
+fn load_source(source: Source, overrides: &Overrides) -> Result<Loaded, Error> {
     let mut table = source.table()?;
     scenario::apply_sets(&source, &mut table, &overrides.sets)?;
     if let Some(seed) = overrides.seed {
@@ -79,6 +103,20 @@ pub fn load_scenario(path: Option<&Path>, overrides: &Overrides) -> Result<Loade
 pub fn run_scenario(scn: &Scenario, replication: u32) -> RunResult {
     let layout = Layout::of(scn);
     crate::run::run_one(scn, &layout, u64::from(replication), replication)
+}
+
+/// Runs replication `replication` of a loaded scenario's base point in memory and
+/// renders the rows `retrysim run` writes for it, `summary.csv` as (columns, values)
+/// (see [`sweep::run_tables`]); no file is touched, so it runs in WebAssembly.
+///
+/// ```
+/// let loaded = retrysim::load_scenario(None, &Default::default()).unwrap();
+/// let t = retrysim::run_tables(&loaded, 0).unwrap();
+/// assert_eq!(t.summary_columns.len(), t.summary_values.len());
+/// assert!(t.timeseries.starts_with("run,replication,t,"));
+/// ```
+pub fn run_tables(loaded: &Loaded, replication: u32) -> Result<sweep::RunTables, Error> {
+    Ok(sweep::run_tables(loaded, replication)?)
 }
 
 /// Where a scenario came from and where its results go.
@@ -215,6 +253,7 @@ pub fn search_scenario(
     search.run(on_probe)
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 /// Draws the charts and `report.html` of a results folder from its files; returns the
 /// files written.
 pub fn draw_folder(dir: &Path, format: Format) -> Result<Vec<PathBuf>, Error> {

@@ -137,6 +137,27 @@ impl From<PlotError> for Error {
 
 pub use crate::truncation::{Truncation, RUNS_LISTED};
 
+/// The message of an error and its causes, each said once (a cause whose text an
+/// earlier part already holds is left out), joined by `: `: what `retrysim` prints
+/// after `error:`, and what the playground shows.
+///
+/// ```
+/// let e = retrysim::Error::bad_input("scenario 'x.toml': duration: must be positive");
+/// assert_eq!(retrysim::error::chain(&e), "scenario 'x.toml': duration: must be positive");
+/// ```
+pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut at = Some(e);
+    while let Some(cause) = at {
+        let s = cause.to_string();
+        if !parts.iter().any(|p| p.contains(&s)) {
+            parts.push(s);
+        }
+        at = cause.source();
+    }
+    parts.join(": ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

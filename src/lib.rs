@@ -29,8 +29,10 @@
 //!
 //! - [`load_scenario`]: read a scenario (or the embedded default) with [`Overrides`]
 //!   (`--set` strings and a typed seed), parse and validate it;
+//! - [`load_scenario_text`]: the same for a scenario given as text (no file system);
 //! - [`run_scenario`]: run one replication in memory; [`run_to_folder`]: run the
-//!   replications into a results folder;
+//!   replications into a results folder; [`run_tables`]: run one replication in
+//!   memory and render the rows `retrysim run` writes for it (the playground's call);
 //! - [`plan_sweep`] and [`run_sweep`]: plan a `[sweep]` grid and run it (resumable,
 //!   shardable, with a stop flag and a [`sweep::Progress`]); [`merge_shards`];
 //! - [`explain_scenario`]: the resolved model and its lints;
@@ -66,8 +68,11 @@ pub mod search;
 pub mod sweep;
 pub mod truncation;
 
+#[cfg(not(target_arch = "wasm32"))]
+pub use api::draw_folder;
 pub use api::{
-    column_dictionary, draw_folder, explain_scenario, load_scenario, merge_shards, plan_sweep,
-    run_scenario, run_sweep, run_to_folder, sweep_out, Explained, Overrides, Target,
+    column_dictionary, explain_scenario, load_scenario, load_scenario_text, merge_shards,
+    plan_sweep, run_scenario, run_sweep, run_tables, run_to_folder, sweep_out, Explained,
+    Overrides, Target,
 };
 pub use error::{Error, Truncation};

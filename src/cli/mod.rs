@@ -39,20 +39,8 @@ pub fn report(e: &anyhow::Error) -> i32 {
         _ => eprintln!(
             "{} {}",
             color::err("error:", color::Paint::Red),
-            error_chain(e)
+            retrysim::error::chain(e.as_ref())
         ),
     }
     kind.map_or(exit::INTERNAL, retrysim::Error::exit_code)
-}
-
-/// The error and its causes, each said once.
-fn error_chain(e: &anyhow::Error) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    for cause in e.chain() {
-        let s = cause.to_string();
-        if !parts.iter().any(|p| p.contains(&s)) {
-            parts.push(s);
-        }
-    }
-    parts.join(": ")
 }

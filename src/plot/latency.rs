@@ -106,9 +106,7 @@ impl Chart for LatencyChart<'_> {
             LatencyInput::Run(_, r) => r,
             LatencyInput::Overlay(_) => &[],
         };
-        let outages = self
-            .first()
-            .map_or_else(Vec::new, |s| s.spans(|i| s.outage[i].unwrap_or(0.0) > 0.0));
+        let outages = self.first().map_or_else(Vec::new, |s| s.outage_spans());
         let mut legend: Vec<Entry> = lines
             .iter()
             .map(|(l, c, _, _)| Entry::new(l.clone(), Swatch::Line(*c)))

@@ -36,44 +36,73 @@
 //! extremes among them ([`decimate`]), so spikes stay visible and the report's size is
 //! bounded.
 //!
+//! [`run_charts`] gives the numbers the run charts draw, from a run's CSV text, without
+//! drawing (the playground draws them in the browser).
+//!
 //! The same CSVs give byte-identical SVG files and report: nothing depends on time,
 //! hashing order or the machine's fonts (the font is bundled: [`font`]).
 
+#[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod canvas;
+#[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod cells;
+pub(crate) mod chart_data;
+#[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod data;
+#[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod decimate;
+#[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod expect;
+#[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod font;
+#[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod graph;
+#[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod graph_layout;
+#[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod herd;
+#[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod latency;
+#[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod palette;
+#[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod phase;
+#[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod report;
 pub(crate) mod series;
+#[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod services;
+#[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod sweep;
 pub(crate) mod table;
+#[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod timeseries;
+pub(crate) mod trajectory;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use crate::export::write_atomic;
-use crate::metrics::columns::{RUN, SERVICES_FILE, SUCCESS_LATENCY_P50_MS, SUCCESS_LATENCY_P99_MS};
-use crate::model::config::Scenario;
+#[cfg(not(target_arch = "wasm32"))]
+use {
+    crate::export::write_atomic,
+    crate::metrics::columns::{RUN, SERVICES_FILE, SUCCESS_LATENCY_P50_MS, SUCCESS_LATENCY_P99_MS},
+    crate::model::config::Scenario,
+    canvas::{render_png, render_svg, Chart},
+    data::{CsvTable, FolderKind, Manifest, Sweep},
+    graph::{Graph, GraphChart},
+    herd::HerdChart,
+    latency::{LatencyChart, LatencyInput},
+    palette::Palette,
+    phase::{PhaseChart, PhaseInput},
+    services::{ServiceSeries, ServicesChart},
+    std::path::Path,
+    timeseries::TimeseriesChart,
+};
 
-use canvas::{render_png, render_svg, Chart};
-use data::{CsvTable, FolderKind, HerdSeries, Manifest, RunSeries, Sweep};
-use graph::{Graph, GraphChart};
-use herd::HerdChart;
-use latency::{LatencyChart, LatencyInput};
-use palette::Palette;
-use phase::{PhaseChart, PhaseInput};
-use services::{ServiceSeries, ServicesChart};
-use timeseries::TimeseriesChart;
+pub use chart_data::{run_charts, RunCharts};
+pub use series::{HerdSeries, RunSeries};
+pub use trajectory::Branch;
 
+#[cfg(not(target_arch = "wasm32"))]
 /// At most this many grid cells are overlaid in a sweep's per-run charts.
 pub const MAX_OVERLAY: usize = 12;
 
@@ -172,6 +201,7 @@ pub enum PlotError {
     },
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 /// Everything read from a result folder.
 #[derive(Debug)]
 pub struct Folder {
@@ -196,6 +226,7 @@ pub struct Folder {
     pub services: Vec<ServiceSeries>,
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 impl Folder {
     /// Reads the files of `dir`.
     pub fn read(dir: &Path) -> Result<Folder, PlotError> {
@@ -249,6 +280,7 @@ impl Folder {
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 /// The scenario a manifest records, validated again, when it is a service graph
 /// (`None` when it no longer loads: the graph chart is then left out).
 fn graph_scenario(m: &Manifest) -> Option<Scenario> {
@@ -261,6 +293,7 @@ fn graph_scenario(m: &Manifest) -> Option<Scenario> {
     loaded.scenario.graph.then_some(loaded.scenario)
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 /// A drawn chart: its file stem, title and SVG text (for the report).
 #[derive(Debug, Clone)]
 pub struct Drawn {
@@ -280,6 +313,7 @@ pub struct Drawn {
     bytes: Vec<u8>,
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 /// Draws `chart` into `plots/` in `format` and keeps its SVG for the report.
 fn emit<C: Chart>(
     chart: &C,
@@ -309,6 +343,7 @@ fn emit<C: Chart>(
     Ok(())
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 /// Reads the CSVs of the run or sweep folder `dir`, draws every chart that applies into
 /// `dir/plots/` in `format`, writes `dir/report.html`, and returns the files written
 /// (the report last).
@@ -348,6 +383,7 @@ pub fn draw_folder(dir: &Path, format: Format) -> Result<Vec<PathBuf>, PlotError
     Ok(files)
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 /// The whole-run latency percentiles of `run` from `summary.csv`.
 fn run_percentiles(summary: &CsvTable, run: u64) -> Vec<(String, f64)> {
     let Ok(runs) = summary.integers(RUN.name) else {
@@ -370,6 +406,7 @@ fn run_percentiles(summary: &CsvTable, run: u64) -> Vec<(String, f64)> {
     out
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 /// The charts of `folder`; a sweep's charts of the metrics in `first` (those the
 /// expectations name) against each swept key come first.
 fn draw_charts(folder: &Folder, format: Format, first: &[&str]) -> Result<Vec<Drawn>, PlotError> {
@@ -409,7 +446,7 @@ fn draw_charts(folder: &Folder, format: Format, first: &[&str]) -> Result<Vec<Dr
                 emit(
                     &HerdChart {
                         runs: vec![("attempt arrivals".to_string(), palette::INBOUND, h)],
-                        outages: s.spans(|i| s.outage[i].unwrap_or(0.0) > 0.0),
+                        outages: s.outage_spans(),
                         scenario,
                         capacity: m.capacity_per_s(),
                     },
@@ -440,6 +477,7 @@ fn draw_charts(folder: &Folder, format: Format, first: &[&str]) -> Result<Vec<Dr
     Ok(out)
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 /// The charts of a service graph's run folder, after the timeseries: `graph` (when
 /// the manifest's scenario loads) and `services` (when `services.csv` has rows).
 fn draw_graph_charts(
@@ -463,7 +501,7 @@ fn draw_graph_charts(
     }
     if !folder.services.is_empty() {
         let names: Vec<String> = folder.services.iter().map(|x| x.name.clone()).collect();
-        let measured = s.spans(|i| s.outage[i].unwrap_or(0.0) > 0.0);
+        let measured = s.outage_spans();
         let end = s.end();
         let chart = ServicesChart {
             services: &folder.services,
@@ -480,12 +518,14 @@ fn draw_graph_charts(
     Ok(())
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 fn set_caption(out: &mut [Drawn], caption: &str) {
     if let Some(d) = out.last_mut() {
         d.caption = Some(caption.to_string());
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 /// The per-run charts of a sweep: replication 0 of each cell, overlaid.
 fn draw_overlays(
     folder: &Folder,
@@ -523,10 +563,7 @@ fn draw_overlays(
     if series.is_empty() {
         return Ok(());
     }
-    let outages = {
-        let s = series[0].2;
-        s.spans(|i| s.outage[i].unwrap_or(0.0) > 0.0)
-    };
+    let outages = series[0].2.outage_spans();
     emit(
         &PhaseChart {
             input: PhaseInput::Overlay(series.clone()),

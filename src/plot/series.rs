@@ -88,6 +88,24 @@ impl RunSeries {
         }
         out
     }
+
+    /// Spans `[start, end)` of the buckets an outage covers (shaded in the charts).
+    pub fn outage_spans(&self) -> Vec<(f64, f64)> {
+        self.spans(|i| self.outage[i].unwrap_or(0.0) > 0.0)
+    }
+
+    /// Spans where a breaker was open (some instance open, or an attempt refused).
+    pub fn breaker_spans(&self) -> Vec<(f64, f64)> {
+        self.spans(|i| {
+            self.breaker_open_fraction[i].unwrap_or(0.0) > 0.0
+                || self.breaker_open[i].unwrap_or(0.0) > 0.0
+        })
+    }
+
+    /// Spans where a retry budget denied retries.
+    pub fn budget_spans(&self) -> Vec<(f64, f64)> {
+        self.spans(|i| self.budget_exhausted[i].unwrap_or(0.0) > 0.0)
+    }
 }
 
 /// Columns of `timeseries.csv` the plots read, in the order of [`RunSeries`]'s fields.
@@ -113,10 +131,20 @@ const LATER_COLUMNS: [&str; 3] = [
     TS_FAILURE_LATENCY_P50_MS.name,
 ];
 
+#[cfg(not(target_arch = "wasm32"))]
 /// Reads `timeseries.csv` into one series per run, in order of first appearance, one
 /// record at a time (O(rows), nothing held as text).
 pub(crate) fn read_timeseries(path: &Path) -> Result<Vec<RunSeries>, PlotError> {
-    let mut csv = CsvStream::open(path)?;
+    timeseries_of(CsvStream::open(path)?)
+}
+
+/// [`read_timeseries`] of the text of a file `path`.
+pub(crate) fn timeseries_of_text(path: &Path, text: &str) -> Result<Vec<RunSeries>, PlotError> {
+    timeseries_of(CsvStream::of_text(path, text)?)
+}
+
+/// The series of each run of a `timeseries.csv`.
+fn timeseries_of<R: std::io::Read>(mut csv: CsvStream<R>) -> Result<Vec<RunSeries>, PlotError> {
     let i_run = csv.index(RUN.name)?;
     let i_rep = csv.index(REPLICATION.name)?;
     let i_t = csv.index(TS_T.name)?;
@@ -134,7 +162,7 @@ pub(crate) fn read_timeseries(path: &Path) -> Result<Vec<RunSeries>, PlotError> 
         let rep = csv.integer(i_rep, line)?;
         let Some(ti) = csv.number(i_t, line)? else {
             return Err(PlotError::BadValue {
-                path: path.to_path_buf(),
+                path: csv.path().to_path_buf(),
                 line,
                 column: TS_T.name.into(),
                 expected: "a number",
@@ -223,9 +251,19 @@ impl HerdSeries {
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 /// Reads `herd.csv` (a header alone is fine: no series), one record at a time.
 pub(crate) fn read_herd(path: &Path) -> Result<Vec<HerdSeries>, PlotError> {
-    let mut csv = CsvStream::open(path)?;
+    herd_of(CsvStream::open(path)?)
+}
+
+/// [`read_herd`] of the text of a file `path`.
+pub(crate) fn herd_of_text(path: &Path, text: &str) -> Result<Vec<HerdSeries>, PlotError> {
+    herd_of(CsvStream::of_text(path, text)?)
+}
+
+/// The herd series of each run of a `herd.csv`.
+fn herd_of<R: std::io::Read>(mut csv: CsvStream<R>) -> Result<Vec<HerdSeries>, PlotError> {
     let i_run = csv.index(RUN.name)?;
     let i_t = csv.index(HERD_T.name)?;
     let i_inbound = csv.index(HERD_INBOUND.name)?;
@@ -260,7 +298,7 @@ mod tests {
             outage: vec![None, Some(1.0), Some(0.5), None, Some(1.0)],
             ..RunSeries::default()
         };
-        let spans = s.spans(|i| s.outage[i].unwrap_or(0.0) > 0.0);
+        let spans = s.outage_spans();
         assert_eq!(spans, vec![(1.0, 3.0), (4.0, 5.0)]);
     }
 }

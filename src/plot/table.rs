@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::PlotError;
 
+#[cfg(not(target_arch = "wasm32"))]
 /// A CSV file held as text cells, with its header.
 #[derive(Debug, Clone)]
 pub struct CsvTable {
@@ -21,6 +22,7 @@ pub struct CsvTable {
     pub lines: Vec<u64>,
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 impl CsvTable {
     /// Reads `path`; every row must have as many fields as the header.
     pub fn read(path: &Path) -> Result<CsvTable, PlotError> {
@@ -144,14 +146,16 @@ fn integer_cell(path: &Path, cell: &str, line: u64, column: &str) -> Result<u64,
 }
 
 /// A CSV file read one record at a time (the time series can have millions of rows:
-/// they are parsed into typed columns as they are read, never held as text).
-pub(super) struct CsvStream {
+/// they are parsed into typed columns as they are read, never held as text); a file,
+/// or a file's text already in memory (the playground's).
+pub(super) struct CsvStream<R = std::io::BufReader<std::fs::File>> {
     path: PathBuf,
-    reader: ::csv::Reader<std::io::BufReader<std::fs::File>>,
+    reader: ::csv::Reader<R>,
     headers: Vec<String>,
     record: ::csv::StringRecord,
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 impl CsvStream {
     /// Opens `path` and reads its header, with the errors of [`CsvTable::read`].
     pub(super) fn open(path: &Path) -> Result<CsvStream, PlotError> {
@@ -159,9 +163,23 @@ impl CsvStream {
             path: path.to_path_buf(),
             source,
         })?;
+        CsvStream::new(path, std::io::BufReader::with_capacity(1 << 16, file))
+    }
+}
+
+impl<'a> CsvStream<&'a [u8]> {
+    /// Reads the header of `text`, the contents of a file `path` (named in errors).
+    pub(super) fn of_text(path: &Path, text: &'a str) -> Result<CsvStream<&'a [u8]>, PlotError> {
+        CsvStream::new(path, text.as_bytes())
+    }
+}
+
+impl<R: std::io::Read> CsvStream<R> {
+    /// Reads the header from `input`, the contents of `path`.
+    fn new(path: &Path, input: R) -> Result<CsvStream<R>, PlotError> {
         let mut reader = ::csv::ReaderBuilder::new()
             .has_headers(true)
-            .from_reader(std::io::BufReader::with_capacity(1 << 16, file));
+            .from_reader(input);
         let headers: Vec<String> = reader
             .headers()
             .map_err(|e| csv_error(path, &e))?
@@ -180,6 +198,11 @@ impl CsvStream {
             headers,
             record: ::csv::StringRecord::new(),
         })
+    }
+
+    /// The file read (for messages).
+    pub(super) fn path(&self) -> &Path {
+        &self.path
     }
 
     /// The index of column `name`, or an error naming the file.
@@ -211,6 +234,7 @@ impl CsvStream {
     }
 
     /// Cell `i` of the current record as text, trimmed.
+    #[cfg(not(target_arch = "wasm32"))]
     pub(super) fn text(&self, i: usize) -> &str {
         self.cell(i)
     }

@@ -30,21 +30,15 @@ pub(crate) struct TimeseriesChart<'a> {
 
 impl TimeseriesChart<'_> {
     fn outage_spans(&self) -> Vec<(f64, f64)> {
-        let s = self.series;
-        s.spans(|i| s.outage[i].unwrap_or(0.0) > 0.0)
+        self.series.outage_spans()
     }
 
     fn breaker_spans(&self) -> Vec<(f64, f64)> {
-        let s = self.series;
-        s.spans(|i| {
-            s.breaker_open_fraction[i].unwrap_or(0.0) > 0.0
-                || s.breaker_open[i].unwrap_or(0.0) > 0.0
-        })
+        self.series.breaker_spans()
     }
 
     fn budget_spans(&self) -> Vec<(f64, f64)> {
-        let s = self.series;
-        s.spans(|i| s.budget_exhausted[i].unwrap_or(0.0) > 0.0)
+        self.series.budget_spans()
     }
 
     fn legend(&self) -> Vec<Entry> {

@@ -122,6 +122,25 @@ impl Source {
         })
     }
 
+    /// A scenario given as text rather than read from a file (the playground's):
+    /// messages name it `path`, and its stem (the name it gets when it sets none) is
+    /// that name's file stem, as if the text had been read from a file of that name.
+    ///
+    /// ```
+    /// let s = retrysim::scenario::Source::from_text("playground.toml", "seed = 1");
+    /// assert_eq!((s.path.as_str(), s.stem.as_str()), ("playground.toml", "playground"));
+    /// ```
+    pub fn from_text(path: &str, text: &str) -> Source {
+        Source {
+            path: path.to_string(),
+            stem: Path::new(path)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            text: text.to_string(),
+        }
+    }
+
     /// The embedded default scenario.
     pub fn embedded_default() -> Source {
         Source {

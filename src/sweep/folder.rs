@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use crate::export::manifest::{self, FolderKind, Origin};
 use crate::export::owner::Want;
-use crate::run::RunResult;
-use crate::scenario::Loaded;
+use crate::run::{run_one, RunResult};
+use crate::scenario::{Loaded, ScenarioError};
 use crate::truncation::Truncation;
 
 use super::{batch_size, claim, io_err, plan, run_runs, slim, store, write_manifest, SweepError};
@@ -29,6 +29,71 @@ pub struct RunFolder {
 /// How many runs' results [`RunFolder::first`] keeps.
 pub const RUNS_SHOWN: usize = 20;
 
+/// The plan of a run folder: the scenario's base point, any `[sweep]` left out.
+fn base_plan(loaded: &Loaded) -> Result<plan::Plan, SweepError> {
+    let mut base = loaded.clone();
+    base.file.sweep = None;
+    base.table.remove("sweep");
+    base.resolved.remove("sweep");
+    Ok(plan::plan(base)?)
+}
+
+/// One replication of a run folder's tables, in memory: the rows [`run_folder`]
+/// writes for it, each table with its header, and the run itself.
+#[derive(Debug, Clone)]
+pub struct RunTables {
+    /// The run (its summary, series and herd).
+    pub result: RunResult,
+    /// The columns of `summary.csv`, in order.
+    pub summary_columns: Vec<String>,
+    /// The run's `summary.csv` row, one value a column, as a CSV reader reads the
+    /// file's fields back (unquoted).
+    pub summary_values: Vec<String>,
+    /// `timeseries.csv`: its header and the run's rows.
+    pub timeseries: String,
+    /// `herd.csv`: its header and the run's rows.
+    pub herd: String,
+}
+
+/// Runs replication `replication` of the base point of a scenario (any `[sweep]` left
+/// out) in memory and renders the rows `retrysim run` writes for it, with the same
+/// code and in the same columns, touching no file: the playground runs scenarios so.
+/// A replication the scenario does not have is refused.
+pub fn run_tables(loaded: &Loaded, replication: u32) -> Result<RunTables, SweepError> {
+    let plan = base_plan(loaded)?;
+    if replication >= plan.replications {
+        return Err(ScenarioError::Field {
+            path: loaded.source.path.clone(),
+            field: "replications".into(),
+            message: format!(
+                "the scenario has {} replications: replication {replication} is not one of them",
+                plan.replications
+            ),
+        }
+        .into());
+    }
+    let run = u64::from(replication);
+    let spec = plan.spec(run);
+    let scn = plan.loaded(spec.cell)?.scenario;
+    let result = run_one(&scn, &plan.layout, run, spec.replication);
+    let chunk = store::render_chunk(&plan, &result, &scn);
+    let summary_values = ::csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(chunk.summary.as_bytes())
+        .records()
+        .next()
+        .and_then(Result::ok)
+        .map(|r| r.iter().map(str::to_string).collect())
+        .unwrap_or_default();
+    Ok(RunTables {
+        result,
+        summary_columns: plan.columns.clone(),
+        summary_values,
+        timeseries: store::timeseries_header_of(&plan) + &chunk.timeseries,
+        herd: store::herd_header() + &chunk.herd,
+    })
+}
+
 /// Runs the base point of a scenario (its replications, in parallel; any `[sweep]` is
 /// left out) into a run folder: the manifest, then the tables (`aggregate.csv` and
 /// `aggregate_long.csv` with replications), written as the runs finish in plan order,
@@ -39,11 +104,7 @@ pub fn run_folder(
     origin: &Origin,
     force: bool,
 ) -> Result<RunFolder, SweepError> {
-    let mut base = loaded.clone();
-    base.file.sweep = None;
-    base.table.remove("sweep");
-    base.resolved.remove("sweep");
-    let plan = plan::plan(base)?;
+    let plan = base_plan(loaded)?;
     let want = Want {
         kind: FolderKind::Run,
         identity: origin.identity.clone(),

@@ -28,7 +28,7 @@ use crate::run::{run_one, RunResult};
 use crate::scenario::{Loaded, ScenarioError};
 use crate::truncation::Truncation;
 
-pub use folder::{run_folder, RunFolder, RUNS_SHOWN};
+pub use folder::{run_folder, run_tables, RunFolder, RunTables, RUNS_SHOWN};
 pub use merge::{merge, Merged};
 pub use plan::{plan, Plan, RunSpec};
 pub use store::Chunk;

@@ -178,6 +178,16 @@ pub(crate) fn table_files(aggregate: bool, graph: bool) -> Vec<String> {
     f.into_iter().map(String::from).collect()
 }
 
+/// The header line of the `timeseries.csv` of a folder of `plan`'s runs.
+pub(crate) fn timeseries_header_of(plan: &Plan) -> String {
+    timeseries_header(plan.layout.queue, plan.layout.pools)
+}
+
+/// The header line of `herd.csv`.
+pub(crate) fn herd_header() -> String {
+    record(HERD_COLUMNS)
+}
+
 /// The tables of a folder being written, a run's rows at a time in plan order, so
 /// memory does not grow with the number of runs or the horizon. Committed whole, or
 /// not at all.
@@ -227,8 +237,8 @@ impl Tables {
         let mut timeseries = AtomicFile::create(&dir.join("timeseries.csv"))?;
         let mut herd = AtomicFile::create(&dir.join("herd.csv"))?;
         summary.write_all(record(&plan.columns).as_bytes())?;
-        timeseries.write_all(timeseries_header(plan.layout.queue, plan.layout.pools).as_bytes())?;
-        herd.write_all(record(HERD_COLUMNS).as_bytes())?;
+        timeseries.write_all(timeseries_header_of(plan).as_bytes())?;
+        herd.write_all(herd_header().as_bytes())?;
         let mut ordinals = AtomicFile::create(&dir.join("attempts_by_ordinal.csv"))?;
         ordinals.write_all(record(ATTEMPTS_BY_ORDINAL_COLUMNS).as_bytes())?;
         let services = if plan.layout.services.is_empty() {

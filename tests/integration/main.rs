@@ -25,6 +25,7 @@ mod occ;
 mod ordinals;
 mod output_safety;
 mod planner_metrics;
+mod playground;
 mod plots;
 mod policies;
 mod presets;

@@ -472,6 +472,19 @@ fn the_kubernetes_job_runs_one_shard_per_completion_index() {
             );
         }
     }
+    // Cargo loads every member of the workspace: the build stage copies their manifests.
+    let manifest: toml::Table =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
+            .unwrap()
+            .parse()
+            .unwrap();
+    for member in manifest["workspace"]["members"].as_array().unwrap() {
+        let member = member.as_str().unwrap();
+        if member != "." {
+            let copy = format!("COPY {member}/Cargo.toml ./{member}/");
+            assert!(docker.contains(&copy), "Dockerfile lacks `{copy}`");
+        }
+    }
     // Its Rust is at least the crate's rust-version.
     let rust: Vec<u32> = stages[0]["FROM rust:".len()..]
         .split(['-', ' '])

@@ -1,0 +1,341 @@
+// The playground's three charts, drawn on canvases: what `retrysim plot` draws for a
+// run folder (src/plot/timeseries.rs, phase.rs, herd.rs), from the numbers the engine
+// returns (src/plot/chart_data.rs), in the same colours (src/plot/palette.rs).
+
+export const COLOURS = {
+  offered: "rgb(64,64,64)",
+  inbound: "rgb(230,159,0)",
+  goodput: "rgb(0,114,178)",
+  capacity: "rgb(190,30,45)",
+  success: "rgb(0,158,115)",
+  outage: "rgba(213,94,0,0.15)",
+  breaker: "rgb(204,121,167)",
+  budget: "rgb(86,180,233)",
+  branches: ["rgb(0,114,178)", "rgb(213,94,0)", "rgb(0,158,115)"],
+  grid: "rgb(225,225,225)",
+  axis: "rgb(90,90,90)",
+  text: "rgb(40,40,40)",
+};
+
+/** The largest of the numbers in `lists` (nulls skipped) and `floor`. */
+function maxOf(floor, ...lists) {
+  let m = floor;
+  for (const list of lists) for (const v of list) if (v !== null && v > m) m = v;
+  return m;
+}
+
+/** The smallest of the numbers in `list` and `ceiling`. */
+function minOf(ceiling, list) {
+  let m = ceiling;
+  for (const v of list) if (v < m) m = v;
+  return m;
+}
+
+/** Top of an axis a little above its largest value (as the CLI's `upper`). */
+function upper(max) {
+  return Number.isFinite(max) && max > 0 ? max * 1.08 : 1;
+}
+
+/** About `n` round tick values (1, 2 or 5 times a power of ten) over [lo, hi]. */
+function ticks(lo, hi, n) {
+  const span = hi - lo;
+  if (!(span > 0)) return [lo];
+  const raw = span / n;
+  const p = Math.pow(10, Math.floor(Math.log10(raw)));
+  const step = [1, 2, 5, 10].map((m) => m * p).find((s) => s >= raw);
+  const out = [];
+  for (let v = Math.ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step) {
+    out.push(Math.abs(v) < step * 1e-9 ? 0 : v);
+  }
+  return out;
+}
+
+/** A tick label: whole numbers bare, else as few decimals as the step needs. */
+function tickLabel(v) {
+  if (Math.abs(v - Math.round(v)) < 1e-9) return String(Math.round(v));
+  return String(Number(v.toPrecision(6)));
+}
+
+/** A canvas sized to its box at the screen's pixel density, and its 2-D context. */
+function surface(canvas) {
+  const dpr = window.devicePixelRatio || 1;
+  const w = canvas.clientWidth || 600;
+  const h = canvas.clientHeight || 300;
+  if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(h * dpr)) {
+    canvas.width = Math.round(w * dpr);
+    canvas.height = Math.round(h * dpr);
+  }
+  const g = canvas.getContext("2d");
+  g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  g.clearRect(0, 0, w, h);
+  g.font = "12px system-ui, sans-serif";
+  return { g, w, h };
+}
+
+/**
+ * A plot frame: axes with ticks and labels, a grid, and mappings from data to
+ * pixels. `y2` (optional) is a second axis on the right.
+ */
+function frame(canvas, { x, y, y2, xLabel, yLabel, y2Label, y2Ticks, yFormat }) {
+  const { g, w, h } = surface(canvas);
+  const m = { left: 62, right: y2 ? 58 : 16, top: 12, bottom: 44 };
+  const pw = w - m.left - m.right;
+  const ph = h - m.top - m.bottom;
+  const px = (v) => m.left + ((v - x[0]) / (x[1] - x[0])) * pw;
+  const py = (v) => m.top + ph - ((v - y[0]) / (y[1] - y[0])) * ph;
+  const py2 = y2 ? (v) => m.top + ph - ((v - y2[0]) / (y2[1] - y2[0])) * ph : null;
+  g.lineWidth = 1;
+  g.strokeStyle = COLOURS.grid;
+  g.fillStyle = COLOURS.text;
+  g.textAlign = "center";
+  g.textBaseline = "top";
+  for (const v of ticks(x[0], x[1], Math.max(2, Math.floor(pw / 80)))) {
+    const X = Math.round(px(v)) + 0.5;
+    g.beginPath();
+    g.moveTo(X, m.top);
+    g.lineTo(X, m.top + ph);
+    g.stroke();
+    g.fillText(tickLabel(v), X, m.top + ph + 5);
+  }
+  g.textAlign = "right";
+  g.textBaseline = "middle";
+  for (const v of ticks(y[0], y[1], Math.max(2, Math.floor(ph / 45)))) {
+    const Y = Math.round(py(v)) + 0.5;
+    g.beginPath();
+    g.moveTo(m.left, Y);
+    g.lineTo(m.left + pw, Y);
+    g.stroke();
+    g.fillText(yFormat ? yFormat(v) : tickLabel(v), m.left - 6, Y);
+  }
+  if (y2) {
+    g.textAlign = "left";
+    for (const v of y2Ticks) g.fillText(`${Math.round(v * 100)}`, m.left + pw + 6, py2(v));
+  }
+  g.strokeStyle = COLOURS.axis;
+  g.strokeRect(m.left + 0.5, m.top + 0.5, pw, ph);
+  g.fillStyle = COLOURS.text;
+  g.font = "13px system-ui, sans-serif";
+  g.textAlign = "center";
+  g.textBaseline = "bottom";
+  g.fillText(xLabel, m.left + pw / 2, h - 4);
+  const vertical = (text, X) => {
+    g.save();
+    g.translate(X, m.top + ph / 2);
+    g.rotate(-Math.PI / 2);
+    g.textBaseline = "top";
+    g.fillText(text, 0, 0);
+    g.restore();
+  };
+  vertical(yLabel, 4);
+  if (y2) {
+    g.save();
+    g.translate(w - 4, m.top + ph / 2);
+    g.rotate(Math.PI / 2);
+    g.textBaseline = "top";
+    g.fillText(y2Label, 0, 0);
+    g.restore();
+  }
+  const clip = () => {
+    g.save();
+    g.beginPath();
+    g.rect(m.left, m.top, pw, ph);
+    g.clip();
+  };
+  return { g, px, py, py2, m, pw, ph, clip };
+}
+
+/** Shaded spans `[a, b]` of x between y pixels `top` and `bottom`. */
+function bands(f, spans, colour, top, bottom) {
+  f.g.fillStyle = colour;
+  for (const [a, b] of spans) f.g.fillRect(f.px(a), top, f.px(b) - f.px(a), bottom - top);
+}
+
+/** A polyline through `xs`/`ys` (`null` breaks it), in `colour`. */
+function line(f, xs, ys, colour, width, map = f.py) {
+  const g = f.g;
+  g.strokeStyle = colour;
+  g.lineWidth = width;
+  g.lineJoin = "round";
+  g.beginPath();
+  let pen = false;
+  for (let i = 0; i < xs.length; i++) {
+    if (ys[i] === null || ys[i] === undefined) {
+      pen = false;
+      continue;
+    }
+    const X = f.px(xs[i]);
+    const Y = map(ys[i]);
+    if (pen) g.lineTo(X, Y);
+    else g.moveTo(X, Y);
+    pen = true;
+  }
+  g.stroke();
+}
+
+function dashed(f, x0, y0, x1, y1) {
+  const g = f.g;
+  g.save();
+  g.strokeStyle = COLOURS.capacity;
+  g.lineWidth = 2;
+  g.setLineDash([8, 5]);
+  g.beginPath();
+  g.moveTo(x0, y0);
+  g.lineTo(x1, y1);
+  g.stroke();
+  g.restore();
+}
+
+/** The legend under a chart: `[label, colour, kind]`, kind `line`, `dash` or `band`. */
+export function legend(el, entries) {
+  el.replaceChildren(
+    ...entries.map(([label, colour, kind]) => {
+      const item = document.createElement("span");
+      item.className = "key";
+      const swatch = document.createElement("i");
+      swatch.className = `swatch ${kind}`;
+      swatch.style.setProperty("--c", colour);
+      item.append(swatch, label);
+      return item;
+    }),
+  );
+}
+
+/** `timeseries`: offered, inbound and goodput per second, capacity, success rate. */
+export function drawTimeseries(canvas, legendEl, c) {
+  const RATE_TOP = 1.25;
+  const mid = c.t.map((t) => t + c.bucket / 2);
+  const ymax = upper(maxOf(c.capacity ?? 0, c.offered, c.inbound, c.goodput));
+  const f = frame(canvas, {
+    x: [0, c.end],
+    y: [0, ymax],
+    y2: [0, RATE_TOP],
+    y2Ticks: [0, 0.2, 0.4, 0.6, 0.8, 1],
+    xLabel: "time (s)",
+    yLabel: "rate (per second)",
+    y2Label: "success rate (%)",
+  });
+  f.clip();
+  bands(f, c.outages, COLOURS.outage, f.m.top, f.m.top + f.ph);
+  const strip = (spans, lo, hi, colour) => bands(f, spans, colour, f.py2(hi), f.py2(lo));
+  strip(c.breaker_open, 1.17, 1.23, COLOURS.breaker);
+  strip(c.budget_exhausted, 1.08, 1.14, COLOURS.budget);
+  if (c.capacity !== null) dashed(f, f.m.left, f.py(c.capacity), f.m.left + f.pw, f.py(c.capacity));
+  line(f, mid, c.offered, COLOURS.offered, 2);
+  line(f, mid, c.inbound, COLOURS.inbound, 2);
+  line(f, mid, c.goodput, COLOURS.goodput, 2);
+  line(f, mid, c.success_rate, COLOURS.success, 2, f.py2);
+  f.g.restore();
+  const keys = [
+    ["offered (requests/s)", COLOURS.offered, "line"],
+    ["inbound (attempts/s)", COLOURS.inbound, "line"],
+    ["goodput (successes/s)", COLOURS.goodput, "line"],
+  ];
+  if (c.capacity !== null) keys.push(["capacity (attempts/s)", COLOURS.capacity, "dash"]);
+  keys.push(["success rate (right axis)", COLOURS.success, "line"]);
+  if (c.outages.length) keys.push(["outage", COLOURS.outage, "band"]);
+  if (c.breaker_open.length) keys.push(["breaker open", COLOURS.breaker, "band"]);
+  if (c.budget_exhausted.length) keys.push(["retry budget exhausted", COLOURS.budget, "band"]);
+  legend(legendEl, keys);
+}
+
+/** `phase`: success rate against inbound load, one point a bucket, by branch. */
+export function drawPhase(canvas, legendEl, c) {
+  const pts = c.phase.flatMap((b) => b.points);
+  const xmax = upper(maxOf(c.capacity ?? 0, pts.map((p) => p[0])));
+  const lowest = minOf(1, pts.map((p) => p[1]));
+  // The CLI's padded(min(lowest, 0.9), 1.0), floored at 0.
+  const lo = Math.min(lowest, 0.9);
+  const ylo = Math.max(0, lo - (1 - lo) * 0.05);
+  const f = frame(canvas, {
+    x: [0, xmax],
+    y: [ylo, 1.03],
+    xLabel: "inbound load at the dependency (attempts/s)",
+    yLabel: "success rate (%)",
+    yFormat: (v) => `${Math.round(v * 100)}`,
+  });
+  f.clip();
+  if (c.capacity !== null) dashed(f, f.px(c.capacity), f.m.top, f.px(c.capacity), f.m.top + f.ph);
+  const g = f.g;
+  c.phase.forEach((b, i) => {
+    const colour = COLOURS.branches[i % 3];
+    line(f, b.points.map((p) => p[0]), b.points.map((p) => p[1]), colour, 2);
+    g.fillStyle = colour;
+    g.globalAlpha = 0.7;
+    for (const [x, y] of b.points) {
+      g.beginPath();
+      g.arc(f.px(x), f.py(y), 3, 0, 2 * Math.PI);
+      g.fill();
+    }
+    g.globalAlpha = 1;
+  });
+  g.restore();
+  const first = c.phase[0]?.points[0];
+  const last = c.phase.at(-1)?.points.at(-1);
+  g.strokeStyle = "black";
+  g.fillStyle = COLOURS.text;
+  g.lineWidth = 2;
+  g.textAlign = "left";
+  g.textBaseline = "middle";
+  if (first) {
+    g.beginPath();
+    g.arc(f.px(first[0]), f.py(first[1]), 7, 0, 2 * Math.PI);
+    g.stroke();
+    g.fillText("start", f.px(first[0]) + 10, f.py(first[1]) - 14);
+  }
+  if (last) {
+    const X = f.px(last[0]);
+    const Y = f.py(last[1]);
+    g.beginPath();
+    g.moveTo(X - 6, Y - 6);
+    g.lineTo(X + 6, Y + 6);
+    g.moveTo(X + 6, Y - 6);
+    g.lineTo(X - 6, Y + 6);
+    g.stroke();
+    g.fillText("end", X + 10, Y + 12);
+  }
+  const keys = c.phase.map((b, i) => [b.label, COLOURS.branches[i % 3], "line"]);
+  if (c.capacity !== null) keys.push(["capacity (attempts/s)", COLOURS.capacity, "dash"]);
+  legend(legendEl, keys);
+}
+
+/** `herd`: attempt arrivals per fine bucket around the outage, capacity for scale. */
+export function drawHerd(canvas, legendEl, c) {
+  const h = c.herd;
+  const width = h.width;
+  const ms = `${tickLabel(width * 1000)} ms`;
+  const lo = h.t.length ? h.t[0] : 0;
+  const hi = h.t.length ? h.t.at(-1) + width : 1;
+  const perBucket = c.capacity === null ? null : c.capacity * width;
+  const ymax = upper(maxOf(perBucket ?? 0, h.inbound));
+  const f = frame(canvas, {
+    x: [lo, hi],
+    y: [0, ymax],
+    xLabel: "time (s)",
+    yLabel: `attempts arriving per ${ms}`,
+  });
+  f.clip();
+  const g = f.g;
+  bands(f, c.outages, COLOURS.outage, f.m.top, f.m.top + f.ph);
+  // A step line: each fine bucket is flat over its width.
+  g.beginPath();
+  g.moveTo(f.px(lo), f.py(0));
+  h.t.forEach((t, i) => {
+    g.lineTo(f.px(t), f.py(h.inbound[i]));
+    g.lineTo(f.px(t + width), f.py(h.inbound[i]));
+  });
+  g.lineTo(f.px(hi), f.py(0));
+  g.closePath();
+  g.fillStyle = "rgba(230,159,0,0.25)";
+  g.fill();
+  g.strokeStyle = COLOURS.inbound;
+  g.lineWidth = 1;
+  g.stroke();
+  if (perBucket !== null) dashed(f, f.m.left, f.py(perBucket), f.m.left + f.pw, f.py(perBucket));
+  g.restore();
+  const keys = [["attempt arrivals", COLOURS.inbound, "line"]];
+  if (perBucket !== null) {
+    keys.push([`capacity (${tickLabel(perBucket)} attempts per ${ms})`, COLOURS.capacity, "dash"]);
+  }
+  if (c.outages.some(([a, b]) => b > lo && a < hi)) keys.push(["outage", COLOURS.outage, "band"]);
+  legend(legendEl, keys);
+}

@@ -1,0 +1,35 @@
+// The page's side of the playground's C ABI (web/src/lib.rs): the request goes into
+// the module's memory as UTF-8 JSON, the answer comes back the same way. No
+// wasm-bindgen, no other glue: the module imports nothing.
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** Instantiates the module from its bytes; returns `run(request) -> answer`. */
+export async function loadEngine(bytes) {
+  const { instance } = await WebAssembly.instantiate(bytes, {});
+  const x = instance.exports;
+  let broken = null;
+  return {
+    /** Runs `{toml, seed}`; the answer is `{ok: true, summary, charts, ...}` or
+     * `{ok: false, error}`. A trap (a panic in the engine) is thrown, and the module
+     * is unusable after it: load it again. */
+    run(request) {
+      if (broken) throw broken;
+      const input = encoder.encode(JSON.stringify(request));
+      const ptr = x.playground_alloc(input.length);
+      new Uint8Array(x.memory.buffer, ptr, input.length).set(input);
+      let len;
+      try {
+        len = x.playground_run(ptr, input.length);
+      } catch (e) {
+        broken = new Error(`the engine stopped (an internal error): ${e.message}`);
+        throw broken;
+      }
+      x.playground_free(ptr, input.length);
+      // Read after the run: memory may have grown (a new buffer) meanwhile.
+      const out = new Uint8Array(x.memory.buffer, x.playground_output(), len);
+      return JSON.parse(decoder.decode(out));
+    },
+  };
+}

@@ -1,0 +1,352 @@
+// The playground's browser test: serves web/dist/ with `python3 -m http.server`,
+// drives the page in headless Chromium (playwright-core, the system's
+// /usr/bin/chromium), and checks that it gives what the retrysim command gives:
+//
+// 1. the default controls render in under a second and reproduce the embedded
+//    default scenario (`retrysim run`);
+// 2. for several combinations of the controls, `#summary` equals the row of the
+//    summary.csv that `retrysim run` writes for the TOML the page shows, and the
+//    charts' series equal the timeseries.csv and herd.csv numbers;
+// 3. a bad scenario typed into the page gets the message the CLI prints for it;
+// 4. every shipped scenario, and variants using the other distributions, runs in the
+//    browser's WebAssembly to the same summary.csv, timeseries.csv and herd.csv
+//    bytes (run 0) as natively: the engine's arithmetic is portable.
+//
+//   bash web/build.sh && cargo build --release && (cd web && npm ci) && node web/test/playground.mjs
+//
+// Environment: RETRYSIM (the binary; default target/release/retrysim), CHROMIUM
+// (default /usr/bin/chromium). Exit 0 when every check holds, 1 otherwise.
+
+import { spawn, spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const web = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const root = resolve(web, "..");
+const retrysim = resolve(process.env.RETRYSIM ?? join(root, "target/release/retrysim"));
+const executablePath = process.env.CHROMIUM ?? "/usr/bin/chromium";
+const scratch = mkdtempSync(join(tmpdir(), "retrysim-playground-"));
+const started = performance.now();
+
+let failures = 0;
+function check(ok, what, detail = "") {
+  console.log(`${ok ? "ok  " : "FAIL"} ${what}${detail ? `: ${detail}` : ""}`);
+  if (!ok) failures += 1;
+}
+
+/** A CSV line's fields (RFC 4180 quoting, as the CLI writes it). */
+function fields(line) {
+  const out = [];
+  let cur = "";
+  let quoted = false;
+  for (let i = 0; i < line.length; i++) {
+    const ch = line[i];
+    if (quoted) {
+      if (ch === '"' && line[i + 1] === '"') {
+        cur += '"';
+        i++;
+      } else if (ch === '"') quoted = false;
+      else cur += ch;
+    } else if (ch === '"') quoted = true;
+    else if (ch === ",") {
+      out.push(cur);
+      cur = "";
+    } else cur += ch;
+  }
+  out.push(cur);
+  return out;
+}
+
+let cliRuns = 0;
+
+/** Runs the CLI on `toml` (saved as playground.toml, with `args` after it); its
+ * folder's files, or its error. */
+function cli(toml, args = []) {
+  cliRuns += 1;
+  const dir = join(scratch, `cli-${cliRuns}`);
+  mkdirSync(dir);
+  writeFileSync(join(dir, "playground.toml"), toml);
+  const r = spawnSync(retrysim, ["run", "playground.toml", "--out", "out", "--no-plots", "-q", ...args], {
+    cwd: dir,
+    encoding: "utf8",
+  });
+  if (r.status !== 0) return { error: r.stderr.trim(), status: r.status };
+  const read = (f) => readFileSync(join(dir, "out", f), "utf8");
+  return { summary: read("summary.csv"), timeseries: read("timeseries.csv"), herd: read("herd.csv") };
+}
+
+/** summary.csv's first row as {column: value}, in column order. */
+function firstRow(csv) {
+  const [head, row] = csv.split("\n");
+  const cols = fields(head);
+  const vals = fields(row);
+  return Object.fromEntries(cols.map((c, i) => [c, vals[i]]));
+}
+
+/** A table's header and the rows of run 0. */
+function run0(csv) {
+  const lines = csv.split("\n").filter((l) => l !== "");
+  return [lines[0], ...lines.slice(1).filter((l) => l.startsWith("0,"))].join("\n") + "\n";
+}
+
+/** The column `name` of a CSV text, as numbers (empty: null). */
+function column(csv, name) {
+  const lines = run0(csv).trimEnd().split("\n");
+  const i = fields(lines[0]).indexOf(name);
+  return lines.slice(1).map((l) => {
+    const v = fields(l)[i];
+    return v === "" ? null : Number(v);
+  });
+}
+
+function firstDifference(a, b) {
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.join() !== kb.join()) return `columns differ: ${ka.length} against ${kb.length}`;
+  const k = ka.find((k) => a[k] !== b[k]);
+  return k === undefined ? "" : `${k}: page ${a[k]} against CLI ${b[k]}`;
+}
+
+function sameSeries(a, b) {
+  return a.length === b.length && a.every((v, i) => v === b[i]);
+}
+
+async function freePort() {
+  return new Promise((ok, fail) => {
+    const s = createServer();
+    s.once("error", fail);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => ok(port));
+    });
+  });
+}
+
+/** `python3 -m http.server` on web/dist/, once it answers. */
+async function serve() {
+  const port = await freePort();
+  const server = spawn("python3", ["-m", "http.server", String(port), "--bind", "127.0.0.1", "-d", join(web, "dist")], {
+    stdio: "ignore",
+  });
+  // However this process ends (an error, a signal, a closed pipe), the server ends too.
+  process.on("exit", () => server.kill());
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
+    process.on(signal, () => process.exit(1));
+  }
+  const url = `http://127.0.0.1:${port}/`;
+  for (let i = 0; i < 100; i++) {
+    try {
+      if ((await fetch(url)).ok) return { server, url };
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  server.kill();
+  throw new Error(`python3 -m http.server did not answer on ${url}`);
+}
+
+/** Sets the controls as a user would (each fires `input`), then waits for the run. */
+async function setControls(page, values) {
+  const before = Number(await page.getAttribute("body", "data-runs"));
+  await page.evaluate((values) => {
+    for (const [id, v] of Object.entries(values)) {
+      const el = document.getElementById(id);
+      if (el.type === "checkbox") el.checked = v;
+      else el.value = String(v);
+      el.dispatchEvent(new Event("input", { bubbles: true }));
+      el.dispatchEvent(new Event("change", { bubbles: true }));
+    }
+  }, values);
+  await page.waitForFunction((n) => Number(document.body.dataset.runs) > n, before);
+  // Every change made above is in the one run that follows them.
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+}
+
+/** What the page shows: its summary row, its TOML, its last answer's charts. */
+async function shown(page) {
+  return page.evaluate(() => ({
+    summary: document.getElementById("summary").textContent,
+    toml: document.getElementById("toml").textContent,
+    error: document.getElementById("error").hidden ? null : document.getElementById("error").textContent,
+    charts: window.retrysimPlayground.last?.charts,
+    ms: Number(document.getElementById("timing").dataset.ms),
+  }));
+}
+
+/** The page's run against the CLI's run of the TOML it shows. */
+function compare(name, s) {
+  if (s.error) {
+    check(false, `${name}: the page runs its scenario`, s.error);
+    return;
+  }
+  const c = cli(s.toml);
+  if (c.error) {
+    check(false, `${name}: the CLI runs the page's scenario`, c.error);
+    return;
+  }
+  const page = JSON.parse(s.summary);
+  const want = firstRow(c.summary);
+  check(firstDifference(page, want) === "", `${name}: #summary is summary.csv's row`, firstDifference(page, want) || `${Object.keys(page).length} columns, run+draw ${s.ms.toFixed(0)} ms`);
+  const ts = c.timeseries;
+  const series = ["offered", "inbound", "goodput", "success_rate"].every((k) => sameSeries(s.charts[k], column(ts, k)));
+  const herd = sameSeries(s.charts.herd.inbound, column(c.herd, "inbound")) && sameSeries(s.charts.herd.t, column(c.herd, "t"));
+  check(series && sameSeries(s.charts.t, column(ts, "t")) && herd, `${name}: the charts draw timeseries.csv and herd.csv`);
+  return page;
+}
+
+// Variants of the shipped scenarios using what they do not: lognormal, normal and
+// uniform delays, a Markov outage, equal and decorrelated jitter, a budget and a
+// breaker together.
+function variants() {
+  const base = readFileSync(join(root, "scenarios/default.toml"), "utf8").split("[[expect]]")[0];
+  return {
+    "default+lognormal": base.replace(
+      'service_time = { kind = "exponential", mean = "10ms" }',
+      'service_time = { kind = "lognormal", median = "8ms", p99 = "40ms" }',
+    ),
+    "default+normal-uniform": base
+      .replace('service_time = { kind = "exponential", mean = "10ms" }', 'service_time = { kind = "normal", mean = "10ms", sd = "3ms" }')
+      .replace('name = "client"', 'name = "client"\nhop_latency = { kind = "uniform", min = "1ms", max = "3ms" }'),
+    "default+markov-decorrelated": base
+      .replace('jitter = "full"', 'jitter = "decorrelated"')
+      .replace(/\[\[outages\]\][^[]*$/s, '[[outages]]\nkind = "markov"\nmean_up = "15s"\nmean_down = "3s"\nmode = { kind = "fail", after = "1ms" }\n'),
+    "default+equal-budget-breaker": base
+      .replace('jitter = "full" }', 'jitter = "equal" }\nbudget = { kind = "ratio", percent = 20, min_per_sec = 1, window = "10s" }\nbreaker = { kind = "rate", window_calls = 20, min_calls = 10, failure_rate = 0.5, open_for = "1s", half_open_probes = 2 }'),
+  };
+}
+
+async function main() {
+  check(spawnSync(retrysim, ["--version"]).status === 0, `the CLI runs (${retrysim})`);
+  const { server, url } = await serve();
+  const profile = mkdtempSync(join(scratch, "chromium-"));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath,
+    headless: true,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+    viewport: { width: 1280, height: 1000 },
+  });
+  try {
+    const page = context.pages()[0] ?? (await context.newPage());
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    await page.goto(url);
+    await page.waitForFunction(() => document.body.dataset.runs === "1", null, { timeout: 30000 });
+
+    // 1. The default: under a second, and the embedded default's numbers.
+    const timing = await page.evaluate(() => ({ ...document.getElementById("timing").dataset }));
+    const firstMs = Number(timing.firstMs);
+    const sinceLoad = Number(timing.firstSinceLoadMs);
+    check(firstMs < 1000, "the default scenario runs and draws in under a second", `run ${timing.runMs} ms + draw ${timing.drawMs} ms = ${firstMs.toFixed(1)} ms`);
+    check(sinceLoad < 1000, "its charts are on screen within a second of the page's first byte", `${sinceLoad.toFixed(1)} ms (wasm fetch and compile included)`);
+    const s = await shown(page);
+    const page0 = compare("defaults", s);
+    const embedded = spawnSync(retrysim, ["run", "--out", join(scratch, "embedded"), "--no-plots", "-q"], { encoding: "utf8" });
+    if (page0 && embedded.status === 0) {
+      const want = firstRow(readFileSync(join(scratch, "embedded", "summary.csv"), "utf8"));
+      check(firstDifference(page0, want) === "", "the default controls reproduce scenarios/default.toml (`retrysim run`)", firstDifference(page0, want));
+    }
+    const redraws = [];
+    for (let i = 0; i < 3; i++) {
+      await setControls(page, { seed: 1 + ((i + 1) % 2) });
+      redraws.push((await shown(page)).ms);
+    }
+    console.log(`     redraws of the default (seeds 2, 1, 2): ${redraws.map((m) => `${m.toFixed(0)} ms`).join(", ")}`);
+
+    // 2. Combinations of the controls.
+    const combos = [
+      ["fixed backoff, 5 attempts, 200 clients", { backoff: "fixed", attempts: 5, clients: 200 }],
+      ["no backoff, 1000 clients, 8 attempts", { backoff: "none", clients: 1000, attempts: 8 }],
+      ["exponential without jitter, 15 s outage, 900/s", { backoff: "exponential", jitter: "none", outage: 15, rate: 900, clients: 50, attempts: 3 }],
+      ["equal jitter with a retry budget", { jitter: "equal", budget: true, outage: 10, rate: 700 }],
+      ["decorrelated jitter, breaker inside", { jitter: "decorrelated", budget: false, breaker: "inside" }],
+      ["full jitter, breaker outside, seed 7", { jitter: "full", breaker: "outside", seed: 7 }],
+      ["two layers, breaker on the inner layer, budget", { layers: 2, breaker: "inside", budget: true, seed: 3 }],
+      ["two layers, breaker on the outer layer, no backoff", { layers: 2, breaker: "outside", budget: false, backoff: "none" }],
+      ["no outage, 1200/s (over capacity), 300 ms first wait", { layers: 1, breaker: "none", backoff: "exponential", outage: 0, rate: 1200, base: 300 }],
+    ];
+    for (const [name, values] of combos) {
+      await setControls(page, values);
+      compare(name, await shown(page));
+    }
+    await page.click("#reset");
+    await page.waitForFunction(() => document.getElementById("toml").textContent.includes("rate = 700, clients = 50"));
+
+    // 3. Bad scenarios: the page shows what the CLI prints.
+    const bad = {
+      "a TOML syntax error": 'name = "x"\nduration = \n',
+      "a validation error": readFileSync(join(root, "scenarios/default.toml"), "utf8").replace("max_attempts = 3", "max_atempts = 3"),
+      "an out-of-range value": readFileSync(join(root, "scenarios/default.toml"), "utf8").replace("servers = 10", "servers = -1"),
+    };
+    for (const [name, toml] of Object.entries(bad)) {
+      const before = Number(await page.getAttribute("body", "data-runs"));
+      await page.evaluate(() => (document.getElementById("edit").open = true));
+      await page.fill("#toml-edit", toml);
+      await page.click("#run-edit");
+      await page.waitForFunction((n) => Number(document.body.dataset.runs) > n, before);
+      const got = (await shown(page)).error;
+      const want = cli(toml).error;
+      check(got !== null && got === want, `${name}: the page shows the CLI's message`, got === want ? got : `page ${JSON.stringify(got)} against CLI ${JSON.stringify(want)}`);
+    }
+
+    // 4. Every shipped scenario and the variants: the same bytes in WebAssembly.
+    const scenarios = Object.fromEntries(
+      readdirSync(join(root, "scenarios"))
+        .filter((f) => f.endsWith(".toml"))
+        .sort()
+        .map((f) => [f, readFileSync(join(root, "scenarios", f), "utf8")]),
+    );
+    Object.assign(scenarios, variants());
+    let same = 0;
+    for (const [name, toml] of Object.entries(scenarios)) {
+      const a = await page.evaluate((toml) => {
+        const t0 = performance.now();
+        const a = window.retrysimPlayground.engine.run({ toml, tables: true });
+        return { ...a, ms: performance.now() - t0 };
+      }, toml);
+      const c = cli(toml);
+      if (!a.ok || c.error) {
+        check(false, `${name} runs in both`, a.error ?? c.error);
+        continue;
+      }
+      const row = Object.fromEntries(a.summary.columns.map((k, i) => [k, a.summary.values[i]]));
+      const diff = firstDifference(row, firstRow(c.summary));
+      const ok = diff === "" && a.timeseries === run0(c.timeseries) && a.herd === run0(c.herd);
+      same += ok;
+      check(ok, `${name}: wasm and native give the same bytes`, diff || (ok ? `${a.ms.toFixed(0)} ms in the browser` : "timeseries.csv or herd.csv differ"));
+    }
+    console.log(`     ${same} of ${Object.keys(scenarios).length} scenarios bit for bit`);
+
+    // The request's seed is `--seed`.
+    const seeded = await page.evaluate((toml) => window.retrysimPlayground.engine.run({ toml, seed: "5" }), scenarios["default.toml"]);
+    const c5 = cli(scenarios["default.toml"], ["--seed", "5"]);
+    const row5 = Object.fromEntries(seeded.summary.columns.map((k, i) => [k, seeded.summary.values[i]]));
+    check(row5.seed === "5" && firstDifference(row5, firstRow(c5.summary)) === "", "a request's seed is the CLI's --seed", firstDifference(row5, firstRow(c5.summary)));
+    check(errors.length === 0, "no error on the page", errors.join("; "));
+  } finally {
+    await context.close();
+    server.kill();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  console.log(`playground test: ${failures === 0 ? "passed" : `${failures} failed`} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  process.exit(failures === 0 ? 0 : 1);
+}
+
+main().catch((e) => {
+  console.error(e);
+  rmSync(scratch, { recursive: true, force: true });
+  process.exit(1);
+});
