@@ -14,6 +14,7 @@ pub mod recorder;
 pub mod recovery;
 pub mod services;
 pub mod summary;
+pub mod trace;
 
 pub use recorder::{BucketRow, Recorder, RunMetrics, Totals};
 pub use summary::Summary;
