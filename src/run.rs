@@ -2,6 +2,7 @@
 
 use crate::engine::{self, rng::splitmix64, Scheduler};
 use crate::metrics::summary::Layout;
+use crate::metrics::trace::TraceLog;
 use crate::metrics::{RunMetrics, Summary};
 use crate::model::outage::Window;
 use crate::model::World;
@@ -55,8 +56,45 @@ pub struct RunResult {
 /// Simulates `scn` with `seed` to the end of its drain, or until it hits one of its
 /// `[limits]` (then `totals.truncated` says which, and the series ends at the stop).
 pub fn simulate(scn: &Scenario, seed: u64) -> (RunMetrics, Vec<Window>) {
+    let (m, w, _) = simulate_with(scn, seed, None);
+    (m, w)
+}
+
+/// Simulates `scn` with `seed` as [`simulate`] does, and traces the logical requests
+/// whose ordinals are `picks` (sorted; see [`crate::metrics::trace::sample`]) with the
+/// sample's seed `sample_seed`. Tracing changes nothing else: the measurements are
+/// [`simulate`]'s, bit for bit.
+pub fn simulate_traced(
+    scn: &Scenario,
+    seed: u64,
+    picks: Vec<u64>,
+    sample_seed: u64,
+) -> (RunMetrics, Vec<Window>, TraceLog) {
+    let (m, w, t) = simulate_with(scn, seed, Some((picks, sample_seed)));
+    (m, w, t.unwrap_or_default())
+}
+
+/// The traces of replication `replication` of `scn`, whose run started `population`
+/// logical requests: `sample` of them drawn uniformly with the trace seed (the
+/// scenario's `trace.seed`, else the run's seed). The run is simulated again with the
+/// same seed, so it is the run measured before, request for request.
+pub fn trace_run(scn: &Scenario, replication: u32, population: u64, sample: u64) -> TraceLog {
+    let seed = replication_seed(scn.seed, replication);
+    let sample_seed = scn.trace.and_then(|t| t.seed).unwrap_or(seed);
+    let picks = crate::metrics::trace::sample(sample_seed, population, sample);
+    simulate_traced(scn, seed, picks, sample_seed).2
+}
+
+fn simulate_with(
+    scn: &Scenario,
+    seed: u64,
+    trace: Option<(Vec<u64>, u64)>,
+) -> (RunMetrics, Vec<Window>, Option<TraceLog>) {
     let mut s = Scheduler::new();
     let mut world = World::new(scn, seed, &mut s);
+    if let Some((picks, sample_seed)) = trace {
+        world.with_trace(picks, seed, sample_seed);
+    }
     engine::run(&mut s, &mut world);
     let windows = world.windows().to_vec();
     let mut end = s.now();
@@ -64,6 +102,7 @@ pub fn simulate(scn: &Scenario, seed: u64) -> (RunMetrics, Vec<Window>) {
         // Nothing more can happen: the series is complete to its end.
         end = end.max(scn.duration);
     }
+    let traces = world.take_traces(end);
     let mut m = world.finish(end, s.processed());
     if m.totals.truncated.is_some() {
         // A run stopped at a limit measured nothing after the stop: its later buckets
@@ -71,7 +110,7 @@ pub fn simulate(scn: &Scenario, seed: u64) -> (RunMetrics, Vec<Window>) {
         let stop = m.end;
         m.buckets.retain(|b| b.t <= stop);
     }
-    (m, windows)
+    (m, windows, traces)
 }
 
 /// Runs replication `replication` of `scn` as global run `run`.

@@ -217,6 +217,11 @@ pub struct RunArgs {
     /// Print nothing but errors (and the `--json` summary).
     #[arg(long, short)]
     pub quiet: bool,
+    /// Trace every call and attempt of N logical requests drawn uniformly over the
+    /// run (replication 0) into traces.csv and trace.json; the same as
+    /// `--set trace.sample=N`.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=retrysim::model::config::MAX_TRACE_SAMPLE))]
+    pub trace: Option<u64>,
 }
 
 #[derive(Debug, clap::Args)]

@@ -61,8 +61,12 @@ fn columns(scenario: Option<&Path>, sets: Vec<String>, markdown: bool) -> Result
 }
 
 fn run(args: RunArgs) -> Result<i32> {
+    let mut sets = args.set;
+    if let Some(n) = args.trace {
+        sets.push(format!("trace.sample={n}"));
+    }
     let overrides = Overrides {
-        sets: args.set,
+        sets,
         seed: args.seed,
     };
     let loaded = retrysim::load_scenario(args.scenario.as_deref(), &overrides)?;

@@ -19,6 +19,7 @@
 
 use crate::engine::{Nanos, Scheduler};
 use crate::metrics::ordinal::End;
+use crate::metrics::trace::{self as tr, Budget, Fate, SpanKind};
 use crate::model::breaker::Placement;
 
 use super::backoff::{self, Failure};
@@ -117,6 +118,7 @@ impl World {
     /// A call node has arrived at its layer.
     pub(super) fn begin_call(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let now = s.now();
+        self.trace_arrive(node, now);
         let st = self.stack_of(node);
         let top = st < self.n_top;
         let n = self.arena.nodes[node as usize];
@@ -150,6 +152,14 @@ impl World {
         }
         if layer.breaker_at(Placement::Outside) {
             let admitted = self.breaker_allow(st, depth, instance, s);
+            self.trace_breaker(
+                node,
+                if admitted {
+                    tr::breaker::OUTSIDE_ADMITTED
+                } else {
+                    tr::breaker::OUTSIDE_REJECTED
+                },
+            );
             if !admitted {
                 if top {
                     self.rec
@@ -192,6 +202,9 @@ impl World {
                 && depth + 1 == stack.layers.len()
                 && !self.guards_pass(node, st, s)
             {
+                if self.arena.nodes[node as usize].state == NodeState::Acquiring {
+                    self.trace_wait(node, tr::wait::GUARD);
+                }
                 return;
             }
         }
@@ -203,6 +216,7 @@ impl World {
                 return;
             }
             Gate::Wait(d) => {
+                self.trace_wait(node, tr::wait::LIMITER);
                 let nm = &mut self.arena.nodes[node as usize];
                 nm.state = NodeState::Sleeping;
                 s.after(d, Event::Retry { node, gen: nm.gen });
@@ -218,6 +232,7 @@ impl World {
             }
             self.arena.nodes[node as usize].inside_admitted = true;
             set_at(&mut self.calls.started, node, now);
+            self.trace_breaker(node, tr::breaker::INSIDE_ADMITTED);
         }
         if top {
             self.rec.layer_call(depth);
@@ -233,6 +248,7 @@ impl World {
             nm.child = child;
             nm.state = NodeState::Waiting;
         }
+        self.trace_node(child, SpanKind::Attempt, n.attempts + 1, now);
         let call_deadline = self.call_deadline_of(node, st, depth, deadline);
         if self.deadlines {
             self.child_deadline(child, st, depth, deadline, call_deadline, now);
@@ -315,6 +331,12 @@ impl World {
         let top = st < self.n_top;
         let depth = n.depth as usize;
         self.attempt_over(st, depth, n.instance, now, Some(Class::Timeout));
+        let seen = if now >= self.deadline_of(node) {
+            Class::DeadlineExceeded
+        } else {
+            Class::Timeout
+        };
+        self.trace_attempt_end(node, None, End::Class(seen), now);
         // The attempt is over: the child is orphaned (or cancelled).
         self.arena.nodes[node as usize].gen = n.gen.wrapping_add(1);
         if self.stacks[st].layers[depth].cfg.cancel_on_timeout {
@@ -372,6 +394,7 @@ impl World {
         let depth = n.depth as usize;
         let ok = outcome.class == Class::Success;
         let now = s.now();
+        self.trace_attempt_end(node, None, End::Class(outcome.class), now);
         self.attempt_over(st, depth, n.instance, now, Some(outcome.class));
         if st < self.n_top {
             self.rec
@@ -394,6 +417,16 @@ impl World {
     /// what follows it.
     pub(super) fn fail_attempt(&mut self, node: u32, class: Class, s: &mut Scheduler<Packed>) {
         let n = self.arena.nodes[node as usize];
+        if self.trace.is_some() {
+            // Refused here before it left: the limiter, the inside breaker, a guard.
+            let budget = (class == Class::BudgetExhausted).then_some(Budget::LimiterRefused);
+            let breaker = if class == Class::BreakerOpen {
+                tr::breaker::INSIDE_REJECTED
+            } else {
+                0
+            };
+            self.trace_refused(node, n.attempts, class, budget, breaker, s.now());
+        }
         if self.top(node) {
             self.rec
                 .attempt_end(n.depth as usize, n.attempts, End::Class(class));
@@ -441,6 +474,14 @@ impl World {
                 self.rec
                     .attempt_end(depth, next, End::Class(Class::BudgetExhausted));
             }
+            self.trace_refused(
+                node,
+                next,
+                Class::BudgetExhausted,
+                Some(Budget::Refused),
+                0,
+                now,
+            );
             self.fail_call(node, Outcome::of(Class::BudgetExhausted), s);
             return;
         }
@@ -463,11 +504,17 @@ impl World {
             &mut layer.jitter,
         );
         let wake = now.saturating_add(wait);
+        let reason = match (failure.retry_after, &layer.cfg.backoff) {
+            (None, _) => tr::wait::BACKOFF,
+            (Some(_), backoff::Backoff::Grpc(_)) => tr::wait::PUSHBACK,
+            (Some(_), _) => tr::wait::RETRY_AFTER,
+        };
         if wake > deadline || (call_deadline < deadline && wake >= call_deadline) {
             if top {
                 self.rec
                     .attempt_end(depth, next, End::Class(Class::DeadlineExceeded));
             }
+            self.trace_refused(node, next, Class::DeadlineExceeded, None, 0, now);
             if now >= deadline {
                 self.abandon(node, s);
             } else {
@@ -485,17 +532,27 @@ impl World {
                 Some(c) => {
                     cost = c;
                     b.on_retry_scheduled(wake);
+                    self.trace_budget(node, Budget::Granted);
                 }
                 None => {
                     if top {
                         self.rec
                             .attempt_end(depth, next, End::Class(Class::BudgetExhausted));
                     }
+                    self.trace_refused(
+                        node,
+                        next,
+                        Class::BudgetExhausted,
+                        Some(Budget::Refused),
+                        0,
+                        now,
+                    );
                     self.fail_call(node, Outcome::of(Class::BudgetExhausted), s);
                     return;
                 }
             }
         }
+        self.trace_wait(node, reason);
         let nm = &mut self.arena.nodes[node as usize];
         nm.memo = Memo::Backoff(Halves::new(prev));
         nm.retry_cost = cost;
@@ -523,6 +580,17 @@ impl World {
         }
         if n.guard != 0 {
             self.release_guards(node, s);
+        }
+        if self.trace.is_some() {
+            let now = s.now();
+            self.trace_done(node, Fate::Answered(outcome.class), now);
+            if depth == 0 && n.parent != NONE {
+                // A service's downstream call: the visit learns its outcome now.
+                let p = self.arena.nodes[n.parent as usize];
+                if p.gen == n.parent_gen && p.state == NodeState::Calling {
+                    self.trace_settle(node, End::Class(outcome.class), now);
+                }
+            }
         }
         self.arena.free_node(node);
         if n.parent == NONE {
@@ -591,6 +659,7 @@ impl World {
         if n.guard != 0 {
             self.release_guards(node, s);
         }
+        self.trace_done(node, Fate::Cancelled, s.now());
         self.arena.free_node(node);
     }
 
@@ -640,6 +709,7 @@ impl World {
         if n.state == NodeState::Free || n.parent != parent || n.parent_gen != parent_gen {
             return;
         }
+        self.trace_settle(node, End::Cancelled, s.now());
         match n.state {
             NodeState::Free | NodeState::InService => {}
             NodeState::Waiting => {

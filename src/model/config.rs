@@ -46,6 +46,20 @@ pub struct Scenario {
     pub outages: Vec<OutageConfig>,
     /// Safety caps.
     pub limits: Limits,
+    /// Request traces `retrysim run` records (`None`: none).
+    pub trace: Option<TraceConfig>,
+}
+
+/// Most logical requests a run traces: each keeps a row per attempt in memory.
+pub const MAX_TRACE_SAMPLE: u64 = 10_000;
+
+/// Which logical requests a run traces (see [`crate::metrics::trace`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TraceConfig {
+    /// How many, drawn uniformly over the run's logical requests.
+    pub sample: u64,
+    /// The seed of the draw (`None`: the run's seed).
+    pub seed: Option<u64>,
 }
 
 impl Scenario {

@@ -16,6 +16,8 @@ use crate::model::config::{
     DependencyConfig, DependencyKind, Discipline, OnFailure, ServiceConfig,
 };
 
+use crate::metrics::trace::Fate;
+
 use super::event::{Event, Packed};
 use super::outage::{Effect, Window};
 use super::outcome::{Class, Outcome};
@@ -129,6 +131,7 @@ impl World {
     #[inline]
     pub(super) fn svc_arrive(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let now = s.now();
+        self.trace_arrive(node, now);
         let sv = self.service_of(node);
         let primary = sv == self.primary;
         if primary {
@@ -143,6 +146,7 @@ impl World {
             return;
         }
         if svc.effect.blackhole {
+            self.trace_done(node, Fate::Swallowed, now);
             self.arena.free_node(node); // swallowed: no answer, ever
             return;
         }
@@ -195,6 +199,7 @@ impl World {
             self.rec.shed();
         }
         self.rec.svc_shed(now, sv);
+        self.trace_done(node, Fate::Shed, now);
         self.arena.free_node(node);
     }
 
@@ -208,6 +213,7 @@ impl World {
             self.rec.set_queue(s.now(), queued);
         }
         self.rec.svc_queue(s.now(), sv, queued);
+        self.trace_done(node, Fate::Cancelled, s.now());
         self.arena.free_node(node);
     }
 
@@ -223,6 +229,7 @@ impl World {
             self.rec.set_busy(s.now(), u64::from(busy));
         }
         self.rec.svc_busy(s.now(), sv, busy);
+        self.trace_start(node, s.now());
         let nm = &mut self.arena.nodes[node as usize];
         nm.state = NodeState::InService;
         nm.memo = Memo::Service {
@@ -317,6 +324,7 @@ impl World {
             }
         }
         if self.svcs[sv].effect.blackhole {
+            self.trace_done(node, Fate::Lost, now);
             self.arena.free_node(node); // the answer is lost
         } else {
             self.finish_call(node, outcome, s);
@@ -337,6 +345,7 @@ impl World {
             }
             None => 0,
         };
+        self.trace_start(node, s.now());
         let nm = &mut self.arena.nodes[node as usize];
         nm.state = NodeState::InService;
         nm.memo = Memo::Read(Halves::new(version));

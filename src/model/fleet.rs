@@ -8,6 +8,8 @@ use rand_chacha::ChaCha8Rng;
 use crate::engine::{stream, Nanos, Scheduler};
 use crate::model::config::{Arrival, FleetConfig};
 
+use crate::metrics::trace::SpanKind;
+
 use super::arrival::OpenArrivals;
 use super::event::{Event, Packed};
 use super::outcome::{Class, Outcome};
@@ -162,7 +164,9 @@ impl World {
             applied: 0,
             done: false,
             refs: 0,
+            traced: false,
         });
+        self.trace_request(req, now);
         self.in_flight += 1;
         self.rec.offered(fleet);
         req
@@ -179,6 +183,9 @@ impl World {
             self.lanes.set(lane, deadline, req, r.gen, &self.arena, s);
         }
         let node = self.arena.alloc_node(req, 0, fleet as u16, NONE, 0);
+        if self.trace.is_some() {
+            self.trace_node(node, SpanKind::Call, 1, s.now());
+        }
         if self.stacks[fleet].layers.is_empty() {
             if self.deadlines {
                 let d = if self.stacks[fleet].propagate {
@@ -205,6 +212,7 @@ impl World {
         }
         r.done = true;
         let (fleet, client, latency) = (r.fleet as usize, r.client, now - r.arrival);
+        self.trace_request_done(req, outcome.class, now);
         self.in_flight -= 1;
         self.rec
             .completion(now, fleet, outcome.class == Class::Success, latency);

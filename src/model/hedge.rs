@@ -16,6 +16,7 @@
 
 use crate::engine::Scheduler;
 use crate::metrics::ordinal::End;
+use crate::metrics::trace::{Budget, SpanKind};
 
 use super::budget::RetryCause;
 use super::event::{Event, Packed};
@@ -91,6 +92,7 @@ impl World {
             return false;
         }
         let mut cost = n.retry_cost;
+        let mut granted = false;
         if n.attempts >= 1 {
             if let Some(b) = layer.budget(n.instance) {
                 let cause = RetryCause {
@@ -101,6 +103,7 @@ impl World {
                     Some(c) => {
                         cost = c;
                         b.on_retry_scheduled(now);
+                        granted = true;
                     }
                     None => {
                         if top {
@@ -111,6 +114,14 @@ impl World {
                             );
                             self.rec.outcome(Class::BudgetExhausted);
                         }
+                        self.trace_refused(
+                            node,
+                            n.attempts + 1,
+                            Class::BudgetExhausted,
+                            Some(Budget::Refused),
+                            0,
+                            now,
+                        );
                         return false;
                     }
                 }
@@ -126,6 +137,9 @@ impl World {
         if attempts >= 2 {
             self.rec.hedge_sent();
         }
+        if granted {
+            self.trace_budget(node, Budget::Granted);
+        }
         let child = self
             .arena
             .alloc_node(n.req, depth as u8 + 1, st as u16, node, n.gen);
@@ -135,6 +149,15 @@ impl World {
             nm.attempts = attempts;
             nm.child = child;
             nm.retry_cost = cost;
+        }
+        if self.trace.is_some() {
+            let kind = if attempts == 1 {
+                SpanKind::Attempt
+            } else {
+                SpanKind::Hedge
+            };
+            self.trace_node(child, kind, attempts, now);
+            self.trace_hedge_copy(node);
         }
         if self.deadlines {
             self.hedge_child_deadline(child, st, depth, deadline);
@@ -195,6 +218,7 @@ impl World {
             }
             slot.live -= 1;
         }
+        self.trace_attempt_end(node, Some(copy), End::Class(outcome.class), now);
         self.attempt_over(st, depth, n.instance, now, Some(outcome.class));
         if st < self.n_top {
             self.rec

@@ -31,6 +31,7 @@ mod service;
 mod stack;
 pub(crate) mod text;
 pub(crate) mod timers;
+mod trace;
 pub mod windows;
 pub mod world;
 

@@ -15,6 +15,8 @@
 
 use crate::engine::{Nanos, Scheduler};
 
+use crate::metrics::trace::{Fate, SpanKind};
+
 use super::event::{Event, Packed};
 use super::outcome::{Class, Outcome};
 use super::request::{Halves, Memo, NodeState};
@@ -134,6 +136,13 @@ impl World {
                 },
             );
         }
+        if self.trace.is_some() {
+            let now = s.now();
+            for i in 0..self.visits.slots[slot].children.len() {
+                let child = self.visits.slots[slot].children[i];
+                self.trace_node(child, SpanKind::Call, 1, now);
+            }
+        }
     }
 
     /// A callee's call (the child at the top of a service call's stack) of the visit
@@ -226,6 +235,7 @@ impl World {
         let slot = slot_of(self.arena.nodes[visit as usize].memo);
         self.cancel_children(visit, slot, s);
         self.visits.free.push(slot as u32);
+        self.trace_done(visit, Fate::Cancelled, now);
         self.arena.free_node(visit);
         if self.svcs[sv].hold_threads {
             self.release_thread(sv, now);

@@ -90,6 +90,9 @@ pub struct World {
     pub(super) any_hedging: bool,
     /// Whether any fleet or call has a bulkhead or a pool (likewise).
     pub(super) any_guards: bool,
+    /// The request traces, when this run records them (`None`: every hook is one
+    /// test of this field).
+    pub(super) trace: Option<Box<super::trace::Tracer>>,
 }
 
 impl World {
@@ -155,6 +158,7 @@ impl World {
             hedge: Hedges::default(),
             any_hedging: scn.uses_hedging(),
             any_guards: scn.uses_bulkheads() || scn.uses_pools(),
+            trace: None,
         };
         for (i, win) in w.windows.iter().enumerate() {
             sched.at(win.start, Event::OutageStart { window: i as u32 });
@@ -171,6 +175,12 @@ impl World {
     /// The outage windows of this run.
     pub fn windows(&self) -> &[Window] {
         &self.windows
+    }
+
+    /// Ends the run and hands over its request traces, if it recorded them (`end` as
+    /// for [`World::finish`]; call it first).
+    pub fn take_traces(&mut self, end: Nanos) -> Option<crate::metrics::trace::TraceLog> {
+        self.take_trace(end.min(self.horizon))
     }
 
     /// Ends the run and hands over the measurements.

@@ -517,6 +517,16 @@ pub struct LimitsFile {
     pub max_events: Option<u64>,
 }
 
+/// Request traces (`trace = { sample = 20, seed = 7 }`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceFile {
+    /// Logical requests to trace, drawn uniformly over the run.
+    pub sample: u64,
+    /// Seed of the draw (default: the run's seed).
+    pub seed: Option<u64>,
+}
+
 /// The whole scenario file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -562,4 +572,6 @@ pub struct ScenarioFile {
     pub check: Option<CheckFile>,
     /// Caps.
     pub limits: Option<LimitsFile>,
+    /// Request traces of `retrysim run`.
+    pub trace: Option<TraceFile>,
 }

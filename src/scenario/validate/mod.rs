@@ -231,6 +231,32 @@ fn rules(file: &ScenarioFile, stem: &str) -> R<Scenario> {
             limits.max_events = c.at_least("limits.max_events", v, 1)?;
         }
     }
+    let trace = match &file.trace {
+        Some(t) => {
+            if t.sample == 0 || t.sample > MAX_TRACE_SAMPLE {
+                return c.err(
+                    "trace.sample",
+                    format!(
+                        "must be 1 to {MAX_TRACE_SAMPLE} logical requests (found {})",
+                        t.sample
+                    ),
+                );
+            }
+            if let Some(s) = t.seed {
+                if i64::try_from(s).is_err() {
+                    return c.err(
+                        "trace.seed",
+                        format!("must be at most {} (found {s})", i64::MAX),
+                    );
+                }
+            }
+            Some(TraceConfig {
+                sample: t.sample,
+                seed: t.seed,
+            })
+        }
+        None => None,
+    };
     Ok(Scenario {
         name,
         seed: file.seed.unwrap_or(DEFAULT_SEED),
@@ -248,6 +274,7 @@ fn rules(file: &ScenarioFile, stem: &str) -> R<Scenario> {
         fleets,
         outages,
         limits,
+        trace,
     })
 }
 
