@@ -37,3 +37,4 @@ mod scenarios;
 mod search;
 mod service_graph;
 mod sweeps;
+mod trace_export;
