@@ -14,7 +14,7 @@ pub use crate::metrics::columns::{
 
 /// A writer of CSV records into memory: RFC 4180 quoting where needed (a field holding
 /// a comma, quote or line break is quoted, its quotes doubled), `\n` line ends.
-fn writer() -> ::csv::Writer<Vec<u8>> {
+pub(crate) fn writer() -> ::csv::Writer<Vec<u8>> {
     writer_into(Vec::new())
 }
 
@@ -26,7 +26,7 @@ fn writer_into(out: Vec<u8>) -> ::csv::Writer<Vec<u8>> {
 }
 
 /// The text a [`writer`] wrote.
-fn text(w: ::csv::Writer<Vec<u8>>) -> String {
+pub(crate) fn text(w: ::csv::Writer<Vec<u8>>) -> String {
     // Writing into memory cannot fail, and every field written is UTF-8.
     let bytes = w.into_inner().unwrap_or_default();
     String::from_utf8(bytes).unwrap_or_default()

@@ -1,4 +1,4 @@
-//! Output files: CSV tables, the manifest, written atomically (temporary file, then
+//! Output files: CSV tables, the manifest, the request traces, written atomically (temporary file, then
 //! rename), so a reader never sees half a file.
 
 pub(crate) mod atomic;
@@ -7,6 +7,7 @@ pub mod json;
 pub mod manifest;
 pub mod markdown;
 pub mod owner;
+pub mod trace;
 
 pub use atomic::{write_atomic, AtomicFile};
 

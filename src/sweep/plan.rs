@@ -100,6 +100,7 @@ impl Plan {
             layout: Some(&self.layout),
             params: Some(&keys),
             aggregate,
+            traces: false,
         })
     }
 

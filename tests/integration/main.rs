@@ -37,4 +37,5 @@ mod scenarios;
 mod search;
 mod service_graph;
 mod sweeps;
+mod trace_export;
 mod traces;

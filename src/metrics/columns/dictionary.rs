@@ -37,6 +37,8 @@ pub struct Contents<'a> {
     pub params: Option<&'a [String]>,
     /// Whether it holds `aggregate.csv` and `aggregate_long.csv`.
     pub aggregate: bool,
+    /// Whether it holds `traces.csv` (a run with `--trace N` or a `trace` table).
+    pub traces: bool,
 }
 
 fn entry(file: &'static str, column: String, c: &Column) -> Entry {
@@ -256,8 +258,9 @@ fn aggregates(summary: &[Entry], templates: bool) -> Vec<Entry> {
 
 /// The dictionary of a folder with `contents`: every column of each file it holds,
 /// in file order (`summary.csv`, `timeseries.csv`, `herd.csv`,
-/// `attempts_by_ordinal.csv`, then with replications `aggregate.csv` and
-/// `aggregate_long.csv`, and last `columns.csv` itself).
+/// `attempts_by_ordinal.csv`, `services.csv` for a service graph, `traces.csv` when
+/// traced, then with replications `aggregate.csv` and `aggregate_long.csv`, and last
+/// `columns.csv` itself).
 pub fn folder_dictionary(contents: Contents<'_>) -> Vec<Entry> {
     let mut out = summary(contents.layout, contents.params);
     let templates = contents.layout.is_none();
@@ -301,6 +304,13 @@ pub fn folder_dictionary(contents: Contents<'_>) -> Vec<Entry> {
             e
         }));
     }
+    if contents.traces {
+        out.extend(
+            TRACE_COLUMNS
+                .iter()
+                .map(|c| entry(TRACES_FILE, c.name.to_string(), c)),
+        );
+    }
     out.extend(aggregate.into_iter().flatten());
     out.extend(
         DICTIONARY_HEADER
@@ -326,7 +336,8 @@ const DICTIONARY_DESCRIPTIONS: [&str; 5] = [
     "what it holds",
 ];
 
-/// Every column of every results file: for a scenario's layout (its layers and fleets
+/// Every column of every results file (`traces.csv` aside: a folder lists it with
+/// [`Contents::traces`]): for a scenario's layout (its layers and fleets
 /// by name), or with the templated columns written as templates
 /// (`attempts_layer_<i>`, `fleet_<name>_logical`, `param_<key>`) when `None`.
 ///
@@ -342,5 +353,6 @@ pub fn dictionary(layout: Option<&Layout>) -> Vec<Entry> {
         layout,
         params: None,
         aggregate: true,
+        traces: false,
     })
 }

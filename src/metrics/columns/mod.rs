@@ -1,6 +1,7 @@
 //! The output schema: every column of every results file (`summary.csv`,
 //! `timeseries.csv`, `herd.csv`, `attempts_by_ordinal.csv`, `aggregate.csv`,
-//! `aggregate_long.csv`), with its unit, its kind and how `retrysim check` compares it.
+//! `aggregate_long.csv`, `services.csv`, `traces.csv`), with its unit, its kind and how
+//! `retrysim check` compares it.
 //!
 //! This catalog is the one place that names a column. The writers lay their rows out
 //! on it ([`crate::metrics::summary::Layout::columns`], [`TIMESERIES_COLUMNS`]), the
@@ -13,6 +14,7 @@
 //! - [`summary`](self::summary): `summary.csv`, one row per run;
 //! - [`series`](self::series): `timeseries.csv` and `herd.csv`, rows per bucket;
 //! - [`ordinals`](self::ordinals): `attempts_by_ordinal.csv`;
+//! - [`trace`](self::trace): `traces.csv`, the spans of the sampled requests;
 //! - [`aggregate`](self::aggregate): `aggregate.csv`, `aggregate_long.csv`, and which
 //!   interval each metric gets;
 //! - [`dictionary`](self::dictionary()): the catalog as rows.
@@ -25,6 +27,7 @@ mod ordinals;
 mod queue;
 mod series;
 mod summary;
+mod trace;
 
 pub use aggregate::*;
 pub use dictionary::*;
@@ -34,6 +37,7 @@ pub use ordinals::*;
 pub use queue::*;
 pub use series::*;
 pub use summary::*;
+pub use trace::*;
 
 /// What a column holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -280,13 +284,45 @@ mod tests {
             .chain(&QUEUE_SERIES_COLUMNS)
             .copied()
             .collect();
-        for t in [&summary[..], &series[..], &HERD_COLUMNS[..]] {
+        for t in [
+            &summary[..],
+            &series[..],
+            &HERD_COLUMNS[..],
+            &TRACES_COLUMNS[..],
+        ] {
             let mut sorted = t.to_vec();
             sorted.sort();
             sorted.dedup();
             assert_eq!(sorted.len(), t.len(), "{t:?}");
         }
         assert!(HEADLINE.iter().all(|h| summary_column(h).is_some()));
+    }
+
+    #[test]
+    fn a_traced_folder_lists_traces_csv_and_an_untraced_one_does_not() {
+        let contents = |traces| Contents {
+            layout: None,
+            params: None,
+            aggregate: true,
+            traces,
+        };
+        let plain = folder_dictionary(contents(false));
+        assert_eq!(plain, dictionary(None));
+        assert!(plain.iter().all(|e| e.file != TRACES_FILE));
+        let traced = folder_dictionary(contents(true));
+        let listed: Vec<&str> = traced
+            .iter()
+            .filter(|e| e.file == TRACES_FILE)
+            .map(|e| e.column.as_str())
+            .collect();
+        assert_eq!(listed, TRACES_COLUMNS);
+        // The same rows otherwise, in the same order.
+        let others: Vec<&Entry> = traced.iter().filter(|e| e.file != TRACES_FILE).collect();
+        assert_eq!(others, plain.iter().collect::<Vec<_>>());
+        let times = TRACE_COLUMNS.iter().filter(|c| c.unit == "s");
+        assert!(times
+            .map(|c| c.name)
+            .eq(["send", "arrive", "start", "end", "done", "wait"]));
     }
 
     #[test]
