@@ -20,7 +20,7 @@ use thiserror::Error;
 use super::manifest::{FolderKind, Manifest, Output, ReadError};
 
 /// Result files at the top of a folder.
-pub const TOP_FILES: [&str; 10] = [
+pub const TOP_FILES: [&str; 12] = [
     "manifest.toml",
     "columns.csv",
     "summary.csv",
@@ -31,6 +31,8 @@ pub const TOP_FILES: [&str; 10] = [
     "aggregate.csv",
     "aggregate_long.csv",
     "report.html",
+    "traces.csv",
+    "trace.json",
 ];
 /// The entry that stands for the finished runs of a sweep (`runs/NNNNNN/`).
 pub const RUNS_ENTRY: &str = "runs/";

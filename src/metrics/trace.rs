@@ -279,6 +279,8 @@ pub struct TraceLog {
     pub spans: Vec<Span>,
     /// When the run ended.
     pub end: Nanos,
+    /// Whether the log hit its cap on spans: the spans made after it are missing.
+    pub truncated: bool,
 }
 
 impl TraceLog {

@@ -23,6 +23,10 @@ use super::outcome::Class;
 use super::request::NONE;
 use super::world::World;
 
+/// Most spans a run keeps (some 200 bytes each with their scratch, 200 MB in all): the
+/// spans past it are not recorded and the log says it was truncated.
+pub(super) const MAX_SPANS: usize = 1_000_000;
+
 /// What a span's call keeps for its next attempt's span.
 #[derive(Debug, Clone, Default)]
 struct Scratch {
@@ -109,6 +113,7 @@ impl World {
             requests: Vec::new(),
             spans: Vec::new(),
             end: 0,
+            truncated: false,
         };
         self.trace = Some(Box::new(Tracer {
             picks,
@@ -138,7 +143,10 @@ impl World {
         if !self.arena.reqs[n.req as usize].traced {
             return None;
         }
-        tr.span_of.get(node as usize).copied()
+        tr.span_of
+            .get(node as usize)
+            .copied()
+            .filter(|&s| s != NO_SPAN)
     }
 
     /// A logical request started at `now` in slot `req`: traced if its ordinal was
@@ -198,11 +206,20 @@ impl World {
         let request = tr.req_of[n.req as usize];
         let id = tr.log.spans.len() as u32;
         let parent = if n.parent == NONE {
-            tr.log.requests[request as usize].root = id;
             NO_SPAN
         } else {
             tr.span_of[n.parent as usize]
         };
+        let full = tr.log.spans.len() >= MAX_SPANS;
+        if full || (n.parent != NONE && parent == NO_SPAN) {
+            // Past the cap (or below a span not kept): untraced from here down.
+            tr.log.truncated |= full;
+            put(&mut tr.span_of, node, NO_SPAN);
+            return;
+        }
+        if n.parent == NONE {
+            tr.log.requests[request as usize].root = id;
+        }
         let mut span = Span {
             request,
             parent,
@@ -291,6 +308,10 @@ impl World {
         };
         let n = self.arena.nodes[node as usize];
         let tr = self.trace.as_deref_mut().expect("tracing");
+        if tr.log.spans.len() >= MAX_SPANS {
+            tr.log.truncated = true;
+            return;
+        }
         let sc = &mut tr.scratch[parent as usize];
         let span = Span {
             request: tr.log.spans[parent as usize].request,

@@ -94,6 +94,32 @@ pub fn run_tables(loaded: &Loaded, replication: u32) -> Result<RunTables, SweepE
     })
 }
 
+/// The files of a traced run: `traces.csv`, `trace.json`.
+pub(super) const TRACE_FILES: [&str; 2] = ["traces.csv", "trace.json"];
+
+/// Traces replication 0 of `plan`'s base point, whose run started `population`
+/// logical requests, and writes its `sample` traced requests into the folder.
+fn write_traces(
+    plan: &plan::Plan,
+    claimed: &crate::export::owner::Claimed,
+    population: u64,
+    sample: u64,
+    dir: &Path,
+) -> Result<(), SweepError> {
+    let scn = plan.loaded(plan.spec(0).cell)?.scenario;
+    let log = crate::run::trace_run(&scn, 0, population, sample);
+    let texts = [
+        crate::export::trace::render_csv(&log),
+        crate::export::trace::render_json(&log),
+    ];
+    for (name, text) in TRACE_FILES.iter().zip(texts) {
+        let p = claimed.target(name)?;
+        crate::export::atomic::write_atomic(&p, text.as_bytes())
+            .map_err(io_err("cannot write the traces of", dir))?;
+    }
+    Ok(())
+}
+
 /// Runs the base point of a scenario (its replications, in parallel; any `[sweep]` is
 /// left out) into a run folder: the manifest, then the tables (`aggregate.csv` and
 /// `aggregate_long.csv` with replications), written as the runs finish in plan order,
@@ -116,6 +142,10 @@ pub fn run_folder(
     // what it is for, and vouches for the files it was writing.
     let aggregate = plan.replications > 1;
     let mut files = store::table_files(aggregate, !plan.layout.services.is_empty());
+    let trace = loaded.scenario.trace;
+    if trace.is_some() {
+        files.extend(TRACE_FILES.map(String::from));
+    }
     write_manifest(&claimed, &mut files, |f| {
         manifest::render(&plan.base, origin, plan.total_runs(), f)
     })?;
@@ -142,6 +172,9 @@ pub fn run_folder(
     tables
         .commit()
         .map_err(io_err("cannot write the tables of", dir))?;
+    if let (Some(t), Some(r0)) = (trace, first.first()) {
+        write_traces(&plan, &claimed, r0.metrics.totals.logical, t.sample, dir)?;
+    }
     Ok(RunFolder {
         dir: claimed.dir.clone(),
         out: dir.to_path_buf(),

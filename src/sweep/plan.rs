@@ -100,7 +100,8 @@ impl Plan {
             layout: Some(&self.layout),
             params: Some(&keys),
             aggregate,
-            traces: false,
+            // A run folder of a traced scenario holds them (a sweep traces nothing).
+            traces: self.axes.is_empty() && self.base.scenario.trace.is_some(),
         })
     }
 

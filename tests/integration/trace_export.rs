@@ -180,6 +180,7 @@ pub fn log() -> TraceLog {
         ],
         spans,
         end: 10 * S,
+        truncated: false,
     }
 }
 

@@ -347,3 +347,115 @@ fn refusals(log: &TraceLog) -> u64 {
         .filter(|s| s.stack == 0 && s.depth == 1 && s.arrive.is_none() && s.end == Some(s.send))
         .count() as u64
 }
+
+/// A trace that would outgrow its cap on spans (1,111 spans a request here: 10 × 10
+/// × 10 attempts) stops recording at the cap and says so; the spans it kept are whole
+/// requests' trees down to the cut, well formed.
+#[test]
+fn a_trace_past_its_span_cap_is_cut_and_marked() {
+    let text = r#"
+duration = "10s"
+[dependency]
+servers = "unlimited"
+service_time = "1ms"
+error_rate = 1.0
+[[fleets]]
+name = "f"
+arrival = { kind = "constant", rate = 100 }
+[[fleets.layers]]
+name = "a"
+max_attempts = 10
+[[fleets.layers]]
+name = "b"
+max_attempts = 10
+[[fleets.layers]]
+name = "c"
+max_attempts = 10
+"#;
+    let all: Vec<u64> = (0..1000).collect();
+    let log = traced(text, &[], all);
+    assert!(log.truncated);
+    assert_eq!(log.spans.len(), 1_000_000);
+    well_formed(&log);
+    let small = traced(text, &[], (0..10).collect());
+    assert!(!small.truncated);
+    assert_eq!(small.spans.len(), 10 * 1111);
+}
+
+/// `retrysim run --trace N` writes traces.csv and trace.json beside the same results
+/// as without it, lists them in the manifest and columns.csv, and a run without it
+/// in the same folder removes them.
+#[test]
+fn run_with_trace_writes_the_traces_and_leaves_the_rest_unchanged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let scn = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/default.toml");
+    let scn = scn.to_str().unwrap();
+    common::ok(d, &["run", scn, "--no-plots", "-q", "--out", "plain"]);
+    common::ok(
+        d,
+        &[
+            "run",
+            scn,
+            "--no-plots",
+            "-q",
+            "--out",
+            "traced",
+            "--trace",
+            "30",
+        ],
+    );
+    for f in [
+        "summary.csv",
+        "timeseries.csv",
+        "herd.csv",
+        "attempts_by_ordinal.csv",
+    ] {
+        assert_eq!(
+            std::fs::read(d.join("plain").join(f)).unwrap(),
+            std::fs::read(d.join("traced").join(f)).unwrap(),
+            "{f} changed with --trace"
+        );
+    }
+    let csv = std::fs::read_to_string(d.join("traced/traces.csv")).unwrap();
+    let mut rdr = csv::Reader::from_reader(csv.as_bytes());
+    let mut requests = std::collections::BTreeSet::new();
+    for rec in rdr.records() {
+        requests.insert(rec.unwrap()[0].to_string());
+    }
+    assert_eq!(requests.len(), 30);
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("traced/trace.json")).unwrap()).unwrap();
+    assert!(json["traceEvents"]
+        .as_array()
+        .is_some_and(|e| !e.is_empty()));
+    let manifest = std::fs::read_to_string(d.join("traced/manifest.toml")).unwrap();
+    assert!(manifest.contains("\"trace.json\"") && manifest.contains("\"traces.csv\""));
+    assert!(manifest.contains("--set trace.sample=30"));
+    let columns = std::fs::read_to_string(d.join("traced/columns.csv")).unwrap();
+    assert!(columns.contains("traces.csv,wait_reason,"));
+    let plain_columns = std::fs::read_to_string(d.join("plain/columns.csv")).unwrap();
+    assert!(!plain_columns.contains("traces.csv"));
+    // The same draw twice: the same bytes.
+    common::ok(
+        d,
+        &[
+            "run",
+            scn,
+            "--no-plots",
+            "-q",
+            "--out",
+            "again",
+            "--trace",
+            "30",
+        ],
+    );
+    assert_eq!(
+        std::fs::read(d.join("again/traces.csv")).unwrap(),
+        csv.as_bytes()
+    );
+    // Rerun without tracing: the folder no longer holds traces.
+    common::ok(d, &["run", scn, "--no-plots", "-q", "--out", "traced"]);
+    assert!(!d.join("traced/traces.csv").exists());
+    assert!(!d.join("traced/trace.json").exists());
+}

@@ -336,8 +336,8 @@ const DICTIONARY_DESCRIPTIONS: [&str; 5] = [
     "what it holds",
 ];
 
-/// Every column of every results file (`traces.csv` aside: a folder lists it with
-/// [`Contents::traces`]): for a scenario's layout (its layers and fleets
+/// Every column of every results file (`traces.csv` included; a folder lists it when
+/// it holds it, [`Contents::traces`]): for a scenario's layout (its layers and fleets
 /// by name), or with the templated columns written as templates
 /// (`attempts_layer_<i>`, `fleet_<name>_logical`, `param_<key>`) when `None`.
 ///
@@ -353,6 +353,6 @@ pub fn dictionary(layout: Option<&Layout>) -> Vec<Entry> {
         layout,
         params: None,
         aggregate: true,
-        traces: false,
+        traces: true,
     })
 }
