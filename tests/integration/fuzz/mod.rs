@@ -187,8 +187,9 @@ const LIMIT_KEYS: [&str; 5] = [
     "max_concurrent",
 ];
 /// Keys with a generator of their own (or, for whole tables, any value).
-const TABLE_KEYS: [&str; 23] = [
+const TABLE_KEYS: [&str; 24] = [
     "hedging",
+    "trace",
     "pool",
     "services",
     "arrival",
@@ -842,6 +843,7 @@ fn value_for(path: &'static str) -> BoxedStrategy<Value> {
         "limiter" => tagged("fleets.0.layers.0.limiter"),
         "preset" => preset(),
         "pool" => pool().boxed(),
+        "trace" => trace().boxed(),
         "hedging" => hedging().boxed(),
         "outages" => vec(outage(), 0..4).prop_map(Value::Array).boxed(),
         "sweep" => sweep().boxed(),
@@ -889,6 +891,12 @@ fn hedging() -> impl Strategy<Value = Value> {
 }
 
 /// A connection pool table: a size, sometimes a wait and a hold.
+fn trace() -> impl Strategy<Value = Value> {
+    (count(), prop::option::of(count())).prop_map(|(sample, seed)| {
+        table(vec![("sample", Some(sample)), ("seed", seed)])
+    })
+}
+
 fn pool() -> impl Strategy<Value = Value> {
     (
         count(),
