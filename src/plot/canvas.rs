@@ -87,6 +87,8 @@ pub(crate) enum Swatch {
     Band(RGBColor, f64),
     /// A line with round markers.
     LineMarker(RGBColor),
+    /// A marker alone: a filled triangle.
+    Mark(RGBColor),
 }
 
 /// One legend line: a swatch and its label.
@@ -198,6 +200,9 @@ where
                 [(x0, y - 7), (x0 + 28, y + 7)],
                 c.mix(alpha).filled(),
             ))?,
+            Swatch::Mark(c) => {
+                area.draw(&TriangleMarker::new((x0 + 14, y), 6, c.filled()))?;
+            }
             Swatch::LineMarker(c) => {
                 area.draw(&PathElement::new(vec![a, b], c.stroke_width(2)))?;
                 area.draw(&Circle::new((x0 + 14, y), 4, c.filled()))?;

@@ -1,7 +1,7 @@
 //! Plots and the HTML report of a result folder, drawn from its CSV files alone.
 //!
-//! [`draw_folder`] reads `manifest.toml`, `summary.csv`, `timeseries.csv`, `herd.csv`
-//! and (sweeps) `aggregate.csv`, draws every chart that applies into `DIR/plots/`, and
+//! [`draw_folder`] reads `manifest.toml`, `summary.csv`, `timeseries.csv`, `herd.csv`,
+//! (sweeps) `aggregate.csv` and (traced runs) `traces.csv` and `trace.json`, draws every chart that applies into `DIR/plots/`, and
 //! writes `DIR/report.html`, one self-contained page with every chart inline as SVG,
 //! led by the scenario's header, the headline numbers, the `[[expect]]` results
 //! (`expect`) and the lints (`report`).
@@ -21,6 +21,7 @@
 //! | `services` | run of a service graph | a panel per service from `services.csv`: inbound and goodput per second, utilisation (right axis), its outages shaded |
 //! | `phase` | run, sweep | success rate against inbound load as a trajectory; branches before/during/after outages, or while the load rises/falls |
 //! | `herd` | run, sweep | attempt arrivals in fine buckets around the outage end or burst |
+//! | `swimlane` | traced run | a lane per sampled request (`traces.csv`) around the first outage: its attempts as bars coloured by outcome, refusals as marks, orphans' tails |
 //! | `latency` | run, sweep | p50 and p99 per bucket (sweep: p99 per cell) |
 //! | `load_vs_success` | sweep | success fraction against the swept load, a line per policy, 95% band |
 //! | `metrics/<m>_vs_<k>` | sweep | every summary metric that varies against each swept key |
@@ -74,6 +75,8 @@ pub(crate) mod series;
 pub(crate) mod services;
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod sweep;
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) mod swimlane;
 pub(crate) mod table;
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod timeseries;
@@ -95,6 +98,7 @@ use {
     phase::{PhaseChart, PhaseInput},
     services::{ServiceSeries, ServicesChart},
     std::path::Path,
+    swimlane::{SwimlaneChart, Traces},
     timeseries::TimeseriesChart,
 };
 
@@ -175,6 +179,14 @@ pub enum PlotError {
         /// The cell's text.
         found: String,
     },
+    /// A JSON file (`trace.json`) is malformed.
+    #[error("cannot read '{}': {message}", path.display())]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
     /// The manifest is malformed.
     #[error("cannot read '{}': {message}", path.display())]
     Manifest {
@@ -224,6 +236,10 @@ pub struct Folder {
     pub graph: Option<Scenario>,
     /// `services.csv` of such a folder: the series of each service in the first run.
     pub services: Vec<ServiceSeries>,
+    /// `traces.csv` of a run folder that has one: the sampled requests' lanes.
+    pub traces: Option<Traces>,
+    /// The outage windows of `trace.json`, seconds, when the folder has it.
+    pub trace_outages: Option<Vec<(f64, f64)>>,
 }
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -266,6 +282,18 @@ impl Folder {
         } else {
             (None, Vec::new())
         };
+        let traces_path = dir.join(crate::metrics::columns::TRACES_FILE);
+        let traces = if sweep.is_none() && traces_path.exists() {
+            Some(swimlane::read_traces(&traces_path)?)
+        } else {
+            None
+        };
+        let json_path = dir.join(crate::export::trace::TRACE_JSON_FILE);
+        let trace_outages = if traces.is_some() && json_path.exists() {
+            Some(swimlane::read_outages(&json_path)?)
+        } else {
+            None
+        };
         Ok(Folder {
             dir: dir.to_path_buf(),
             manifest,
@@ -276,6 +304,8 @@ impl Folder {
             sweep,
             graph,
             services,
+            traces,
+            trace_outages,
         })
     }
 }
@@ -456,6 +486,7 @@ fn draw_charts(folder: &Folder, format: Format, first: &[&str]) -> Result<Vec<Dr
                     &mut out,
                 )?;
             }
+            draw_swimlane(folder, s, format, &mut out)?;
             emit(
                 &LatencyChart {
                     input: LatencyInput::Run(s, run_percentiles(&folder.summary, s.run)),
@@ -514,6 +545,30 @@ fn draw_graph_charts(
             out,
             "Per service: inbound far above goodput means its callers' retries arrive faster than it answers; utilisation at 100% means its threads are exhausted.",
         );
+    }
+    Ok(())
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+/// The swimlane of a traced run (it has `traces.csv`), after the herd: outages from
+/// `trace.json`, or the buckets of `timeseries.csv` without it.
+fn draw_swimlane(
+    folder: &Folder,
+    s: &RunSeries,
+    format: Format,
+    out: &mut Vec<Drawn>,
+) -> Result<(), PlotError> {
+    let Some(traces) = &folder.traces else {
+        return Ok(());
+    };
+    let outages = folder
+        .trace_outages
+        .clone()
+        .unwrap_or_else(|| s.outage_spans());
+    let scenario = folder.manifest.scenario_name();
+    if let Some(chart) = SwimlaneChart::new(traces, outages, s.end(), scenario) {
+        emit(&chart, &folder.dir, format, true, out)?;
+        set_caption(out, &chart.caption());
     }
     Ok(())
 }

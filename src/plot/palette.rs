@@ -65,6 +65,33 @@ pub(crate) fn utilisation_fill(u: Option<f64>) -> RGBColor {
     }
 }
 
+/// The swimlane's colour of each attempt outcome (`traces.csv`'s `outcome`), in
+/// legend order: success green, timeouts orange, errors red, capacity refusals brown,
+/// refusals before leaving in the breaker's and the budget's colours.
+pub(crate) const OUTCOMES: [(&str, RGBColor); 13] = [
+    ("success", SUCCESS),
+    ("timeout", INBOUND),
+    ("error", CAPACITY),
+    ("rejected", RGBColor(140, 86, 75)),
+    ("overloaded", RGBColor(140, 86, 75)),
+    ("bulkhead_full", RGBColor(140, 86, 75)),
+    ("pool_exhausted", RGBColor(140, 86, 75)),
+    ("conflict", RGBColor(188, 189, 34)),
+    ("deadline_exceeded", FAILURE),
+    ("breaker_open", BREAKER),
+    ("budget_exhausted", BUDGET),
+    ("cancelled", RGBColor(150, 150, 150)),
+    ("in_flight", OFFERED),
+];
+
+/// The swimlane's colour of outcome `name` (an unknown one: in flight's).
+pub(crate) fn outcome_colour(name: &str) -> RGBColor {
+    OUTCOMES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or(OFFERED, |(_, c)| *c)
+}
+
 /// Categorical colours, in order of use.
 pub(crate) const CATEGORICAL: [RGBColor; 12] = [
     RGBColor(0, 114, 178),
@@ -122,6 +149,15 @@ mod tests {
         assert_eq!(p.colour("retries=3"), CATEGORICAL[0]);
         assert_eq!(p.colour("retries=1"), CATEGORICAL[1]);
         assert_eq!(p.colour("unknown"), p.colour("unknown"));
+    }
+
+    #[test]
+    fn every_attempt_outcome_has_its_swimlane_colour() {
+        for e in crate::metrics::ordinal::End::ALL {
+            assert!(OUTCOMES.iter().any(|(n, _)| *n == e.name()), "{}", e.name());
+        }
+        assert_eq!(outcome_colour("success"), SUCCESS);
+        assert_eq!(outcome_colour("no such outcome"), OFFERED);
     }
 
     #[test]

@@ -754,6 +754,165 @@ fn degenerate_folders_draw_without_panicking() {
     assert!(read(&files[0]).contains("No chart applies"));
 }
 
+// ---- the swimlane of a traced run -------------------------------------------------------
+
+/// A hand-written `traces.csv` for STORM (outage 8 s to 12 s; two layers, client and
+/// sdk): request 4242 long before the outage; 100 just before it; 200 in it, failing
+/// twice at sdk, then its retry refused by the budget; 300 at its end, an orphan (sdk
+/// attempt timed out at 12.4 s, served until 12.8 s) and a success; 350 refused by a
+/// breaker.
+const TRACES: &str = "\
+request,fleet,client,span,parent,kind,caller,service,layer,attempt,send,arrive,start,end,outcome,done,fate,wait,wait_reason,budget,breaker
+100,web,3,3,,call,web,dependency,,1,7,7,,7.02,success,7.02,success,0,,,
+100,web,3,4,3,attempt,web,dependency,client,1,7,7,,7.02,success,7.02,success,0,,,
+100,web,3,5,4,attempt,web,dependency,sdk,1,7,7,7,7.02,success,7.02,success,0,,,inside:admitted
+200,web,4,6,,call,web,dependency,,1,8.5,8.5,,8.7,budget_exhausted,8.7,budget_exhausted,0,,,
+200,web,4,7,6,attempt,web,dependency,client,1,8.5,8.5,,8.53,error,8.53,error,0,,,
+200,web,4,8,7,attempt,web,dependency,sdk,1,8.5,8.5,8.5,8.501,error,8.501,error,0,,,inside:admitted
+200,web,4,9,7,attempt,web,dependency,sdk,2,8.521,8.521,8.521,8.53,error,8.53,error,0.02,backoff,,inside:admitted
+200,web,4,10,6,attempt,web,dependency,client,2,8.6,8.6,,8.61,error,8.61,error,0.07,backoff,granted,
+200,web,4,11,10,attempt,web,dependency,sdk,1,8.6,8.6,8.6,8.61,error,8.61,error,0,,,inside:admitted
+200,web,4,12,6,attempt,web,dependency,client,3,8.7,,,8.7,budget_exhausted,,,0.09,backoff,refused,
+300,web,0,13,,call,web,dependency,,1,11.9,11.9,,12.62,success,12.62,success,0,,,
+300,web,0,14,13,attempt,web,dependency,client,1,11.9,11.9,,12.4,timeout,12.8,success,0,,,
+300,web,0,15,14,attempt,web,dependency,sdk,1,11.9,11.9,12.3,12.4,cancelled,12.8,success,0,,,inside:admitted
+300,web,0,16,13,attempt,web,dependency,client,2,12.6,12.6,,12.62,success,12.62,success,0.2,backoff,granted,
+300,web,0,17,16,attempt,web,dependency,sdk,1,12.6,12.6,12.6,12.62,success,12.62,success,0,,,inside:admitted
+350,web,1,18,,call,web,dependency,,1,13,13,,13,breaker_open,13,breaker_open,0,,,
+350,web,1,19,18,attempt,web,dependency,client,1,13,13,,13,breaker_open,13,breaker_open,0,,,
+350,web,1,20,19,attempt,web,dependency,sdk,1,13,,,13,breaker_open,,,0,,,inside:rejected
+4242,web,1,0,,call,web,dependency,,1,0.5,0.5,,0.52,success,0.52,success,0,,,
+4242,web,1,1,0,attempt,web,dependency,client,1,0.5,0.5,,0.52,success,0.52,success,0,,,
+4242,web,1,2,1,attempt,web,dependency,sdk,1,0.5,0.5,0.5,0.52,success,0.52,success,0,,,inside:admitted
+";
+
+/// Whether the swimlane labels a lane with request `ordinal`.
+fn labels_lane(svg: &str, ordinal: u64) -> bool {
+    svg.contains(&format!(">\n{ordinal}\n</text>"))
+}
+
+#[test]
+fn a_traced_run_draws_a_swimlane_of_its_requests_around_the_first_outage() {
+    let d = tempfile::tempdir().unwrap();
+    write_run(STORM, &[], d.path());
+    // Without traces.csv: no swimlane.
+    let files = draw_folder(d.path(), Format::Svg).unwrap();
+    assert!(
+        !files.iter().any(|f| f.ends_with("swimlane.svg")),
+        "{files:?}"
+    );
+    assert!(!read(&d.path().join("report.html")).contains("plot-swimlane"));
+
+    std::fs::write(d.path().join("traces.csv"), TRACES).unwrap();
+    let files = draw_folder(d.path(), Format::Svg).unwrap();
+    assert_eq!(files.len(), RUN_CHARTS.len() + 2, "{files:?}");
+    let herd = files.iter().position(|f| f.ends_with("herd.svg")).unwrap();
+    assert!(
+        files[herd + 1].ends_with("swimlane.svg"),
+        "after the herd: {files:?}"
+    );
+    let svg = read(&plot_file(d.path(), "swimlane", "svg"));
+    assert_has(
+        &svg,
+        "swimlane.svg",
+        &[
+            "Sampled requests around the first outage: storm",
+            "time (s)",
+            "attempt: success",
+            "attempt: error",
+            "attempt: cancelled",
+            "request lifetime",
+            "served after its caller gave up",
+            "refused by budget or limiter",
+            "rejected by a breaker",
+            "outage",
+        ],
+    );
+    // The window is 6 s to 22 s (timeseries.csv's outage, 8 s to 12 s): 4242 is left out.
+    for ordinal in [100, 200, 300, 350] {
+        assert!(labels_lane(&svg, ordinal), "lane {ordinal}");
+    }
+    assert!(!labels_lane(&svg, 4242));
+    // The three failed sdk attempts are bars of the error colour (and one legend swatch).
+    let error_fill = "fill=\"#BE1E2D\"";
+    assert_eq!(svg.matches(error_fill).count(), 3 + 1, "{svg}");
+    let html = read(&d.path().join("report.html"));
+    assert_has(
+        &html,
+        "report.html",
+        &[
+            "id=\"plot-swimlane\"",
+            "One lane per request, in arrival order",
+        ],
+    );
+
+    // With trace.json, its outage windows place the window: 12 s to the run's end.
+    let log = retrysim::metrics::trace::TraceLog {
+        windows: vec![retrysim::metrics::trace::TraceWindow {
+            start: 14_000_000_000,
+            end: 15_000_000_000,
+            service: None,
+        }],
+        end: 25_000_000_000,
+        ..Default::default()
+    };
+    std::fs::write(
+        d.path().join("trace.json"),
+        retrysim::export::trace::render_json(&log),
+    )
+    .unwrap();
+    draw_folder(d.path(), Format::Png).unwrap();
+    let (w, h, colours, ink) = png_stats(&plot_file(d.path(), "swimlane", "png"));
+    assert_eq!(w, 1000);
+    assert!(h >= 600 && colours > 8 && ink > 0.02, "{h} {colours} {ink}");
+    let svg = render_svg_of(d.path());
+    assert!(labels_lane(&svg, 300) && labels_lane(&svg, 350));
+    assert!(!labels_lane(&svg, 100) && !labels_lane(&svg, 200));
+}
+
+/// The swimlane's SVG of `dir`, drawn again.
+fn render_svg_of(dir: &Path) -> String {
+    draw_folder(dir, Format::Svg).unwrap();
+    read(&plot_file(dir, "swimlane", "svg"))
+}
+
+#[test]
+fn bad_traces_are_errors_naming_the_file() {
+    let d = tempfile::tempdir().unwrap();
+    write_run(STORM, &[], d.path());
+    let bad = TRACES.replacen(",8.5,8.5,,8.7,", ",soon,8.5,,8.7,", 1);
+    std::fs::write(d.path().join("traces.csv"), bad).unwrap();
+    let e = draw_folder(d.path(), Format::Svg).unwrap_err().to_string();
+    assert!(e.contains("traces.csv") && e.contains("line 5"), "{e}");
+    assert!(
+        e.contains("column 'send'") && e.contains("found 'soon'"),
+        "{e}"
+    );
+
+    std::fs::write(d.path().join("traces.csv"), "request,span\n1,2\n").unwrap();
+    let e = draw_folder(d.path(), Format::Svg).unwrap_err().to_string();
+    assert!(e.contains("traces.csv") && e.contains("no column"), "{e}");
+
+    std::fs::write(d.path().join("traces.csv"), TRACES).unwrap();
+    std::fs::write(
+        d.path().join("trace.json"),
+        "{\"traceEvents\":[{\"ts\":\"x\"",
+    )
+    .unwrap();
+    let e = draw_folder(d.path(), Format::Svg).unwrap_err().to_string();
+    assert!(
+        e.starts_with("cannot read '") && e.contains("trace.json"),
+        "{e}"
+    );
+
+    // A header alone: nobody to draw, no swimlane, no error.
+    std::fs::remove_file(d.path().join("trace.json")).unwrap();
+    let header = TRACES.lines().next().unwrap();
+    std::fs::write(d.path().join("traces.csv"), format!("{header}\n")).unwrap();
+    let files = draw_folder(d.path(), Format::Svg).unwrap();
+    assert!(!files.iter().any(|f| f.ends_with("swimlane.svg")));
+}
+
 // ---- the command line --------------------------------------------------------------------
 
 fn retrysim(args: &[&str]) -> std::process::Output {

@@ -14,7 +14,7 @@
 //! - [`summary`](self::summary): `summary.csv`, one row per run;
 //! - [`series`](self::series): `timeseries.csv` and `herd.csv`, rows per bucket;
 //! - [`ordinals`](self::ordinals): `attempts_by_ordinal.csv`;
-//! - [`trace`](self::trace): `traces.csv`, the spans of the sampled requests;
+//! - `trace`: `traces.csv`, the spans of the sampled requests;
 //! - [`aggregate`](self::aggregate): `aggregate.csv`, `aggregate_long.csv`, and which
 //!   interval each metric gets;
 //! - [`dictionary`](self::dictionary()): the catalog as rows.
