@@ -9,7 +9,8 @@
 //!
 //! `trace.json` is one JSON object: `traceEvents`, `displayTimeUnit` (`ms`) and
 //! `otherData` (the run's `seed`, the `sample_seed`, the `population` sampled from, the
-//! traced `requests`, the `spans`, the run's `end` in seconds). Processes: one per fleet
+//! traced `requests`, the `spans`, the run's `end` in seconds, and `truncated`: whether
+//! the log hit its cap on spans). Processes: one per fleet
 //! (the client side, `fleet <name>`), one per service (`service <name>`), and
 //! `outages`. Threads: one per traced request (`request <ordinal>`, `tid` = the
 //! ordinal); where a request's slices on one process overlap without nesting (an
@@ -124,6 +125,8 @@ enum Val {
     Secs(Nanos),
     /// A name.
     Text(String),
+    /// A flag.
+    Bool(bool),
 }
 
 impl Val {
@@ -134,6 +137,7 @@ impl Val {
             Val::Int(n) => n.to_string(),
             Val::Secs(t) => secs(*t),
             Val::Text(s) => s.clone(),
+            Val::Bool(b) => b.to_string(),
         }
     }
 
@@ -155,6 +159,7 @@ impl Serialize for Val {
             Val::Int(n) => s.serialize_u64(*n),
             Val::Secs(t) => raw(secs(*t)).map_err(S::Error::custom)?.serialize(s),
             Val::Text(t) => s.serialize_str(t),
+            Val::Bool(b) => s.serialize_bool(*b),
         }
     }
 }
@@ -607,6 +612,7 @@ pub fn render_json(log: &TraceLog) -> String {
         ("requests", Val::Int(log.requests.len() as u64)),
         ("spans", Val::Int(log.spans.len() as u64)),
         ("end", Val::Secs(log.end)),
+        ("truncated", Val::Bool(log.truncated)),
     ]);
     let other = serde_json::to_string(&other).unwrap_or_default();
     let events = if lines.is_empty() {

@@ -377,6 +377,12 @@ max_attempts = 10
     assert!(log.truncated);
     assert_eq!(log.spans.len(), 1_000_000);
     well_formed(&log);
+    let json: serde_json::Value =
+        serde_json::from_str(&retrysim::export::trace::render_json(&log)).unwrap();
+    assert_eq!(
+        json["otherData"]["truncated"],
+        serde_json::Value::Bool(true)
+    );
     let small = traced(text, &[], (0..10).collect());
     assert!(!small.truncated);
     assert_eq!(small.spans.len(), 10 * 1111);

@@ -892,9 +892,8 @@ fn hedging() -> impl Strategy<Value = Value> {
 
 /// A connection pool table: a size, sometimes a wait and a hold.
 fn trace() -> impl Strategy<Value = Value> {
-    (count(), prop::option::of(count())).prop_map(|(sample, seed)| {
-        table(vec![("sample", Some(sample)), ("seed", seed)])
-    })
+    (count(), prop::option::of(count()))
+        .prop_map(|(sample, seed)| table(vec![("sample", Some(sample)), ("seed", seed)]))
 }
 
 fn pool() -> impl Strategy<Value = Value> {
