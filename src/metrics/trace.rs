@@ -79,13 +79,18 @@ pub mod wait {
     /// assert_eq!(wait::names(0), "");
     /// ```
     pub fn names(bits: u8) -> String {
-        NAMES
-            .iter()
-            .filter(|(b, _)| bits & b != 0)
-            .map(|(_, n)| *n)
-            .collect::<Vec<_>>()
-            .join("+")
+        super::names_of(&NAMES, bits, "+")
     }
+}
+
+/// The names of the bits set in `bits`, in table order, joined by `sep`.
+fn names_of(table: &[(u8, &str)], bits: u8, sep: &str) -> String {
+    table
+        .iter()
+        .filter(|(b, _)| bits & b != 0)
+        .map(|(_, n)| *n)
+        .collect::<Vec<_>>()
+        .join(sep)
 }
 
 /// What the retry budget (or the rate limiter) decided about an attempt.
@@ -137,12 +142,7 @@ pub mod breaker {
     ///            "inside:admitted outside:rejected");
     /// ```
     pub fn names(bits: u8) -> String {
-        NAMES
-            .iter()
-            .filter(|(b, _)| bits & b != 0)
-            .map(|(_, n)| *n)
-            .collect::<Vec<_>>()
-            .join(" ")
+        super::names_of(&NAMES, bits, " ")
     }
 }
 
