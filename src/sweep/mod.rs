@@ -424,19 +424,49 @@ pub fn run_in_memory(plan: &Plan) -> Result<Vec<RunResult>, SweepError> {
     // cells differ in load), so batches with a barrier each, or tasks of several runs,
     // leave a thread idle while another finishes its share. Each run is slimmed as it
     // ends, so memory holds summaries only.
-    all.par_iter()
+    //
+    // The longest runs go first (by [`run_cost`]), so the last tasks are short and no
+    // thread idles long while another finishes; the results come back in plan order.
+    let costs = (0..plan.cells.len())
+        .map(|c| plan.loaded(c).map(|l| run_cost(&l.scenario)))
+        .collect::<Result<Vec<f64>, _>>()?;
+    let mut order = all;
+    order.sort_by(|&a, &b| {
+        let cost = |r: u64| costs[plan.spec(r).cell];
+        cost(b).total_cmp(&cost(a)).then(a.cmp(&b))
+    });
+    let done: Vec<(u64, RunResult)> = order
+        .par_iter()
         .with_max_len(1)
         .map(|&run| {
             let spec = plan.spec(run);
             let loaded = plan.loaded(spec.cell)?;
-            Ok(slim(run_one(
-                &loaded.scenario,
-                &plan.layout,
-                run,
-                spec.replication,
-            )))
+            let r = run_one(&loaded.scenario, &plan.layout, run, spec.replication);
+            Ok((run, slim(r)))
         })
-        .collect()
+        .collect::<Result<_, SweepError>>()?;
+    let mut done = done;
+    done.sort_by_key(|&(run, _)| run);
+    Ok(done.into_iter().map(|(_, r)| r).collect())
+}
+
+/// A guess at what a run of `scn` costs, to start the costly runs of a sweep first:
+/// its offered logical requests times each fleet's worst-case attempts per request
+/// (the product of its layers' `max_attempts`, 10 for an unlimited one). Only the
+/// order of the guesses matters.
+fn run_cost(scn: &crate::scenario::Scenario) -> f64 {
+    let secs = crate::engine::time::to_secs(scn.duration);
+    scn.fleets
+        .iter()
+        .map(|f| {
+            let attempts: f64 = f
+                .layers
+                .iter()
+                .map(|l| l.max_attempts.as_f64().min(10.0))
+                .product();
+            f.offered_rate(scn.duration).unwrap_or(1.0) * secs * attempts
+        })
+        .sum()
 }
 
 /// Runs in flight at once when results are written in plan order.

@@ -817,3 +817,57 @@ fn swept_values_show_as_their_labels_in_columns_charts_and_checks() {
         "{text}"
     );
 }
+
+/// The runs of a sweep in memory start with the costly cells, yet come back in plan
+/// order, each the run it would be alone, on 1 thread or 2.
+#[test]
+fn a_sweep_in_memory_returns_its_runs_in_plan_order_whatever_it_runs_first() {
+    let text = r#"
+duration = "5s"
+replications = 2
+[dependency]
+servers = 10
+service_time = { kind = "exponential", mean = "10ms" }
+[[fleets]]
+name = "f"
+arrival = { kind = "poisson", rate = 100 }
+[[fleets.layers]]
+name = "l"
+max_attempts = 3
+attempt_timeout = "50ms"
+[sweep]
+"fleets.0.arrival.rate" = [100, 800, 300]
+"#;
+    let src = retrysim::scenario::Source {
+        path: "s.toml".into(),
+        stem: "s".into(),
+        text: text.into(),
+    };
+    let plan = retrysim::sweep::plan(retrysim::scenario::load(src, &[]).unwrap()).unwrap();
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let results = pool
+            .install(|| retrysim::sweep::run_in_memory(&plan))
+            .unwrap();
+        assert_eq!(results.len(), 6);
+        for (i, r) in results.iter().enumerate() {
+            assert_eq!(r.run, i as u64);
+            let spec = plan.spec(r.run);
+            let alone = retrysim::run::run_one(
+                &plan.loaded(spec.cell).unwrap().scenario,
+                &plan.layout,
+                r.run,
+                spec.replication,
+            );
+            assert_eq!(
+                r.summary.get("logical").and_then(|v| v.as_f64()),
+                alone.summary.get("logical").and_then(|v| v.as_f64()),
+                "run {i} on {threads} threads"
+            );
+            assert_eq!(r.metrics.totals.events, alone.metrics.totals.events);
+        }
+    }
+}
