@@ -215,6 +215,39 @@ pub struct Span {
     pub breaker: u8,
 }
 
+impl Span {
+    /// Attempt (or call) `attempt` of request `request`, made at `send` by span
+    /// `parent` at (`stack`, `depth`), with nothing known yet of how it went.
+    pub fn new(
+        request: u32,
+        parent: u32,
+        kind: SpanKind,
+        (stack, depth): (u16, u8),
+        attempt: u32,
+        send: Nanos,
+    ) -> Span {
+        Span {
+            request,
+            parent,
+            kind,
+            stack,
+            depth,
+            attempt,
+            send,
+            arrive: None,
+            start: None,
+            end: None,
+            outcome: None,
+            done: None,
+            fate: None,
+            wait: 0,
+            wait_reason: 0,
+            budget: None,
+            breaker: 0,
+        }
+    }
+}
+
 /// A traced logical request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TracedRequest {

@@ -220,25 +220,7 @@ impl World {
         if n.parent == NONE {
             tr.log.requests[request as usize].root = id;
         }
-        let mut span = Span {
-            request,
-            parent,
-            kind,
-            stack: n.stack,
-            depth: n.depth,
-            attempt,
-            send: now,
-            arrive: None,
-            start: None,
-            end: None,
-            outcome: None,
-            done: None,
-            fate: None,
-            wait: 0,
-            wait_reason: 0,
-            budget: None,
-            breaker: 0,
-        };
+        let mut span = Span::new(request, parent, kind, (n.stack, n.depth), attempt, now);
         if kind != SpanKind::Call && parent != NO_SPAN {
             let sc = &mut tr.scratch[parent as usize];
             span.wait = now.saturating_sub(sc.since);
@@ -313,24 +295,22 @@ impl World {
             return;
         }
         let sc = &mut tr.scratch[parent as usize];
+        let request = tr.log.spans[parent as usize].request;
         let span = Span {
-            request: tr.log.spans[parent as usize].request,
-            parent,
-            kind: SpanKind::Attempt,
-            stack: n.stack,
-            depth: n.depth + 1,
-            attempt,
-            send: now,
-            arrive: None,
-            start: None,
             end: Some(now),
             outcome: Some(End::Class(class)),
-            done: None,
-            fate: None,
             wait: now.saturating_sub(sc.since),
             wait_reason: std::mem::take(&mut sc.reason),
             budget: budget.or(sc.budget.take()),
             breaker: breaker | std::mem::take(&mut sc.breaker),
+            ..Span::new(
+                request,
+                parent,
+                SpanKind::Attempt,
+                (n.stack, n.depth + 1),
+                attempt,
+                now,
+            )
         };
         sc.since = now;
         tr.log.spans.push(span);

@@ -435,7 +435,7 @@ pub fn run_in_memory(plan: &Plan) -> Result<Vec<RunResult>, SweepError> {
         let cost = |r: u64| costs[plan.spec(r).cell];
         cost(b).total_cmp(&cost(a)).then(a.cmp(&b))
     });
-    let done: Vec<(u64, RunResult)> = order
+    let mut done: Vec<(u64, RunResult)> = order
         .par_iter()
         .with_max_len(1)
         .map(|&run| {
@@ -445,7 +445,6 @@ pub fn run_in_memory(plan: &Plan) -> Result<Vec<RunResult>, SweepError> {
             Ok((run, slim(r)))
         })
         .collect::<Result<_, SweepError>>()?;
-    let mut done = done;
     done.sort_by_key(|&(run, _)| run);
     Ok(done.into_iter().map(|(_, r)| r).collect())
 }

@@ -20,25 +20,7 @@ const S: u64 = 1_000_000_000;
 
 /// A span with nothing decided yet.
 fn span(request: u32, parent: u32, kind: SpanKind, stack: u16, depth: u8, send: u64) -> Span {
-    Span {
-        request,
-        parent,
-        kind,
-        stack,
-        depth,
-        attempt: 1,
-        send,
-        arrive: None,
-        start: None,
-        end: None,
-        outcome: None,
-        done: None,
-        fate: None,
-        wait: 0,
-        wait_reason: 0,
-        budget: None,
-        breaker: 0,
-    }
+    Span::new(request, parent, kind, (stack, depth), 1, send)
 }
 
 /// Fills a span's arrival, service start, end (with its outcome) and done (with its
