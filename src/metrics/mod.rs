@@ -2,6 +2,7 @@
 //! analysis and the summary row built from them; the catalog of the columns they are
 //! written in, and the number formats.
 
+pub mod bins;
 pub mod collapse;
 pub mod columns;
 pub mod format;

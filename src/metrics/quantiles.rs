@@ -92,6 +92,12 @@ impl BucketQuantiles {
         out
     }
 
+    /// Whether the bucket has no values yet.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Values held.
     fn len(&self) -> u64 {
         match &self.hist {

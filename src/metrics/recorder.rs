@@ -15,6 +15,7 @@ use hdrhistogram::Histogram;
 use crate::engine::Nanos;
 use crate::model::outcome::Class;
 
+use super::bins::Bins;
 use super::guards::GuardMetrics;
 use super::ordinal::{End, Ordinals};
 pub use super::quantiles::MAX_BUCKET_SAMPLES;
@@ -210,6 +211,9 @@ pub struct Recorder {
     /// End of the series.
     duration: Nanos,
     buckets: Vec<BucketRow>,
+    /// The bucket being filled: counted here, without an index per observation, and
+    /// stored at `buckets[cur]` when it closes (past the series, it is dropped).
+    live: BucketRow,
     cur: usize,
     next_boundary: Nanos,
     /// When each level (queue, busy, open) last changed or was accrued.
@@ -220,11 +224,11 @@ pub struct Recorder {
     busy: u64,
     open: u64,
     totals: Totals,
-    success_latency: Histogram<u64>,
-    failure_latency: Histogram<u64>,
-    wait: Histogram<u64>,
-    /// Waits of 0 not yet in `wait`.
-    waits_zero: u64,
+    /// Latencies (µs) of successes and of failures, and waits for a server, in the
+    /// bins of the run's histograms (see [`Bins`]).
+    success_latency: Bins,
+    failure_latency: Bins,
+    wait: Bins,
     /// Latencies (ns) of the current bucket's successes and failures (its completions
     /// are both together).
     bucket_success: BucketQuantiles,
@@ -269,6 +273,7 @@ impl Recorder {
             bucket,
             duration,
             buckets,
+            live: BucketRow::default(),
             cur: 0,
             next_boundary: bucket.min(duration),
             queue_since: 0,
@@ -282,10 +287,9 @@ impl Recorder {
                 fleets: vec![FleetTotals::default(); fleets],
                 ..Totals::default()
             },
-            success_latency: new_histogram(),
-            failure_latency: new_histogram(),
-            wait: new_histogram(),
-            waits_zero: 0,
+            success_latency: Bins::default(),
+            failure_latency: Bins::default(),
+            wait: Bins::default(),
             bucket_success: BucketQuantiles::default(),
             bucket_failure: BucketQuantiles::default(),
             bucket_scratch: Vec::new(),
@@ -446,25 +450,19 @@ impl Recorder {
 
     #[inline]
     fn accrue_queue(&mut self, until: Nanos) {
-        if let Some(b) = self.buckets.get_mut(self.cur) {
-            b.queue_area += u128::from(self.queue_len) * u128::from(until - self.queue_since);
-        }
+        self.live.queue_area += u128::from(self.queue_len) * u128::from(until - self.queue_since);
         self.queue_since = until;
     }
 
     #[inline]
     fn accrue_busy(&mut self, until: Nanos) {
-        if let Some(b) = self.buckets.get_mut(self.cur) {
-            b.busy_area += u128::from(self.busy) * u128::from(until - self.busy_since);
-        }
+        self.live.busy_area += u128::from(self.busy) * u128::from(until - self.busy_since);
         self.busy_since = until;
     }
 
     #[inline]
     fn accrue_open(&mut self, until: Nanos) {
-        if let Some(b) = self.buckets.get_mut(self.cur) {
-            b.breaker_area += u128::from(self.open) * u128::from(until - self.open_since);
-        }
+        self.live.breaker_area += u128::from(self.open) * u128::from(until - self.open_since);
         self.open_since = until;
     }
 
@@ -475,45 +473,66 @@ impl Recorder {
         while now >= self.next_boundary {
             self.accrue(self.next_boundary);
             self.close_bucket(budget_level);
+            self.store_live();
             self.cur += 1;
             // The last bucket ends at `duration`, not a whole bucket later.
             self.next_boundary = self
                 .next_boundary
                 .saturating_add(self.bucket)
                 .min(self.duration);
-            if let Some(b) = self.buckets.get_mut(self.cur) {
-                b.queue_max = self.queue_len;
-            } else {
+            self.live.queue_max = self.queue_len;
+            if self.cur >= self.buckets.len() {
                 self.next_boundary = Nanos::MAX;
             }
         }
     }
 
+    /// Stores the live row as bucket `cur` (nothing past the series) and starts the
+    /// next one empty.
+    fn store_live(&mut self) {
+        let row = std::mem::take(&mut self.live);
+        if let Some(b) = self.buckets.get_mut(self.cur) {
+            *b = BucketRow { t: b.t, ..row };
+        }
+    }
+
     fn close_bucket(&mut self, budget_level: Option<f64>) {
-        let Some(b) = self.buckets.get_mut(self.cur) else {
+        if self.cur >= self.buckets.len() {
             return;
-        };
+        }
+        let b = &mut self.live;
         b.budget_level = budget_level;
         // Every completion is a success or a failure: the bucket's latency percentiles
-        // are those of the two together.
-        let all = BucketQuantiles::union(
-            &self.bucket_success,
-            &self.bucket_failure,
-            [0.5, 0.99],
-            &mut self.bucket_scratch,
-        );
+        // are those of the two together, or of one alone when the other has none.
+        let (all, success, failure_p50) = if self.bucket_failure.is_empty() {
+            let s = self.bucket_success.take([0.5, 0.99]);
+            (s, s, None)
+        } else if self.bucket_success.is_empty() {
+            let f = self.bucket_failure.take([0.5, 0.99]);
+            (f, None, f.map(|[p50, _]| p50))
+        } else {
+            let all = BucketQuantiles::union(
+                &self.bucket_success,
+                &self.bucket_failure,
+                [0.5, 0.99],
+                &mut self.bucket_scratch,
+            );
+            let success = self.bucket_success.take([0.5, 0.99]);
+            (all, success, self.bucket_failure.take([0.5]).map(|[p]| p))
+        };
         if let Some([p50, p99]) = all {
             (b.latency_p50, b.latency_p99) = (Some(p50), Some(p99));
         }
-        if let Some([p50, p99]) = self.bucket_success.take([0.5, 0.99]) {
+        if let Some([p50, p99]) = success {
             (b.success_latency_p50, b.success_latency_p99) = (Some(p50), Some(p99));
         }
-        b.failure_latency_p50 = self.bucket_failure.take([0.5]).map(|[p]| p);
+        b.failure_latency_p50 = failure_p50;
     }
 
+    /// The row observations go to: the live bucket (dropped when past the series).
     #[inline]
-    fn row(&mut self) -> Option<&mut BucketRow> {
-        self.buckets.get_mut(self.cur)
+    fn row(&mut self) -> &mut BucketRow {
+        &mut self.live
     }
 
     /// A logical request arrived.
@@ -521,9 +540,8 @@ impl Recorder {
     pub fn offered(&mut self, fleet: usize) {
         self.totals.logical += 1;
         self.totals.fleets[fleet].logical += 1;
-        if let Some(b) = self.row() {
-            b.offered += 1;
-        }
+        let b = self.row();
+        b.offered += 1;
     }
 
     /// An attempt of `fleet` arrived at the dependency.
@@ -531,9 +549,8 @@ impl Recorder {
     pub fn inbound(&mut self, now: Nanos, fleet: usize) {
         self.totals.attempts += 1;
         self.totals.fleets[fleet].attempts += 1;
-        if let Some(b) = self.row() {
-            b.inbound += 1;
-        }
+        let b = self.row();
+        b.inbound += 1;
         if !self.herd_writes {
             self.herd_count(now);
         }
@@ -548,11 +565,10 @@ impl Recorder {
         if wasted {
             self.totals.wasted_ns += u128::from(service);
         }
-        if let Some(b) = self.row() {
-            b.served += 1;
-            if wasted {
-                b.wasted_ns += service;
-            }
+        let b = self.row();
+        b.served += 1;
+        if wasted {
+            b.wasted_ns += service;
         }
     }
 
@@ -574,10 +590,10 @@ impl Recorder {
         if success {
             self.totals.last_success = Some(now);
             self.totals.success_latency_sum_ns += u128::from(latency);
-            let _ = self.success_latency.record(us);
+            self.success_latency.record(us);
         } else {
             self.totals.failure_latency_sum_ns += u128::from(latency);
-            let _ = self.failure_latency.record(us);
+            self.failure_latency.record(us);
         }
         if self.cur < self.buckets.len() {
             if success {
@@ -585,7 +601,7 @@ impl Recorder {
             } else {
                 self.bucket_failure.push(latency);
             }
-            let b = &mut self.buckets[self.cur];
+            let b = &mut self.live;
             b.completions += 1;
             if success {
                 b.successes += 1;
@@ -599,19 +615,17 @@ impl Recorder {
     pub fn admitted(&mut self, queued: bool) {
         self.totals.admitted += 1;
         self.totals.waited += u64::from(queued);
-        if let Some(b) = self.row() {
-            b.admitted += 1;
-            b.waited += u64::from(queued);
-        }
+        let b = self.row();
+        b.admitted += 1;
+        b.waited += u64::from(queued);
     }
 
     /// The dependency's full queue refused an attempt at its arrival.
     #[inline]
     pub fn blocked(&mut self) {
         self.totals.blocked += 1;
-        if let Some(b) = self.row() {
-            b.blocked += 1;
-        }
+        let b = self.row();
+        b.blocked += 1;
     }
 
     /// An attempt reached a server after waiting `wait` ns for it (0 = at once).
@@ -619,25 +633,19 @@ impl Recorder {
     pub fn service_started(&mut self, wait: Nanos) {
         self.totals.started += 1;
         self.totals.wait_ns += u128::from(wait);
-        // Most attempts find a free server: their zeros go in at the end, at once.
-        if wait == 0 {
-            self.waits_zero += 1;
-        } else {
-            let _ = self.wait.record(micros(wait));
-        }
-        if let Some(b) = self.row() {
-            b.started += 1;
-            b.wait_ns += u128::from(wait);
-        }
+        // A wait of 0 (a free server) is the histogram's 0, not 1 µs.
+        self.wait.record(if wait == 0 { 0 } else { micros(wait) });
+        let b = self.row();
+        b.started += 1;
+        b.wait_ns += u128::from(wait);
     }
 
     /// An outcome of `class` arose (counted once, where it arose).
     #[inline]
     pub fn outcome(&mut self, class: Class) {
         self.totals.outcomes[class as usize] += 1;
-        if let Some(b) = self.row() {
-            b.outcomes[class as usize] += 1;
-        }
+        let b = self.row();
+        b.outcomes[class as usize] += 1;
     }
 
     /// Attempt `ordinal` of a call into layer `depth` ended with `end`.
@@ -657,9 +665,7 @@ impl Recorder {
     pub fn set_queue(&mut self, now: Nanos, len: u64) {
         self.accrue_queue(now);
         self.queue_len = len;
-        if let Some(b) = self.buckets.get_mut(self.cur) {
-            b.queue_max = b.queue_max.max(len);
-        }
+        self.live.queue_max = self.live.queue_max.max(len);
     }
 
     /// Busy servers changed at `now`.
@@ -714,14 +720,16 @@ impl Recorder {
         self.accrue(stop);
         if self.cur < self.buckets.len() {
             self.close_bucket(budget_level);
+            self.store_live();
         }
         self.totals.events = events;
         self.totals.truncated = truncated;
         // Every completion is a success or a failure: the run's histogram is their sum.
+        let success_latency = self.success_latency.histogram();
+        let failure_latency = self.failure_latency.histogram();
         let mut latency = new_histogram();
-        let _ = latency.add(&self.success_latency);
-        let _ = latency.add(&self.failure_latency);
-        let _ = self.wait.record_n(0, self.waits_zero);
+        let _ = latency.add(&success_latency);
+        let _ = latency.add(&failure_latency);
         let herd = (!self.herd.is_empty()).then_some((self.herd_start, self.herd_width, self.herd));
         if let Some(s) = &mut self.services {
             s.finish(stop);
@@ -735,9 +743,9 @@ impl Recorder {
             duration: self.duration,
             totals: self.totals,
             latency,
-            success_latency: self.success_latency,
-            failure_latency: self.failure_latency,
-            wait: self.wait,
+            success_latency,
+            failure_latency,
+            wait: self.wait.histogram(),
             herd,
             in_flight,
             end,
