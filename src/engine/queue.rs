@@ -13,6 +13,9 @@
 //! binary heap is cheaper than filing keys in buckets: the queue stays one until more
 //! than [`RADIX_ABOVE`] events are pending, files them in buckets then, and goes back
 //! to the heap below [`HEAP_BELOW`]. Either way the order is exactly `(time, sequence)`.
+//! In front of both sits one slot for the next event: a key pushed below every key
+//! held (often the next arrival, or the service that ends first) waits there and is
+//! popped with no heap work; it goes to the heap if a smaller key comes.
 //!
 //! A sequence number can be *reserved* when something is decided and the event pushed
 //! later with it ([`EventQueue::push_with_seq`]): it then sorts exactly as if it had been
@@ -76,6 +79,10 @@ struct RadixHeap<E> {
     len: usize,
     /// Whether keys are filed in buckets (else every key is in `early`).
     radix: bool,
+    /// The next event, held outside the heap: a key pushed below every key held (the
+    /// next arrival, a service that ends first) is popped with no heap work at all.
+    /// Every other key is above it.
+    next: Option<(u128, E)>,
 }
 
 impl<E: Copy> RadixHeap<E> {
@@ -87,6 +94,7 @@ impl<E: Copy> RadixHeap<E> {
             early: BinaryHeap::new(),
             len: 0,
             radix: false,
+            next: None,
         }
     }
 
@@ -109,6 +117,29 @@ impl<E: Copy> RadixHeap<E> {
     fn push(&mut self, time: Nanos, seq: u64, event: E) {
         let key = pack(time, seq);
         self.len += 1;
+        match self.next {
+            Some((held, e)) if key < held => {
+                self.next = Some((key, event));
+                self.hold(held, e);
+            }
+            Some(_) => self.hold(key, event),
+            // Below everything held: the next event (in bucket mode the minimum is not
+            // at hand, so keys go to the buckets).
+            None if !self.radix
+                && self
+                    .early
+                    .peek()
+                    .is_none_or(|Reverse(Early(min, _))| key < *min) =>
+            {
+                self.next = Some((key, event));
+            }
+            None => self.hold(key, event),
+        }
+    }
+
+    /// Puts a key in the heap or the buckets (`len` already counts it).
+    #[inline(always)]
+    fn hold(&mut self, key: u128, event: E) {
         if !self.radix {
             self.early.push(Reverse(Early(key, event)));
             if self.len > RADIX_ABOVE {
@@ -185,6 +216,10 @@ impl<E: Copy> RadixHeap<E> {
 
     #[inline]
     fn pop(&mut self) -> Option<(Nanos, E)> {
+        if let Some((key, event)) = self.next.take() {
+            self.len -= 1;
+            return Some(((key >> 64) as u64, event));
+        }
         if self.radix && self.len < HEAP_BELOW {
             self.move_all_to_heap();
         }
@@ -208,6 +243,9 @@ impl<E: Copy> RadixHeap<E> {
     }
 
     fn peek_time(&self) -> Option<Nanos> {
+        if let Some((key, _)) = self.next {
+            return Some((key >> 64) as u64);
+        }
         let early = self.early.peek().map(|Reverse(Early(k, _))| *k);
         let filed = if let Some(&(k, _)) = self.buckets[0].first() {
             Some(k)
@@ -316,6 +354,27 @@ mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
+
+    /// The held next event gives way to a smaller key (a reserved sequence at the same
+    /// time included) and stays ahead of every larger one.
+    #[test]
+    fn the_next_event_is_held_outside_the_heap_in_exact_order() {
+        let mut q = EventQueue::new();
+        let early = q.reserve_seq();
+        q.push(50, 'c'); // held: the queue is empty
+        q.push(40, 'b'); // held in its place; 'c' goes to the heap
+        let late = q.reserve_seq();
+        q.push(60, 'd');
+        q.push_with_seq(40, late, 'x'); // after 'b' at 40: to the heap
+        q.push_with_seq(40, early, 'a'); // before 'b' at 40: held
+        assert_eq!((q.len(), q.peek_time()), (5, Some(40)));
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(
+            order,
+            vec![(40, 'a'), (40, 'b'), (40, 'x'), (50, 'c'), (60, 'd')]
+        );
+        assert!(q.is_empty());
+    }
 
     /// The simulation's own pattern: pops advance the clock, pushes land at or after it
     /// (many at the same instant), reserved sequences come back late at the current

@@ -27,7 +27,7 @@ use super::budget::RetryCause;
 use super::event::{Event, Packed};
 use super::limiter::Gate;
 use super::outcome::{Class, Outcome};
-use super::request::{Halves, Memo, NodeState, NONE};
+use super::request::{Halves, Memo, Node, NodeState, NONE};
 use super::timers::Lanes;
 use super::world::World;
 
@@ -97,7 +97,12 @@ impl World {
     /// service's (`Nanos::MAX` when none was propagated).
     #[inline]
     pub(super) fn deadline_of(&self, node: u32) -> Nanos {
-        let n = self.arena.nodes[node as usize];
+        self.deadline_for(node, &self.arena.nodes[node as usize])
+    }
+
+    /// [`World::deadline_of`] for a node already read (`n` is node `node`).
+    #[inline]
+    fn deadline_for(&self, node: u32, n: &Node) -> Nanos {
         if (n.stack as usize) < self.n_top {
             self.arena.reqs[n.req as usize].deadline
         } else {
@@ -181,10 +186,10 @@ impl World {
     /// Makes the next attempt of a call node.
     pub(super) fn start_attempt(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let now = s.now();
-        let st = self.stack_of(node);
-        let top = st < self.n_top;
         let n = self.arena.nodes[node as usize];
-        let deadline = self.deadline_of(node);
+        let st = n.stack as usize;
+        let top = st < self.n_top;
+        let deadline = self.deadline_for(node, &n);
         let depth = n.depth as usize;
         if now >= deadline {
             // The next attempt could not be sent: the deadline passed first.
@@ -208,7 +213,8 @@ impl World {
                 return;
             }
         }
-        match self.stacks[st].layers[depth].limiter_gate(n.instance, now) {
+        let layer = &mut self.stacks[st].layers[depth];
+        match layer.limiter_gate(n.instance, now) {
             Gate::Pass => {}
             Gate::Reject => {
                 self.arena.nodes[node as usize].attempts += 1;
@@ -223,8 +229,16 @@ impl World {
                 return;
             }
         }
-        self.arena.nodes[node as usize].attempts += 1;
-        if self.stacks[st].layers[depth].breaker_at(Placement::Inside) {
+        // What the rest needs of the layer, read once.
+        let (attempt_timeout, total_timeout, global) = (
+            layer.cfg.attempt_timeout,
+            layer.cfg.total_timeout,
+            layer.global,
+        );
+        let inside = layer.breaker_at(Placement::Inside);
+        let attempts = n.attempts + 1;
+        self.arena.nodes[node as usize].attempts = attempts;
+        if inside {
             if !self.breaker_allow(st, depth, n.instance, s) {
                 self.arena.nodes[node as usize].inside_admitted = false;
                 self.fail_attempt(node, Class::BreakerOpen, s);
@@ -242,26 +256,28 @@ impl World {
         let child = self
             .arena
             .alloc_node(n.req, child_depth, st as u16, node, gen);
-        let child_gen = self.arena.nodes[child as usize].gen;
-        {
-            let nm = &mut self.arena.nodes[node as usize];
+        let child_gen = {
+            let nodes = &mut self.arena.nodes;
+            let nm = &mut nodes[node as usize];
             nm.child = child;
             nm.state = NodeState::Waiting;
-        }
-        self.trace_node(child, SpanKind::Attempt, n.attempts + 1, now);
-        let call_deadline = self.call_deadline_of(node, st, depth, deadline);
+            nodes[child as usize].gen
+        };
+        self.trace_node(child, SpanKind::Attempt, attempts, now);
+        let call_deadline = match total_timeout {
+            Some(_) => self.calls.deadline[node as usize].min(deadline),
+            None => deadline,
+        };
         if self.deadlines {
             self.child_deadline(child, st, depth, deadline, call_deadline, now);
         }
-        let layer = &mut self.stacks[st].layers[depth];
-        let attempts = self.arena.nodes[node as usize].attempts;
-        if let Some(b) = layer.budget(n.instance) {
+        if let Some(b) = self.stacks[st].layers[depth].budget(n.instance) {
             b.on_sent(attempts >= 2);
         }
-        if let Some(t) = layer.cfg.attempt_timeout {
+        if let Some(t) = attempt_timeout {
             let at = now.saturating_add(t);
             if at <= call_deadline {
-                let lane = Lanes::timeout_lane(layer.global);
+                let lane = Lanes::timeout_lane(global);
                 self.lanes.set(lane, at, node, gen, &self.arena, s);
             } else {
                 s.at(call_deadline, Event::Timeout { node, gen });
@@ -283,7 +299,8 @@ impl World {
         child_gen: u32,
         s: &mut Scheduler<Packed>,
     ) {
-        match self.stacks[st].layers[depth].hop() {
+        let stack = &mut self.stacks[st];
+        match stack.layers[depth].hop() {
             Some(delay) => s.after(
                 delay,
                 Event::Deliver {
@@ -291,7 +308,9 @@ impl World {
                     gen: child_gen,
                 },
             ),
-            None => self.deliver(child, s),
+            // What `deliver` decides, known here: the child is one level down.
+            None if depth + 1 == stack.layers.len() => self.svc_arrive(child, s),
+            None => self.begin_call(child, s),
         }
     }
 
