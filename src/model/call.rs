@@ -124,12 +124,11 @@ impl World {
     pub(super) fn begin_call(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let now = s.now();
         self.trace_arrive(node, now);
-        let st = self.stack_of(node);
-        let top = st < self.n_top;
         let n = self.arena.nodes[node as usize];
-        let r = self.arena.reqs[n.req as usize];
+        let st = n.stack as usize;
+        let top = st < self.n_top;
         let depth = n.depth as usize;
-        if now >= self.deadline_of(node) {
+        if now >= self.deadline_for(node, &n) {
             if top {
                 self.rec
                     .attempt_end(depth, 1, End::Class(Class::DeadlineExceeded));
@@ -138,10 +137,10 @@ impl World {
             return;
         }
         let layer = &mut self.stacks[st].layers[depth];
-        // One instance (the usual case) needs no division.
+        // One instance (the usual case) needs no division, nor the request's client.
         let instance = match layer.cfg.instances {
             1 => 0,
-            n => (u64::from(r.client) % n) as u32,
+            k => (u64::from(self.arena.reqs[n.req as usize].client) % k) as u32,
         };
         {
             let nm = &mut self.arena.nodes[node as usize];

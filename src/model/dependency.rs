@@ -375,6 +375,9 @@ impl World {
 
     /// Starts queued attempts of service `sv` while servers are free.
     pub(super) fn dispatch(&mut self, sv: usize, s: &mut Scheduler<Packed>) {
+        if self.svcs[sv].queue.is_empty() {
+            return; // the usual case below capacity: nothing waits
+        }
         let now = s.now();
         let primary = sv == self.primary;
         loop {
