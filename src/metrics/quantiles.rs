@@ -52,14 +52,21 @@ pub struct BucketQuantiles {
 
 impl BucketQuantiles {
     /// Adds a value.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, x: u64) {
-        if let Some(h) = &mut self.hist {
-            let _ = h.record(x.max(1));
-        } else if self.exact.len() < MAX_BUCKET_SAMPLES {
+        if self.hist.is_none() && self.exact.len() < MAX_BUCKET_SAMPLES {
             self.exact.push(x);
         } else {
-            // Past the cap the bucket's percentiles come from a histogram.
+            self.push_past_cap(x);
+        }
+    }
+
+    /// Adds a value past the cap: the bucket's percentiles come from a histogram.
+    #[cold]
+    fn push_past_cap(&mut self, x: u64) {
+        if let Some(h) = &mut self.hist {
+            let _ = h.record(x.max(1));
+        } else {
             let mut h = new_histogram();
             for &v in self.exact.iter().chain([&x]) {
                 let _ = h.record(v.max(1));

@@ -9,6 +9,7 @@
 //! step takes effect at once rather than after the gap in progress.
 
 use crate::engine::variate::Exp1;
+use rand::distr::Distribution;
 use rand::Rng;
 use rand::RngExt;
 
@@ -97,7 +98,7 @@ impl OpenArrivals {
         if self.profile.is_none() {
             // One rate: the same arithmetic as the loop below (`SECOND / bound * x`,
             // left to right), without its segment lookups.
-            let x: f64 = rng.sample(Exp1);
+            let x: f64 = Exp1.sample(rng);
             let t = now.saturating_add(from_f64_ns(self.mean_gap * x));
             return (t < self.end).then_some(t);
         }
@@ -111,7 +112,7 @@ impl OpenArrivals {
                 t = until;
                 continue;
             }
-            let x: f64 = rng.sample(Exp1);
+            let x: f64 = Exp1.sample(rng);
             let candidate = t.saturating_add(from_f64_ns(SECOND as f64 / bound * x));
             if candidate >= until {
                 if until >= self.end {

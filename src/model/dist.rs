@@ -3,6 +3,7 @@
 //! Every distribution samples integer nanoseconds. Parameters are held in nanoseconds as
 //! `f64` only for the arithmetic of sampling; the result is rounded once.
 
+use rand::distr::Distribution;
 use rand::Rng;
 use rand::RngExt;
 
@@ -66,12 +67,12 @@ impl Dist {
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> Nanos {
         match *self {
             Dist::Exponential { mean } => {
-                let x: f64 = rng.sample(Exp1);
+                let x: f64 = Exp1.sample(rng);
                 from_f64_ns(mean * x)
             }
             Dist::Deterministic(v) => v,
             Dist::LogNormal { mu, sigma } => {
-                let z: f64 = rng.sample(StandardNormal);
+                let z: f64 = StandardNormal.sample(rng);
                 from_f64_ns(math::exp(mu + sigma * z))
             }
             Dist::Uniform { min, max } => {
@@ -82,7 +83,7 @@ impl Dist {
                 }
             }
             Dist::Normal { mean, sd } => {
-                let z: f64 = rng.sample(StandardNormal);
+                let z: f64 = StandardNormal.sample(rng);
                 from_f64_ns((mean + sd * z).abs())
             }
         }

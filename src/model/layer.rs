@@ -131,7 +131,7 @@ impl World {
     }
 
     /// An attempt of layer `depth` in flight ended: see [`Layer::attempt_over`].
-    #[inline]
+    #[inline(always)]
     pub(super) fn attempt_over(
         &mut self,
         st: usize,

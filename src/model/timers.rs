@@ -57,7 +57,7 @@ impl TimerLane {
     /// Drops stale timers from the front, so the lane holds little more than the live
     /// ones. The armed timer may go too: its event stays in the queue and, when it
     /// fires, finds it gone and arms the new front (which is due no earlier).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn compact(&mut self, live: impl Fn(&Timer) -> bool) {
         while self.q.front().is_some_and(|f| !live(f)) {
             self.q.pop_front();
