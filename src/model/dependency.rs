@@ -128,7 +128,7 @@ impl World {
 
     /// An attempt arrives at its service: read (OCC), swallowed (blackhole), dropped
     /// (its propagated deadline passed), served, queued or rejected.
-    #[inline]
+    #[inline(always)]
     pub(super) fn svc_arrive(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let now = s.now();
         self.trace_arrive(node, now);

@@ -203,7 +203,7 @@ impl World {
 
     /// The logical request `req` is over (if it was not already): counts its
     /// completion and, for a closed-loop client, schedules the client's next request.
-    #[inline]
+    #[inline(always)]
     pub(super) fn finish_request(&mut self, req: u32, outcome: Outcome, s: &mut Scheduler<Packed>) {
         let now = s.now();
         let r = &mut self.arena.reqs[req as usize];
