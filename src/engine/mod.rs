@@ -99,6 +99,15 @@ impl<E: Copy> Scheduler<E> {
         self.queue.push(time.max(self.now), event.into());
     }
 
+    /// Schedules `event` of stream `stream` at `time` (clamped to now): for a source
+    /// that keeps at most one event pending, such as a fleet's next arrival. It runs in
+    /// exactly the order [`at`](Self::at) would give it; it only skips the heap.
+    #[inline(always)]
+    pub fn at_stream(&mut self, stream: usize, time: Nanos, event: impl Into<E>) {
+        self.queue
+            .push_stream(stream, time.max(self.now), event.into());
+    }
+
     /// Schedules `event` `delay` nanoseconds from now (saturating).
     #[inline(always)]
     pub fn after(&mut self, delay: Nanos, event: impl Into<E>) {

@@ -17,6 +17,12 @@
 //! held (often the next arrival, or the service that ends first) waits there and is
 //! popped with no heap work; it goes to the heap if a smaller key comes.
 //!
+//! Beside them sit a few *stream* slots: a source that keeps at most one event pending
+//! (a fleet's next arrival) parks it in its own slot, and each pop compares the slots'
+//! minimum with the heap's: such an event is never pushed through the heap at all. The
+//! slots serve the binary-heap mode; with keys filed in buckets, stream events are
+//! filed like any other.
+//!
 //! A sequence number can be *reserved* when something is decided and the event pushed
 //! later with it ([`EventQueue::push_with_seq`]): it then sorts exactly as if it had been
 //! scheduled at the moment of the reservation. Models use this to keep fixed-delay
@@ -66,6 +72,9 @@ const RADIX_ABOVE: usize = 4096;
 /// moving everything back and forth around one size).
 const HEAP_BELOW: usize = 1024;
 
+/// Stream slots (see the module docs): stream ids at or above this go to the heap.
+const STREAMS: usize = 4;
+
 /// A monotone radix heap on `u128` keys, a binary heap while it holds few.
 #[derive(Debug)]
 struct RadixHeap<E> {
@@ -83,6 +92,12 @@ struct RadixHeap<E> {
     /// next arrival, a service that ends first) is popped with no heap work at all.
     /// Every other key is above it.
     next: Option<(u128, E)>,
+    /// The stream slots: each holds at most one pending event of its stream.
+    streams: [Option<(u128, E)>; STREAMS],
+    /// The smallest key in the stream slots (`u128::MAX` when they are all empty).
+    stream_min: u128,
+    /// The slot holding `stream_min`.
+    stream_at: usize,
 }
 
 impl<E: Copy> RadixHeap<E> {
@@ -95,7 +110,47 @@ impl<E: Copy> RadixHeap<E> {
             len: 0,
             radix: false,
             next: None,
+            streams: [None; STREAMS],
+            stream_min: u128::MAX,
+            stream_at: 0,
         }
+    }
+
+    /// Parks an event of stream `stream` in its slot; in bucket mode, for a stream
+    /// without a slot, or when the slot is taken, it is pushed like any other.
+    #[inline(always)]
+    fn push_stream(&mut self, stream: usize, time: Nanos, seq: u64, event: E) {
+        match self.streams.get_mut(stream) {
+            Some(slot @ None) if !self.radix => {
+                let key = pack(time, seq);
+                *slot = Some((key, event));
+                self.len += 1;
+                if key < self.stream_min {
+                    self.stream_min = key;
+                    self.stream_at = stream;
+                }
+            }
+            _ => self.push(time, seq, event),
+        }
+    }
+
+    /// Takes the stream event with the smallest key (`stream_min` is a slot's key).
+    #[inline]
+    fn take_stream(&mut self) -> (Nanos, E) {
+        let (key, event) = self.streams[self.stream_at]
+            .take()
+            .expect("stream_min names a full slot");
+        self.len -= 1;
+        self.stream_min = u128::MAX;
+        for (i, slot) in self.streams.iter().enumerate() {
+            if let Some((k, _)) = *slot {
+                if k < self.stream_min {
+                    self.stream_min = k;
+                    self.stream_at = i;
+                }
+            }
+        }
+        ((key >> 64) as u64, event)
     }
 
     /// The bucket of `key` relative to `last` (`key >= last`).
@@ -190,7 +245,14 @@ impl<E: Copy> RadixHeap<E> {
     /// Files every key in buckets around the smallest (so none is below `last`).
     #[cold]
     fn file_all_in_buckets(&mut self) {
-        let held = std::mem::take(&mut self.early).into_vec();
+        let mut held = std::mem::take(&mut self.early).into_vec();
+        held.extend(
+            self.streams
+                .iter_mut()
+                .filter_map(|slot| slot.take())
+                .map(|(k, e)| Reverse(Early(k, e))),
+        );
+        self.stream_min = u128::MAX;
         self.last = held
             .iter()
             .map(|Reverse(Early(k, _))| *k)
@@ -216,6 +278,20 @@ impl<E: Copy> RadixHeap<E> {
 
     #[inline]
     fn pop(&mut self) -> Option<(Nanos, E)> {
+        // A stream event goes first when it is below the heap's minimum (the held
+        // next event, or the heap's top); the slots are empty in bucket mode.
+        if self.stream_min != u128::MAX {
+            let main = match self.next {
+                Some((k, _)) => k,
+                None => self
+                    .early
+                    .peek()
+                    .map_or(u128::MAX, |Reverse(Early(k, _))| *k),
+            };
+            if self.stream_min < main {
+                return Some(self.take_stream());
+            }
+        }
         if let Some((key, event)) = self.next.take() {
             self.len -= 1;
             return Some(((key >> 64) as u64, event));
@@ -243,8 +319,19 @@ impl<E: Copy> RadixHeap<E> {
     }
 
     fn peek_time(&self) -> Option<Nanos> {
+        let main = self.peek_main();
+        let stream = (self.stream_min != u128::MAX).then_some(self.stream_min);
+        match (main, stream) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+        .map(|k| (k >> 64) as u64)
+    }
+
+    /// The smallest key outside the stream slots.
+    fn peek_main(&self) -> Option<u128> {
         if let Some((key, _)) = self.next {
-            return Some((key >> 64) as u64);
+            return Some(key);
         }
         let early = self.early.peek().map(|Reverse(Early(k, _))| *k);
         let filed = if let Some(&(k, _)) = self.buckets[0].first() {
@@ -259,7 +346,6 @@ impl<E: Copy> RadixHeap<E> {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
-        .map(|k| (k >> 64) as u64)
     }
 }
 
@@ -325,6 +411,15 @@ impl<E: Copy> EventQueue<E> {
     pub fn push(&mut self, time: Nanos, event: E) {
         let seq = self.reserve_seq();
         self.heap.push(time, seq, event);
+    }
+
+    /// Schedules `event` of stream `stream` at `time`: a source that keeps at most one
+    /// event pending (see the module docs). The order is exactly that of
+    /// [`push`](Self::push); only the work differs.
+    #[inline]
+    pub fn push_stream(&mut self, stream: usize, time: Nanos, event: E) {
+        let seq = self.reserve_seq();
+        self.heap.push_stream(stream, time, seq, event);
     }
 
     /// Schedules `event` at `time` with a sequence number reserved earlier.
@@ -476,6 +571,67 @@ mod tests {
             assert_eq!(q.pop(), Some((t, id)));
         }
         assert_eq!(q.pop(), None);
+    }
+
+    /// Streams with at most one event pending each (one stream without a slot), among
+    /// plain pushes and reserved sequences, through the moves to the buckets and back:
+    /// the order is exactly `(time, sequence)`, and `peek_time` is the next pop's.
+    #[test]
+    fn stream_slots_keep_the_exact_order() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let mut q = EventQueue::new();
+        let mut reference = std::collections::BinaryHeap::new();
+        // The stream (if any) of each pending id, and which streams have one pending.
+        let mut stream_of = std::collections::HashMap::new();
+        let mut pending = [false; STREAMS + 1];
+        let mut now = 0u64;
+        let (mut to_radix, mut streamed, mut was) = (0, 0, false);
+        for i in 0..120_000u64 {
+            // Fill past the bucket threshold and drain below the heap's, in waves.
+            let filling = (i / 15_000) % 2 == 0;
+            let t = now + rng.next_u64() % [1, 1_000, 1 << 30][(i % 3) as usize];
+            let k = (rng.next_u32() % (STREAMS as u32 + 3)) as usize;
+            let seq = q.seq;
+            to_radix += usize::from(!was && q.heap.radix);
+            was = q.heap.radix;
+            if k <= STREAMS && !pending[k] {
+                // A stream's next event comes soon (an arrival), or at the same time.
+                let t = now + rng.next_u64() % 3 * 500;
+                pending[k] = true;
+                stream_of.insert(i, k);
+                q.push_stream(k, t, i);
+                reference.push(std::cmp::Reverse((t, seq, i)));
+                streamed += 1;
+            } else if rng.next_u32() % 6 == 0 {
+                let r = q.reserve_seq();
+                q.push(t, i);
+                reference.push(std::cmp::Reverse((t, seq + 1, i)));
+                q.push_with_seq(now, r, i | 1 << 40);
+                reference.push(std::cmp::Reverse((now, r, i | 1 << 40)));
+                continue;
+            } else {
+                q.push(t, i);
+                reference.push(std::cmp::Reverse((t, seq, i)));
+            }
+            let pops = if filling { rng.next_u32() % 2 } else { 3 };
+            for _ in 0..pops {
+                let Some(std::cmp::Reverse((t, _, id))) = reference.pop() else {
+                    break;
+                };
+                assert_eq!(q.peek_time(), Some(t));
+                assert_eq!(q.pop(), Some((t, id)));
+                if let Some(k) = stream_of.remove(&id) {
+                    pending[k] = false;
+                }
+                now = t;
+            }
+        }
+        assert!(to_radix >= 2 && streamed > 10_000, "{to_radix}, {streamed}");
+        while let Some(std::cmp::Reverse((t, _, id))) = reference.pop() {
+            assert_eq!(q.peek_time(), Some(t));
+            assert_eq!(q.pop(), Some((t, id)));
+        }
+        assert_eq!((q.pop(), q.len()), (None, 0));
     }
 
     #[test]

@@ -55,7 +55,7 @@ impl Fleet {
             Arrival::Poisson { .. } | Arrival::Constant { .. } => {
                 let open = self.open.as_mut().expect("open arrivals");
                 if let Some(t) = open.next(0, &mut self.arrivals) {
-                    s.at(t, Event::Arrival { fleet });
+                    s.at_stream(usize::from(fleet), t, Event::Arrival { fleet });
                 }
             }
             Arrival::Burst { at, .. } => {
@@ -104,7 +104,8 @@ impl World {
         }
         let open = f.open.as_mut().expect("open arrivals");
         if let Some(t) = open.next(now, &mut f.arrivals) {
-            s.at(t, Event::Arrival { fleet });
+            // A fleet has one arrival pending at a time: its own stream slot.
+            s.at_stream(fi, t, Event::Arrival { fleet });
         }
         self.arrive(fi, client, s);
     }
