@@ -416,6 +416,20 @@ impl<E: Copy> EventQueue<E> {
     /// Schedules `event` of stream `stream` at `time`: a source that keeps at most one
     /// event pending (see the module docs). The order is exactly that of
     /// [`push`](Self::push); only the work differs.
+    ///
+    /// ```
+    /// use retrysim::engine::EventQueue;
+    /// let mut q = EventQueue::new();
+    /// q.push(20, 'b');
+    /// q.push_stream(0, 10, 'a'); // stream 0's one pending event
+    /// q.push_stream(1, 20, 'c'); // at the same time as 'b', scheduled after it
+    /// assert_eq!(q.pop(), Some((10, 'a')));
+    /// q.push_stream(0, 20, 'd'); // stream 0's next
+    /// assert_eq!(q.pop(), Some((20, 'b')));
+    /// assert_eq!(q.pop(), Some((20, 'c')));
+    /// assert_eq!(q.pop(), Some((20, 'd')));
+    /// assert!(q.is_empty());
+    /// ```
     #[inline]
     pub fn push_stream(&mut self, stream: usize, time: Nanos, event: E) {
         let seq = self.reserve_seq();
