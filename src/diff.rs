@@ -97,13 +97,14 @@ impl Diff {
 /// Reads a folder's `summary.csv` and its manifest's scenario name.
 pub fn read_side(dir: &Path) -> Result<Side, Error> {
     let manifest = dir.join("manifest.toml");
-    let text = std::fs::read_to_string(&manifest).map_err(|e| {
-        Error::bad_input(format!(
-            "'{}' is not a result folder: cannot read '{}': {e}",
-            dir.display(),
-            manifest.display()
-        ))
-    })?;
+    let text = crate::export::read::read_to_string(&manifest, crate::export::MAX_MANIFEST_BYTES)
+        .map_err(|e| {
+            Error::bad_input(format!(
+                "'{}' is not a result folder: cannot read '{}': {e}",
+                dir.display(),
+                manifest.display()
+            ))
+        })?;
     let table: toml::Table = text.parse().map_err(|e| {
         Error::bad_input(format!(
             "'{}' is not a manifest retrysim wrote: {e}",
@@ -123,10 +124,11 @@ pub fn read_side(dir: &Path) -> Result<Side, Error> {
         .to_string();
     let file = dir.join("summary.csv");
     let bad = |e: csv::Error| Error::bad_input(format!("'{}': {e}", file.display()));
+    let opened = crate::export::read::open_capped(&file, crate::export::read::MAX_TABLE_BYTES)
+        .map_err(|e| Error::bad_input(format!("'{}': {e}", file.display())))?;
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
-        .from_path(&file)
-        .map_err(bad)?;
+        .from_reader(std::io::BufReader::new(opened));
     let columns: Vec<String> = reader
         .headers()
         .map_err(bad)?

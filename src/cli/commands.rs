@@ -305,7 +305,8 @@ fn print_run_table(loaded: &Loaded, folder: &RunFolder) {
 /// typed); stdout holds nothing else.
 fn print_run_json(folder: &RunFolder) -> Result<()> {
     let file = folder.dir.join("summary.csv");
-    let text = std::fs::read_to_string(&file)
+    let cap = retrysim::export::read::MAX_TABLE_BYTES;
+    let text = retrysim::export::read::read_to_string(&file, cap)
         .map_err(|e| Error::io("cannot read back the summary", &file, e))?;
     let json = retrysim::export::json::table(&text).map_err(|e| {
         Error::Internal(format!("summary '{}' does not parse as CSV: {e}", file.display()).into())

@@ -30,6 +30,10 @@ pub fn page() -> Result<Vec<u8>> {
     Ok(out)
 }
 
+/// Largest manual page `man --out` reads to see whether it wrote it (its pages are a
+/// few KiB).
+const MAX_PAGE_BYTES: u64 = 1 << 20;
+
 /// Prints `retrysim.1` on stdout, or writes it and one `retrysim-<subcommand>.1` per
 /// subcommand into `out` (created if missing).
 pub fn man(out: Option<&Path>, quiet: bool) -> Result<i32> {
@@ -59,8 +63,18 @@ pub fn man(out: Option<&Path>, quiet: bool) -> Result<i32> {
         let path = dir.join(format!("{name}.1"));
         // Replace only a page of ours (an earlier `man --out`), and check every page
         // before writing any, so a refusal leaves the folder as it was.
-        if let Ok(old) = std::fs::read(&path) {
+        if std::fs::metadata(&path).is_ok() {
             let ours = format!(".TH {name} 1");
+            let old = retrysim::export::read::read(&path, MAX_PAGE_BYTES).map_err(|e| {
+                Error::BadInput(
+                    format!(
+                        "{}: exists and cannot be read as a manual page ({e}); \
+                         refusing to replace it: choose another --out folder",
+                        path.display()
+                    )
+                    .into(),
+                )
+            })?;
             if !String::from_utf8_lossy(&old).contains(&ours) {
                 return Err(Error::BadInput(
                     format!(
@@ -75,9 +89,20 @@ pub fn man(out: Option<&Path>, quiet: bool) -> Result<i32> {
         }
         rendered.push((path, roff));
     }
+    // Every page is written under a temporary name before any is renamed into place:
+    // a page that cannot be written leaves none written.
+    let page_err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |e: std::io::Error| Error::Io(format!("{}: {e}", path.display()).into())
+    };
+    let mut written = Vec::with_capacity(rendered.len());
     for (path, roff) in &rendered {
-        retrysim::export::write_atomic(path, roff)
-            .map_err(|e| Error::Io(format!("{}: {e}", path.display()).into()))?;
+        let mut f = retrysim::export::AtomicFile::create(path).map_err(page_err(path))?;
+        f.write_all(roff).map_err(page_err(path))?;
+        written.push((path, f));
+    }
+    for (path, f) in written {
+        f.commit().map_err(page_err(path))?;
     }
     if !quiet {
         println!("wrote {} manual pages to {}/", pages.len(), dir.display());

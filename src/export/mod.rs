@@ -1,5 +1,5 @@
 //! Output files: CSV tables, the manifest, the request traces, written atomically (temporary file, then
-//! rename), so a reader never sees half a file.
+//! rename), so a reader never sees half a file; and reading them back ([`read`]).
 
 pub(crate) mod atomic;
 pub mod csv;
@@ -7,6 +7,7 @@ pub mod json;
 pub mod manifest;
 pub mod markdown;
 pub mod owner;
+pub mod read;
 pub mod trace;
 
 pub use atomic::{write_atomic, AtomicFile};

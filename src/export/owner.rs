@@ -325,7 +325,7 @@ pub fn read_manifest(dir: &Path) -> Result<Option<Manifest>, String> {
         }
         Ok(_) => {}
     }
-    let text = std::fs::read_to_string(&p)
+    let text = super::read::read_to_string(&p, crate::export::MAX_MANIFEST_BYTES)
         .map_err(|e| format!("holds a manifest.toml retrysim cannot read ({e})"))?;
     match Manifest::parse(&text) {
         Ok(m) => Ok(Some(m)),
@@ -458,7 +458,8 @@ pub fn record_charts(dir: &Path, files: &[String]) -> Result<(), OwnerError> {
     let mut all: Vec<String> = listed.into_iter().filter(|f| !charts(f)).collect();
     all.extend(files.iter().cloned());
     let path = check_target(dir, "manifest.toml")?;
-    let text = std::fs::read_to_string(&path).map_err(io_err("read", &path))?;
+    let text = super::read::read_to_string(&path, crate::export::MAX_MANIFEST_BYTES)
+        .map_err(io_err("read", &path))?;
     let mut out = without_output(&text).to_string();
     if !out.ends_with('\n') {
         out.push('\n');

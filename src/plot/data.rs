@@ -19,10 +19,11 @@ use super::PlotError;
 /// its `[output]` file list (what the report shows: the list changes as charts are
 /// drawn).
 pub(crate) fn read_manifest(path: &Path) -> Result<(Manifest, String), PlotError> {
-    let text = std::fs::read_to_string(path).map_err(|source| PlotError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = crate::export::read::read_to_string(path, crate::export::MAX_MANIFEST_BYTES)
+        .map_err(|source| PlotError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
     let m = parse_manifest(path, &text)?;
     Ok((m, crate::export::owner::without_output(&text).to_string()))
 }

@@ -253,7 +253,8 @@ struct TraceEvent {
 /// The outage windows `[start, end)` in seconds of the `trace.json` at `path`, by
 /// start.
 pub(crate) fn read_outages(path: &Path) -> Result<Vec<(f64, f64)>, PlotError> {
-    let bytes = std::fs::read(path).map_err(|source| PlotError::Io {
+    let cap = crate::export::read::MAX_TABLE_BYTES;
+    let bytes = crate::export::read::read(path, cap).map_err(|source| PlotError::Io {
         path: path.to_path_buf(),
         source,
     })?;

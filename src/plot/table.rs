@@ -26,7 +26,8 @@ pub struct CsvTable {
 impl CsvTable {
     /// Reads `path`; every row must have as many fields as the header.
     pub fn read(path: &Path) -> Result<CsvTable, PlotError> {
-        let bytes = std::fs::read(path).map_err(|source| PlotError::Io {
+        let cap = crate::export::read::MAX_TABLE_BYTES;
+        let bytes = crate::export::read::read(path, cap).map_err(|source| PlotError::Io {
             path: path.to_path_buf(),
             source,
         })?;
@@ -159,7 +160,7 @@ pub(super) struct CsvStream<R = std::io::BufReader<std::fs::File>> {
 impl CsvStream {
     /// Opens `path` and reads its header, with the errors of [`CsvTable::read`].
     pub(super) fn open(path: &Path) -> Result<CsvStream, PlotError> {
-        let file = std::fs::File::open(path).map_err(|source| PlotError::Io {
+        let (file, _) = crate::export::read::open(path).map_err(|source| PlotError::Io {
             path: path.to_path_buf(),
             source,
         })?;

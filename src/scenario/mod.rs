@@ -30,65 +30,7 @@ pub const MAX_FILE_BYTES: u64 = 16 << 20;
 /// larger file from its metadata, and the read itself stops past the cap in case the
 /// file grows meanwhile.
 pub fn read_text(path: &Path) -> std::io::Result<String> {
-    use std::io::{Error, ErrorKind, Read};
-    let meta = std::fs::metadata(path)?;
-    let too_large = |n: u64| {
-        Error::new(
-            ErrorKind::InvalidData,
-            format!(
-                "the file holds {n} bytes, more than the {MAX_FILE_BYTES} bytes (16 MiB) allowed"
-            ),
-        )
-    };
-    if !meta.is_file() {
-        let ft = meta.file_type();
-        let what = if ft.is_dir() {
-            "a folder"
-        } else if is_fifo(&ft) {
-            "a FIFO (named pipe)"
-        } else if is_device(&ft) {
-            "a device"
-        } else {
-            "not a regular file"
-        };
-        return Err(Error::new(
-            ErrorKind::InvalidInput,
-            format!("it is {what}: only a regular file can be read"),
-        ));
-    }
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(too_large(meta.len()));
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    std::fs::File::open(path)?
-        .take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(too_large(bytes.len() as u64));
-    }
-    String::from_utf8(bytes)
-        .map_err(|e| Error::new(ErrorKind::InvalidData, format!("it is not UTF-8 text: {e}")))
-}
-
-#[cfg(unix)]
-fn is_fifo(ft: &std::fs::FileType) -> bool {
-    std::os::unix::fs::FileTypeExt::is_fifo(ft)
-}
-
-#[cfg(unix)]
-fn is_device(ft: &std::fs::FileType) -> bool {
-    use std::os::unix::fs::FileTypeExt;
-    ft.is_char_device() || ft.is_block_device()
-}
-
-#[cfg(not(unix))]
-fn is_fifo(_: &std::fs::FileType) -> bool {
-    false
-}
-
-#[cfg(not(unix))]
-fn is_device(_: &std::fs::FileType) -> bool {
-    false
+    crate::export::read::read_to_string(path, MAX_FILE_BYTES)
 }
 
 /// A scenario's text and where it came from.

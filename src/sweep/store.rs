@@ -121,10 +121,15 @@ pub(crate) fn write_chunk(dir: &Path, run: u64, c: &Chunk) -> io::Result<()> {
     }
 }
 
-/// Reads a run's rows.
+/// Reads a run's rows: regular files only, each of at most
+/// [`MAX_TABLE_BYTES`](crate::export::read::MAX_TABLE_BYTES); an error names the file.
 pub(crate) fn read_chunk(dir: &Path, run: u64) -> io::Result<Chunk> {
+    use crate::export::read;
     let d = chunk_dir(dir, run);
-    let read = |n: &str| std::fs::read_to_string(d.join(n));
+    let read = |n: &str| {
+        let p = d.join(n);
+        read::read_to_string(&p, read::MAX_TABLE_BYTES).map_err(|e| read::naming(&p, e))
+    };
     Ok(Chunk {
         summary: read("summary.csv")?,
         timeseries: read("timeseries.csv")?,

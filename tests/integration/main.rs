@@ -36,6 +36,7 @@ mod runaway;
 mod scenarios;
 mod search;
 mod service_graph;
+mod special_files;
 mod sweeps;
 mod trace_export;
 mod traces;

@@ -338,8 +338,10 @@ fn no_code_writes_a_file_in_place() {
                 .to_string_lossy()
                 .replace('\\', "/");
             let text = std::fs::read_to_string(&path).unwrap();
-            // Unit tests may write fixtures however they like.
+            // Unit tests may write fixtures however they like; the atomic writer's
+            // `AtomicFile::create(` is the way to write.
             let code = text.split("#[cfg(test)]").next().unwrap_or("");
+            let code = code.replace("AtomicFile::create(", "");
             for pat in patterns {
                 if code.contains(pat) && !allowed.contains(&rel.as_str()) {
                     offenders.push(format!("{rel}: {pat}"));
