@@ -73,6 +73,17 @@ impl AtomicFile {
     }
 }
 
+/// Writes through the file's buffer, so a renderer can stream into it.
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.out.as_mut().expect("not committed").write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.as_mut().expect("not committed").flush()
+    }
+}
+
 impl Drop for AtomicFile {
     fn drop(&mut self) {
         if self.out.is_some() {

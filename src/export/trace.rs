@@ -35,6 +35,7 @@
 //! alone.
 
 use std::collections::BTreeMap;
+use std::io::Write;
 
 use serde::ser::{Error as _, SerializeMap};
 use serde::{Serialize, Serializer};
@@ -219,12 +220,23 @@ fn order(log: &TraceLog) -> Vec<usize> {
 /// `traces.csv`: the header of [`TRACES_COLUMNS`], then one row per span, ordered by
 /// request ordinal, then span index.
 pub fn render_csv(log: &TraceLog) -> String {
-    let mut w = super::csv::writer();
-    let _ = w.write_record(TRACES_COLUMNS);
+    let mut out = Vec::new();
+    // Writing into memory cannot fail, and every field written is UTF-8.
+    let _ = write_csv(log, &mut out);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// Writes `traces.csv` (see [`render_csv`]) to `w` a row at a time.
+pub fn write_csv<W: Write + ?Sized>(log: &TraceLog, w: &mut W) -> std::io::Result<()> {
+    // The settings of every CSV file retrysim writes (`export::csv`).
+    let mut w = ::csv::WriterBuilder::new()
+        .terminator(::csv::Terminator::Any(b'\n'))
+        .from_writer(w);
+    w.write_record(TRACES_COLUMNS)?;
     for i in order(log) {
-        let _ = w.write_record(row(log, i).iter().map(Val::text));
+        w.write_record(row(log, i).iter().map(Val::text))?;
     }
-    super::csv::text(w)
+    w.flush()
 }
 
 /// `args` of an event: named values, in order.
@@ -358,155 +370,236 @@ fn meta(name: &'static str, pid: u64, tid: u128, key: &'static str, v: Val) -> E
     }
 }
 
-/// `trace.json`: the Chrome trace event format (see the module docs).
+/// `trace.json`: the Chrome trace event format (see the module docs), as text.
 pub fn render_json(log: &TraceLog) -> String {
-    let pids = Pids::of(log);
+    let mut out = Vec::new();
+    // Writing into memory cannot fail, and every byte written is UTF-8.
+    let _ = write_json(log, &mut out);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// The refusals a span's instants show, in the order they are written.
+const REFUSALS: [&str; 4] = [
+    "retry budget refused",
+    "rate limiter refused",
+    "breaker rejected (inside)",
+    "breaker rejected (outside)",
+];
+
+/// What an event of a span shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shows {
+    /// The maker's slice, `send` to `end`.
+    Maker,
+    /// An instant at `send`: refusal [`REFUSALS`]`[k]`.
+    Refusal(u8),
+    /// The wait at the service, `arrive` to `start`.
+    Queue,
+    /// The service, `start` to `done`.
+    Serve,
+}
+
+/// An event of a span, as little as places it on the timeline: its name and `args` are
+/// made from the span as it is written, so memory holds 40 bytes an event, not its
+/// text.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    span: u32,
+    shows: Shows,
+    /// Lane within its (process, request); an instant's is its maker's.
+    lane: u32,
+    pid: u64,
+    ts: Nanos,
+    dur: Nanos,
+}
+
+/// The events of the spans of `log` in file order, lanes not yet known.
+fn slots(log: &TraceLog, pids: &Pids) -> Vec<Slot> {
     let run_end = log.end;
-    let columns = TRACES_COLUMNS;
-    // Events of the spans, each with the (pid, request) whose lanes it is packed in.
-    let mut events: Vec<Event> = Vec::new();
-    let mut slot: Vec<Option<(u64, u32)>> = Vec::new();
-    // The maker slice's event of each span (its instants share its thread).
-    let mut maker_event: BTreeMap<usize, usize> = BTreeMap::new();
-    let mut instants: Vec<(usize, usize)> = Vec::new();
+    let mut out = Vec::new();
     for i in order(log) {
         let s = &log.spans[i];
         let Some(req) = log.requests.get(s.request as usize) else {
             continue;
         };
-        let stack = log.stacks.get(usize::from(s.stack));
-        let service = stack.map_or("", |st| st.service.as_str());
-        let layer = log.layer_name(s).unwrap_or("");
-        let pid = maker_pid(log, &pids, i, usize::from(req.fleet));
-        let fields = row(log, i);
-        let name = match s.kind {
-            SpanKind::Call => format!("call {service}"),
-            SpanKind::Attempt => format!("{layer} attempt {}", s.attempt),
-            SpanKind::Hedge => format!("{layer} hedge {}", s.attempt),
-        };
+        let span = i as u32;
+        let pid = maker_pid(log, pids, i, usize::from(req.fleet));
         let stop = s.end.unwrap_or(run_end).max(s.send);
-        maker_event.insert(i, events.len());
-        events.push(Event {
-            name: name.trim_start().to_string(),
-            cat: Some(s.kind.name()),
-            ph: "X",
-            ts: s.send,
-            dur: Some(stop - s.send),
-            s: None,
+        let slot = |shows, pid, ts, dur| Slot {
+            span,
+            shows,
+            lane: 0,
             pid,
-            tid: 0,
-            args: Args(columns.iter().copied().zip(fields).collect()),
-        });
-        slot.push(Some((pid, s.request)));
-        let refusals = [
-            (s.budget == Some(Budget::Refused), "retry budget refused"),
-            (
-                s.budget == Some(Budget::LimiterRefused),
-                "rate limiter refused",
-            ),
-            (
-                s.breaker & breaker::INSIDE_REJECTED != 0,
-                "breaker rejected (inside)",
-            ),
-            (
-                s.breaker & breaker::OUTSIDE_REJECTED != 0,
-                "breaker rejected (outside)",
-            ),
-        ];
-        let short = |layer: &str| {
-            Args(vec![
-                ("request", Val::Int(req.ordinal)),
-                ("span", Val::Int(i as u64)),
-                ("layer", Val::name(layer)),
-                ("attempt", Val::Int(u64::from(s.attempt))),
-            ])
+            ts,
+            dur,
         };
-        for (_, what) in refusals.iter().filter(|(r, _)| *r) {
-            instants.push((events.len(), i));
-            events.push(Event {
-                name: what.to_string(),
-                cat: Some("refusal"),
-                ph: "i",
-                ts: s.send,
-                dur: None,
-                s: Some("t"),
-                pid,
-                tid: 0,
-                args: short(layer),
-            });
-            slot.push(None);
+        out.push(slot(Shows::Maker, pid, s.send, stop - s.send));
+        let refused = [
+            s.budget == Some(Budget::Refused),
+            s.budget == Some(Budget::LimiterRefused),
+            s.breaker & breaker::INSIDE_REJECTED != 0,
+            s.breaker & breaker::OUTSIDE_REJECTED != 0,
+        ];
+        for (k, _) in refused.iter().enumerate().filter(|(_, r)| **r) {
+            out.push(slot(Shows::Refusal(k as u8), pid, s.send, 0));
         }
         if !log.at_service(s) {
             continue;
         }
         let Some(arrive) = s.arrive else { continue };
-        let spid = pids.service(service);
+        let stack = log.stacks.get(usize::from(s.stack));
+        let spid = pids.service(stack.map_or("", |st| st.service.as_str()));
         let finish = s.done.unwrap_or(run_end);
-        let served = |name: &str, a: Nanos, b: Nanos| Event {
-            name: name.to_string(),
-            cat: Some(if name == "queue" { "queue" } else { "serve" }),
-            ph: "X",
-            ts: a,
-            dur: Some(b.max(a) - a),
-            s: None,
-            pid: spid,
-            tid: 0,
+        let queued_until = s.start.unwrap_or(finish);
+        if queued_until > arrive {
+            out.push(slot(Shows::Queue, spid, arrive, queued_until - arrive));
+        }
+        if let Some(start) = s.start {
+            out.push(slot(Shows::Serve, spid, start, finish.max(start) - start));
+        }
+    }
+    out
+}
+
+/// Packs the slices of each (process, request) into lanes (see [`pack`]), sets each
+/// slot's lane (an instant takes its maker's), and returns each (process, request
+/// index, lanes used), by process then request.
+fn place(log: &TraceLog, slots: &mut [Slot]) -> Vec<(u64, u32, usize)> {
+    let request = |s: &Slot| log.spans[s.span as usize].request;
+    let mut sliced: Vec<u32> = (0..slots.len() as u32)
+        .filter(|&e| !matches!(slots[e as usize].shows, Shows::Refusal(_)))
+        .collect();
+    // Stable: each group keeps its events in file order.
+    sliced.sort_by_key(|&e| {
+        let s = &slots[e as usize];
+        (s.pid, request(s))
+    });
+    let mut groups = Vec::new();
+    let mut rest = &sliced[..];
+    while let Some(&head) = rest.first() {
+        let key = |e: u32| (slots[e as usize].pid, request(&slots[e as usize]));
+        let k = key(head);
+        let n = rest.iter().take_while(|&&e| key(e) == k).count();
+        let (group, tail) = rest.split_at(n);
+        rest = tail;
+        let slices: Vec<(Nanos, Nanos)> = group
+            .iter()
+            .map(|&e| {
+                let s = &slots[e as usize];
+                (s.ts, s.ts + s.dur)
+            })
+            .collect();
+        let lanes = pack(&slices);
+        let used = lanes.iter().copied().max().map_or(0, |m| m + 1);
+        for (&e, lane) in group.iter().zip(lanes) {
+            slots[e as usize].lane = lane as u32;
+        }
+        let first = &slots[group[0] as usize];
+        groups.push((first.pid, request(first), used));
+    }
+    let mut maker_lane = 0;
+    for s in slots.iter_mut() {
+        match s.shows {
+            Shows::Maker => maker_lane = s.lane,
+            Shows::Refusal(_) => s.lane = maker_lane,
+            _ => {}
+        }
+    }
+    groups
+}
+
+/// The trace event of a slot; `stride` spaces a request's lanes apart in `tid`.
+fn event_of(log: &TraceLog, slot: &Slot, stride: u128) -> Event {
+    let i = slot.span as usize;
+    let s = &log.spans[i];
+    let req = &log.requests[s.request as usize];
+    let tid = u128::from(req.ordinal) + u128::from(slot.lane) * stride;
+    let layer = log.layer_name(s).unwrap_or("");
+    let event = |name: String, cat, args| Event {
+        name,
+        cat: Some(cat),
+        ph: "X",
+        ts: slot.ts,
+        dur: Some(slot.dur),
+        s: None,
+        pid: slot.pid,
+        tid,
+        args,
+    };
+    match slot.shows {
+        Shows::Maker => {
+            let service = log
+                .stacks
+                .get(usize::from(s.stack))
+                .map_or("", |st| st.service.as_str());
+            let name = match s.kind {
+                SpanKind::Call => format!("call {service}"),
+                SpanKind::Attempt => format!("{layer} attempt {}", s.attempt),
+                SpanKind::Hedge => format!("{layer} hedge {}", s.attempt),
+            };
+            let args = Args(TRACES_COLUMNS.iter().copied().zip(row(log, i)).collect());
+            event(name.trim_start().to_string(), s.kind.name(), args)
+        }
+        Shows::Refusal(k) => Event {
+            name: REFUSALS[usize::from(k)].to_string(),
+            cat: Some("refusal"),
+            ph: "i",
+            ts: slot.ts,
+            dur: None,
+            s: Some("t"),
+            pid: slot.pid,
+            tid,
             args: Args(vec![
+                ("request", Val::Int(req.ordinal)),
+                ("span", Val::Int(i as u64)),
+                ("layer", Val::name(layer)),
+                ("attempt", Val::Int(u64::from(s.attempt))),
+            ]),
+        },
+        Shows::Queue | Shows::Serve => {
+            let name = if slot.shows == Shows::Queue {
+                "queue"
+            } else {
+                "serve"
+            };
+            let args = Args(vec![
                 ("request", Val::Int(req.ordinal)),
                 ("span", Val::Int(i as u64)),
                 ("attempt", Val::Int(u64::from(s.attempt))),
                 ("fate", s.fate.map_or(Val::Null, |f| Val::name(f.name()))),
-            ]),
-        };
-        let queued_until = s.start.unwrap_or(finish);
-        if queued_until > arrive {
-            events.push(served("queue", arrive, queued_until));
-            slot.push(Some((spid, s.request)));
-        }
-        if let Some(start) = s.start {
-            events.push(served("serve", start, finish));
-            slot.push(Some((spid, s.request)));
+            ]);
+            event(name.to_string(), name, args)
         }
     }
+}
 
-    // Threads: the lanes of each (process, request).
+/// The events of a `traceEvents` array being written, comma-separated, one a line.
+struct Events<'a, W: Write + ?Sized> {
+    w: &'a mut W,
+    any: bool,
+}
+
+impl<W: Write + ?Sized> Events<'_, W> {
+    fn push(&mut self, e: &Event) -> std::io::Result<()> {
+        self.w.write_all(if self.any { b",\n" } else { b"\n" })?;
+        self.any = true;
+        serde_json::to_writer(&mut *self.w, e)?;
+        Ok(())
+    }
+}
+
+/// Writes `trace.json` (see the module docs) to `w` as it goes: the events are made
+/// and written one at a time, so memory holds a few words an event, never the text.
+/// Write `w` through a buffer (an [`AtomicFile`](crate::export::AtomicFile) is one).
+pub fn write_json<W: Write + ?Sized>(log: &TraceLog, w: &mut W) -> std::io::Result<()> {
+    let pids = Pids::of(log);
+    let mut slots = slots(log, &pids);
+    let groups = place(log, &mut slots);
     let mut stride: u128 = 10;
     let max_ordinal = log.requests.iter().map(|r| r.ordinal).max().unwrap_or(0);
     while stride <= u128::from(max_ordinal) {
         stride *= 10;
     }
-    let mut groups: BTreeMap<(u64, u32), Vec<usize>> = BTreeMap::new();
-    for (e, sl) in slot.iter().enumerate() {
-        if let Some(key) = sl {
-            groups.entry(*key).or_default().push(e);
-        }
-    }
-    // (pid, request index, lane) → tid, for the thread metadata.
-    let mut threads: Vec<(u64, u32, usize, u128)> = Vec::new();
-    for ((pid, r), list) in &groups {
-        let slices: Vec<(Nanos, Nanos)> = list
-            .iter()
-            .map(|&e| {
-                let ev = &events[e];
-                (ev.ts, ev.ts + ev.dur.unwrap_or(0))
-            })
-            .collect();
-        let lanes = pack(&slices);
-        let ordinal = u128::from(log.requests[*r as usize].ordinal);
-        let lanes_used = lanes.iter().copied().max().map_or(0, |m| m + 1);
-        for lane in 0..lanes_used {
-            threads.push((*pid, *r, lane, ordinal + lane as u128 * stride));
-        }
-        for (&e, lane) in list.iter().zip(lanes) {
-            events[e].tid = ordinal + lane as u128 * stride;
-        }
-    }
-    for (e, span) in instants {
-        if let Some(&m) = maker_event.get(&span) {
-            events[e].tid = events[m].tid;
-        }
-    }
-
     // Outage windows, packed into lanes of their own.
     let windows: Vec<(Nanos, Nanos)> = log
         .windows
@@ -514,10 +607,76 @@ pub fn render_json(log: &TraceLog) -> String {
         .map(|w| (w.start, w.end.max(w.start)))
         .collect();
     let wlanes = pack(&windows);
-    let mut outages: Vec<Event> = Vec::new();
+
+    w.write_all(b"{\"traceEvents\":[")?;
+    let mut out = Events { w, any: false };
+    // Metadata: process names and order, thread names and order.
+    let mut processes: Vec<(u64, String)> = Vec::new();
+    for (k, f) in log.fleets.iter().enumerate() {
+        processes.push((pids.fleet(k), format!("fleet {f}")));
+    }
+    for sv in &pids.services {
+        processes.push((pids.service(sv), format!("service {sv}")));
+    }
+    if !log.windows.is_empty() {
+        processes.push((pids.outages(), "outages".to_string()));
+    }
+    for (pid, name) in processes {
+        out.push(&meta("process_name", pid, 0, "name", Val::Text(name)))?;
+        out.push(&meta(
+            "process_sort_index",
+            pid,
+            0,
+            "sort_index",
+            Val::Int(pid),
+        ))?;
+    }
+    let mut rank: BTreeMap<u64, u64> = BTreeMap::new();
+    for &(pid, r, used) in &groups {
+        let ordinal = log.requests[r as usize].ordinal;
+        for lane in 0..used {
+            let tid = u128::from(ordinal) + lane as u128 * stride;
+            let name = match lane {
+                0 => format!("request {ordinal}"),
+                k => format!("request {ordinal} · lane {}", k + 1),
+            };
+            let n = rank.entry(pid).or_insert(0);
+            out.push(&meta("thread_name", pid, tid, "name", Val::Text(name)))?;
+            out.push(&meta(
+                "thread_sort_index",
+                pid,
+                tid,
+                "sort_index",
+                Val::Int(*n),
+            ))?;
+            *n += 1;
+        }
+    }
+    let lanes_used = wlanes.iter().copied().max().map_or(0, |m| m + 1);
+    for lane in 0..lanes_used {
+        let name = match lane {
+            0 => "outages".to_string(),
+            k => format!("outages · lane {}", k + 1),
+        };
+        let pid = pids.outages();
+        out.push(&meta(
+            "thread_name",
+            pid,
+            lane as u128,
+            "name",
+            Val::Text(name),
+        ))?;
+        out.push(&meta(
+            "thread_sort_index",
+            pid,
+            lane as u128,
+            "sort_index",
+            Val::Int(lane as u64),
+        ))?;
+    }
     for (w, lane) in log.windows.iter().zip(&wlanes) {
         let (a, b) = (w.start, w.end.max(w.start));
-        outages.push(Event {
+        out.push(&Event {
             name: match &w.service {
                 Some(sv) => format!("outage at {sv}"),
                 None => "outage".to_string(),
@@ -534,77 +693,15 @@ pub fn render_json(log: &TraceLog) -> String {
                 ("start", Val::Secs(a)),
                 ("end", Val::Secs(b)),
             ]),
-        });
+        })?;
     }
-
-    // Metadata: process names and order, thread names and order.
-    let mut head: Vec<Event> = Vec::new();
-    let process = |head: &mut Vec<Event>, pid: u64, name: String| {
-        head.push(meta("process_name", pid, 0, "name", Val::Text(name)));
-        head.push(meta(
-            "process_sort_index",
-            pid,
-            0,
-            "sort_index",
-            Val::Int(pid),
-        ));
-    };
-    for (k, f) in log.fleets.iter().enumerate() {
-        process(&mut head, pids.fleet(k), format!("fleet {f}"));
+    for slot in &slots {
+        out.push(&event_of(log, slot, stride))?;
     }
-    for sv in &pids.services {
-        process(&mut head, pids.service(sv), format!("service {sv}"));
+    let any = out.any;
+    if any {
+        w.write_all(b"\n")?;
     }
-    if !log.windows.is_empty() {
-        process(&mut head, pids.outages(), "outages".to_string());
-    }
-    let mut rank: BTreeMap<u64, u64> = BTreeMap::new();
-    for (pid, r, lane, tid) in &threads {
-        let ordinal = log.requests[*r as usize].ordinal;
-        let name = match lane {
-            0 => format!("request {ordinal}"),
-            k => format!("request {ordinal} · lane {}", k + 1),
-        };
-        let n = rank.entry(*pid).or_insert(0);
-        head.push(meta("thread_name", *pid, *tid, "name", Val::Text(name)));
-        head.push(meta(
-            "thread_sort_index",
-            *pid,
-            *tid,
-            "sort_index",
-            Val::Int(*n),
-        ));
-        *n += 1;
-    }
-    let lanes_used = wlanes.iter().copied().max().map_or(0, |m| m + 1);
-    for lane in 0..lanes_used {
-        let name = match lane {
-            0 => "outages".to_string(),
-            k => format!("outages · lane {}", k + 1),
-        };
-        let pid = pids.outages();
-        head.push(meta(
-            "thread_name",
-            pid,
-            lane as u128,
-            "name",
-            Val::Text(name),
-        ));
-        head.push(meta(
-            "thread_sort_index",
-            pid,
-            lane as u128,
-            "sort_index",
-            Val::Int(lane as u64),
-        ));
-    }
-
-    let lines: Vec<String> = head
-        .iter()
-        .chain(&outages)
-        .chain(&events)
-        .map(|e| serde_json::to_string(e).unwrap_or_default())
-        .collect();
     let other = Args(vec![
         ("seed", Val::Int(log.seed)),
         ("sample_seed", Val::Int(log.sample_seed)),
@@ -614,13 +711,10 @@ pub fn render_json(log: &TraceLog) -> String {
         ("end", Val::Secs(log.end)),
         ("truncated", Val::Bool(log.truncated)),
     ]);
-    let other = serde_json::to_string(&other).unwrap_or_default();
-    let events = if lines.is_empty() {
-        String::new()
-    } else {
-        format!("\n{}\n", lines.join(",\n"))
-    };
-    format!("{{\"traceEvents\":[{events}],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{other}}}\n")
+    w.write_all(b"],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":")?;
+    serde_json::to_writer(&mut *w, &other)?;
+    w.write_all(b"}\n")?;
+    w.flush()
 }
 
 /// The process of span `i`'s maker: the service serving the nearest attempt at a

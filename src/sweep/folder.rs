@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::export::manifest::{self, FolderKind, Origin};
 use crate::export::owner::Want;
+use crate::export::AtomicFile;
 use crate::run::{run_one, RunResult};
 use crate::scenario::{Loaded, ScenarioError};
 use crate::truncation::Truncation;
@@ -98,7 +99,8 @@ pub fn run_tables(loaded: &Loaded, replication: u32) -> Result<RunTables, SweepE
 pub(super) const TRACE_FILES: [&str; 2] = ["traces.csv", "trace.json"];
 
 /// Traces replication 0 of `plan`'s base point, whose run started `population`
-/// logical requests, and writes its `sample` traced requests into the folder.
+/// logical requests, and writes its `sample` traced requests into the folder,
+/// streaming each file.
 fn write_traces(
     plan: &plan::Plan,
     claimed: &crate::export::owner::Claimed,
@@ -106,17 +108,19 @@ fn write_traces(
     sample: u64,
     dir: &Path,
 ) -> Result<(), SweepError> {
+    use crate::export::trace::{write_csv, write_json};
     let scn = plan.loaded(plan.spec(0).cell)?.scenario;
     let log = crate::run::trace_run(&scn, 0, population, sample);
-    let texts = [
-        crate::export::trace::render_csv(&log),
-        crate::export::trace::render_json(&log),
-    ];
-    for (name, text) in TRACE_FILES.iter().zip(texts) {
-        let p = claimed.target(name)?;
-        crate::export::atomic::write_atomic(&p, text.as_bytes())
-            .map_err(io_err("cannot write the traces of", dir))?;
-    }
+    let write = |path: &Path, render: &dyn Fn(&mut AtomicFile) -> std::io::Result<()>| {
+        let mut f = AtomicFile::create(path)?;
+        render(&mut f)?;
+        f.commit()
+    };
+    let [csv, json] = TRACE_FILES;
+    write(&claimed.target(csv)?, &|f| write_csv(&log, f))
+        .map_err(io_err("cannot write the traces of", dir))?;
+    write(&claimed.target(json)?, &|f| write_json(&log, f))
+        .map_err(io_err("cannot write the traces of", dir))?;
     Ok(())
 }
 

@@ -372,3 +372,103 @@ fn trace_json_is_the_chrome_trace_event_format() {
     // An empty log is a valid, empty trace.
     assert!(events(&render_json(&TraceLog::default())).is_empty());
 }
+
+/// A writer that takes `room` bytes, then fails.
+struct Full {
+    room: usize,
+    taken: usize,
+}
+
+impl std::io::Write for Full {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.taken >= self.room {
+            return Err(std::io::Error::other("the disk is full"));
+        }
+        let n = buf.len().min(self.room - self.taken);
+        self.taken += n;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Issue 38: the trace files are written to a stream, the same bytes as rendered, and
+/// a failing stream is an error, not a file cut short.
+#[test]
+fn the_trace_files_stream_the_bytes_they_render_and_report_a_failed_write() {
+    let log = log();
+    let (mut json, mut csv) = (Vec::new(), Vec::new());
+    retrysim::export::trace::write_json(&log, &mut json).unwrap();
+    retrysim::export::trace::write_csv(&log, &mut csv).unwrap();
+    assert_eq!(String::from_utf8(json.clone()).unwrap(), render_json(&log));
+    assert_eq!(String::from_utf8(csv.clone()).unwrap(), render_csv(&log));
+    for room in [0, 10, json.len() / 2] {
+        let mut w = Full { room, taken: 0 };
+        assert!(retrysim::export::trace::write_json(&log, &mut w).is_err());
+    }
+    let mut w = Full {
+        room: csv.len() / 2,
+        taken: 0,
+    };
+    assert!(retrysim::export::trace::write_csv(&log, &mut w).is_err());
+}
+
+/// Issue 38: a run traced to its cap of 1,000,000 spans (1,111 a request) writes
+/// `trace.json` (about 540 MB) and `traces.csv` as streams, within 1 GiB of address
+/// space; built in memory, `trace.json`'s text alone took 3.7 GB and aborted.
+#[test]
+fn a_trace_at_its_span_cap_is_written_in_bounded_memory() {
+    let text = r#"
+duration = "10s"
+[dependency]
+servers = "unlimited"
+service_time = "1ms"
+error_rate = 1.0
+[[fleets]]
+name = "f"
+arrival = { kind = "constant", rate = 100 }
+[[fleets.layers]]
+max_attempts = 10
+[[fleets.layers]]
+max_attempts = 10
+[[fleets.layers]]
+max_attempts = 10
+"#;
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("cap.toml"), text).unwrap();
+    let args = [
+        "run",
+        "cap.toml",
+        "--trace",
+        "1000",
+        "--no-plots",
+        "-q",
+        "--out",
+        "t",
+    ];
+    let out = crate::common::capped(d.path(), 1 << 10, &args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let t = d.path().join("t");
+    let lines = |name: &str| {
+        let f = std::fs::File::open(t.join(name)).unwrap();
+        std::io::BufRead::lines(std::io::BufReader::new(f)).count()
+    };
+    assert_eq!(lines("traces.csv"), 1_000_001, "the header and every span");
+    let json = t.join("trace.json");
+    let len = std::fs::metadata(&json).unwrap().len();
+    assert!(len > 400 << 20, "{len} bytes");
+    let mut f = std::fs::File::open(&json).unwrap();
+    let mut head = [0u8; 17];
+    std::io::Read::read_exact(&mut f, &mut head).unwrap();
+    assert_eq!(&head, b"{\"traceEvents\":[\n");
+    std::io::Seek::seek(&mut f, std::io::SeekFrom::End(-40)).unwrap();
+    let mut tail = String::new();
+    std::io::Read::read_to_string(&mut f, &mut tail).unwrap();
+    assert!(tail.ends_with(",\"truncated\":true}}\n"), "{tail}");
+}
