@@ -111,14 +111,31 @@ pub fn resolve(dir: &Path) -> io::Result<PathBuf> {
     Ok(out)
 }
 
+/// The folders of charts inside `plots/` (a sweep's `metrics/<metric>_vs_<key>`).
+pub const CHART_FOLDERS: [&str; 1] = ["metrics"];
+
+/// The folders charts are written in, deepest first: `plots/metrics`, then `plots`.
+fn chart_dirs() -> impl Iterator<Item = String> {
+    CHART_FOLDERS
+        .iter()
+        .map(|f| format!("plots/{f}"))
+        .chain(["plots".to_string()])
+}
+
 /// Whether `rel` is one of the names retrysim writes in a results folder: a top file,
-/// `runs/`, or `plots/<name>.png|svg`.
+/// `runs/`, `plots/<name>.png|svg` or `plots/<folder>/<name>.png|svg` for a folder of
+/// [`CHART_FOLDERS`].
 pub fn is_ours(rel: &str) -> bool {
     if TOP_FILES.contains(&rel) || rel == RUNS_ENTRY {
         return true;
     }
     let Some(name) = rel.strip_prefix("plots/") else {
         return false;
+    };
+    let name = match name.split_once('/') {
+        Some((folder, name)) if CHART_FOLDERS.contains(&folder) => name,
+        Some(_) => return false,
+        None => name,
     };
     let stem = name
         .strip_suffix(".png")
@@ -169,7 +186,7 @@ pub fn is_empty(dir: &Path) -> bool {
 
 /// Removes the files `files` lists (as [`listed`] returns them) from `dir`: regular
 /// files only, the runs of `runs/` (numbered folders holding only run files), and
-/// `plots/` and `runs/` themselves once empty. Anything else stays, and so does a
+/// `plots/`, its chart folders and `runs/` themselves once empty. Anything else stays, and so does a
 /// listed name that is now a folder or a link: someone else put it there.
 pub fn remove_listed(dir: &Path, files: &[String]) -> Result<(), OwnerError> {
     for rel in files {
@@ -183,7 +200,7 @@ pub fn remove_listed(dir: &Path, files: &[String]) -> Result<(), OwnerError> {
         }
     }
     remove_leftovers(dir)?;
-    for sub in ["plots", "runs"] {
+    for sub in chart_dirs().chain(["runs".to_string()]) {
         let p = dir.join(sub);
         if std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_dir()) && is_empty(&p) {
             std::fs::remove_dir(&p).map_err(io_err("remove", &p))?;
@@ -238,10 +255,12 @@ pub fn is_tmp_name(name: &str) -> bool {
     digits(parts.next()) && digits(parts.next()) && parts.next().is_some_and(|s| !s.is_empty())
 }
 
-/// Removes the temporary files a killed writer left at the top of `dir` and in its
-/// `plots/` (only regular files with this program's temporary names).
+/// Removes the temporary files a killed writer left at the top of `dir`, in its
+/// `plots/` and chart folders (only regular files with this program's temporary
+/// names).
 pub fn remove_leftovers(dir: &Path) -> Result<(), OwnerError> {
-    for d in [dir.to_path_buf(), dir.join("plots")] {
+    let dirs = std::iter::once(dir.to_path_buf()).chain(chart_dirs().map(|d| dir.join(d)));
+    for d in dirs {
         if !std::fs::symlink_metadata(&d).is_ok_and(|m| m.is_dir()) {
             continue;
         }
@@ -489,6 +508,7 @@ mod tests {
             "runs/",
             "plots/timeseries.png",
             "plots/success_fraction_vs_x.svg",
+            "plots/metrics/amplification_vs_rate.png",
         ] {
             assert!(is_ours(ok), "{ok}");
         }
@@ -501,6 +521,9 @@ mod tests {
             "notes.txt",
             "runs",
             "plots/a/b.png",
+            "plots/metrics/../x.png",
+            "plots/metrics/a/b.png",
+            "plots/metrics/.png",
         ] {
             assert!(!is_ours(bad), "{bad}");
         }

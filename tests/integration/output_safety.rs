@@ -559,3 +559,106 @@ fn the_manifest_says_unlimited_attempts_are_unlimited() {
     let m = std::fs::read_to_string(p.join("a/manifest.toml")).unwrap();
     assert!(m.contains("worst_case_attempts_web = 1.0"), "{m}");
 }
+
+/// The sweep of [`A`] over two rates, written as `s.toml`.
+fn sweep_file(p: &Path, rates: &str) {
+    std::fs::write(
+        p.join("s.toml"),
+        format!("{A}[sweep]\n\"fleets.0.arrival.rate\" = [{rates}]\n"),
+    )
+    .unwrap();
+}
+
+/// The files `[output] files` of `dir`'s manifest lists.
+fn listed(dir: &Path) -> Vec<String> {
+    let m: toml::Table =
+        toml::from_str(&std::fs::read_to_string(dir.join("manifest.toml")).unwrap()).unwrap();
+    m["output"]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Issue 38: a sweep's charts of each metric against each key are drawn into
+/// `plots/metrics/`; the folder stays retrysim's: it can be redrawn, resumed (also
+/// after a kill while drawing) and forced, and its manifest keeps listing the charts.
+#[test]
+fn a_sweep_with_charts_in_plots_metrics_can_be_redrawn_resumed_and_forced() {
+    let d = setup();
+    let p = d.path();
+    sweep_file(p, "10, 20");
+    ok(p, &["sweep", "s.toml", "-q", "--out", "sw"]);
+    let metrics = |dir: &Path| -> Vec<String> {
+        listed(dir)
+            .into_iter()
+            .filter(|f| f.starts_with("plots/metrics/"))
+            .collect()
+    };
+    let charts = metrics(&p.join("sw"));
+    assert!(!charts.is_empty(), "{:?}", listed(&p.join("sw")));
+    for f in &charts {
+        assert!(p.join("sw").join(f).is_file(), "{f}");
+    }
+    // Redrawn, and resumed: the charts stay listed.
+    ok(p, &["plot", "sw"]);
+    assert_eq!(metrics(&p.join("sw")), charts);
+    ok(p, &["sweep", "s.toml", "-q", "--out", "sw"]);
+    assert_eq!(metrics(&p.join("sw")), charts);
+    ok(p, &["sweep", "s.toml", "-q", "--no-plots", "--out", "sw"]);
+    assert_eq!(metrics(&p.join("sw")), charts, "kept for the next drawing");
+    // Killed while drawing: a chart missing, another half-written.
+    std::fs::remove_file(p.join("sw").join(&charts[0])).unwrap();
+    std::fs::write(p.join("sw/plots/metrics/.tmp-99999-0-x.png"), "half").unwrap();
+    ok(p, &["sweep", "s.toml", "-q", "--out", "sw"]);
+    assert!(p.join("sw").join(&charts[0]).is_file());
+    no_temporaries(&p.join("sw"));
+    // Another format replaces them; a user's file beside them stays.
+    std::fs::write(p.join("sw/plots/metrics/mine.txt"), "mine").unwrap();
+    ok(p, &["plot", "sw", "--format", "svg"]);
+    let svg = metrics(&p.join("sw"));
+    assert!(svg.iter().all(|f| f.ends_with(".svg")), "{svg:?}");
+    for f in &charts {
+        assert!(!p.join("sw").join(f).exists(), "{f} left");
+    }
+    // Another sweep, forced: the old charts go with it.
+    sweep_file(p, "10, 30");
+    ok(
+        p,
+        &[
+            "sweep",
+            "s.toml",
+            "-q",
+            "--no-plots",
+            "--out",
+            "sw",
+            "--force",
+        ],
+    );
+    for f in &svg {
+        assert!(!p.join("sw").join(f).exists(), "{f} left");
+    }
+    assert_eq!(
+        std::fs::read_to_string(p.join("sw/plots/metrics/mine.txt")).unwrap(),
+        "mine"
+    );
+    std::fs::remove_file(p.join("sw/plots/metrics/mine.txt")).unwrap();
+    ok(p, &["sweep", "s.toml", "-q", "--out", "sw"]);
+    assert!(!metrics(&p.join("sw")).is_empty());
+    // A run forced over it removes the charts and their folders.
+    ok(
+        p,
+        &[
+            "run",
+            "a.toml",
+            "-q",
+            "--no-plots",
+            "--out",
+            "sw",
+            "--force",
+        ],
+    );
+    assert!(!p.join("sw/plots").exists(), "plots/ is left");
+    no_temporaries(&p.join("sw"));
+}
