@@ -144,8 +144,9 @@ impl Target<'_> {
 }
 
 /// Runs the base point of a loaded scenario (its replications; any `[sweep]` left
-/// out) into its results folder. Runs that stopped at a limit are in
-/// [`RunFolder::truncation`]; the charts are [`draw_folder`]'s.
+/// out) into its results folder; earlier results there are replaced only once the new
+/// ones are complete ([`crate::export::owner::Staged`]). Runs that stopped at a limit
+/// are in [`RunFolder::truncation`]; the charts are [`draw_folder`]'s.
 pub fn run_to_folder(loaded: &Loaded, target: &Target) -> Result<RunFolder, Error> {
     let dir = target.out(&loaded.scenario.name, None);
     Ok(sweep::run_folder(

@@ -79,6 +79,11 @@ fn run(args: RunArgs) -> Result<i32> {
         out: args.out.as_deref(),
         force: args.force,
     };
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| retrysim::sweep::default_out(&loaded.scenario.name, None));
+    super::signal::install_for_run(out);
     // The replications run on a pool of `--jobs` threads; results are written in plan
     // order, so the files are the same whatever the number.
     let folder =

@@ -1,12 +1,15 @@
-//! Ctrl-C: the first lets running runs finish and starts no new one (the library
-//! watches the flag); a second exits at once (finished runs are on disk either way).
+//! Ctrl-C. During a sweep, the first lets running runs finish and starts no new one
+//! (the library watches the flag); a second exits at once (finished runs are on disk
+//! either way). During a run, Ctrl-C discards the results being written and exits:
+//! the output folder keeps what it held before.
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Set by the Ctrl-C handler.
 static STOP: AtomicBool = AtomicBool::new(false);
 
-/// Installs the Ctrl-C handler (once) and returns the flag it sets.
+/// Installs the Ctrl-C handler of a sweep (once) and returns the flag it sets.
 pub fn install() -> &'static AtomicBool {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
@@ -18,4 +21,20 @@ pub fn install() -> &'static AtomicBool {
         });
     });
     &STOP
+}
+
+/// Installs the Ctrl-C handler of `run` into `out`: it removes the new results being
+/// written beside the old ones (a swap in progress finishes first) and exits with 130.
+pub fn install_for_run(out: PathBuf) {
+    let _ = ctrlc::set_handler(move || {
+        if retrysim::export::owner::discard_staged() {
+            eprintln!(
+                "\ninterrupted: the unfinished run was discarded; '{}' holds its earlier results unchanged",
+                out.display()
+            );
+        } else {
+            eprintln!("\ninterrupted");
+        }
+        std::process::exit(retrysim::error::exit::INTERRUPTED);
+    });
 }

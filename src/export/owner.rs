@@ -186,9 +186,17 @@ pub fn is_empty(dir: &Path) -> bool {
 
 /// Removes the files `files` lists (as [`listed`] returns them) from `dir`: regular
 /// files only, the runs of `runs/` (numbered folders holding only run files), and
-/// `plots/`, its chart folders and `runs/` themselves once empty. Anything else stays, and so does a
+/// `plots/`, its chart folders and `runs/` themselves once empty; and a killed
+/// writer's leftovers ([`remove_leftovers`]). Anything else stays, and so does a
 /// listed name that is now a folder or a link: someone else put it there.
 pub fn remove_listed(dir: &Path, files: &[String]) -> Result<(), OwnerError> {
+    remove_files(dir, files)?;
+    remove_leftovers(dir)?;
+    prune(dir)
+}
+
+/// Removes the files of `files` from `dir`, as [`remove_listed`] does, leftovers aside.
+fn remove_files(dir: &Path, files: &[String]) -> Result<(), OwnerError> {
     for rel in files {
         if rel == RUNS_ENTRY {
             remove_runs(&dir.join("runs"))?;
@@ -199,7 +207,11 @@ pub fn remove_listed(dir: &Path, files: &[String]) -> Result<(), OwnerError> {
             std::fs::remove_file(&p).map_err(io_err("remove", &p))?;
         }
     }
-    remove_leftovers(dir)?;
+    Ok(())
+}
+
+/// Removes the chart folders, `plots/` and `runs/` of `dir` when they are empty.
+fn prune(dir: &Path) -> Result<(), OwnerError> {
     for sub in chart_dirs().chain(["runs".to_string()]) {
         let p = dir.join(sub);
         if std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_dir()) && is_empty(&p) {
@@ -257,7 +269,9 @@ pub fn is_tmp_name(name: &str) -> bool {
 
 /// Removes the temporary files a killed writer left at the top of `dir`, in its
 /// `plots/` and chart folders (only regular files with this program's temporary
-/// names).
+/// names), and the staging folders of killed runs at its top ([`Staged`]: folders
+/// with a temporary name that hold only files of those names and result names),
+/// except those this process is writing.
 pub fn remove_leftovers(dir: &Path) -> Result<(), OwnerError> {
     let dirs = std::iter::once(dir.to_path_buf()).chain(chart_dirs().map(|d| dir.join(d)));
     for d in dirs {
@@ -267,13 +281,42 @@ pub fn remove_leftovers(dir: &Path) -> Result<(), OwnerError> {
         let entries = std::fs::read_dir(&d).map_err(io_err("read", &d))?;
         for e in entries.filter_map(Result::ok) {
             let name = e.file_name().to_string_lossy().into_owned();
-            if is_tmp_name(&name) && e.file_type().is_ok_and(|t| t.is_file()) {
-                let p = e.path();
-                std::fs::remove_file(&p).map_err(io_err("remove", &p))?;
+            if !is_tmp_name(&name) {
+                continue;
+            }
+            let p = e.path();
+            match e.file_type() {
+                Ok(t) if t.is_file() => std::fs::remove_file(&p).map_err(io_err("remove", &p))?,
+                Ok(t) if t.is_dir() && d == dir && !staging().contains(&p) => {
+                    remove_staging(&p)?;
+                }
+                _ => {}
             }
         }
     }
     Ok(())
+}
+
+/// Removes a staging folder if it holds only regular files named as retrysim names
+/// its results and temporary files; anything else leaves it as it is.
+fn remove_staging(tmp: &Path) -> Result<(), OwnerError> {
+    let entries: Vec<_> = std::fs::read_dir(tmp)
+        .map_err(io_err("read", tmp))?
+        .filter_map(Result::ok)
+        .collect();
+    let ours = entries.iter().all(|f| {
+        let n = f.file_name().to_string_lossy().into_owned();
+        f.file_type().is_ok_and(|t| t.is_file())
+            && (TOP_FILES.contains(&n.as_str()) || is_tmp_name(&n))
+    });
+    if !ours {
+        return Ok(());
+    }
+    for f in entries {
+        let p = f.path();
+        std::fs::remove_file(&p).map_err(io_err("remove", &p))?;
+    }
+    std::fs::remove_dir(tmp).map_err(io_err("remove", tmp))
 }
 
 /// What a command wants to write into a folder: the `[run]` facts that decide
@@ -301,12 +344,15 @@ pub struct Claimed {
 
 impl Claimed {
     /// The path of `rel` in the folder, once it is safe to write: no symlink on the way,
-    /// and not a file that someone else put there (`--force` or not).
+    /// and not a file that someone else put there (`--force` or not), nor a folder or
+    /// a special file where a file goes.
     pub fn target(&self, rel: &str) -> Result<PathBuf, OwnerError> {
         let p = check_target(&self.dir, rel)?;
-        let exists = std::fs::symlink_metadata(&p).is_ok();
-        if exists && !self.listed.iter().any(|l| l == rel) {
-            return Err(OwnerError::Foreign(p));
+        if let Ok(m) = std::fs::symlink_metadata(&p) {
+            let file = !rel.ends_with('/');
+            if !self.listed.iter().any(|l| l == rel) || (file && !m.is_file()) {
+                return Err(OwnerError::Foreign(p));
+            }
         }
         Ok(p)
     }
@@ -360,8 +406,12 @@ pub fn read_manifest(dir: &Path) -> Result<Option<Manifest>, String> {
 /// Claims `dir` for `want`. A missing or empty folder is free. A folder whose manifest
 /// shows the same work is taken over: a run replaces its own earlier results (other
 /// `--set` values or seed included); a sweep resumes. Anything else is refused, unless
-/// `force`: then the files the old manifest lists are removed and nothing else is; a
+/// `force`: then the files the old manifest lists are replaced and nothing else is; a
 /// file retrysim would write that exists unlisted stays refused ([`Claimed::target`]).
+///
+/// A run removes nothing here: the claim lists the old results, which [`Staged`]
+/// replaces once the new ones are complete. A sweep forced over other results removes
+/// them now (its runs are written into the folder as they finish, to be resumed).
 pub fn claim(dir: &Path, want: &Want, force: bool) -> Result<Claimed, Refusal> {
     let resolved = resolve(dir).map_err(|e| OwnerError::Io {
         what: "resolve",
@@ -422,12 +472,16 @@ pub fn claim(dir: &Path, want: &Want, force: bool) -> Result<Claimed, Refusal> {
     };
     match problem {
         Some(reason) if !force => Err(Refusal::Occupied(reason)),
+        // A run's results replace the old ones once complete ([`Staged`]).
+        _ if want.kind == FolderKind::Run => {
+            remove_leftovers(&resolved)?;
+            Ok(Claimed {
+                dir: resolved,
+                listed,
+            })
+        }
         // Replaced: what the old manifest vouches for goes, and nothing else.
         Some(_) => {
-            remove_listed(&resolved, &listed)?;
-            Ok(free)
-        }
-        None if want.kind == FolderKind::Run => {
             remove_listed(&resolved, &listed)?;
             Ok(free)
         }
@@ -440,6 +494,147 @@ pub fn claim(dir: &Path, want: &Want, force: bool) -> Result<Claimed, Refusal> {
             })
         }
     }
+}
+
+/// The staging folders this process is writing ([`Staged`]), for Ctrl-C to remove.
+fn staging() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    static STAGING: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    STAGING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A run's results written beside the old results they replace, in a staging folder
+/// inside the claimed folder (`.tmp-PID-N-run/`: hidden, and removed by the next run
+/// if this one is killed), and swapped in by [`commit`](Self::commit) once complete:
+/// a run killed, interrupted or failed part-way leaves the old results whole. A
+/// folder without old results is written directly, its manifest first (there is
+/// nothing to protect, and a killed run leaves a folder that says whose it is).
+/// Dropped without a commit, the staging folder is removed.
+#[derive(Debug)]
+pub struct Staged {
+    claimed: Claimed,
+    /// The staging folder; `None` when writing directly into the folder.
+    tmp: Option<PathBuf>,
+}
+
+impl Staged {
+    /// Starts writing the results of a run into the folder `claimed`.
+    pub fn begin(claimed: Claimed) -> Result<Staged, OwnerError> {
+        if claimed.listed.is_empty() {
+            return Ok(Staged { claimed, tmp: None });
+        }
+        let tmp = claimed.dir.join(super::atomic::tmp_name("run"));
+        std::fs::create_dir(&tmp).map_err(io_err("create", &tmp))?;
+        staging().push(tmp.clone());
+        Ok(Staged {
+            claimed,
+            tmp: Some(tmp),
+        })
+    }
+
+    /// Where the results are written: the staging folder, or the folder itself.
+    pub fn dir(&self) -> &Path {
+        self.tmp.as_deref().unwrap_or(&self.claimed.dir)
+    }
+
+    /// The folder the results are for.
+    pub fn claimed(&self) -> &Claimed {
+        &self.claimed
+    }
+
+    /// Swaps the complete results in: `files` (relative names, `manifest.toml` among
+    /// them), each written in [`dir`](Self::dir), replace the old results. Everything
+    /// is checked first. Then the folder's manifest becomes the new one listing the
+    /// old files and the new (so the folder vouches for each file throughout), each
+    /// new file is renamed into place, the old files the new run does not write are
+    /// removed (charts, `report.html`, another run's `aggregate.csv` or a sweep's
+    /// `runs/`), and the new manifest, listing only the new files, is renamed in last.
+    /// Renames only, so the folder is mixed for a few system calls at most; Ctrl-C
+    /// waits for them.
+    pub fn commit(mut self, files: &[String]) -> Result<(), OwnerError> {
+        let Some(tmp) = self.tmp.clone() else {
+            return Ok(());
+        };
+        let mut reg = staging();
+        if !reg.contains(&tmp) {
+            // Ctrl-C discarded it.
+            return Err(OwnerError::Io {
+                what: "write",
+                path: tmp,
+                source: io::Error::new(io::ErrorKind::Interrupted, "interrupted"),
+            });
+        }
+        let dir = self.claimed.dir.clone();
+        for f in files {
+            self.claimed.target(f)?;
+            let staged = tmp.join(f);
+            if !std::fs::symlink_metadata(&staged).is_ok_and(|m| m.is_file()) {
+                return Err(OwnerError::Io {
+                    what: "find",
+                    path: staged,
+                    source: io::ErrorKind::NotFound.into(),
+                });
+            }
+        }
+        let manifest = "manifest.toml";
+        let staged_manifest = tmp.join(manifest);
+        let text = super::read::read_to_string(&staged_manifest, crate::export::MAX_MANIFEST_BYTES)
+            .map_err(io_err("read", &staged_manifest))?;
+        let mut both: Vec<String> = files.to_vec();
+        both.extend(self.claimed.listed.iter().cloned());
+        let mut union = without_output(&text).to_string();
+        if !union.ends_with('\n') {
+            union.push('\n');
+        }
+        union.push_str(&render_output(&Output::of(&both)));
+        let target = dir.join(manifest);
+        crate::export::write_atomic(&target, union.as_bytes()).map_err(io_err("write", &target))?;
+        for f in files.iter().filter(|f| *f != manifest) {
+            let (from, to) = (tmp.join(f), dir.join(f));
+            if let Some(parent) = to.parent() {
+                std::fs::create_dir_all(parent).map_err(io_err("create", parent))?;
+            }
+            std::fs::rename(&from, &to).map_err(io_err("write", &to))?;
+        }
+        let old: Vec<String> = self
+            .claimed
+            .listed
+            .iter()
+            .filter(|f| !files.contains(f))
+            .cloned()
+            .collect();
+        remove_files(&dir, &old)?;
+        prune(&dir)?;
+        std::fs::rename(&staged_manifest, &target).map_err(io_err("write", &target))?;
+        reg.retain(|p| p != &tmp);
+        self.tmp = None;
+        // Empty now, unless someone put a file there.
+        let _ = remove_staging(&tmp);
+        Ok(())
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if let Some(tmp) = self.tmp.take() {
+            let mut reg = staging();
+            let _ = remove_staging(&tmp);
+            reg.retain(|p| p != &tmp);
+        }
+    }
+}
+
+/// Removes the staging folders of the runs this process is writing ([`Staged`]),
+/// which leaves their folders' old results as they were; whether there were any.
+/// For a Ctrl-C handler: a swap in progress finishes first.
+pub fn discard_staged() -> bool {
+    let mut reg = staging();
+    let any = !reg.is_empty();
+    for tmp in reg.drain(..) {
+        let _ = remove_staging(&tmp);
+    }
+    any
 }
 
 /// The manifest text without its `[output]` table (what it says of the results,
@@ -574,6 +769,131 @@ mod tests {
         for kept in ["notes.txt", "plots/photo.txt", "runs/000002/mine.txt"] {
             assert!(p.join(kept).exists(), "{kept}");
         }
+    }
+
+    /// Held by the tests that stage runs: [`discard_staged`] removes every one.
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    fn serial() -> std::sync::MutexGuard<'static, ()> {
+        SERIAL
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A folder holding a run's results, `notes.txt` of the user's, and its claim.
+    fn old_run(p: &Path) -> Claimed {
+        std::fs::create_dir_all(p.join("plots/metrics")).unwrap();
+        for (f, text) in [
+            ("summary.csv", "old"),
+            ("aggregate.csv", "old"),
+            ("plots/metrics/x_vs_y.png", "old"),
+            ("notes.txt", "mine"),
+        ] {
+            std::fs::write(p.join(f), text).unwrap();
+        }
+        let listed: Vec<String> = [
+            "manifest.toml",
+            "summary.csv",
+            "aggregate.csv",
+            "plots/metrics/x_vs_y.png",
+        ]
+        .map(String::from)
+        .to_vec();
+        std::fs::write(
+            p.join("manifest.toml"),
+            format!("[run]\n{}", render_output(&Output::of(&listed))),
+        )
+        .unwrap();
+        Claimed {
+            dir: p.to_path_buf(),
+            listed,
+        }
+    }
+
+    #[test]
+    fn a_staged_run_replaces_the_old_results_only_when_committed() {
+        let _serial = serial();
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path();
+        let claimed = old_run(p);
+        let staged = Staged::begin(claimed).unwrap();
+        assert_ne!(staged.dir(), p);
+        std::fs::write(staged.dir().join("manifest.toml"), "[run]\nnew = 1\n").unwrap();
+        std::fs::write(staged.dir().join("summary.csv"), "new").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(p.join("summary.csv")).unwrap(),
+            "old"
+        );
+        let files = ["manifest.toml", "summary.csv"].map(String::from);
+        staged.commit(&files).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(p.join("summary.csv")).unwrap(),
+            "new"
+        );
+        assert_eq!(
+            std::fs::read_to_string(p.join("manifest.toml")).unwrap(),
+            "[run]\nnew = 1\n"
+        );
+        assert!(!p.join("aggregate.csv").exists());
+        assert!(!p.join("plots").exists(), "emptied chart folders go");
+        let mut left: Vec<String> = std::fs::read_dir(p)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["manifest.toml", "notes.txt", "summary.csv"]);
+    }
+
+    #[test]
+    fn a_staged_run_dropped_or_discarded_leaves_the_old_results_and_nothing_else() {
+        let _serial = serial();
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path();
+        let claimed = old_run(p);
+        let before: Vec<_> = ["summary.csv", "aggregate.csv", "manifest.toml"]
+            .map(|f| std::fs::read(p.join(f)).unwrap())
+            .to_vec();
+        let names = || -> usize { std::fs::read_dir(p).unwrap().count() };
+        let n = names();
+        let staged = Staged::begin(claimed.clone()).unwrap();
+        std::fs::write(staged.dir().join("summary.csv"), "new").unwrap();
+        assert_eq!(names(), n + 1);
+        drop(staged);
+        assert_eq!(names(), n);
+        let staged = Staged::begin(claimed.clone()).unwrap();
+        std::fs::write(staged.dir().join(".tmp-1-2-summary.csv"), "half").unwrap();
+        assert!(discard_staged());
+        assert_eq!(names(), n);
+        // Discarded: the commit is refused, and changes nothing.
+        assert!(staged.commit(&["manifest.toml".to_string()]).is_err());
+        let after: Vec<_> = ["summary.csv", "aggregate.csv", "manifest.toml"]
+            .map(|f| std::fs::read(p.join(f)).unwrap())
+            .to_vec();
+        assert_eq!(after, before);
+        // A staging folder left by a killed run is removed by the next claim's sweep
+        // of leftovers, unless it holds something not of retrysim's.
+        let left = p.join(".tmp-99999-0-run");
+        std::fs::create_dir(&left).unwrap();
+        std::fs::write(left.join("summary.csv"), "half").unwrap();
+        let kept = p.join(".tmp-99999-1-run");
+        std::fs::create_dir(&kept).unwrap();
+        std::fs::write(kept.join("photo.jpg"), "mine").unwrap();
+        remove_leftovers(p).unwrap();
+        assert!(!left.exists());
+        assert!(kept.join("photo.jpg").exists());
+    }
+
+    #[test]
+    fn a_fresh_folder_is_written_directly() {
+        let _serial = serial();
+        let d = tempfile::tempdir().unwrap();
+        let claimed = Claimed {
+            dir: d.path().to_path_buf(),
+            listed: Vec::new(),
+        };
+        let staged = Staged::begin(claimed).unwrap();
+        assert_eq!(staged.dir(), d.path());
+        staged.commit(&[]).unwrap();
     }
 
     #[cfg(unix)]

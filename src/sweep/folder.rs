@@ -4,13 +4,13 @@
 use std::path::{Path, PathBuf};
 
 use crate::export::manifest::{self, FolderKind, Origin};
-use crate::export::owner::Want;
-use crate::export::AtomicFile;
+use crate::export::owner::{Staged, Want};
+use crate::export::{write_atomic, AtomicFile};
 use crate::run::{run_one, RunResult};
 use crate::scenario::{Loaded, ScenarioError};
 use crate::truncation::Truncation;
 
-use super::{batch_size, claim, io_err, plan, run_runs, slim, store, write_manifest, SweepError};
+use super::{batch_size, claim, io_err, plan, run_runs, slim, store, SweepError};
 
 /// What a run folder holds once written.
 #[derive(Debug, Clone)]
@@ -99,11 +99,11 @@ pub fn run_tables(loaded: &Loaded, replication: u32) -> Result<RunTables, SweepE
 pub(super) const TRACE_FILES: [&str; 2] = ["traces.csv", "trace.json"];
 
 /// Traces replication 0 of `plan`'s base point, whose run started `population`
-/// logical requests, and writes its `sample` traced requests into the folder,
-/// streaming each file.
+/// logical requests, and writes its `sample` traced requests into `into` (the folder
+/// `dir` names, or its staging folder), streaming each file.
 fn write_traces(
     plan: &plan::Plan,
-    claimed: &crate::export::owner::Claimed,
+    into: &Path,
     population: u64,
     sample: u64,
     dir: &Path,
@@ -111,23 +111,22 @@ fn write_traces(
     use crate::export::trace::{write_csv, write_json};
     let scn = plan.loaded(plan.spec(0).cell)?.scenario;
     let log = crate::run::trace_run(&scn, 0, population, sample);
-    let write = |path: &Path, render: &dyn Fn(&mut AtomicFile) -> std::io::Result<()>| {
-        let mut f = AtomicFile::create(path)?;
+    let write = |name: &str, render: &dyn Fn(&mut AtomicFile) -> std::io::Result<()>| {
+        let mut f = AtomicFile::create(&into.join(name))?;
         render(&mut f)?;
         f.commit()
     };
     let [csv, json] = TRACE_FILES;
-    write(&claimed.target(csv)?, &|f| write_csv(&log, f))
-        .map_err(io_err("cannot write the traces of", dir))?;
-    write(&claimed.target(json)?, &|f| write_json(&log, f))
-        .map_err(io_err("cannot write the traces of", dir))?;
+    write(csv, &|f| write_csv(&log, f)).map_err(io_err("cannot write the traces of", dir))?;
+    write(json, &|f| write_json(&log, f)).map_err(io_err("cannot write the traces of", dir))?;
     Ok(())
 }
 
 /// Runs the base point of a scenario (its replications, in parallel; any `[sweep]` is
 /// left out) into a run folder: the manifest, then the tables (`aggregate.csv` and
 /// `aggregate_long.csv` with replications), written as the runs finish in plan order,
-/// so memory does not grow with the number of replications.
+/// so memory does not grow with the number of replications. A folder holding earlier
+/// results keeps them until the new ones are complete ([`Staged`]).
 pub fn run_folder(
     loaded: &Loaded,
     dir: &Path,
@@ -142,18 +141,25 @@ pub fn run_folder(
         shard: None,
     };
     let claimed = claim(dir, &want, force)?;
-    // The manifest first: a run killed before its tables leaves a folder that says
-    // what it is for, and vouches for the files it was writing.
     let aggregate = plan.replications > 1;
     let mut files = store::table_files(aggregate, !plan.layout.services.is_empty());
     let trace = loaded.scenario.trace;
     if trace.is_some() {
         files.extend(TRACE_FILES.map(String::from));
     }
-    write_manifest(&claimed, &mut files, |f| {
-        manifest::render(&plan.base, origin, plan.total_runs(), f)
-    })?;
-    let d = &claimed.dir;
+    files.sort();
+    // Every file may be written (no one else's file in the way) before anything is.
+    for f in &files {
+        claimed.target(f)?;
+    }
+    let staged = Staged::begin(claimed)?;
+    let d = staged.dir();
+    // The manifest first: in a folder written directly, a run killed before its tables
+    // leaves a folder that says what it is for, and vouches for the files it was
+    // writing.
+    let text = manifest::render(&plan.base, origin, plan.total_runs(), &files);
+    let m = d.join("manifest.toml");
+    write_atomic(&m, text.as_bytes()).map_err(io_err("cannot write", &m))?;
     let mut tables = store::Tables::create(d, &plan, aggregate)
         .map_err(io_err("cannot write the tables of", dir))?;
     let all: Vec<u64> = (0..plan.total_runs()).collect();
@@ -177,10 +183,12 @@ pub fn run_folder(
         .commit()
         .map_err(io_err("cannot write the tables of", dir))?;
     if let (Some(t), Some(r0)) = (trace, first.first()) {
-        write_traces(&plan, &claimed, r0.metrics.totals.logical, t.sample, dir)?;
+        write_traces(&plan, d, r0.metrics.totals.logical, t.sample, dir)?;
     }
+    let out = staged.claimed().dir.clone();
+    staged.commit(&files)?;
     Ok(RunFolder {
-        dir: claimed.dir.clone(),
+        dir: out,
         out: dir.to_path_buf(),
         runs: plan.total_runs(),
         first,

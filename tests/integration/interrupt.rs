@@ -304,3 +304,126 @@ fn an_interrupted_sweep_refuses_to_be_taken_over_by_another_scenario() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("--force"), "{err}");
 }
+
+/// Issue 38: `run` into a folder that holds its earlier results writes the new ones
+/// beside them and swaps them in only when complete. The scenario's base point, a
+/// replication at a time: 300 replications of about 30 ms.
+fn run_cmd(dir: &Path, replications: u32) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_retrysim"));
+    c.current_dir(dir).args([
+        "run",
+        "sw.toml",
+        "-q",
+        "--jobs",
+        "1",
+        "--out",
+        "out",
+        "--set",
+        &format!("replications={replications}"),
+    ]);
+    c
+}
+
+/// Every file under `dir` with its bytes, leaving out hidden `.tmp-*` entries (what
+/// a killed writer leaves and the next run removes).
+fn results(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(".tmp-")
+            {
+                continue;
+            }
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let bytes = std::fs::read(&p).unwrap();
+                out.push((p.strip_prefix(dir).unwrap().to_path_buf(), bytes));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Whether `dir` holds a `.tmp-*` entry at its top.
+fn writing(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|rd| {
+        rd.filter_map(Result::ok)
+            .any(|e| e.file_name().to_string_lossy().starts_with(".tmp-"))
+    })
+}
+
+/// Runs 2 replications into `out` (with charts), then starts 300 more into the same
+/// folder and returns that process once it is writing.
+fn replace_part_way(dir: &Path) -> (Vec<(std::path::PathBuf, Vec<u8>)>, Child) {
+    let first = run_cmd(dir, 2).output().unwrap();
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let old = results(&dir.join("out"));
+    assert!(old.iter().any(|(f, _)| f.ends_with("report.html")));
+    let mut child = run_cmd(dir, 300)
+        .arg("--no-plots")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !writing(&dir.join("out")) {
+        if let Some(s) = child.try_wait().unwrap() {
+            panic!("the run ended before it was interrupted: {s}");
+        }
+        assert!(
+            started.elapsed() < TIMEOUT,
+            "nothing written after {TIMEOUT:?}"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    // Some replications in.
+    std::thread::sleep(Duration::from_millis(300));
+    (old, child)
+}
+
+#[test]
+fn a_run_killed_while_it_replaces_its_folder_leaves_the_old_results_whole() {
+    let d = setup();
+    let (old, child) = replace_part_way(d.path());
+    signal(&child, "KILL");
+    let (status, _) = wait(child);
+    assert_eq!(status.signal(), Some(9));
+    let out = d.path().join("out");
+    assert!(results(&out) == old, "the old results changed");
+    // The next run removes what the killed one left.
+    let again = run_cmd(d.path(), 1).arg("--no-plots").output().unwrap();
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    assert!(!writing(&out), "a temporary entry is left");
+    assert!(
+        !out.join("report.html").exists(),
+        "the old charts are replaced"
+    );
+}
+
+#[test]
+fn ctrl_c_while_a_run_replaces_its_folder_leaves_the_old_results_and_nothing_else() {
+    let d = setup();
+    let (old, child) = replace_part_way(d.path());
+    signal(&child, "INT");
+    let (status, err) = wait(child);
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    let out = d.path().join("out");
+    assert!(results(&out) == old, "the old results changed");
+    assert!(!writing(&out), "a temporary entry is left");
+}

@@ -560,6 +560,49 @@ fn the_manifest_says_unlimited_attempts_are_unlimited() {
     assert!(m.contains("worst_case_attempts_web = 1.0"), "{m}");
 }
 
+/// Issue 38: a run into its own folder that is refused on its way (a folder the user
+/// put where the new run writes `trace.json`) leaves the old results as they were:
+/// they are replaced only once the new ones are complete.
+#[test]
+fn a_run_refused_on_its_way_leaves_the_old_results_as_they_were() {
+    let d = setup();
+    let p = d.path();
+    ok(
+        p,
+        &[
+            "run",
+            "a.toml",
+            "-q",
+            "--out",
+            "out",
+            "--set",
+            "replications=2",
+        ],
+    );
+    std::fs::create_dir(p.join("out/trace.json")).unwrap();
+    std::fs::write(p.join("out/trace.json/mine.txt"), "mine").unwrap();
+    let before = tree(&p.join("out"));
+    assert!(before.iter().any(|(f, _)| f.ends_with("report.html")));
+    let out = retrysim(
+        p,
+        &[
+            "run",
+            "a.toml",
+            "-q",
+            "--no-plots",
+            "--out",
+            "out",
+            "--trace",
+            "5",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("trace.json"), "{err}");
+    assert_eq!(tree(&p.join("out")), before, "the old results must stay");
+    no_temporaries(&p.join("out"));
+}
+
 /// The sweep of [`A`] over two rates, written as `s.toml`.
 fn sweep_file(p: &Path, rates: &str) {
     std::fs::write(
