@@ -164,6 +164,14 @@ pub(crate) fn render(folder: &Folder, drawn: &[Drawn], expectations: &Expectatio
     }
 
     h.push_str("<section id=\"plots\">\n<h2>Charts</h2>\n");
+    if !folder.left_out.is_empty() {
+        let _ = writeln!(
+            h,
+            "<p>Left out: {}. This folder's <code>manifest.toml</code> was written by an older retrysim, without the <code>[plot]</code> table {} drawn from (run the same command again to write it).</p>",
+            folder.left_out.join(" and "),
+            if folder.left_out.len() == 1 { "it is" } else { "they are" }
+        );
+    }
     if drawn.is_empty() {
         h.push_str("<p>No chart applies to this folder.</p>\n");
     }

@@ -562,6 +562,15 @@ impl Plan {
             .collect()
     }
 
+    /// Builds every cell (in parallel) and maps each, in cell order; the first error
+    /// in cell order wins.
+    pub(crate) fn map_cells<T: Send>(
+        &self,
+        f: impl Fn(&Loaded) -> T + Sync,
+    ) -> Result<Vec<T>, ScenarioError> {
+        self.build_cells(0..self.cells.len(), f)
+    }
+
     /// Validates every cell that the runs `runs` use, before any of them runs.
     pub fn validate(&self, runs: &[u64]) -> Result<(), ScenarioError> {
         let mut cells: Vec<usize> = runs.iter().map(|&r| self.spec(r).cell).collect();
