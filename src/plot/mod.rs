@@ -276,6 +276,9 @@ impl Folder {
             }
         };
         let mut left_out = Vec::new();
+        if manifest.plot.is_none() && sweep.as_ref().is_some_and(sweep::wants_amplification) {
+            left_out.push("the amplification chart (<code>amplification</code>)");
+        }
         let services_path = dir.join(SERVICES_FILE);
         let (graph, services) = if sweep.is_none() && services_path.exists() {
             if manifest.plot.is_none() {

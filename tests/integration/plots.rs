@@ -1818,3 +1818,74 @@ fn the_report_evaluates_per_run_and_labelled_expectations_as_check_does() {
         .collect();
     assert_eq!(shown, rows);
 }
+
+/// A small sweep over `max_attempts` of two layers, `values` (a TOML list), written to
+/// `dir/amp.toml`.
+fn attempts_sweep(dir: &Path, values: &str) -> PathBuf {
+    let file = dir.join("amp.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"amp\"\nduration = \"3s\"\n\
+         [dependency]\nservers = \"unlimited\"\nservice_time = \"1ms\"\nerror_rate = 1.0\n\
+         [[fleets]]\nname = \"web\"\narrival = {{ kind = \"constant\", rate = 10 }}\n\
+         [[fleets.layers]]\nmax_attempts = 2\n[[fleets.layers]]\nmax_attempts = 2\n\
+         [sweep]\n\"fleets.*.layers.*.max_attempts\" = {values}\n"
+        ),
+    )
+    .unwrap();
+    file
+}
+
+#[test]
+fn a_sweep_whose_values_carry_labels_draws_amplification_at_each_cell_s_n_to_the_l() {
+    // Two layers of 1 or 3 attempts: N^L is 1 and 9, whatever the values are labelled
+    // (the labels are not values: they were once applied as if they were, and the
+    // chart was left out).
+    let d = tempfile::tempdir().unwrap();
+    let file = attempts_sweep(
+        d.path(),
+        "[{ label = \"once\", value = 1 }, { label = \"thrice\", value = 3 }]",
+    );
+    let out = d.path().join("out");
+    write_folder(&["sweep", file.to_str().unwrap()], &out);
+    let manifest = read(&out.join("manifest.toml"));
+    assert!(
+        manifest.contains("\nworst_case_attempts = [1.0, 9.0]\n"),
+        "{manifest}"
+    );
+    let amp = read(&plot_file(&out, "amplification", "svg"));
+    assert_has(
+        &amp,
+        "amplification.svg",
+        &[
+            "Retry amplification against N^L: amp",
+            "N^L: every attempt fails",
+        ],
+    );
+    let html = read(&out.join("report.html"));
+    assert!(html.contains("id=\"plot-amplification\""));
+}
+
+#[test]
+fn a_sweep_whose_manifest_predates_the_plot_table_leaves_out_amplification_and_says_why() {
+    let d = tempfile::tempdir().unwrap();
+    // Plain values: an older retrysim would have drawn the chart from the scenario.
+    let file = attempts_sweep(d.path(), "[1, 3]");
+    let out = d.path().join("out");
+    let args = ["sweep", file.to_str().unwrap()];
+    write_folder(&args, &out);
+    assert!(plot_file(&out, "amplification", "svg").exists());
+    strip_plot_table(&out);
+    replot(&out);
+    assert!(!plot_file(&out, "amplification", "svg").exists());
+    let html = read(&out.join("report.html"));
+    assert!(
+        section(&html, "plots").contains("<p>Left out: the amplification chart (<code>amplification</code>). This folder's <code>manifest.toml</code> was written by an older retrysim"),
+        "{html}"
+    );
+    // Drawn again once the folder is written again: the sweep resumes (nothing runs)
+    // and rewrites its manifest.
+    write_folder(&args, &out);
+    assert!(plot_file(&out, "amplification", "svg").exists());
+}
