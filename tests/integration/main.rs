@@ -21,6 +21,7 @@ mod guards;
 mod hedging;
 mod interrupt;
 mod intervals;
+mod layering;
 mod limits;
 mod occ;
 mod ordinals;
