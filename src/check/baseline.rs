@@ -41,7 +41,7 @@
 
 use std::path::Path;
 
-use crate::export::csv::record;
+use crate::export::csv::{cell, record};
 use crate::metrics::columns::{param_column, summary_column, CELL, PARAM_PREFIX};
 use crate::metrics::format::{percent, shortest, signed_percent};
 use crate::metrics::summary::Cell;
@@ -319,7 +319,10 @@ impl Baseline {
         }
         for (c, (values, _)) in plan.cells.iter().zip(&self.rows) {
             let here: Vec<String> = c.values.iter().map(render_value).collect();
-            if &here != values {
+            // As written (`'=x`, see export::csv::cell) or raw, as before the guard.
+            let same = here.len() == values.len()
+                && here.iter().zip(values).all(|(h, v)| cell(h) == cell(v));
+            if !same {
                 return Err(bad(format!(
                     "cell {} is ({}) in the file but ({}) in scenario '{scenario}'",
                     c.index,

@@ -219,12 +219,12 @@ fn order(log: &TraceLog) -> Vec<usize> {
 /// `traces.csv`: the header of [`TRACES_COLUMNS`], then one row per span, ordered by
 /// request ordinal, then span index.
 pub fn render_csv(log: &TraceLog) -> String {
-    let mut w = super::csv::writer();
-    let _ = w.write_record(TRACES_COLUMNS);
+    let mut w = super::csv::Records::new();
+    w.record(TRACES_COLUMNS);
     for i in order(log) {
-        let _ = w.write_record(row(log, i).iter().map(Val::text));
+        w.record(row(log, i).iter().map(Val::text));
     }
-    super::csv::text(w)
+    w.text()
 }
 
 /// `args` of an event: named values, in order.
