@@ -107,7 +107,9 @@ pub fn parse_tolerance(text: &str) -> Result<f64, String> {
         }
     };
     if !value.is_finite() || value < 0.0 {
-        return Err(format!("must be 0 or more and finite (found '{text}')"));
+        return Err(format!(
+            "must be 0 or more: a percentage such as 5% or a fraction from 0 to 1 such as 0.05 (found '{text}')"
+        ));
     }
     Ok(value)
 }
