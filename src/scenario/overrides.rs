@@ -274,7 +274,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("services[0].calls[0].layers: invalid type: map, expected a sequence"),
+            e.contains("services[0].calls[0].layers: invalid type: table, expected a list"),
             "{e}"
         );
     }

@@ -67,7 +67,14 @@ fn negative_and_out_of_range_numbers_are_named_with_what_is_allowed() {
 /// is allowed.
 #[test]
 fn every_numeric_option_names_its_range_for_negative_non_numeric_and_huge_values() {
-    let search = ["search", "s.toml", "--key", "dependency.servers"];
+    let search = [
+        "search",
+        "s.toml",
+        "--key",
+        "dependency.servers",
+        "--range",
+        "1..4",
+    ];
     // (subcommand's leading arguments, flag, what the message says is allowed)
     let options: &[(&[&str], &str, &str)] = &[
         (&["run"], "--seed", "from 0 to 9223372036854775807"),
@@ -90,7 +97,7 @@ fn every_numeric_option_names_its_range_for_negative_non_numeric_and_huge_values
         (&search, "--jobs", "from 1 to 1024"),
         (&search, "--seed", "from 0 to 9223372036854775807"),
         (&search, "--tolerance", "a positive number"),
-        (&search, "--range", "LOW..HIGH"),
+        (&search[..4], "--range", "LOW..HIGH"),
         (&["diff", "a", "b"], "--fail-on", "BOUND a signed number"),
     ];
     // Value names of options that take no number.
@@ -148,6 +155,9 @@ fn every_numeric_option_names_its_range_for_negative_non_numeric_and_huge_values
     }
     for (lead, flag, allowed) in options {
         for value in ["-1", "-5%", "abc", "99999999999999999999999"] {
+            if *flag == "--tolerance" && lead[0] == "search" && value.starts_with('9') {
+                continue; // a width of 10^23 is allowed
+            }
             let mut args = lead.to_vec();
             args.extend([*flag, value, "-q"]);
             let (code, err) = retrysim(&args);
