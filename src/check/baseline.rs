@@ -41,7 +41,7 @@
 
 use std::path::Path;
 
-use crate::export::csv::record;
+use crate::export::csv::{cell, record};
 use crate::metrics::columns::{param_column, summary_column, CELL, PARAM_PREFIX};
 use crate::metrics::format::{percent, shortest, signed_percent};
 use crate::metrics::summary::Cell;
@@ -107,7 +107,9 @@ pub fn parse_tolerance(text: &str) -> Result<f64, String> {
         }
     };
     if !value.is_finite() || value < 0.0 {
-        return Err(format!("must be 0 or more and finite (found '{text}')"));
+        return Err(format!(
+            "must be 0 or more: a percentage such as 5% or a fraction from 0 to 1 such as 0.05 (found '{text}')"
+        ));
     }
     Ok(value)
 }
@@ -319,7 +321,10 @@ impl Baseline {
         }
         for (c, (values, _)) in plan.cells.iter().zip(&self.rows) {
             let here: Vec<String> = c.values.iter().map(render_value).collect();
-            if &here != values {
+            // As written (`'=x`, see export::csv::cell) or raw, as before the guard.
+            let same = here.len() == values.len()
+                && here.iter().zip(values).all(|(h, v)| cell(h) == cell(v));
+            if !same {
                 return Err(bad(format!(
                     "cell {} is ({}) in the file but ({}) in scenario '{scenario}'",
                     c.index,

@@ -220,7 +220,7 @@ pub struct RunArgs {
     /// Trace every call and attempt of N logical requests drawn uniformly over the
     /// run (replication 0) into traces.csv and trace.json; the same as
     /// `--set trace.sample=N`.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=retrysim::model::config::MAX_TRACE_SAMPLE))]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_trace)]
     pub trace: Option<u64>,
 }
 
@@ -286,6 +286,19 @@ pub fn parse_jobs(s: &str) -> Result<usize, String> {
     }
 }
 
+/// Reads `--trace`: 1 to [`retrysim::model::config::MAX_TRACE_SAMPLE`] logical
+/// requests.
+pub fn parse_trace(s: &str) -> Result<u64, String> {
+    let max = retrysim::model::config::MAX_TRACE_SAMPLE;
+    match s.trim().parse::<i128>() {
+        Ok(n) if (1..=i128::from(max)).contains(&n) => Ok(n as u64),
+        _ => Err(format!(
+            "must be a whole number of logical requests from 1 to {max} (found '{}')",
+            retrysim::scenario::error::shown(s)
+        )),
+    }
+}
+
 #[derive(Debug, clap::Args)]
 pub struct ExplainArgs {
     /// Scenario file (TOML).
@@ -312,7 +325,7 @@ pub struct CheckArgs {
     pub baseline: Option<PathBuf>,
     /// Largest relative drift from the baseline per metric: `5%` or `0.05`; the
     /// scenario's `[check.tolerance]` overrides it per metric.
-    #[arg(long, value_name = "TOL", default_value = "5%", value_parser = retrysim::check::baseline::parse_tolerance)]
+    #[arg(long, value_name = "TOL", default_value = "5%", allow_hyphen_values = true, value_parser = retrysim::check::baseline::parse_tolerance)]
     pub tolerance: f64,
     /// Write (or refresh) the `--baseline` file from this run instead of comparing.
     #[arg(long)]
@@ -325,7 +338,7 @@ pub struct CheckArgs {
     #[arg(long, short, value_name = "N", allow_hyphen_values = true, value_parser = parse_jobs)]
     pub jobs: Option<usize>,
     /// Base seed, overriding the scenarios' `seed`.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_seed)]
     pub seed: Option<u64>,
     /// Override a scenario key: `--set fleets.0.layers.0.max_attempts=5`.
     #[arg(long = "set", value_name = "KEY=VALUE")]

@@ -226,15 +226,13 @@ pub fn render_csv(log: &TraceLog) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
-/// Writes `traces.csv` (see [`render_csv`]) to `w` a row at a time.
+/// Writes `traces.csv` (see [`render_csv`]) to `w` a row at a time, every field
+/// through the formula guard of [`super::csv::Records`].
 pub fn write_csv<W: Write + ?Sized>(log: &TraceLog, w: &mut W) -> std::io::Result<()> {
-    // The settings of every CSV file retrysim writes (`export::csv`).
-    let mut w = ::csv::WriterBuilder::new()
-        .terminator(::csv::Terminator::Any(b'\n'))
-        .from_writer(w);
-    w.write_record(TRACES_COLUMNS)?;
+    let mut w = super::csv::Records::to(w);
+    w.write(TRACES_COLUMNS)?;
     for i in order(log) {
-        w.write_record(row(log, i).iter().map(Val::text))?;
+        w.write(row(log, i).iter().map(Val::text))?;
     }
     w.flush()
 }

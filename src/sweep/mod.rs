@@ -47,19 +47,17 @@ impl std::str::FromStr for Shard {
 
     /// Parses `I/N` with `0 <= I < N`.
     fn from_str(s: &str) -> Result<Shard, String> {
-        let (i, n) = s
-            .split_once('/')
-            .ok_or_else(|| format!("expected I/N such as 0/4, found '{s}'"))?;
-        let index: u64 = i
-            .trim()
-            .parse()
-            .map_err(|_| format!("shard index '{i}' is not a number"))?;
-        let count: u64 = n
-            .trim()
-            .parse()
-            .map_err(|_| format!("shard count '{n}' is not a number"))?;
+        let bad = || {
+            format!(
+                "must be I/N, whole numbers with 0 <= I < N, such as 0/4 (found '{}')",
+                crate::scenario::error::shown(s)
+            )
+        };
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let index: u64 = i.trim().parse().map_err(|_| bad())?;
+        let count: u64 = n.trim().parse().map_err(|_| bad())?;
         if count == 0 || index >= count {
-            return Err(format!("shard {index}/{count}: need 0 <= I < N"));
+            return Err(bad());
         }
         Ok(Shard { index, count })
     }
