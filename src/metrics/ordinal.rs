@@ -15,7 +15,8 @@
 //!   `deadline_exceeded` (the request's deadline passed before it could be sent, or
 //!   it or the layer's `total_timeout` would pass in the backoff before it);
 //! - `cancelled`: the call above gave up on this call while the attempt was in flight
-//!   (`cancel_on_timeout`);
+//!   (`cancel_on_timeout`), or the attempt was a hedged copy still out when its call
+//!   was decided (a loser, cancelled or left running);
 //! - `in_flight`: still out when the run ended.
 //!
 //! So a call has one row at ordinal 1, and one at ordinal `k + 1` for every retry it
