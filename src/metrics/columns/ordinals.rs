@@ -12,7 +12,7 @@ pub const ORDINAL_LAYER: Column = id(
 pub const ORDINAL: Column = id(
     "ordinal",
     "attempt number",
-    "which attempt of a layer call: 1 = its first, 2 = its first retry, ...; each is a call one level down (or at the dependency below the innermost layer)",
+    "which attempt of a layer call: 1 = its first, 2 = its first retry, ...; each is a call one level down (or at the dependency below the innermost layer); 1000 counts the 1000th and every later attempt (the last row, and above)",
 );
 /// `outcome`.
 pub const ORDINAL_OUTCOME: Column = id(
