@@ -1789,6 +1789,51 @@ fn upstream_resilience4j_budget_retries_resume_in_bursts_under_sustained_failure
     assert!(e.contains("pull request #2373"), "{e}");
 }
 
+/// What `explain` says of the Resilience4j budget is what the run does. In
+/// `scenarios/presets.toml` with the outage lasting to the end and a layer of 3
+/// attempts 500 ms apart with the budget: one instance at 400 calls/s retries in bursts
+/// of about 400 (a backoff's calls, 200, each retried twice: none is recorded before
+/// its backoff ends), about 1.09 attempts per call; 50 instances at 8 calls/s each
+/// retry about 108 times a window, more than one retry per call (about 2.2). So the
+/// budget caps no call: explain says so instead of "1 attempt per request".
+#[test]
+fn the_resilience4j_budget_text_matches_the_bursts_the_presets_scenario_measures() {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/presets.toml"),
+    )
+    .unwrap();
+    let layer = |instances: u32| {
+        format!(
+            "fleets.0.layers.0={{name=\"client\", max_attempts=3, instances={instances}, backoff={{preset=\"resilience4j\"}}, budget={{preset=\"resilience4j\"}}}}"
+        )
+    };
+    let mut per_call = Vec::new();
+    for instances in [1, 50] {
+        let sets = [layer(instances), "outages.0.end=150s".to_string()];
+        let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
+        let r = run(&text, &sets);
+        // The outage from 40 s on (after the first, warm-up burst) to the end.
+        let rows = &r.metrics.buckets[40..150];
+        let offered: u64 = rows.iter().map(|b| b.offered).sum();
+        let inbound: u64 = rows.iter().map(|b| b.inbound).sum();
+        per_call.push(inbound as f64 / offered as f64);
+        let e = retrysim::explain::explain(&scenario(&text, &sets).scenario).render();
+        assert!(
+            e.contains(
+                "once the budgets are spent in a sustained total failure: 3 attempts per request"
+            ),
+            "{e}"
+        );
+        assert!(
+            e.contains("each instance retries in a burst of about 100 retries plus those of every call failing in the backoff after the window drained"),
+            "{e}"
+        );
+        assert!(e.contains("no cap per call"), "{e}");
+    }
+    assert!((1.05..1.15).contains(&per_call[0]), "{per_call:?}");
+    assert!((2.0..2.5).contains(&per_call[1]), "{per_call:?}");
+}
+
 /// Resilience4j `IntervalFunction` (core, HEAD): `ofExponentialBackoff(100, 2, 100000)`,
 /// `(500, 1.5)`, and `ofExponentialRandomBackoff(500, 1.5, 0.5)` with the draw fixed
 /// (`exact_u`) and over 2·10⁶ draws (`rand_exp`: ranges, and means within 0.5% over
