@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::export::manifest::{FolderKind, Manifest, Origin};
+use crate::export::manifest::{header_text, FolderKind, Manifest, Origin};
 use crate::scenario::{from_table, Source};
 use crate::truncation::Truncation;
 
@@ -32,7 +32,7 @@ fn plan_from_manifest(dir: &Path, m: &Manifest) -> Result<Plan, SweepError> {
     let source = Source {
         path: m.run.source.clone().unwrap_or_else(|| "manifest".into()),
         stem: m.run.scenario.clone().unwrap_or_else(|| "scenario".into()),
-        text: String::new(),
+        text: m.run.header.as_deref().map(header_text).unwrap_or_default(),
     };
     Ok(plan::plan(from_table(&source, m.scenario.clone())?)?)
 }

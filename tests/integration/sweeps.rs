@@ -871,3 +871,38 @@ attempt_timeout = "50ms"
         }
     }
 }
+
+/// A merge rebuilds its scenario from the shards' manifests; the scenario file's
+/// comment header (the report's question and answer) must come through too.
+#[test]
+fn a_merged_sweep_keeps_the_scenario_files_header() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let text = format!("# Question: why?\n#\n#   Setup: indented\n{SWEEP}");
+    std::fs::write(p.join("h.toml"), text).unwrap();
+    ok(p, &["sweep", "h.toml", "--no-plots", "-q", "--out", "all"]);
+    for i in 0..2 {
+        let shard = format!("{i}/2");
+        let out = format!("s{i}");
+        ok(
+            p,
+            &[
+                "sweep",
+                "h.toml",
+                "--no-plots",
+                "-q",
+                "--shard",
+                &shard,
+                "--out",
+                &out,
+            ],
+        );
+    }
+    ok(p, &["merge", "--no-plots", "--out", "m", "s0", "s1"]);
+    let manifest = std::fs::read_to_string(p.join("m/manifest.toml")).unwrap();
+    assert!(
+        manifest.contains("header = \"\"\"\nQuestion: why?\n\n  Setup: indented\"\"\""),
+        "{manifest}"
+    );
+    same_files(&p.join("all"), &p.join("m"));
+}
