@@ -6,7 +6,7 @@
 //! `cell`, the `param_` columns, then every numeric summary column, each the mean over
 //! the cell's replications (empty when any replication's value is empty), written with
 //! at most 10 significant digits. `retrysim check S --baseline F --write-baseline`
-//! writes it (atomically).
+//! writes it (atomically), when `F` is absent or already a baseline ([`may_overwrite`]).
 //!
 //! # The comparison
 //!
@@ -345,6 +345,30 @@ pub fn read(path: &Path) -> Result<Baseline, CheckError> {
         },
     })?;
     Baseline::parse(&shown, &text)
+}
+
+/// Whether `--write-baseline` may write `path`: it is absent, or it already reads as a
+/// baseline (of any grid: refreshing one is the point), or `force` is set. Anything
+/// else (a scenario, some other CSV, a file that cannot be read) is refused, so a
+/// mistyped `--baseline` cannot replace a file retrysim did not write.
+pub fn may_overwrite(path: &Path, force: bool) -> Result<(), CheckError> {
+    if force {
+        return Ok(());
+    }
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        _ => {}
+    }
+    let reason = match read(path) {
+        Ok(_) | Err(CheckError::Missing { .. }) => return Ok(()),
+        Err(CheckError::Baseline { message, .. }) => message,
+        Err(CheckError::Read { source, .. }) => format!("cannot read it: {source}"),
+        Err(e) => e.to_string(),
+    };
+    Err(CheckError::NotABaseline {
+        path: path.display().to_string(),
+        reason,
+    })
 }
 
 /// Compares the results of `plan` (in plan order) with a baseline: one row per cell and
