@@ -565,6 +565,21 @@ impl Plan {
             .collect()
     }
 
+    /// The shape of a finished run of each cell that the runs `runs` use (what its
+    /// files must hold), by cell; the cells are built to know it.
+    pub(crate) fn shapes(
+        &self,
+        runs: &[u64],
+    ) -> Result<std::collections::HashMap<usize, super::store::Shape>, ScenarioError> {
+        let mut cells: Vec<usize> = runs.iter().map(|&r| self.spec(r).cell).collect();
+        cells.sort_unstable();
+        cells.dedup();
+        let shapes = self.build_cells(cells.iter().copied(), |l| {
+            super::store::Shape::of(&l.scenario)
+        })?;
+        Ok(cells.into_iter().zip(shapes).collect())
+    }
+
     /// Validates every cell that the runs `runs` use, before any of them runs.
     pub fn validate(&self, runs: &[u64]) -> Result<(), ScenarioError> {
         let mut cells: Vec<usize> = runs.iter().map(|&r| self.spec(r).cell).collect();
