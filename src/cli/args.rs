@@ -330,6 +330,9 @@ pub struct CheckArgs {
     /// Write (or refresh) the `--baseline` file from this run instead of comparing.
     #[arg(long)]
     pub write_baseline: bool,
+    /// Let --write-baseline replace a file that is not a baseline.
+    #[arg(long, requires = "write_baseline")]
+    pub force: bool,
     /// What stdout gets: the table (`text`), one JSON document (`json`) or JUnit XML
     /// (`junit`); with json and junit, plan lines and failures go to stderr.
     #[arg(long, value_enum, value_name = "FORMAT", default_value = "text")]

@@ -135,6 +135,9 @@ fn sweep(args: SweepArgs) -> Result<i32> {
     let stop = super::signal::install();
     let bar = super::progress::Bar::new(args.quiet);
     let outcome = retrysim::run_sweep(&plan, &target, args.jobs, args.shard, stop, &bar)?;
+    for (run, why) in outcome.rerun.iter().filter(|_| !args.quiet) {
+        eprintln!("note: run {run} on disk was not whole ({why}): it ran again");
+    }
     // A shard holds part of the grid: its plots would mislead; the merge draws them.
     if !args.no_plots && args.shard.is_none() {
         retrysim::draw_folder(&out, args.format.into())?;

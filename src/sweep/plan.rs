@@ -229,6 +229,8 @@ fn axis(
         .zip(derived)
         .map(|(o, d)| o.unwrap_or(d))
         .collect();
+    let mut first: std::collections::HashMap<&str, usize> =
+        std::collections::HashMap::with_capacity(labels.len());
     for (i, l) in labels.iter().enumerate() {
         if l.trim().is_empty() || l.chars().any(char::is_control) {
             return Err(sweep_err(
@@ -240,13 +242,14 @@ fn axis(
                 ),
             ));
         }
-        if let Some(j) = labels[..i].iter().position(|m| m == l) {
+        if let Some(&j) = first.get(l.as_str()) {
             return Err(sweep_err(
                 base,
                 key,
                 format!("values {j} and {i} have the same label '{l}': labels must tell the values apart"),
             ));
         }
+        first.insert(l, i);
     }
     Ok(Axis {
         key: key.to_string(),
@@ -562,6 +565,21 @@ impl Plan {
             .collect::<Vec<_>>()
             .into_iter()
             .collect()
+    }
+
+    /// The shape of a finished run of each cell that the runs `runs` use (what its
+    /// files must hold), by cell; the cells are built to know it.
+    pub(crate) fn shapes(
+        &self,
+        runs: &[u64],
+    ) -> Result<std::collections::HashMap<usize, super::store::Shape>, ScenarioError> {
+        let mut cells: Vec<usize> = runs.iter().map(|&r| self.spec(r).cell).collect();
+        cells.sort_unstable();
+        cells.dedup();
+        let shapes = self.build_cells(cells.iter().copied(), |l| {
+            super::store::Shape::of(&l.scenario)
+        })?;
+        Ok(cells.into_iter().zip(shapes).collect())
     }
 
     /// Validates every cell that the runs `runs` use, before any of them runs.
