@@ -181,6 +181,15 @@ pub fn dictionary(entries: &[crate::metrics::columns::Entry]) -> String {
     out
 }
 
+/// The lint table as CSV (`id, why, fires_when`), as `retrysim lints` prints it.
+pub fn lints(rules: &[crate::explain::lint::Rule]) -> String {
+    let mut out = record(crate::explain::lint::LINTS_HEADER);
+    for r in rules {
+        out.push_str(&record([r.id, r.why, r.fires_when]));
+    }
+    out
+}
+
 /// Renders typed rows, one record each, cells as [`Cell::render`] writes them.
 pub fn rows<'a>(rows: impl IntoIterator<Item = &'a [Cell]>) -> String {
     let mut w = Records::new();

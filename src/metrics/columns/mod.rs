@@ -17,7 +17,7 @@
 //! - `trace`: `traces.csv`, the spans of the sampled requests;
 //! - [`aggregate`](self::aggregate): `aggregate.csv`, `aggregate_long.csv`, and which
 //!   interval each metric gets;
-//! - [`group`](self::group): the optional column groups ([`GROUPS`]): a mechanism's
+//! - `group`: the optional column groups ([`GROUPS`]): a mechanism's
 //!   columns, written only when a scenario uses it, and how a run fills them;
 //! - [`dictionary`](self::dictionary()): the catalog as rows.
 
