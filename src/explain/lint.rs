@@ -23,10 +23,10 @@ use crate::model::config::{
 };
 use crate::model::outcome::Class;
 
-mod guards;
-mod hedge;
-mod queue;
-mod tiers;
+pub mod guards;
+pub mod hedge;
+pub mod queue;
+pub mod tiers;
 
 pub use queue::handler_worst_case;
 
@@ -154,11 +154,6 @@ pub const OVERLOAD_WITHOUT_SHEDDING: Rule = Rule {
     fires_when: "the dependency (in a graph, each service a fleet calls, against the fleets that call it) has finite servers, the highest total offered load of the open and burst fleets (first attempts; bursts at their mean rate over the run; closed loops are self-limiting and not counted) exceeds its capacity, and it sheds nothing: unlimited `queue_limit` and no `drop_expired` (a deadline alone does not shed: the abandoned attempts are still served). One lint, on the fleet with the largest offered load",
     check: overload_without_shedding,
 };
-
-pub use guards::POOL_HELD_DURING_BACKOFF;
-pub use hedge::HEDGES_WRITES;
-pub use queue::{DOUBLE_RETRY_LOOP, VISIBILITY_TIMEOUT_BELOW_HANDLER_TIME};
-pub use tiers::{RETRIES_AT_SEVERAL_TIERS, RETRIES_OVERLOADED};
 
 /// One anti-pattern found in a scenario.
 #[derive(Debug, Clone, PartialEq, Eq)]

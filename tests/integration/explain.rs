@@ -1043,7 +1043,10 @@ fn unlimited_attempts_in_a_graph_print_unlimited() {
 #[test]
 fn retries_at_several_tiers_fires_on_the_cascade_and_not_on_one_retrying_tier() {
     let e = explain_text(&chain_of(4));
-    assert_eq!(ids(&e), BTreeSet::from([lint::RETRIES_AT_SEVERAL_TIERS.id]));
+    assert_eq!(
+        ids(&e),
+        BTreeSet::from([lint::tiers::RETRIES_AT_SEVERAL_TIERS.id])
+    );
     let l = &e.lints[0];
     assert_eq!(
         (l.fleet.as_str(), l.layer.as_deref(), l.call.as_deref()),
@@ -1098,7 +1101,10 @@ fn retries_at_several_tiers_fires_on_the_cascade_and_not_on_one_retrying_tier() 
         )
     };
     let e = explain_text(&two(""));
-    assert_eq!(ids(&e), BTreeSet::from([lint::RETRIES_AT_SEVERAL_TIERS.id]));
+    assert_eq!(
+        ids(&e),
+        BTreeSet::from([lint::tiers::RETRIES_AT_SEVERAL_TIERS.id])
+    );
     assert!(
         e.lints[0].message.contains("(fleet 'users' 3, frontend ─▶ db 3), fleet 'users' without a retry budget, so their attempts multiply to 3 × 3 = 9 attempts at 'db'"),
         "{}",
@@ -1123,7 +1129,10 @@ fn retries_at_several_tiers_names_the_path_that_multiplies_most() {
         "",
     );
     let e = explain_text(&text);
-    assert_eq!(ids(&e), BTreeSet::from([lint::RETRIES_AT_SEVERAL_TIERS.id]));
+    assert_eq!(
+        ids(&e),
+        BTreeSet::from([lint::tiers::RETRIES_AT_SEVERAL_TIERS.id])
+    );
     let m = &e.lints[0].message;
     assert!(m.contains("on the path users → frontend → db,"), "{m}");
     assert!(m.contains("2 × 3 = 6 attempts at 'db'"), "{m}");
@@ -1178,9 +1187,14 @@ fn retries_overloaded_fires_at_a_call_and_a_fleet_layer_and_not_without_overload
     assert_eq!(
         hit,
         vec![
-            (lint::RETRIES_AT_SEVERAL_TIERS.id, "users", None, None),
             (
-                lint::RETRIES_OVERLOADED.id,
+                lint::tiers::RETRIES_AT_SEVERAL_TIERS.id,
+                "users",
+                None,
+                None
+            ),
+            (
+                lint::tiers::RETRIES_OVERLOADED.id,
                 "users",
                 Some("frontend ─▶ backend"),
                 Some("rpc")
@@ -1195,7 +1209,10 @@ fn retries_overloaded_fires_at_a_call_and_a_fleet_layer_and_not_without_overload
     assert!(shown.contains("leave overloaded out of retry_on"));
     // Without overloaded in retry_on only the tiers rule remains.
     let e = explain_text(&retrying(without, without));
-    assert_eq!(ids(&e), BTreeSet::from([lint::RETRIES_AT_SEVERAL_TIERS.id]));
+    assert_eq!(
+        ids(&e),
+        BTreeSet::from([lint::tiers::RETRIES_AT_SEVERAL_TIERS.id])
+    );
 
     // A fleet layer retrying a target with overloaded_status.
     let fleet = |retry_on: &str| {
@@ -1206,7 +1223,10 @@ fn retries_overloaded_fires_at_a_call_and_a_fleet_layer_and_not_without_overload
         )
     };
     let e = explain_text(&fleet(with));
-    assert_eq!(ids(&e), BTreeSet::from([lint::RETRIES_OVERLOADED.id]));
+    assert_eq!(
+        ids(&e),
+        BTreeSet::from([lint::tiers::RETRIES_OVERLOADED.id])
+    );
     assert_eq!(e.lints[0].layer.as_deref(), Some("rpc"));
     assert!(e.lints[0].message.contains("overloaded_status = true"));
     assert!(explain_text(&fleet(without)).lints.is_empty());
@@ -1280,7 +1300,7 @@ fn a_handler_without_any_time_bound_outlives_any_visibility_timeout() {
     let e = explain_text(&queue_fleet("max_receive_count = 1", ""));
     assert_eq!(
         ids(&e),
-        BTreeSet::from([lint::VISIBILITY_TIMEOUT_BELOW_HANDLER_TIME.id])
+        BTreeSet::from([lint::queue::VISIBILITY_TIMEOUT_BELOW_HANDLER_TIME.id])
     );
     assert!(
         e.lints[0].message.contains("nothing bounds"),
@@ -1302,7 +1322,7 @@ fn a_handler_without_any_time_bound_outlives_any_visibility_timeout() {
     );
     assert_eq!(
         ids(&e),
-        BTreeSet::from([lint::VISIBILITY_TIMEOUT_BELOW_HANDLER_TIME.id])
+        BTreeSet::from([lint::queue::VISIBILITY_TIMEOUT_BELOW_HANDLER_TIME.id])
     );
     // total_timeout caps the layer.
     let e = explain_text(&queue_fleet(
@@ -1317,7 +1337,7 @@ fn a_budget_or_a_single_receive_ends_the_double_retry_loop() {
     let layer = "[[fleets.layers]]\nmax_attempts = 3\nattempt_timeout = \"1s\"";
     let e = explain_text(&queue_fleet("", layer));
     // Unlimited receives by default: unbounded attempts per message.
-    assert_eq!(ids(&e), BTreeSet::from([lint::DOUBLE_RETRY_LOOP.id]));
+    assert_eq!(ids(&e), BTreeSet::from([lint::queue::DOUBLE_RETRY_LOOP.id]));
     assert!(
         e.lints[0]
             .message
@@ -1363,7 +1383,10 @@ backoff = { kind = "exponential", base = "100ms", cap = "1s", jitter = "full" }
     };
     let held = "pool = { size = 20, hold_during_backoff = true }";
     let e = explain_text(&scn(held, 3));
-    assert_eq!(ids(&e), BTreeSet::from([lint::POOL_HELD_DURING_BACKOFF.id]));
+    assert_eq!(
+        ids(&e),
+        BTreeSet::from([lint::guards::POOL_HELD_DURING_BACKOFF.id])
+    );
     assert_eq!(e.lints[0].layer.as_deref(), Some("sdk"));
     assert!(e.lints[0].message.contains("pool of 20 connections"));
     // Given back during the backoff, or no retries: silent.
