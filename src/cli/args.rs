@@ -314,7 +314,8 @@ pub fn parse_trace(s: &str) -> Result<u64, String> {
 pub struct ExplainArgs {
     /// Scenario file (TOML).
     pub scenario: PathBuf,
-    /// Make a lint an error (exit 1) when it fires; repeatable; `all` denies every lint.
+    /// Make a lint an error (exit 1) when it fires; repeatable; `all` denies every lint
+    /// (`retrysim lints` lists them).
     #[arg(long = "deny", value_name = "LINT")]
     pub deny: Vec<String>,
     /// Override a scenario key: `--set fleets.0.layers.0.max_attempts=5`.
