@@ -1,9 +1,11 @@
 //! Comparing two result folders metric by metric: the review of a policy change.
 //!
 //! Two folders written by `retrysim run` or `retrysim sweep` (each holds `summary.csv`
-//! and `manifest.toml`) are compared run by run: row `i` of A's summary is paired with
-//! row `i` of B's (the same grid cell and replication, in plan order), once both are
-//! known to hold the same number of rows with the same `param_` columns and values.
+//! and `manifest.toml`) are compared run by run: the row of run `i` in A's summary is
+//! paired with the row of run `i` in B's (the same grid cell and replication), once both
+//! are known to hold the same runs, each once, with the same `param_` columns and
+//! values. Every value compared must be a finite number (or empty): NaN or an infinity
+//! would pass any gate.
 //! For each cell (the rows sharing their `param_` values; the whole folder without a
 //! sweep) and each numeric metric, [`compare`] gives the means of A and B, the mean
 //! paired difference `B − A` with its 95% Student t interval on the differences
@@ -147,21 +149,30 @@ pub fn read_side(dir: &Path) -> Result<Side, Error> {
     })
 }
 
-/// A summary cell as a number: `true`/`false` are 1/0, empty is `None`.
+/// A summary cell as a number: `true`/`false` are 1/0, empty is `None`; NaN and the
+/// infinities are refused (a NaN difference crosses no bound).
 fn number(side: &Side, row: usize, col: usize) -> Result<Option<f64>, Error> {
-    let s = side.rows[row][col].trim();
+    let s = side.rows[row].get(col).map_or("", |f| f.trim());
+    let bad = |what: &str| {
+        Error::bad_input(format!(
+            "'{}': row {}, column '{}': '{}' is not {what}",
+            side.dir.join("summary.csv").display(),
+            row + 1,
+            side.columns[col],
+            crate::scenario::error::shown(s)
+        ))
+    };
     match s {
         "" => Ok(None),
         "true" => Ok(Some(1.0)),
         "false" => Ok(Some(0.0)),
-        _ => s.parse::<f64>().map(Some).map_err(|_| {
-            Error::bad_input(format!(
-                "'{}': row {}, column '{}': '{s}' is not a number",
-                side.dir.join("summary.csv").display(),
-                row + 1,
-                side.columns[col]
-            ))
-        }),
+        _ => match s.parse::<f64>() {
+            Ok(x) if x.is_finite() => Ok(Some(x)),
+            Ok(_) => Err(bad(
+                "a finite number (NaN and infinities cannot be compared)",
+            )),
+            Err(_) => Err(bad("a number")),
+        },
     }
 }
 
@@ -177,8 +188,62 @@ fn index(s: &Side, name: &str) -> Option<usize> {
     s.columns.iter().position(|c| c == name)
 }
 
-/// Checks that `a` and `b` pair row by row: same rows, same `param_` columns and values.
-fn check_pairing(a: &Side, b: &Side) -> Result<(), Error> {
+/// The run index of every row of `side` (its `run` column), each run once.
+fn run_indices(side: &Side) -> Result<Vec<u64>, Error> {
+    let file = side.dir.join("summary.csv");
+    let col = index(side, "run").ok_or_else(|| {
+        Error::bad_input(format!(
+            "'{}' has no 'run' column: it is not a summary retrysim wrote",
+            file.display()
+        ))
+    })?;
+    let mut seen = std::collections::HashMap::with_capacity(side.rows.len());
+    let mut runs = Vec::with_capacity(side.rows.len());
+    for (i, row) in side.rows.iter().enumerate() {
+        let text = row.get(col).map_or("", String::as_str);
+        let run: u64 = text.trim().parse().map_err(|_| {
+            Error::bad_input(format!(
+                "'{}': row {}, column 'run': '{}' is not a run index (a whole number)",
+                file.display(),
+                i + 1,
+                crate::scenario::error::shown(text)
+            ))
+        })?;
+        if let Some(j) = seen.insert(run, i) {
+            return Err(Error::bad_input(format!(
+                "'{}': rows {} and {} are both run {run}: a summary holds each run once",
+                file.display(),
+                j + 1,
+                i + 1
+            )));
+        }
+        runs.push(run);
+    }
+    Ok(runs)
+}
+
+/// Pairs the rows of `a` and `b` by run index: for each row of A (in A's order), the
+/// row of B with the same `run`. Both must hold the same runs.
+fn pair_rows(a: &Side, b: &Side) -> Result<Vec<usize>, Error> {
+    let (ra, rb) = (run_indices(a)?, run_indices(b)?);
+    let in_b: std::collections::HashMap<u64, usize> =
+        rb.iter().enumerate().map(|(i, &r)| (r, i)).collect();
+    ra.iter()
+        .map(|r| {
+            in_b.get(r).copied().ok_or_else(|| {
+                Error::bad_input(format!(
+                    "the folders do not pair: run {r} is in '{}' but not in '{}' (compare folders of the same plan: cells × replications)",
+                    a.dir.display(),
+                    b.dir.display()
+                ))
+            })
+        })
+        .collect()
+}
+
+/// Checks that `a` and `b` pair run by run: the same runs, the same `param_` columns,
+/// and the same values in the two rows of each run; returns B's row of each of A's.
+fn check_pairing(a: &Side, b: &Side) -> Result<Vec<usize>, Error> {
     let (pa, pb) = (param_columns(a), param_columns(b));
     if pa != pb {
         return Err(Error::bad_input(format!(
@@ -198,13 +263,16 @@ fn check_pairing(a: &Side, b: &Side) -> Result<(), Error> {
             b.rows.len()
         )));
     }
+    let pairs = pair_rows(a, b)?;
+    let run = index(a, "run").unwrap_or(0);
     for p in &pa {
         let (ia, ib) = (index(a, p).unwrap_or(0), index(b, p).unwrap_or(0));
-        for (i, (ra, rb)) in a.rows.iter().zip(&b.rows).enumerate() {
+        for (ra, &j) in a.rows.iter().zip(&pairs) {
+            let rb = &b.rows[j];
             if ra.get(ia) != rb.get(ib) {
                 return Err(Error::bad_input(format!(
-                    "the folders do not pair: row {} has {p} = '{}' in '{}' but '{}' in '{}'",
-                    i + 1,
+                    "the folders do not pair: run {} has {p} = '{}' in '{}' but '{}' in '{}'",
+                    ra.get(run).map_or("", String::as_str),
                     ra.get(ia).map_or("", String::as_str),
                     a.dir.display(),
                     rb.get(ib).map_or("", String::as_str),
@@ -213,7 +281,7 @@ fn check_pairing(a: &Side, b: &Side) -> Result<(), Error> {
             }
         }
     }
-    Ok(())
+    Ok(pairs)
 }
 
 /// The cells of `side`: a label and its row indices, in order of first appearance.
@@ -226,15 +294,19 @@ fn cells(side: &Side) -> Vec<(String, Vec<usize>)> {
         .map(|(i, c)| (i, &c[PARAM_PREFIX.len()..]))
         .collect();
     let mut out: Vec<(String, Vec<usize>)> = Vec::new();
+    let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for (r, row) in side.rows.iter().enumerate() {
         let label = params
             .iter()
             .map(|(i, k)| format!("{k}={}", row.get(*i).map_or("", String::as_str)))
             .collect::<Vec<_>>()
             .join(", ");
-        match out.iter_mut().find(|(l, _)| *l == label) {
-            Some((_, rows)) => rows.push(r),
-            None => out.push((label, vec![r])),
+        match at.get(&label) {
+            Some(&c) => out[c].1.push(r),
+            None => {
+                at.insert(label.clone(), out.len());
+                out.push((label, vec![r]));
+            }
         }
     }
     out
@@ -242,10 +314,11 @@ fn cells(side: &Side) -> Vec<(String, Vec<usize>)> {
 
 /// Compares folders `a` and `b`; `only` (when not empty) restricts to those metrics.
 /// Bad input (exit 2): a folder that is not one, summaries that do not pair, a metric
-/// of `only` that is not in both summaries, a value that is not a number.
+/// of `only` that is not in both summaries, a value that is not a finite number.
 pub fn compare(a: &Path, b: &Path, only: &[String]) -> Result<Diff, Error> {
     let (a, b) = (read_side(a)?, read_side(b)?);
-    check_pairing(&a, &b)?;
+    // B's row of each of A's rows.
+    let pairs = check_pairing(&a, &b)?;
     let known: Vec<String> = a
         .columns
         .iter()
@@ -265,21 +338,25 @@ pub fn compare(a: &Path, b: &Path, only: &[String]) -> Result<Diff, Error> {
         (Some(ia), Some(ib)) => a
             .rows
             .iter()
-            .zip(&b.rows)
-            .filter(|(ra, rb)| ra.get(ia) == rb.get(ib))
+            .zip(&pairs)
+            .filter(|(ra, &j)| ra.get(ia) == b.rows[j].get(ib))
             .count(),
         _ => 0,
     };
     let mut out = Vec::new();
     let mut seen = vec![false; chosen.len()];
+    let cols: Vec<(usize, usize)> = chosen
+        .iter()
+        .map(|m| (index(&a, m).unwrap_or(0), index(&b, m).unwrap_or(0)))
+        .collect();
     for (label, rows) in cells(&a) {
         let mut metrics = Vec::new();
         for (k, m) in chosen.iter().enumerate() {
-            let (ia, ib) = (index(&a, m).unwrap_or(0), index(&b, m).unwrap_or(0));
+            let (ia, ib) = cols[k];
             let (mut ma, mut mb, mut md) =
                 (Moments::default(), Moments::default(), Moments::default());
             for &r in &rows {
-                if let (Some(x), Some(y)) = (number(&a, r, ia)?, number(&b, r, ib)?) {
+                if let (Some(x), Some(y)) = (number(&a, r, ia)?, number(&b, pairs[r], ib)?) {
                     ma.push(x);
                     mb.push(y);
                     md.push(y - x);

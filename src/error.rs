@@ -113,6 +113,17 @@ impl From<SweepError> for Error {
         match e {
             SweepError::Scenario(e) => e.into(),
             SweepError::Output(e) => e.into(),
+            // A file retrysim reads back that is not what it wrote (a FIFO, a device,
+            // a file over its cap, text that is not its CSV) is bad input, not a
+            // failure of the file system.
+            SweepError::Io { ref source, .. }
+                if matches!(
+                    source.kind(),
+                    std::io::ErrorKind::InvalidInput | std::io::ErrorKind::InvalidData
+                ) =>
+            {
+                Error::BadInput(e.into())
+            }
             SweepError::Io { .. } => Error::Io(e.into()),
             SweepError::Occupied { .. } | SweepError::Merge(_) => Error::BadInput(e.into()),
             SweepError::Interrupted { .. } => Error::Interrupted(e.into()),

@@ -1,7 +1,7 @@
 //! libFuzzer target: arbitrary bytes as a scenario file, through parse, validate,
 //! explain, the sweep plan (small grids) and, when valid, a short run and its CSV
 //! rows. A clean error or a result is fine; a panic, a hang or an out-of-memory is a
-//! finding (commit it as a regression test in `tests/fuzz.rs`).
+//! finding (commit it as a regression test in `tests/integration/fuzz/mod.rs`).
 //!
 //! ```sh
 //! cargo +nightly fuzz run scenario fuzz/corpus/scenario scenarios -- -max_total_time=600
@@ -12,10 +12,10 @@
 use libfuzzer_sys::fuzz_target;
 use retrysim::engine::time::SECOND;
 use retrysim::metrics::summary::Layout;
-use retrysim::scenario::config::{Arrival, Scenario};
+use retrysim::model::config::{Arrival, Scenario};
 use retrysim::scenario::{load, Source};
 
-/// Makes a valid scenario cheap to run (the same shrink as `tests/fuzz.rs`).
+/// Makes a valid scenario cheap to run (the same shrink as `tests/integration/fuzz/mod.rs`).
 fn shrink(s: &mut Scenario) {
     s.duration = s.duration.min(2 * SECOND);
     s.drain = s.drain.min(2 * SECOND);

@@ -165,6 +165,14 @@ pub enum CheckError {
         /// The rule and what was found.
         message: String,
     },
+    /// `--write-baseline` would replace a file that is not a baseline.
+    #[error("--write-baseline would overwrite '{path}', which is not a retrysim baseline ({reason}); use --force to replace it, or choose another --baseline file")]
+    NotABaseline {
+        /// The file as given.
+        path: String,
+        /// Why it does not read as a baseline.
+        reason: String,
+    },
 }
 
 /// A metric's value over a group of runs (a cell's replications, or one run).

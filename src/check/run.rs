@@ -23,6 +23,8 @@ pub struct Request {
     pub tolerance: f64,
     /// Write the baseline instead of comparing with it.
     pub write_baseline: bool,
+    /// Let `write_baseline` replace a file that is not a baseline.
+    pub force: bool,
     /// Worker threads (`None` = all cores).
     pub jobs: Option<usize>,
 }
@@ -97,7 +99,11 @@ fn prepare_one(path: &std::path::Path, req: &Request) -> Result<Prepared, Error>
             base.check_shape(&plan)?;
             Some(base)
         }
-        _ => None,
+        Some(b) => {
+            baseline::may_overwrite(b, req.force)?;
+            None
+        }
+        None => None,
     };
     Ok(Prepared {
         plan,
@@ -132,6 +138,8 @@ pub fn run_all(
         let writing = req.baseline.as_ref().filter(|_| req.write_baseline);
         let mut wrote_baseline = None;
         if let (Some(file), true) = (writing, stopped.is_empty()) {
+            // Again: the file may have changed while the runs ran.
+            baseline::may_overwrite(file, req.force)?;
             let text = baseline::render(plan, &results);
             crate::export::write_atomic(file, text.as_bytes())
                 .map_err(|e| Error::io("cannot write baseline", file, e))?;

@@ -127,6 +127,17 @@ pub enum Command {
         after_help = "Examples:\n  retrysim explain scenarios/default.toml\n  retrysim explain scenarios/amplification.toml --deny all"
     )]
     Explain(ExplainArgs),
+    /// Print the lints `explain` checks for, as CSV (id, why, fires_when): each one's
+    /// id for --deny, why it matters and exactly when it fires.
+    #[command(after_help = "Examples:\n  retrysim lints\n  retrysim lints --markdown")]
+    Lints {
+        /// Print a Markdown table instead of CSV.
+        #[arg(long)]
+        markdown: bool,
+        /// Accepted for uniformity; the table is the only output, so it changes nothing.
+        #[arg(long, short)]
+        quiet: bool,
+    },
     /// Redraw the plots and report.html of a run or sweep folder from its CSV files.
     #[command(after_help = "Examples:\n  retrysim plot output/default --format svg")]
     Plot {
@@ -220,7 +231,7 @@ pub struct RunArgs {
     /// Trace every call and attempt of N logical requests drawn uniformly over the
     /// run (replication 0) into traces.csv and trace.json; the same as
     /// `--set trace.sample=N`.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=retrysim::model::config::MAX_TRACE_SAMPLE))]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_trace)]
     pub trace: Option<u64>,
 }
 
@@ -286,11 +297,25 @@ pub fn parse_jobs(s: &str) -> Result<usize, String> {
     }
 }
 
+/// Reads `--trace`: 1 to [`retrysim::model::config::MAX_TRACE_SAMPLE`] logical
+/// requests.
+pub fn parse_trace(s: &str) -> Result<u64, String> {
+    let max = retrysim::model::config::MAX_TRACE_SAMPLE;
+    match s.trim().parse::<i128>() {
+        Ok(n) if (1..=i128::from(max)).contains(&n) => Ok(n as u64),
+        _ => Err(format!(
+            "must be a whole number of logical requests from 1 to {max} (found '{}')",
+            retrysim::scenario::error::shown(s)
+        )),
+    }
+}
+
 #[derive(Debug, clap::Args)]
 pub struct ExplainArgs {
     /// Scenario file (TOML).
     pub scenario: PathBuf,
-    /// Make a lint an error (exit 1) when it fires; repeatable; `all` denies every lint.
+    /// Make a lint an error (exit 1) when it fires; repeatable; `all` denies every lint
+    /// (`retrysim lints` lists them).
     #[arg(long = "deny", value_name = "LINT")]
     pub deny: Vec<String>,
     /// Override a scenario key: `--set fleets.0.layers.0.max_attempts=5`.
@@ -312,11 +337,14 @@ pub struct CheckArgs {
     pub baseline: Option<PathBuf>,
     /// Largest relative drift from the baseline per metric: `5%` or `0.05`; the
     /// scenario's `[check.tolerance]` overrides it per metric.
-    #[arg(long, value_name = "TOL", default_value = "5%", value_parser = retrysim::check::baseline::parse_tolerance)]
+    #[arg(long, value_name = "TOL", default_value = "5%", allow_hyphen_values = true, value_parser = retrysim::check::baseline::parse_tolerance)]
     pub tolerance: f64,
     /// Write (or refresh) the `--baseline` file from this run instead of comparing.
     #[arg(long)]
     pub write_baseline: bool,
+    /// Let --write-baseline replace a file that is not a baseline.
+    #[arg(long, requires = "write_baseline")]
+    pub force: bool,
     /// What stdout gets: the table (`text`), one JSON document (`json`) or JUnit XML
     /// (`junit`); with json and junit, plan lines and failures go to stderr.
     #[arg(long, value_enum, value_name = "FORMAT", default_value = "text")]
@@ -325,7 +353,7 @@ pub struct CheckArgs {
     #[arg(long, short, value_name = "N", allow_hyphen_values = true, value_parser = parse_jobs)]
     pub jobs: Option<usize>,
     /// Base seed, overriding the scenarios' `seed`.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_seed)]
     pub seed: Option<u64>,
     /// Override a scenario key: `--set fleets.0.layers.0.max_attempts=5`.
     #[arg(long = "set", value_name = "KEY=VALUE")]

@@ -65,6 +65,7 @@ pub fn check(args: CheckArgs) -> Result<i32> {
         baseline: args.baseline,
         tolerance: args.tolerance,
         write_baseline: args.write_baseline,
+        force: args.force,
         jobs: args.jobs,
     };
     // Everything is validated before anything runs.

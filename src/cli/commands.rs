@@ -34,6 +34,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
             quiet: _,
         } => columns(scenario.as_deref(), set, markdown),
         Command::Explain(args) => explain(args),
+        Command::Lints { markdown, quiet: _ } => Ok(lints(markdown)),
         Command::Plot { dir, format, quiet } => plot(&dir, format, quiet),
         Command::Check(args) => super::check::check(args),
         Command::Search(args) => super::search::search(args),
@@ -58,6 +59,16 @@ fn columns(scenario: Option<&Path>, sets: Vec<String>, markdown: bool) -> Result
         print!("{}", retrysim::export::csv::dictionary(&entries));
     }
     Ok(0)
+}
+
+fn lints(markdown: bool) -> i32 {
+    let rules = &retrysim::explain::lint::LINTS;
+    if markdown {
+        print!("{}", retrysim::export::markdown::lints(rules));
+    } else {
+        print!("{}", retrysim::export::csv::lints(rules));
+    }
+    exit::OK
 }
 
 fn run(args: RunArgs) -> Result<i32> {
@@ -135,6 +146,9 @@ fn sweep(args: SweepArgs) -> Result<i32> {
     let stop = super::signal::install();
     let bar = super::progress::Bar::new(args.quiet);
     let outcome = retrysim::run_sweep(&plan, &target, args.jobs, args.shard, stop, &bar)?;
+    for (run, why) in outcome.rerun.iter().filter(|_| !args.quiet) {
+        eprintln!("note: run {run} on disk was not whole ({why}): it ran again");
+    }
     // A shard holds part of the grid: its plots would mislead; the merge draws them.
     if !args.no_plots && args.shard.is_none() {
         retrysim::draw_folder(&out, args.format.into())?;

@@ -25,7 +25,7 @@ pub struct SearchArgs {
     pub range: String,
     /// A float key's precision: the search stops when the passing and the failing
     /// values are this close (required for float keys, refused for integer keys).
-    #[arg(long, value_name = "WIDTH", value_parser = retrysim::search::parse_tolerance)]
+    #[arg(long, value_name = "WIDTH", allow_hyphen_values = true, value_parser = retrysim::search::parse_tolerance)]
     pub tolerance: Option<f64>,
     /// Find the largest value for which the expectations hold (e.g. the most load),
     /// instead of the smallest (e.g. the fewest servers).

@@ -1,10 +1,12 @@
-//! CSV rendering of summaries, time series and herd series.
+//! CSV rendering of summaries, time series and herd series, and the one writer every
+//! CSV record of every file goes through ([`Records`]: no field starts a formula).
 //!
 //! Rows are rendered per run into strings, so files can be assembled from runs in plan
 //! order whatever order they finished in (and shards can be merged byte for byte).
 
 use crate::engine::time::{to_millis, to_secs};
-use crate::metrics::summary::{Cell, Summary};
+use crate::metrics::columns::{Group, QUEUE_GROUP};
+use crate::metrics::summary::{Cell, Layout, Summary};
 use crate::metrics::BucketRow;
 use crate::run::RunResult;
 
@@ -12,27 +14,143 @@ pub use crate::metrics::columns::{
     ATTEMPTS_BY_ORDINAL_COLUMNS, HERD_COLUMNS, QUEUE_SERIES_COLUMNS, TIMESERIES_COLUMNS,
 };
 
-/// A writer of CSV records into memory: RFC 4180 quoting where needed (a field holding
-/// a comma, quote or line break is quoted, its quotes doubled), `\n` line ends.
-pub(crate) fn writer() -> ::csv::Writer<Vec<u8>> {
-    writer_into(Vec::new())
+/// A writer of CSV records into memory, the one way retrysim writes a CSV record: RFC
+/// 4180 quoting where needed (a field holding a comma, quote or line break is quoted,
+/// its quotes doubled), `\n` line ends, and every field passed through [`cell`], so no
+/// field a user's text reaches (a name, a label, a swept value) starts a formula.
+pub(crate) struct Records<W: std::io::Write = Vec<u8>>(::csv::Writer<W>);
+
+impl Records {
+    /// An empty writer.
+    pub(crate) fn new() -> Records {
+        Records::appending(Vec::new())
+    }
+
+    /// A writer that appends to `out`.
+    fn appending(out: Vec<u8>) -> Records {
+        Records::to(out)
+    }
+
+    /// Writes one record, each field as [`cell`] makes it.
+    pub(crate) fn record<I, S>(&mut self, fields: I)
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        // Writing into memory cannot fail.
+        let _ = self.write(fields);
+    }
+
+    /// The text written.
+    pub(crate) fn text(self) -> String {
+        // Every field written is UTF-8.
+        let bytes = self.0.into_inner().unwrap_or_default();
+        String::from_utf8(bytes).unwrap_or_default()
+    }
 }
 
-/// A [`writer`] that appends to `out`.
-fn writer_into(out: Vec<u8>) -> ::csv::Writer<Vec<u8>> {
-    ::csv::WriterBuilder::new()
-        .terminator(::csv::Terminator::Any(b'\n'))
-        .from_writer(out)
+impl<W: std::io::Write> Records<W> {
+    /// A writer of records into `out` (a file streamed a row at a time).
+    pub(crate) fn to(out: W) -> Records<W> {
+        Records(
+            ::csv::WriterBuilder::new()
+                .terminator(::csv::Terminator::Any(b'\n'))
+                .from_writer(out),
+        )
+    }
+
+    /// Writes one record, each field as [`cell`] makes it, and says whether `out`
+    /// took it.
+    pub(crate) fn write<I, S>(&mut self, fields: I) -> std::io::Result<()>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        Ok(self.0.write_record(fields.into_iter().map(Field::of))?)
+    }
+
+    /// Flushes what is buffered into `out`.
+    pub(crate) fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
 }
 
-/// The text a [`writer`] wrote.
-pub(crate) fn text(w: ::csv::Writer<Vec<u8>>) -> String {
-    // Writing into memory cannot fail, and every field written is UTF-8.
-    let bytes = w.into_inner().unwrap_or_default();
-    String::from_utf8(bytes).unwrap_or_default()
+/// A field as written: as it is, or with the leading `'` of [`cell`].
+enum Field<S> {
+    As(S),
+    Quoted(String),
 }
 
-/// Renders one CSV record and a newline.
+impl<S: AsRef<str>> Field<S> {
+    fn of(f: S) -> Field<S> {
+        if runs_as_formula(f.as_ref()) {
+            Field::Quoted(format!("'{}", f.as_ref()))
+        } else {
+            Field::As(f)
+        }
+    }
+}
+
+impl<S: AsRef<str>> AsRef<[u8]> for Field<S> {
+    fn as_ref(&self) -> &[u8] {
+        match self {
+            Field::As(s) => s.as_ref().as_bytes(),
+            Field::Quoted(s) => s.as_bytes(),
+        }
+    }
+}
+
+/// Whether a spreadsheet opening a CSV could run `field` as a formula: it starts with
+/// `=`, `+`, `-`, `@`, a tab or a carriage return (OWASP's list) and is not a finite
+/// number (`-0.5` and `+3` are read as numbers).
+///
+/// ```
+/// use retrysim::export::csv::runs_as_formula;
+/// assert!(runs_as_formula("=HYPERLINK(\"http://x\")"));
+/// assert!(runs_as_formula("-2+3") && runs_as_formula("@SUM(A1)") && runs_as_formula("-inf"));
+/// assert!(!runs_as_formula("-0.5") && !runs_as_formula("1e-9") && !runs_as_formula("web"));
+/// ```
+pub fn runs_as_formula(field: &str) -> bool {
+    matches!(
+        field.as_bytes().first(),
+        Some(b'=' | b'+' | b'-' | b'@' | b'\t' | b'\r')
+    ) && !field.parse::<f64>().is_ok_and(f64::is_finite)
+}
+
+/// A field as every CSV retrysim writes holds it: with a leading `'` when a spreadsheet
+/// could run it ([`runs_as_formula`]), so it shows the text and never evaluates it;
+/// anything else as it is. [`uncell`] reads it back.
+///
+/// ```
+/// use retrysim::export::csv::cell;
+/// assert_eq!(cell("=1+2"), "'=1+2");
+/// assert_eq!(cell("-0.25"), "-0.25");
+/// assert_eq!(cell("'=1+2"), "'=1+2");
+/// ```
+pub fn cell(field: &str) -> std::borrow::Cow<'_, str> {
+    if runs_as_formula(field) {
+        format!("'{field}").into()
+    } else {
+        field.into()
+    }
+}
+
+/// The text a [`cell`] holds: `'=1+2` is `=1+2`; a cell it did not quote is itself.
+///
+/// ```
+/// use retrysim::export::csv::uncell;
+/// assert_eq!(uncell("'=1+2"), "=1+2");
+/// assert_eq!(uncell("'quoted"), "'quoted");
+/// assert_eq!(uncell("-frontend"), "-frontend");
+/// ```
+pub fn uncell(cell: &str) -> &str {
+    match cell.strip_prefix('\'') {
+        Some(rest) if runs_as_formula(rest) => rest,
+        _ => cell,
+    }
+}
+
+/// Renders one CSV record and a newline, each field as [`cell`] makes it.
 ///
 /// ```
 /// use retrysim::export::csv::record;
@@ -43,9 +161,9 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<str>,
 {
-    let mut w = writer();
-    let _ = w.write_record(fields.into_iter().map(|f| f.as_ref().to_string()));
-    text(w)
+    let mut w = Records::new();
+    w.record(fields);
+    w.text()
 }
 
 /// The column dictionary as CSV (`file, column, unit, kind, description`).
@@ -63,13 +181,22 @@ pub fn dictionary(entries: &[crate::metrics::columns::Entry]) -> String {
     out
 }
 
+/// The lint table as CSV (`id, why, fires_when`), as `retrysim lints` prints it.
+pub fn lints(rules: &[crate::explain::lint::Rule]) -> String {
+    let mut out = record(crate::explain::lint::LINTS_HEADER);
+    for r in rules {
+        out.push_str(&record([r.id, r.why, r.fires_when]));
+    }
+    out
+}
+
 /// Renders typed rows, one record each, cells as [`Cell::render`] writes them.
 pub fn rows<'a>(rows: impl IntoIterator<Item = &'a [Cell]>) -> String {
-    let mut w = writer();
+    let mut w = Records::new();
     for row in rows {
-        let _ = w.write_record(row.iter().map(Cell::render));
+        w.record(row.iter().map(Cell::render));
     }
-    text(w)
+    w.text()
 }
 
 /// The header line of `summary.csv`.
@@ -79,7 +206,8 @@ pub fn summary_header(columns: &[String]) -> String {
 
 /// Text as a spreadsheet shows it and never evaluates it: a cell that starts with
 /// `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'` (OWASP's rule
-/// against formula injection).
+/// against formula injection), even one that reads as a number (a label `-1`); the
+/// writer ([`cell`]) leaves numbers alone.
 ///
 /// ```
 /// use retrysim::export::csv::spreadsheet_safe;
@@ -105,30 +233,29 @@ pub fn summary_row(s: &Summary, columns: &[String]) -> String {
 }
 
 /// The time-series rows of a run. Rates and time-weighted means are normalised by each
-/// bucket's real width: a partial last bucket `[t, duration)` by `duration - t`.
+/// bucket's real width: a partial last bucket `[t, duration)` by `duration - t`. After
+/// the fixed columns come the queue's ([`QUEUE_SERIES_COLUMNS`]) when the run has a
+/// queue fleet; a folder lays its rows out with [`timeseries_rows_laid`].
 pub fn timeseries_rows(r: &RunResult, dependency_servers: Option<u32>) -> String {
-    timeseries_rows_laid(r, dependency_servers, r.metrics.queue.is_some(), None)
+    let queue: &[(&Group, bool)] = if r.metrics.queue.is_some() {
+        &[(&QUEUE_GROUP, true)]
+    } else {
+        &[]
+    };
+    timeseries_rows_laid(r, dependency_servers, queue)
 }
 
-/// The time-series rows of a run, laid out as its folder's header: the queue columns
-/// ([`QUEUE_SERIES_COLUMNS`], empty for a run without a queue fleet) when `queue`, then
-/// the `pool_in_use` column when `pools` is `Some` (a folder where some scenario has a
-/// connection pool; empty when it holds `false`, this run's scenario having none).
+/// The time-series rows of a run, laid out as its folder's header: after the fixed
+/// columns, the `timeseries.csv` columns of each group of `groups`
+/// ([`Layout::series_groups`]), empty where the `bool` says the run's scenario does
+/// not use the group.
 pub fn timeseries_rows_laid(
     r: &RunResult,
     dependency_servers: Option<u32>,
-    queue: bool,
-    pools: Option<bool>,
+    groups: &[(&Group, bool)],
 ) -> String {
     let m = &r.metrics;
     let outage = outage_per_bucket(r);
-    let in_use = |i: usize, b: &BucketRow| -> Cell {
-        m.guards
-            .as_ref()
-            .filter(|g| !g.in_use_area.is_empty())
-            .and_then(|g| g.in_use_mean(i, m.width(b)))
-            .map_or(Cell::Empty, Cell::float)
-    };
     let mut cells = m
         .buckets
         .iter()
@@ -136,13 +263,12 @@ pub fn timeseries_rows_laid(
         .enumerate()
         .map(|(i, (b, &outage_ns))| {
             let mut row = timeseries_cells(r, dependency_servers, b, outage_ns).to_vec();
-            if queue {
-                row.extend(queue_cells(r, i));
-            }
-            match pools {
-                Some(true) => row.push(in_use(i, b)),
-                Some(false) => row.push(Cell::Empty),
-                None => {}
+            for (g, used) in groups {
+                if *used {
+                    (g.series_cells)(m, i, &mut row);
+                } else {
+                    row.resize(row.len() + g.series.len(), Cell::Empty);
+                }
             }
             row
         });
@@ -154,40 +280,20 @@ pub fn timeseries_rows_laid(
     // doubling: this string is most of the memory that grows with the horizon.
     let mut out = Vec::with_capacity(first.len() * m.buckets.len() * 9 / 8);
     out.extend_from_slice(first.as_bytes());
-    let mut w = writer_into(out);
+    let mut w = Records::appending(out);
     for row in cells {
-        let _ = w.write_record(row.iter().map(Cell::render));
+        w.record(row.iter().map(Cell::render));
     }
-    text(w)
+    w.text()
 }
 
-/// The queue columns of bucket `i` of a run, laid out on [`QUEUE_SERIES_COLUMNS`].
-fn queue_cells(r: &RunResult, i: usize) -> [Cell; QUEUE_SERIES_COLUMNS.len()] {
-    let m = &r.metrics;
-    match m.queue.as_ref().zip(m.buckets.get(i)) {
-        Some((q, b)) => {
-            let row = q.rows.get(i).copied().unwrap_or_default();
-            [
-                Cell::float(row.depth_area as f64 / m.width(b) as f64),
-                Cell::float(to_secs(row.oldest_age)),
-                Cell::Int(row.redeliveries),
-                Cell::Int(row.dlq),
-            ]
-        }
-        None => std::array::from_fn(|_| Cell::Empty),
-    }
-}
-
-/// The header of `timeseries.csv`, with the queue columns when `queue` and
-/// `pool_in_use` last when `pools`.
-pub fn timeseries_header(queue: bool, pools: bool) -> String {
-    let extra: &[&str] = if queue { &QUEUE_SERIES_COLUMNS } else { &[] };
-    let pool: &[&str] = if pools {
-        &[crate::metrics::columns::TS_POOL_IN_USE.name]
-    } else {
-        &[]
-    };
-    record(TIMESERIES_COLUMNS.iter().chain(extra).chain(pool))
+/// The header of `timeseries.csv` of a folder of `layout`: the fixed columns, then
+/// those of its groups ([`Layout::series_groups`]).
+pub fn timeseries_header(layout: &Layout) -> String {
+    let extra = layout
+        .used_groups()
+        .flat_map(|(g, _)| g.series.iter().map(|c| c.name));
+    record(TIMESERIES_COLUMNS.iter().copied().chain(extra))
 }
 
 /// One `timeseries.csv` row, laid out on [`TIMESERIES_COLUMNS`].
@@ -274,7 +380,7 @@ pub fn herd_rows(r: &RunResult) -> String {
     let Some((start, width, counts)) = &r.metrics.herd else {
         return String::new();
     };
-    let mut w = writer();
+    let mut w = Records::new();
     for (i, c) in counts.iter().enumerate() {
         let t = start + i as u64 * width;
         let row: [Cell; HERD_COLUMNS.len()] = [
@@ -283,9 +389,9 @@ pub fn herd_rows(r: &RunResult) -> String {
             Cell::float(to_secs(t)),
             Cell::Int(*c),
         ];
-        let _ = w.write_record(row.iter().map(Cell::render));
+        w.record(row.iter().map(Cell::render));
     }
-    text(w)
+    w.text()
 }
 
 /// The `services.csv` rows of a run of a service graph, bucket by bucket and within a
@@ -295,7 +401,7 @@ pub fn services_rows(r: &RunResult, names: &[String]) -> String {
     let Some(sv) = &r.metrics.services else {
         return String::new();
     };
-    let mut w = writer();
+    let mut w = Records::new();
     let buckets = sv.services.first().map_or(0, |t| t.rows.len());
     for i in 0..buckets {
         let t = i as u64 * sv.bucket();
@@ -316,16 +422,16 @@ pub fn services_rows(r: &RunResult, names: &[String]) -> String {
                 Cell::float(sv.threads_busy(k, i)),
                 Cell::Int(b.wasted),
             ];
-            let _ = w.write_record(row.iter().map(Cell::render));
+            w.record(row.iter().map(Cell::render));
         }
     }
-    text(w)
+    w.text()
 }
 
 /// The `attempts_by_ordinal.csv` rows of a run: counts above 0 by layer, ordinal and
 /// outcome, in that order (see [`crate::metrics::ordinal`]).
 pub fn ordinal_rows(r: &RunResult) -> String {
-    let mut w = writer();
+    let mut w = Records::new();
     for (layer, ordinal, end, n) in r.metrics.ordinals.rows() {
         let row: [Cell; ATTEMPTS_BY_ORDINAL_COLUMNS.len()] = [
             Cell::Int(r.run),
@@ -334,9 +440,9 @@ pub fn ordinal_rows(r: &RunResult) -> String {
             Cell::Text(end.name().to_string()),
             Cell::Int(n),
         ];
-        let _ = w.write_record(row.iter().map(Cell::render));
+        w.record(row.iter().map(Cell::render));
     }
-    text(w)
+    w.text()
 }
 
 #[cfg(test)]
@@ -515,5 +621,18 @@ arrival = { kind = "constant", rate = 10 }
             "\"x\ny\",\"c\rr\",\"q\"\"q\"\n"
         );
         assert_eq!(record(["'=1+2", " lead"]), "'=1+2, lead\n");
+    }
+
+    #[test]
+    fn every_field_that_would_start_a_formula_gets_a_quote_and_numbers_stay() {
+        assert_eq!(
+            record(["=1+2", "+x", "-y", "@z", "\tt", "\rr", "-1.5", "+2", "-inf", "a=b"]),
+            "'=1+2,'+x,'-y,'@z,'\tt,\"'\rr\",-1.5,+2,'-inf,a=b\n"
+        );
+        let rows_text = super::rows([&[Cell::Text("=x".into()), Cell::Float(-0.5)][..]]);
+        assert_eq!(rows_text, "'=x,-0.5\n");
+        for f in ["=1+2", "-y", "-0.5", "web", "'", "'a", ""] {
+            assert_eq!(uncell(&cell(f)), f);
+        }
     }
 }

@@ -472,6 +472,12 @@ pub fn header_of(text: &str) -> Option<String> {
     Some(lines[first..=last].join("\n"))
 }
 
+/// A scenario text whose [`header_of`] is `header`: each line behind `# ` (a merge
+/// rebuilds its scenario from a shard's manifest, which keeps the header, not the file).
+pub fn header_text(header: &str) -> String {
+    header.lines().map(|l| format!("# {l}\n")).collect()
+}
+
 /// Why a manifest cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReadError {
@@ -623,6 +629,17 @@ mod tests {
             m.explain.lints
         );
         assert!(m.render().contains("\n[explain]\nlints = ["));
+    }
+
+    #[test]
+    fn a_header_survives_its_text() {
+        for h in [
+            "Question: q",
+            "Question: q\n\n  Setup: x < y\n#tag",
+            "a\n\n\nb",
+        ] {
+            assert_eq!(header_of(&header_text(h)).as_deref(), Some(h));
+        }
     }
 
     #[test]

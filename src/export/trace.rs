@@ -28,7 +28,8 @@
 //!   `arrive` to `start` (when it waited), `serve` from `start` to `done` (to the run's
 //!   end when still going);
 //! - an instant (`i`, thread scope) at `send` for each refusal: `retry budget refused`,
-//!   `rate limiter refused`, `breaker rejected (inside)`, `breaker rejected (outside)`.
+//!   `rate limiter refused`, `breaker rejected (inside)`, `breaker rejected (outside)`,
+//!   `deadline refused retry` (its backoff would pass the deadline).
 //!
 //! Each outage window is an `X` slice of category [`OUTAGE_CATEGORY`] on `outages`; and
 //! `M` events name and order the processes and threads. The bytes depend on the log
@@ -43,7 +44,9 @@ use serde_json::value::RawValue;
 
 use crate::engine::Nanos;
 use crate::metrics::columns::TRACES_COLUMNS;
+use crate::metrics::ordinal::End;
 use crate::metrics::trace::{breaker, wait, Budget, SpanKind, TraceLog, NO_SPAN};
+use crate::model::outcome::Class;
 
 /// The file name of the Chrome trace.
 pub const TRACE_JSON_FILE: &str = "trace.json";
@@ -226,15 +229,13 @@ pub fn render_csv(log: &TraceLog) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
-/// Writes `traces.csv` (see [`render_csv`]) to `w` a row at a time.
+/// Writes `traces.csv` (see [`render_csv`]) to `w` a row at a time, every field
+/// through the formula guard of [`super::csv::Records`].
 pub fn write_csv<W: Write + ?Sized>(log: &TraceLog, w: &mut W) -> std::io::Result<()> {
-    // The settings of every CSV file retrysim writes (`export::csv`).
-    let mut w = ::csv::WriterBuilder::new()
-        .terminator(::csv::Terminator::Any(b'\n'))
-        .from_writer(w);
-    w.write_record(TRACES_COLUMNS)?;
+    let mut w = super::csv::Records::to(w);
+    w.write(TRACES_COLUMNS)?;
     for i in order(log) {
-        w.write_record(row(log, i).iter().map(Val::text))?;
+        w.write(row(log, i).iter().map(Val::text))?;
     }
     w.flush()
 }
@@ -379,11 +380,12 @@ pub fn render_json(log: &TraceLog) -> String {
 }
 
 /// The refusals a span's instants show, in the order they are written.
-const REFUSALS: [&str; 4] = [
+const REFUSALS: [&str; 5] = [
     "retry budget refused",
     "rate limiter refused",
     "breaker rejected (inside)",
     "breaker rejected (outside)",
+    "deadline refused retry",
 ];
 
 /// What an event of a span shows.
@@ -439,6 +441,12 @@ fn slots(log: &TraceLog, pids: &Pids) -> Vec<Slot> {
             s.budget == Some(Budget::LimiterRefused),
             s.breaker & breaker::INSIDE_REJECTED != 0,
             s.breaker & breaker::OUTSIDE_REJECTED != 0,
+            // Refused before it left (never arrived, ended as it was made) because the
+            // backoff would pass the deadline or the layer's total_timeout.
+            s.kind != SpanKind::Call
+                && s.arrive.is_none()
+                && s.end == Some(s.send)
+                && s.outcome == Some(End::Class(Class::DeadlineExceeded)),
         ];
         for (k, _) in refused.iter().enumerate().filter(|(_, r)| **r) {
             out.push(slot(Shows::Refusal(k as u8), pid, s.send, 0));

@@ -15,12 +15,17 @@
 //!   `deadline_exceeded` (the request's deadline passed before it could be sent, or
 //!   it or the layer's `total_timeout` would pass in the backoff before it);
 //! - `cancelled`: the call above gave up on this call while the attempt was in flight
-//!   (`cancel_on_timeout`);
+//!   (`cancel_on_timeout`), or the attempt was a hedged copy still out when its call
+//!   was decided (a loser, cancelled or left running);
 //! - `in_flight`: still out when the run ended.
 //!
 //! So a call has one row at ordinal 1, and one at ordinal `k + 1` for every retry it
 //! decided to make after attempt `k`, whether sent or refused. A call that ends after
 //! an attempt (success, a failure not retried, attempts used up) has no further row.
+//!
+//! Ordinals from [`MAX_ORDINAL`] on share its row: the last row of a layer counts the
+//! attempts of that ordinal and above, so the table stays small however many times an
+//! unlimited layer retries (each row per ordinal would grow it with every retry).
 //!
 //! Identities: the rows of layer `i` sum to the calls it made below
 //! (`attempts_layer_<i>` × `logical`) plus the attempts it refused before they left;
@@ -84,9 +89,13 @@ impl End {
     }
 }
 
+/// The ordinal whose row also counts every later one ("and above"): attempts can be
+/// unlimited, and a row per ordinal would grow the table with every retry.
+pub const MAX_ORDINAL: u32 = 1000;
+
 /// Counts per (layer, ordinal, end). Each layer's table grows with the largest
-/// ordinal seen (attempts can be unlimited), so its size is bounded by the attempts
-/// made, not by a fixed cap.
+/// ordinal seen up to [`MAX_ORDINAL`], whose row counts that ordinal and above: at
+/// most 1000 rows of 13 counts (104 KB) a layer.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Ordinals {
     /// `layers[depth][ordinal - 1][end index]`.
@@ -101,10 +110,11 @@ impl Ordinals {
         }
     }
 
-    /// Attempt `ordinal` (1-based) of a call into layer `layer` ended with `end`.
+    /// Attempt `ordinal` (1-based) of a call into layer `layer` ended with `end`
+    /// (counted at [`MAX_ORDINAL`] from there on).
     #[inline]
     pub fn record(&mut self, layer: usize, ordinal: u32, end: End) {
-        let i = ordinal.max(1) as usize - 1;
+        let i = ordinal.clamp(1, MAX_ORDINAL) as usize - 1;
         match self.layers.get_mut(layer).and_then(|t| t.get_mut(i)) {
             Some(row) => row[end.index()] += 1,
             None => self.record_new(layer, i, end),
@@ -124,7 +134,8 @@ impl Ordinals {
         t[i][end.index()] += 1;
     }
 
-    /// Attempts of ordinal `ordinal` of layer `layer` that ended with `end`.
+    /// Attempts of ordinal `ordinal` of layer `layer` that ended with `end` (at
+    /// [`MAX_ORDINAL`]: of that ordinal and above; 0 past it).
     pub fn count(&self, layer: usize, ordinal: u32, end: End) -> u64 {
         let i = (ordinal as usize).wrapping_sub(1);
         self.layers
@@ -133,7 +144,7 @@ impl Ordinals {
             .map_or(0, |c| c[end.index()])
     }
 
-    /// The largest ordinal counted at `layer` (0: none).
+    /// The largest ordinal counted at `layer` (0: none; at most [`MAX_ORDINAL`]).
     pub fn max_ordinal(&self, layer: usize) -> u32 {
         self.layers.get(layer).map_or(0, |t| t.len() as u32)
     }
@@ -144,7 +155,8 @@ impl Ordinals {
     }
 
     /// The rows with a count above 0: `(layer, ordinal, end, count)`, ordered by
-    /// layer, then ordinal, then end in [`End::ALL`] order.
+    /// layer, then ordinal, then end in [`End::ALL`] order; a row at [`MAX_ORDINAL`]
+    /// counts that ordinal and above.
     pub fn rows(&self) -> impl Iterator<Item = (usize, u32, End, u64)> + '_ {
         self.layers.iter().enumerate().flat_map(|(layer, t)| {
             t.iter().enumerate().flat_map(move |(i, c)| {
@@ -199,5 +211,22 @@ mod tests {
                 (1, 3, End::InFlight, 1),
             ]
         );
+    }
+
+    #[test]
+    fn ordinals_from_the_cap_on_share_its_row_and_the_table_stays_small() {
+        let mut o = Ordinals::new(1);
+        for k in 1..=MAX_ORDINAL + 4000 {
+            o.record(0, k, End::Class(Class::Error));
+        }
+        o.record(0, u32::MAX, End::InFlight);
+        assert_eq!(o.max_ordinal(0), MAX_ORDINAL);
+        assert_eq!(o.layers[0].len(), MAX_ORDINAL as usize);
+        assert_eq!(o.count(0, MAX_ORDINAL - 1, End::Class(Class::Error)), 1);
+        assert_eq!(o.count(0, MAX_ORDINAL, End::Class(Class::Error)), 4001);
+        assert_eq!(o.count(0, MAX_ORDINAL, End::InFlight), 1);
+        assert_eq!(o.count(0, MAX_ORDINAL + 1, End::InFlight), 0);
+        let rows: u64 = o.rows().map(|r| r.3).sum();
+        assert_eq!(rows, u64::from(MAX_ORDINAL) + 4001);
     }
 }

@@ -19,7 +19,10 @@
 //!   of a duplicate delivery finds it gone).
 //! - Its failure, while its receive is the message's current one, makes the message
 //!   visible again after `redelivery_delay`, or dead-letters it once it has been
-//!   received `max_receive_count` times.
+//!   received `max_receive_count` times. After a failure within the receive itself
+//!   (the handler ends at once) the consumers receive again from an event of their
+//!   own, so each receive of a message that never succeeds is an event `[limits]`
+//!   counts.
 //! - A handler still running at the visibility timeout does the same, and keeps
 //!   running: the next receive of the message is a duplicate delivery, and both
 //!   handlers may apply it. A non-idempotent message (`writes`) applied by more than
@@ -123,6 +126,9 @@ pub(super) struct Broker {
     /// Set while receiving, so a handler that ends at once does not receive again
     /// from inside the loop.
     receiving: bool,
+    /// Set when a handler failed inside the receive loop and its message is visible
+    /// again: the loop stops, and the next receive is an [`Event::Receive`].
+    yielded: bool,
     series: QueueSeries,
 }
 
@@ -158,6 +164,7 @@ impl Broker {
             live: 0,
             handlers: Vec::new(),
             receiving: false,
+            yielded: false,
             series: QueueSeries::new(scn.duration, scn.bucket),
         })
     }
@@ -302,6 +309,14 @@ impl World {
         b.receiving = true;
         loop {
             let b = self.broker.as_mut().expect("broker");
+            if std::mem::take(&mut b.yielded) {
+                // The next receive is an event of its own, one that `[limits]` counts.
+                if !b.queues[q].wake {
+                    b.queues[q].wake = true;
+                    s.at(now, Event::Receive { queue: q as u16 });
+                }
+                break;
+            }
             b.clean(q);
             let queue = &mut b.queues[q];
             if queue.idle.is_empty() {
@@ -415,6 +430,11 @@ impl World {
         let delay = cfg.redelivery_delay;
         if delay == 0 {
             b.make_visible(m, now);
+            // Inside the receive loop the handler failed without time passing
+            // (poison, a refusal): the loop stops, else a message that never succeeds
+            // would be received again and again within one event, out of reach of
+            // `[limits]`, until memory ran out.
+            b.yielded = b.receiving;
         } else {
             let msg = &mut b.msgs[m as usize];
             msg.state = State::Delayed;

@@ -733,15 +733,20 @@ impl World {
             NodeState::Waiting => {
                 let st = n.stack as usize;
                 self.attempt_over(st, n.depth as usize, n.instance, s.now(), None);
-                if st < self.n_top {
-                    self.rec
-                        .attempt_end(n.depth as usize, n.attempts, End::Cancelled);
-                }
                 if self.hedges(st, n.depth as usize) {
-                    for c in self.hedge_clear(node) {
+                    // Every copy still out is an attempt cancelled at its ordinal.
+                    for (ordinal, c) in self.hedge_clear(node) {
+                        if st < self.n_top {
+                            self.rec
+                                .attempt_end(n.depth as usize, ordinal, End::Cancelled);
+                        }
                         self.cancel(c, node, n.gen, s);
                     }
                 } else {
+                    if st < self.n_top {
+                        self.rec
+                            .attempt_end(n.depth as usize, n.attempts, End::Cancelled);
+                    }
                     self.cancel(n.child, node, n.gen, s);
                 }
                 self.end_silently(node, s);
@@ -755,12 +760,20 @@ impl World {
     }
 
     /// Counts, as the run ends, every attempt still in flight (a call waiting for its
-    /// attempt; a dependency attempt is never `Waiting`).
+    /// attempt, or each copy out of a hedging call; a dependency attempt is never
+    /// `Waiting`).
     pub(super) fn count_attempts_in_flight(&mut self) {
-        for n in &self.arena.nodes {
-            if n.state == NodeState::Waiting && (n.stack as usize) < self.n_top {
-                self.rec
-                    .attempt_end(n.depth as usize, n.attempts, End::InFlight);
+        for (i, n) in self.arena.nodes.iter().enumerate() {
+            if n.state != NodeState::Waiting || (n.stack as usize) >= self.n_top {
+                continue;
+            }
+            let depth = n.depth as usize;
+            if self.hedges(n.stack as usize, depth) {
+                for (ordinal, _) in self.hedge_copies_out(i as u32) {
+                    self.rec.attempt_end(depth, ordinal, End::InFlight);
+                }
+            } else {
+                self.rec.attempt_end(depth, n.attempts, End::InFlight);
             }
         }
     }

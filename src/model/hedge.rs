@@ -8,6 +8,11 @@
 //! copy after the first asks the layer's budget as a retry would (gRPC's throttle gates
 //! hedges too); a refused hedge is not sent.
 //!
+//! Every copy is an attempt of its ordinal (`attempts_by_ordinal.csv`): its answer's
+//! class when it answers first, `cancelled` when it is a loser (still out when the call
+//! was decided, cancelled or left running) or the call above cancels the call,
+//! `in_flight` when still out as the run ends.
+//!
 //! The call node stays `Waiting` with one generation while its copies are out, so they
 //! all point back at it; the copies of each node are kept in a side table, and an
 //! answer carries its copy's index. A hedge timer carries the node's timer sequence
@@ -264,8 +269,13 @@ impl World {
             .cfg
             .hedging
             .is_some_and(|h| h.cancel_losers);
-        for &c in &losers {
+        let top = st < self.n_top;
+        for &(ordinal, c) in &losers {
             self.rec.hedge_lost();
+            // The call no longer waits for it: the copy ended, for the call, here.
+            if top {
+                self.rec.attempt_end(depth, ordinal, End::Cancelled);
+            }
             if cancel {
                 self.cancel(c, node, gen, s);
             }
@@ -285,13 +295,30 @@ impl World {
             .map_or(0, |i| i as u8)
     }
 
-    /// Forgets the copies of `node` (its timer goes stale) and returns those still out.
-    pub(super) fn hedge_clear(&mut self, node: u32) -> Vec<u32> {
+    /// Forgets the copies of `node` (its timer goes stale) and returns those still out,
+    /// each with its ordinal (copy k is attempt k).
+    pub(super) fn hedge_clear(&mut self, node: u32) -> Vec<(u32, u32)> {
         let slot = self.hedge.slot(node);
         slot.seq = slot.seq.wrapping_add(1);
         slot.live = 0;
-        let out = slot.copies.iter().copied().filter(|&c| c != NONE).collect();
+        let out = Self::copies_out(slot);
         slot.copies.clear();
         out
+    }
+
+    /// The copies of `node` still out, each with its ordinal, without forgetting them.
+    pub(super) fn hedge_copies_out(&self, node: u32) -> Vec<(u32, u32)> {
+        self.hedge
+            .slots
+            .get(node as usize)
+            .map_or_else(Vec::new, Self::copies_out)
+    }
+
+    /// `(ordinal, child)` of each copy of `slot` still out.
+    fn copies_out(slot: &HedgeSlot) -> Vec<(u32, u32)> {
+        (1..)
+            .zip(slot.copies.iter().copied())
+            .filter(|&(_, c)| c != NONE)
+            .collect()
     }
 }

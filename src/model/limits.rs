@@ -46,10 +46,12 @@ pub fn bytes_per_request(layers: usize) -> u64 {
 /// Most bytes one request in flight holds when it holds at most `nodes` calls and
 /// attempts at once ([`nodes_per_request`]): its slot (and free-list entry), the
 /// nodes, and its share of the pending events.
+/// Saturates at `u64::MAX` (hedging copies and fan-outs multiply: the count can pass
+/// 2^64), which validation refuses, rather than wrapping around to a small number.
 pub fn bytes_per_request_with_nodes(nodes: u64) -> u64 {
-    (std::mem::size_of::<crate::model::request::Request>() + std::mem::size_of::<u32>()) as u64
-        + nodes.saturating_mul(bytes_per_node())
-        + PENDING_PER_REQUEST * bytes_per_event()
+    ((std::mem::size_of::<crate::model::request::Request>() + std::mem::size_of::<u32>()) as u64)
+        .saturating_add(nodes.saturating_mul(bytes_per_node()))
+        .saturating_add(PENDING_PER_REQUEST * bytes_per_event())
 }
 
 /// The most calls and attempts (arena nodes) one logical request holds at once: over
@@ -59,7 +61,13 @@ pub fn bytes_per_request_with_nodes(nodes: u64) -> u64 {
 /// parallel), its layers + 1 + what the callee holds below; a service without calls
 /// holds nothing below. With one `[dependency]` this is the deepest stack + 1. A
 /// hedging layer holds each of its copies at once, each with all below it.
+/// Saturates at `u64::MAX`.
 pub fn nodes_per_request(scn: &Scenario) -> u64 {
+    nodes_per_fleet(scn).into_iter().max().unwrap_or(1)
+}
+
+/// [`nodes_per_request`] of each fleet's requests, in fleet order.
+pub fn nodes_per_fleet(scn: &Scenario) -> Vec<u64> {
     let mut memo = vec![None; scn.services.len()];
     scn.fleets
         .iter()
@@ -69,8 +77,7 @@ pub fn nodes_per_request(scn: &Scenario) -> u64 {
                 below(&scn.services, f.target as usize, &mut memo, 0),
             )
         })
-        .max()
-        .unwrap_or(1)
+        .collect()
 }
 
 /// The nodes a stack of `layers` holds at once above a target holding `below`: its

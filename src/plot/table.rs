@@ -234,10 +234,11 @@ impl<R: std::io::Read> CsvStream<R> {
         self.record.get(i).unwrap_or("").trim()
     }
 
-    /// Cell `i` of the current record as text, trimmed.
+    /// Cell `i` of the current record as text, trimmed, without the `'` the writer
+    /// puts before text a spreadsheet would run (a service `-db` is written `'-db`).
     #[cfg(not(target_arch = "wasm32"))]
     pub(super) fn text(&self, i: usize) -> &str {
-        self.cell(i)
+        crate::export::csv::uncell(self.cell(i))
     }
 
     /// Cell `i` of the current record (at `line`) as a number or `None`.

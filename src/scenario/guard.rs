@@ -9,7 +9,9 @@ use crate::engine::Nanos;
 use crate::model::breaker::Breaker;
 
 use crate::metrics::recorder::{BucketRow, MAX_BUCKET_SAMPLES};
-use crate::model::limits::{bytes_per_event, bytes_per_request_with_nodes, nodes_per_request};
+use crate::model::limits::{
+    bytes_per_event, bytes_per_request_with_nodes, nodes_per_fleet, nodes_per_request,
+};
 
 use super::error::ScenarioError;
 use crate::model::config::{Arrival, OutageTiming, Scenario};
@@ -341,9 +343,13 @@ pub fn check(scn: &Scenario, path: &str) -> Result<(), ScenarioError> {
             "a run may take at most {} so that runs in parallel fit in memory",
             bytes_text(MAX_RUN_BYTES)
         );
+        let per = bytes_per_request_with_nodes(nodes);
+        let room = MAX_RUN_BYTES.saturating_sub(mem.state.saturating_add(mem.series)) / 2;
+        if per > room {
+            // Not even one request fits: a lower max_in_flight cannot help.
+            return one_request_too_large(scn, per, path);
+        }
         if mem.in_flight >= mem.state.max(mem.series) {
-            let per = bytes_per_request_with_nodes(nodes);
-            let room = MAX_RUN_BYTES.saturating_sub(mem.state.saturating_add(mem.series)) / 2;
             let each = if scn.graph {
                 format!(
                     "{per} B each holding up to {nodes} calls and attempts at once across the service graph"
@@ -383,6 +389,32 @@ pub fn check(scn: &Scenario, path: &str) -> Result<(), ScenarioError> {
         );
     }
     Ok(())
+}
+
+/// The error for a scenario one request of which could hold more than a run may take
+/// (`per` bytes, saturated at `u64::MAX`): names the fleet whose requests hold the
+/// most.
+fn one_request_too_large(scn: &Scenario, per: u64, path: &str) -> Result<(), ScenarioError> {
+    let (i, nodes) = nodes_per_fleet(scn)
+        .into_iter()
+        .enumerate()
+        .max_by_key(|&(i, n)| (n, std::cmp::Reverse(i)))
+        .unwrap_or((0, 0));
+    let held = if nodes == u64::MAX {
+        "2^64 or more calls and attempts".to_string()
+    } else if per == u64::MAX {
+        format!("{nodes} calls and attempts (2^64 bytes or more)")
+    } else {
+        format!("{nodes} calls and attempts ({})", bytes_text(per))
+    };
+    Err(ScenarioError::Field {
+        path: path.to_string(),
+        field: format!("fleets[{i}]"),
+        message: format!(
+            "one request could hold {held} at once (each hedging layer's copies, and each fan-out's callees, multiply what is below them), more than the {} a run may take, even with limits.max_in_flight = 1: fewer hedging copies (hedging.max_attempts), layers or callees",
+            bytes_text(MAX_RUN_BYTES)
+        ),
+    })
 }
 
 /// `1.5 GiB`, `12 MiB`, `300 B`.
@@ -486,5 +518,53 @@ mod tests {
             )),
             "{e}"
         );
+    }
+
+    /// 16 layers hedging 16 copies each: 16^16 copies of the innermost call at once.
+    fn hedged_tower() -> String {
+        let layer = "[[fleets.layers]]\nmax_attempts = 1\nhedging = { max_attempts = 16 }\n";
+        format!(
+            "[dependency]\nservers = 1\nservice_time = '1ms'\n\
+             [[fleets]]\nname = 'f'\narrival = {{ kind = 'poisson', rate = 10 }}\n{}",
+            layer.repeat(16)
+        )
+    }
+
+    /// 64 services, each calling the next eight at once: 8.3 × 10^18 calls, 2^64
+    /// bytes and more.
+    fn fan_out_lattice() -> String {
+        let mut t = String::new();
+        for i in 0..64 {
+            t.push_str(&format!(
+                "[[services]]\nname = 's{i}'\nservers = 1\nservice_time = '1ms'\n"
+            ));
+            let to: Vec<String> = (i + 1..(i + 9).min(64))
+                .map(|j| format!("'s{j}'"))
+                .collect();
+            if !to.is_empty() {
+                t.push_str(&format!("[[services.calls]]\nto = [{}]\n", to.join(", ")));
+            }
+        }
+        t + "[[fleets]]\nname = 'f'\narrival = { kind = 'poisson', rate = 10 }\ntarget = 's0'\n"
+    }
+
+    #[test]
+    fn a_request_whose_calls_saturate_the_estimate_is_refused_naming_its_fleet() {
+        let held = [
+            "2^64 or more calls and attempts at once",
+            "calls and attempts (2^64 bytes or more) at once",
+        ];
+        for (text, held) in [hedged_tower(), fan_out_lattice()].into_iter().zip(held) {
+            // Even one request in flight could not fit: the counts saturate at 2^64
+            // instead of wrapping around to a small estimate that passes.
+            let e = load(&format!("{text}[limits]\nmax_in_flight = 1\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("t.toml"), "{e}");
+            assert!(e.contains("fleets[0]: one request could hold "), "{e}");
+            assert!(e.contains(held), "{e}");
+            assert!(e.contains("more than the 8.0 GiB a run may take"), "{e}");
+            assert!(e.contains("even with limits.max_in_flight = 1"), "{e}");
+        }
     }
 }

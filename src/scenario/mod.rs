@@ -134,25 +134,7 @@ pub fn from_table(source: &Source, table: toml::Table) -> Result<Loaded, Scenari
     let mut resolved = preset::resolve(&source.path, &table)?;
     let mut file: ScenarioFile =
         serde_path_to_error::deserialize(toml::Value::Table(std::mem::take(&mut resolved.parse)))
-            .map_err(|e| {
-            // The TOML value deserializer appends "in `a.b.c`": the path says it better.
-            let inner = e
-                .inner()
-                .to_string()
-                .lines()
-                .filter(|l| !l.starts_with("in `"))
-                .collect::<Vec<_>>()
-                .join(" ");
-            let mut field = field_path(e.path());
-            if let Some(key) = culprit(&resolved.table, e.path(), &inner) {
-                field = format!("{field}.{key}");
-            }
-            ScenarioError::Field {
-                path: source.path.clone(),
-                field,
-                message: suggest::did_you_mean(inner.trim_end()),
-            }
-        })?;
+            .map_err(|e| parse_error(source, &table, &resolved.table, &e))?;
     resolved.fill_part_presets(&mut file);
     let scenario = validate::validate(&file, &source.path, &source.stem)?;
     guard::check(&scenario, &source.path)?;
@@ -163,6 +145,77 @@ pub fn from_table(source: &Source, table: toml::Table) -> Result<Loaded, Scenari
         file,
         scenario,
     })
+}
+
+/// A parse error as the user reads it: where (the field, with the key serde could not
+/// name), and what is allowed there in the file's terms, not Rust's
+/// ([`error::in_user_terms`]; a [`error::Probe`] asks serde for the names allowed).
+fn parse_error(
+    source: &Source,
+    table: &toml::Table,
+    resolved: &toml::Table,
+    e: &serde_path_to_error::Error<toml::de::Error>,
+) -> ScenarioError {
+    // The TOML value deserializer appends "in `a.b.c`": the path says it better.
+    let inner = e
+        .inner()
+        .to_string()
+        .lines()
+        .filter(|l| !l.starts_with("in `"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut field = field_path(e.path());
+    let key = culprit(resolved, e.path(), &inner);
+    if let Some(key) = &key {
+        field = format!("{field}.{key}");
+    }
+    let mut at = toml::Value::Table(resolved.clone());
+    let found = value_at(&mut at, e.path(), key.as_deref()).map(|v| v.clone());
+    let names = error::Probe::of(&inner)
+        .and_then(|p| probe(source, table, e.path(), key.as_deref(), p))
+        .unwrap_or_default();
+    let message = error::in_user_terms(&inner, found.as_ref(), &names);
+    ScenarioError::Field {
+        path: source.path.clone(),
+        field,
+        message: suggest::did_you_mean(message.trim_end()),
+    }
+}
+
+/// The value at a parse error's `path` (and `key`, see [`culprit`]) in `root`.
+fn value_at<'a>(
+    root: &'a mut toml::Value,
+    path: &serde_path_to_error::Path,
+    key: Option<&str>,
+) -> Option<&'a mut toml::Value> {
+    use serde_path_to_error::Segment;
+    let mut at = root;
+    for seg in path.iter() {
+        at = match seg {
+            Segment::Map { key } => at.as_table_mut()?.get_mut(key.as_str())?,
+            Segment::Seq { index } => at.as_array_mut()?.get_mut(*index)?,
+            _ => return None,
+        };
+    }
+    match key {
+        Some(k) => at.as_table_mut()?.get_mut(k),
+        None => Some(at),
+    }
+}
+
+/// The names allowed where a parse error is: the file parsed again with the probe's
+/// value there, and the names serde's error then lists.
+fn probe(
+    source: &Source,
+    table: &toml::Table,
+    path: &serde_path_to_error::Path,
+    key: Option<&str>,
+    p: error::Probe,
+) -> Option<Vec<String>> {
+    let mut parse = toml::Value::Table(preset::resolve(&source.path, table).ok()?.parse);
+    *value_at(&mut parse, path, key)? = p.value();
+    let e = serde_path_to_error::deserialize::<_, ScenarioFile>(parse).err()?;
+    error::Probe::names(&e.inner().to_string())
 }
 
 /// The key of the table at `path` that a parse error is about, when serde cannot say:
@@ -194,7 +247,9 @@ fn culprit(root: &toml::Table, path: &serde_path_to_error::Path, message: &str) 
         if let Some(x) = quoted("invalid type: string \"", '"') {
             return v.as_str() == Some(x.as_str());
         }
-        if let Some(x) = quoted("invalid type: integer `", '`') {
+        if let Some(x) = quoted("invalid type: integer `", '`')
+            .or_else(|| quoted("invalid value: integer `", '`'))
+        {
             return v.as_integer().map(|i| i.to_string()) == Some(x);
         }
         if let Some(x) = quoted("invalid type: floating point `", '`') {

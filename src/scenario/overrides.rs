@@ -158,11 +158,16 @@ fn set_in_value(
             })?;
             let len = a.len();
             let slot = a.get_mut(idx).ok_or_else(|| {
-                format!("index {idx} is past the end of '{here}' ({len} entries)")
+                let entries = if len == 1 { "entry" } else { "entries" };
+                format!("index {idx} is past the end of '{here}' ({len} {entries})")
             })?;
             set_here_or_below(slot, parts, i, value)
         }
-        other => Err(format!("'{here}' is a {}, not a table", other.type_str())),
+        other => {
+            let t = other.type_str();
+            let a = if t.starts_with(['a', 'i']) { "an" } else { "a" };
+            Err(format!("'{here}' is {a} {t}, not a table"))
+        }
     }
 }
 
@@ -290,7 +295,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("services[0].calls[0].layers: invalid type: map, expected a sequence"),
+            e.contains("services[0].calls[0].layers: invalid type: table, expected a list"),
             "{e}"
         );
     }

@@ -15,7 +15,7 @@
 use crate::export::csv::record;
 use crate::metrics::columns::{
     aggregate_columns, interval_method, pooled_counts, AGGREGATE_LONG_COLUMNS, CELL, PARAM_PREFIX,
-    RUNS,
+    RUN, RUNS,
 };
 use crate::metrics::interval::{wilson, Method, Moments};
 use crate::metrics::summary::Cell;
@@ -45,7 +45,7 @@ pub struct Rendered {
 }
 
 /// Renders `aggregate.csv` and `aggregate_long.csv` from summary rows (as CSV fields,
-/// in plan order) grouped in consecutive runs of `replications` rows per cell.
+/// in plan order), each in the cell of its run index (`run / replications`).
 pub fn render(columns: &[String], rows: &[Vec<String>], replications: usize) -> Rendered {
     let mut a = Aggregator::new(columns, replications);
     let mut out = Rendered {
@@ -128,13 +128,19 @@ pub struct CellLines {
 }
 
 /// `aggregate.csv` and `aggregate_long.csv` computed row by row: one cell's state at a
-/// time, so memory does not grow with the number of runs or replications.
+/// time, so memory does not grow with the number of runs or replications. A row
+/// belongs to the cell of its run index (`run / replications`), not to its position:
+/// a missing run leaves its cell short, never moves a run into another cell.
 #[derive(Debug, Clone)]
 pub struct Aggregator {
     columns: Vec<String>,
     params: Vec<usize>,
     metrics: Vec<Metric>,
     replications: usize,
+    /// The `run` column.
+    run: Option<usize>,
+    /// Rows pushed so far (the run index of a row without one).
+    seen: usize,
     cell: usize,
     rows: usize,
     first: Vec<String>,
@@ -167,6 +173,8 @@ impl Aggregator {
             params,
             metrics,
             replications: replications.max(1),
+            run: index(RUN.name),
+            seen: 0,
             cell: 0,
             rows: 0,
             first: Vec::new(),
@@ -189,10 +197,19 @@ impl Aggregator {
         record(AGGREGATE_LONG_COLUMNS)
     }
 
-    /// Adds a summary row (its fields); returns the cell's lines when the row
-    /// completes it.
+    /// Adds a summary row (its fields; rows in run order); returns the lines of the
+    /// previous cell when the row starts another.
     pub fn push(&mut self, row: &[String]) -> Option<CellLines> {
+        let run = self
+            .run
+            .and_then(|i| row.get(i))
+            .and_then(|r| r.parse::<usize>().ok())
+            .unwrap_or(self.seen);
+        self.seen += 1;
+        let cell = run / self.replications;
+        let done = (self.rows > 0 && cell != self.cell).then(|| self.lines());
         if self.rows == 0 {
+            self.cell = cell;
             self.first = self
                 .params
                 .iter()
@@ -201,10 +218,10 @@ impl Aggregator {
         }
         self.metrics.iter_mut().for_each(|m| m.push(row));
         self.rows += 1;
-        (self.rows == self.replications).then(|| self.lines())
+        done
     }
 
-    /// The lines of a last, partial cell (`None` when the rows filled whole cells).
+    /// The lines of the last cell (`None` when no row is pending).
     pub fn finish(&mut self) -> Option<CellLines> {
         (self.rows > 0).then(|| self.lines())
     }
@@ -227,7 +244,6 @@ impl Aggregator {
             wide.extend(fields);
             m.reset();
         }
-        self.cell += 1;
         self.rows = 0;
         CellLines {
             wide: record(&wide),
@@ -314,6 +330,33 @@ mod tests {
         // Counts: a plain t, clipped at 0 (mean 133.3, raw low far below 0).
         let lg = long.iter().find(|r| r[1] == "logical").unwrap();
         assert_eq!(lg[4], "0");
+    }
+
+    /// Run 1 is missing: cell 0 holds run 0 alone, and cell 1 both its runs (grouping
+    /// adjacent rows put run 2 into cell 0 and left cell 1 one run).
+    #[test]
+    fn rows_group_by_the_cell_of_their_run_index_not_by_position() {
+        let cols = &strings(&[["run", "x", "param_k"]])[0];
+        let rows = strings(&[["0", "1", "a"], ["2", "10", "b"], ["3", "20", "b"]]);
+        let out = render(cols, &rows, 2);
+        let lines: Vec<&str> = out.wide.lines().collect();
+        assert_eq!(lines[0], "cell,param_k,runs,x_mean,x_ci_low,x_ci_high");
+        assert_eq!(lines[1], "0,a,1,1,1,1");
+        assert!(lines[2].starts_with("1,b,2,15,"), "{}", lines[2]);
+        assert_eq!(lines.len(), 3);
+        let long: Vec<&str> = out.long.lines().collect();
+        assert_eq!(long[1], "0,x,1,1,1,1");
+        assert!(long[2].starts_with("1,x,2,15,"), "{}", long[2]);
+        // A whole cell missing: the next keeps its own index.
+        let rows = strings(&[["0", "1", "a"], ["1", "1", "a"], ["4", "7", "c"]]);
+        let out = render(cols, &rows, 2);
+        let cells: Vec<&str> = out
+            .wide
+            .lines()
+            .skip(1)
+            .map(|l| &l[..l.find(',').unwrap()])
+            .collect();
+        assert_eq!(cells, ["0", "2"]);
     }
 
     #[test]

@@ -2,7 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::export::manifest::{FolderKind, Manifest, Origin};
+use rayon::prelude::*;
+
+use crate::export::manifest::{header_text, FolderKind, Manifest, Origin};
 use crate::scenario::{from_table, Source};
 use crate::truncation::Truncation;
 
@@ -32,7 +34,7 @@ fn plan_from_manifest(dir: &Path, m: &Manifest) -> Result<Plan, SweepError> {
     let source = Source {
         path: m.run.source.clone().unwrap_or_else(|| "manifest".into()),
         stem: m.run.scenario.clone().unwrap_or_else(|| "scenario".into()),
-        text: String::new(),
+        text: m.run.header.as_deref().map(header_text).unwrap_or_default(),
     };
     Ok(plan::plan(from_table(&source, m.scenario.clone())?)?)
 }
@@ -154,7 +156,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, force: bool) -> Result<Merged, SweepE
     }
     let count = seen.len() as u64;
     let shard_of = |run: u64| seen[(run % count) as usize].as_ref().expect("checked");
-    // Every run is there before anything is written.
+    // Every run is there, its files whole, before anything is written.
     for run in 0..plan.total_runs() {
         let d = shard_of(run);
         if !store::chunk_dir(d, run).is_dir() {
@@ -164,6 +166,25 @@ pub fn merge(dirs: &[PathBuf], out: &Path, force: bool) -> Result<Merged, SweepE
             )));
         }
     }
+    let all: Vec<u64> = (0..plan.total_runs()).collect();
+    let shapes = plan.shapes(&all)?;
+    let checked = all
+        .par_iter()
+        .map(|&run| {
+            let d = shard_of(run);
+            let shape = shapes[&plan.spec(run).cell];
+            store::check_run(d, &plan, run, shape)
+                .map(|why| why.map(|w| (run, w)))
+                .map_err(io_err("cannot read run from", d))
+        })
+        .collect::<Result<Vec<_>, SweepError>>()?;
+    if let Some((run, why)) = checked.into_iter().flatten().next() {
+        let d = shard_of(run);
+        return Err(SweepError::Merge(format!(
+            "run {run} in '{}' is incomplete: {why}; run that shard again, which redoes it",
+            store::chunk_dir(d, run).display()
+        )));
+    }
     let claimed = claim_folder(out, &plan, None, force, &origin)?;
     let od = &claimed.dir;
     for run in 0..plan.total_runs() {
@@ -171,7 +192,6 @@ pub fn merge(dirs: &[PathBuf], out: &Path, force: bool) -> Result<Merged, SweepE
         let c = store::read_chunk(d, run).map_err(io_err("cannot read run from", d))?;
         store::write_chunk(od, run, &c).map_err(io_err("cannot write run into", out))?;
     }
-    let all: Vec<u64> = (0..plan.total_runs()).collect();
     let truncated = write_tables(&plan, od, &all, true)?;
     let truncation = Truncation::of(
         format!("sweep '{}'", plan.base.scenario.name),

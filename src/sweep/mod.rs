@@ -48,19 +48,17 @@ impl std::str::FromStr for Shard {
 
     /// Parses `I/N` with `0 <= I < N`.
     fn from_str(s: &str) -> Result<Shard, String> {
-        let (i, n) = s
-            .split_once('/')
-            .ok_or_else(|| format!("expected I/N such as 0/4, found '{s}'"))?;
-        let index: u64 = i
-            .trim()
-            .parse()
-            .map_err(|_| format!("shard index '{i}' is not a number"))?;
-        let count: u64 = n
-            .trim()
-            .parse()
-            .map_err(|_| format!("shard count '{n}' is not a number"))?;
+        let bad = || {
+            format!(
+                "must be I/N, whole numbers with 0 <= I < N, such as 0/4 (found '{}')",
+                crate::scenario::error::shown(s)
+            )
+        };
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let index: u64 = i.trim().parse().map_err(|_| bad())?;
+        let count: u64 = n.trim().parse().map_err(|_| bad())?;
         if count == 0 || index >= count {
-            return Err(format!("shard {index}/{count}: need 0 <= I < N"));
+            return Err(bad());
         }
         Ok(Shard { index, count })
     }
@@ -182,6 +180,9 @@ pub struct Outcome {
     /// The runs that stopped early at a limit (a run resumed from disk says only
     /// that it stopped: its summary row does).
     pub truncation: Option<Truncation>,
+    /// Runs whose folder on disk was not whole (a file missing or cut short), so they
+    /// ran again: each run and what was wrong, naming its folder and file.
+    pub rerun: Vec<(u64, String)>,
 }
 
 /// The manifest text of a sweep folder of `plan`, or of its shard `shard`.
@@ -277,7 +278,10 @@ fn claim_folder(
     // What the charts need, every cell built, before the folder is touched.
     let plot = plot_table::of(plan, FolderKind::Sweep)?;
     let claimed = claim(dir, &want, force)?;
-    let mut files = sweep_files(shard.is_none(), !plan.layout.services.is_empty());
+    let mut files = sweep_files(
+        shard.is_none(),
+        plan.layout.uses(&crate::metrics::columns::SERVICE_GROUP),
+    );
     write_manifest(&claimed, &mut files, |f| {
         manifest_text(plan, shard, origin, f, &plot)
     })?;
@@ -301,7 +305,32 @@ pub fn run(
     plan.validate(&mine)?;
     let claimed = claim_folder(&opts.out, plan, opts.shard, opts.force, &opts.origin)?;
     let dir = &claimed.dir;
-    let done = store::done_runs(dir).map_err(io_err("cannot read", dir))?;
+    let mut done = store::done_runs(dir).map_err(io_err("cannot read", dir))?;
+    // A run folder counts as finished only when its files are whole; the others run
+    // again.
+    let on_disk: Vec<u64> = mine.iter().copied().filter(|r| done.contains(r)).collect();
+    let rerun = incomplete(plan, dir, &on_disk, opts.jobs)?;
+    for (run, _) in &rerun {
+        let d = store::chunk_dir(dir, *run);
+        if !std::fs::symlink_metadata(&d).is_ok_and(|m| m.is_dir()) {
+            return Err(SweepError::Occupied {
+                path: opts.out.clone(),
+                reason: format!(
+                    "holds '{}', which is not a run folder",
+                    store::chunk_dir(Path::new(""), *run).display()
+                ),
+            });
+        }
+        store::discard_chunk(dir, *run).map_err(io_err("cannot remove the incomplete run", &d))?;
+        done.remove(run);
+    }
+    let rerun = rerun
+        .into_iter()
+        .map(|(r, why)| {
+            let shown = store::chunk_dir(&opts.out, r);
+            (r, format!("'{}': {why}", shown.display()))
+        })
+        .collect();
     let todo: Vec<u64> = mine.iter().copied().filter(|r| !done.contains(r)).collect();
     progress.start((mine.len() - todo.len()) as u64, mine.len() as u64);
     let work = || -> Result<Vec<Option<String>>, SweepError> {
@@ -355,7 +384,32 @@ pub fn run(
             why.into_iter().collect(),
             Truncation::marked_in(&opts.out),
         ),
+        rerun,
     })
+}
+
+/// The runs of `runs` in `dir` whose files are not whole, each with what is wrong
+/// ([`store::check_chunk`]), in run order; checked in parallel on `jobs` threads.
+fn incomplete(
+    plan: &Plan,
+    dir: &Path,
+    runs: &[u64],
+    jobs: Option<usize>,
+) -> Result<Vec<(u64, String)>, SweepError> {
+    if runs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let shapes = plan.shapes(runs)?;
+    let checked = with_jobs(jobs, || {
+        runs.par_iter()
+            .map(|&run| {
+                let shape = shapes[&plan.spec(run).cell];
+                store::check_run(dir, plan, run, shape).map(|why| why.map(|w| (run, w)))
+            })
+            .collect::<std::io::Result<Vec<_>>>()
+    })?
+    .map_err(io_err("cannot read the runs in", dir))?;
+    Ok(checked.into_iter().flatten().collect())
 }
 
 /// Writes the tables of `runs` from their folders, streaming; returns the runs that

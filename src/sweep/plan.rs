@@ -229,6 +229,8 @@ fn axis(
         .zip(derived)
         .map(|(o, d)| o.unwrap_or(d))
         .collect();
+    let mut first: std::collections::HashMap<&str, usize> =
+        std::collections::HashMap::with_capacity(labels.len());
     for (i, l) in labels.iter().enumerate() {
         if l.trim().is_empty() || l.chars().any(char::is_control) {
             return Err(sweep_err(
@@ -240,13 +242,14 @@ fn axis(
                 ),
             ));
         }
-        if let Some(j) = labels[..i].iter().position(|m| m == l) {
+        if let Some(&j) = first.get(l.as_str()) {
             return Err(sweep_err(
                 base,
                 key,
                 format!("values {j} and {i} have the same label '{l}': labels must tell the values apart"),
             ));
         }
+        first.insert(l, i);
     }
     Ok(Axis {
         key: key.to_string(),
@@ -455,7 +458,7 @@ pub fn plan(base: Loaded) -> Result<Plan, ScenarioError> {
                 sweep_err(
                     &base,
                     &a.key,
-                    format!("value {}: {}", render_value(v), strip(&e, &base)),
+                    format!("value {}: {}", render_value(v), strip(&e, &base, &a.key)),
                 )
             })?;
         }
@@ -537,11 +540,13 @@ impl Plan {
                     .zip(&c.values)
                     .map(|(k, v)| format!("{k} = {}", render_value(v)))
                     .collect();
-                sweep_err(
-                    &self.base,
-                    &keys.join(", "),
-                    format!("cell {{{}}}: {}", cell.join(", "), strip(&e, &self.base)),
-                )
+                let key = keys.join(", ");
+                let message = format!(
+                    "cell {{{}}}: {}",
+                    cell.join(", "),
+                    strip(&e, &self.base, &key)
+                );
+                sweep_err(&self.base, &key, message)
             })
     }
 
@@ -571,6 +576,21 @@ impl Plan {
         self.build_cells(0..self.cells.len(), f)
     }
 
+    /// The shape of a finished run of each cell that the runs `runs` use (what its
+    /// files must hold), by cell; the cells are built to know it.
+    pub(crate) fn shapes(
+        &self,
+        runs: &[u64],
+    ) -> Result<std::collections::HashMap<usize, super::store::Shape>, ScenarioError> {
+        let mut cells: Vec<usize> = runs.iter().map(|&r| self.spec(r).cell).collect();
+        cells.sort_unstable();
+        cells.dedup();
+        let shapes = self.build_cells(cells.iter().copied(), |l| {
+            super::store::Shape::of(&l.scenario)
+        })?;
+        Ok(cells.into_iter().zip(shapes).collect())
+    }
+
     /// Validates every cell that the runs `runs` use, before any of them runs.
     pub fn validate(&self, runs: &[u64]) -> Result<(), ScenarioError> {
         let mut cells: Vec<usize> = runs.iter().map(|&r| self.spec(r).cell).collect();
@@ -579,8 +599,20 @@ impl Plan {
     }
 }
 
-/// An error's message without the "scenario 'path': " prefix (the sweep error adds its own).
-fn strip(e: &ScenarioError, base: &Loaded) -> String {
+/// An error's message without what the sweep error of `key` around it says again: the
+/// "scenario 'path': " prefix, and "sweep key 'K': " when it is about `key` itself (about
+/// another key, it keeps the key: `seed: cannot be swept ...`).
+fn strip(e: &ScenarioError, base: &Loaded, key: &str) -> String {
+    if let ScenarioError::Sweep {
+        key: k, message, ..
+    } = e
+    {
+        return if k == key {
+            message.clone()
+        } else {
+            format!("{k}: {message}")
+        };
+    }
     let s = e.to_string();
     let prefix = format!("scenario '{}': ", base.source.path);
     s.strip_prefix(&prefix).map(str::to_string).unwrap_or(s)
@@ -670,6 +702,12 @@ mod tests {
                 "more than",
             ),
             ("\"seed\" = [1, 2]", "cannot be swept"),
+            ("\"replications\" = [1, 2]", "cannot be swept"),
+            ("\"fleets.0.name.x\" = [1]", "'fleets.0.name' is a string, not a table"),
+            (
+                "\"fleets.0.layers.0.max_attempts.x\" = [1]",
+                "is an integer, not a table",
+            ),
             // Found by fuzzing: the count of a huge float range overflowed.
             (
                 "\"fleets.0.arrival.rate\" = { from = -1e308, to = 0, step = 5e-324 }",
@@ -683,6 +721,9 @@ mod tests {
             let e = base(sweep).unwrap_err().to_string();
             assert!(e.contains(needle), "{sweep}: {e}");
             assert!(e.contains("sweep"), "{sweep}: {e}");
+            // Each prefix once: `sweep key 'seed': value 2: sweep key 'seed': ...` was.
+            assert_eq!(e.matches("sweep key").count(), 1, "{e}");
+            assert_eq!(e.matches("scenario '").count(), 1, "{e}");
         }
     }
 

@@ -14,7 +14,7 @@ use crate::export::csv::{
 };
 use crate::export::AtomicFile;
 use crate::metrics::columns::{param_column, TRUNCATED};
-use crate::metrics::columns::{COLUMNS_FILE, SERVICES_COLUMNS, SERVICES_FILE};
+use crate::metrics::columns::{COLUMNS_FILE, SERVICES_COLUMNS, SERVICES_FILE, SERVICE_GROUP};
 use crate::metrics::summary::Cell;
 use crate::run::RunResult;
 use crate::scenario::Scenario;
@@ -62,8 +62,7 @@ pub(crate) fn render_chunk(plan: &Plan, r: &RunResult, scn: &Scenario) -> Chunk 
         timeseries: timeseries_rows_laid(
             r,
             scn.dependency.servers,
-            plan.layout.queue,
-            plan.layout.pools.then(|| scn.uses_pools()),
+            &plan.layout.series_groups(scn),
         ),
         herd: herd_rows(r),
         ordinals: ordinal_rows(r),
@@ -88,6 +87,122 @@ pub(crate) fn truncated(plan: &Plan, c: &Chunk) -> bool {
         .next()
         .and_then(Result::ok)
         .is_some_and(|r| r.get(i) == Some("true"))
+}
+
+/// What a finished run of a cell writes besides its summary row: its time-series rows
+/// (`ceil(duration / bucket)`, fewer only for a run stopped at a limit) and its
+/// `services.csv` rows (that many per service of a service graph).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Shape {
+    /// Time-series rows.
+    pub series: u64,
+    /// Services of a service graph (0 without one).
+    pub services: u64,
+}
+
+impl Shape {
+    /// The shape of a run of `scn`.
+    pub(crate) fn of(scn: &Scenario) -> Shape {
+        Shape {
+            series: scn.duration.div_ceil(scn.bucket.max(1)),
+            services: if scn.graph {
+                scn.services.len() as u64
+            } else {
+                0
+            },
+        }
+    }
+}
+
+/// The records of one of a run's files: each must be whole (the file ends with a line
+/// end), have `width` fields and start with the run's index. Returns how many.
+fn records(file: &str, text: &str, width: usize, run: u64) -> Result<u64, String> {
+    if !text.is_empty() && !text.ends_with('\n') {
+        return Err(format!(
+            "{file} is cut short: its last line has no line end"
+        ));
+    }
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let want = run.to_string();
+    let mut n = 0;
+    for rec in rdr.records() {
+        n += 1;
+        let rec = rec.map_err(|e| format!("{file}, row {n}: not CSV ({e})"))?;
+        if rec.len() != width {
+            return Err(format!(
+                "{file}, row {n}: {} fields, expected {width} (the row is cut short or not this sweep's)",
+                rec.len()
+            ));
+        }
+        if rec.get(0) != Some(want.as_str()) {
+            return Err(format!(
+                "{file}, row {n}: run '{}', expected {run}",
+                crate::scenario::error::shown(rec.get(0).unwrap_or(""))
+            ));
+        }
+    }
+    Ok(n)
+}
+
+/// Fields of a header line.
+fn width(header: &str) -> usize {
+    csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(header.as_bytes())
+        .records()
+        .next()
+        .and_then(Result::ok)
+        .map_or(0, |r| r.len())
+}
+
+/// Checks that run `run` of `plan`, whose cell's runs have `shape`, wrote whole files:
+/// its one summary row (with its run index), the expected number of time-series and
+/// services rows, and whole rows of this run in every file. The error names the file
+/// and what is wrong with it.
+pub(crate) fn check_chunk(plan: &Plan, run: u64, shape: Shape, c: &Chunk) -> Result<(), String> {
+    let rows = records("summary.csv", &c.summary, plan.columns.len(), run)?;
+    if rows != 1 {
+        return Err(format!("summary.csv has {rows} rows, expected 1"));
+    }
+    let stopped = truncated(plan, c);
+    let expect = |file: &str, found: u64, want: u64| {
+        if found == want || (stopped && found <= want && (found > 0 || want == 0)) {
+            Ok(())
+        } else if stopped {
+            Err(format!(
+                "{file} has {found} rows, expected 1 to {want} (the run stopped at a limit)"
+            ))
+        } else {
+            Err(format!("{file} has {found} rows, expected {want}"))
+        }
+    };
+    let series = records(
+        "timeseries.csv",
+        &c.timeseries,
+        width(&timeseries_header_of(plan)),
+        run,
+    )?;
+    expect(
+        "timeseries.csv (one row per bucket: duration / bucket)",
+        series,
+        shape.series,
+    )?;
+    records("herd.csv", &c.herd, HERD_COLUMNS.len(), run)?;
+    records(
+        "attempts_by_ordinal.csv",
+        &c.ordinals,
+        ATTEMPTS_BY_ORDINAL_COLUMNS.len(),
+        run,
+    )?;
+    let services = records(SERVICES_FILE, &c.services, SERVICES_COLUMNS.len(), run)?;
+    expect(
+        "services.csv (one row per bucket and service)",
+        services,
+        shape.series * shape.services,
+    )
 }
 
 /// The folder of run `run`.
@@ -122,13 +237,14 @@ pub(crate) fn write_chunk(dir: &Path, run: u64, c: &Chunk) -> io::Result<()> {
 }
 
 /// Reads a run's rows: regular files only, each of at most
-/// [`MAX_TABLE_BYTES`](crate::export::read::MAX_TABLE_BYTES); an error names the file.
+/// [`MAX_TABLE_BYTES`](crate::export::read::MAX_TABLE_BYTES); an error names the file
+/// from the sweep's folder on (`runs/000004/summary.csv: ...`).
 pub(crate) fn read_chunk(dir: &Path, run: u64) -> io::Result<Chunk> {
     use crate::export::read;
     let d = chunk_dir(dir, run);
     let read = |n: &str| {
-        let p = d.join(n);
-        read::read_to_string(&p, read::MAX_TABLE_BYTES).map_err(|e| read::naming(&p, e))
+        read::read_to_string(&d.join(n), read::MAX_TABLE_BYTES)
+            .map_err(|e| io::Error::new(e.kind(), format!("{RUNS_DIR}/{run:06}/{n}: {e}")))
     };
     Ok(Chunk {
         summary: read("summary.csv")?,
@@ -141,6 +257,41 @@ pub(crate) fn read_chunk(dir: &Path, run: u64) -> io::Result<Chunk> {
             Err(e) => return Err(e),
         },
     })
+}
+
+/// Whether a run's files could not be read because they are not whole: one missing,
+/// one that is not text, a run folder that is not a folder.
+pub(crate) fn unfinished(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::NotFound | io::ErrorKind::InvalidData | io::ErrorKind::NotADirectory
+    )
+}
+
+/// What is wrong with the files of run `run` in `dir` (`None` when they are whole):
+/// see [`check_chunk`].
+pub(crate) fn check_run(
+    dir: &Path,
+    plan: &Plan,
+    run: u64,
+    shape: Shape,
+) -> io::Result<Option<String>> {
+    match read_chunk(dir, run) {
+        Ok(c) => Ok(check_chunk(plan, run, shape, &c).err()),
+        Err(e) if unfinished(&e) => Ok(Some(format!("cannot read it: {e}"))),
+        Err(e) => Err(e),
+    }
+}
+
+/// Removes the folder of a run whose files are not whole, so that it runs again: it
+/// is renamed to a temporary name first (a leftover is removed at the next start).
+pub(crate) fn discard_chunk(dir: &Path, run: u64) -> io::Result<()> {
+    let d = chunk_dir(dir, run);
+    let tmp = dir
+        .join(RUNS_DIR)
+        .join(crate::export::atomic::tmp_name(&format!("{run:06}")));
+    std::fs::rename(&d, &tmp)?;
+    std::fs::remove_dir_all(&tmp)
 }
 
 /// The runs finished in a folder (leftover temporary folders are removed).
@@ -185,7 +336,7 @@ pub(crate) fn table_files(aggregate: bool, graph: bool) -> Vec<String> {
 
 /// The header line of the `timeseries.csv` of a folder of `plan`'s runs.
 pub(crate) fn timeseries_header_of(plan: &Plan) -> String {
-    timeseries_header(plan.layout.queue, plan.layout.pools)
+    timeseries_header(&plan.layout)
 }
 
 /// The header line of `herd.csv`.
@@ -246,7 +397,7 @@ impl Tables {
         herd.write_all(herd_header().as_bytes())?;
         let mut ordinals = AtomicFile::create(&dir.join("attempts_by_ordinal.csv"))?;
         ordinals.write_all(record(ATTEMPTS_BY_ORDINAL_COLUMNS).as_bytes())?;
-        let services = if plan.layout.services.is_empty() {
+        let services = if !plan.layout.uses(&SERVICE_GROUP) {
             None
         } else {
             let mut f = AtomicFile::create(&dir.join(SERVICES_FILE))?;

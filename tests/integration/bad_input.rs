@@ -954,12 +954,12 @@ fn graph_values_of_the_wrong_shape_name_the_field() {
                 "[[services.calls]]\nto = \"back\"\n[[services.calls.layers]]\nmax_attempts = 2\n",
                 "calls = \"x\"\n",
             ),
-            "services[0].calls: invalid type: string \"x\", expected a sequence",
+            "services[0].calls: invalid type: string \"x\", expected a list",
         ),
         (
             "graph_services_number",
             graph_services("services = 3"),
-            "services: invalid type: integer `3`, expected a sequence",
+            "services: invalid type: integer `3`, expected a list",
         ),
         (
             "graph_hold_threads",
@@ -1257,4 +1257,73 @@ fn a_layer_with_both_retries_and_hedging_is_refused_by_name() {
             "unknown outcome class",
         ],
     );
+}
+
+/// Issue 38: a value of the wrong type is told in the file's terms (a table and its
+/// keys, a `kind` and its choices, a whole number and its range), never Rust's
+/// (`struct PoolFile`, `internally tagged enum ArrivalFile`, `u64`).
+#[test]
+fn a_value_of_the_wrong_type_says_what_the_file_must_hold_there() {
+    let arrival = "arrival = { kind = \"poisson\", rate = 100 }";
+    let layer = "max_attempts = 3";
+    for (name, from, to, expect) in [
+        (
+            "pool_number",
+            arrival,
+            "arrival = { kind = \"poisson\", rate = 100 }\npool = 3",
+            "fleets[0].pool: invalid type: integer `3`, expected a table with keys among `size`, `acquire_timeout`, `hold_during_backoff`",
+        ),
+        (
+            "arrival_number",
+            arrival,
+            "arrival = 5",
+            "fleets[0].arrival: invalid type: integer `5`, expected a table with `kind` one of `poisson`, `constant`, `closed`, `burst`, `queue`",
+        ),
+        (
+            "clients_negative",
+            arrival,
+            "arrival = { kind = \"poisson\", rate = 100, clients = -3 }",
+            "fleets[0].arrival.clients: invalid value: integer `-3`, expected a whole number from 0 to 9223372036854775807",
+        ),
+        (
+            "rate_text",
+            arrival,
+            "arrival = { kind = \"poisson\", rate = \"x\" }",
+            "fleets[0].arrival.rate: invalid type: string \"x\", expected a number",
+        ),
+        (
+            "instances_fraction",
+            layer,
+            "max_attempts = 3\ninstances = 1.5",
+            "fleets[0].layers[0].instances: invalid type: floating point `1.5`, expected a whole number from 0 to 9223372036854775807",
+        ),
+        (
+            "jitter_number",
+            layer,
+            "max_attempts = 3\nbackoff = { kind = \"exponential\", base = \"1ms\", cap = \"1s\", jitter = 3 }",
+            "fleets[0].layers[0].backoff.jitter: invalid type: integer `3`, expected one of `none`, `full`, `equal`, `decorrelated`",
+        ),
+        (
+            "outage_kind_number",
+            "start = \"2s\"",
+            "kind = 3\nstart = \"2s\"",
+            "outages[0].kind: invalid type: integer `3`, expected one of `window`, `markov`",
+        ),
+        (
+            "reject_status_negative",
+            "servers = 2",
+            "servers = 2\nreject_status = -5",
+            "dependency.reject_status: invalid value: integer `-5`, expected a whole number from 0 to 65535",
+        ),
+        (
+            "layers_table",
+            "[[fleets.layers]]\nmax_attempts = 3",
+            "layers = { max_attempts = 3 }",
+            "fleets[0].layers: invalid type: table, expected a list",
+        ),
+    ] {
+        let text = GOOD.replacen(from, to, 1);
+        assert_ne!(text, GOOD, "{name}");
+        check(name, Some(&text), &[expect]);
+    }
 }

@@ -264,11 +264,17 @@ fn the_aws_quota_bounds_the_long_run_retries_by_its_token_arithmetic() {
 }
 
 /// Ratio budget: in every window retries ≤ percent·calls + min_per_sec·window, so over
-/// the run (windows tile it) R ≤ 0.2·N + 5/s·100 s, plus one window's allowance for
-/// the window straddling the end.
+/// the run (windows tile it) R ≤ 0.2·N + 5/s·100 s (the cap), plus one window's
+/// allowance for the window straddling the end. Without a budget a call makes p + p²
+/// retries on average (3 attempts); the budget allows 0.2 + 5·10/2000 = 0.225 per call
+/// at 200 calls/s. Where the demand is above that (p ≥ 0.3) the cap binds in every
+/// window and the budget spends it: R is within 5% below the cap. Where it is below
+/// (p = 0.1: 0.11 per call), nothing is refused and R is the free rate.
 #[test]
 fn the_ratio_budget_bounds_the_long_run_retries_at_several_failure_rates() {
-    for p in [0.3, 0.6, 0.9] {
+    let allowance = 0.2 + 5.0 * 10.0 / 2000.0;
+    let (mut bound_by_cap, mut free) = (0, 0);
+    for p in [0.1, 0.3, 0.6, 0.9] {
         let r = run(
             &flaky(
                 p,
@@ -278,18 +284,29 @@ fn the_ratio_budget_bounds_the_long_run_retries_at_several_failure_rates() {
         );
         let logical = col(&r, "logical");
         let retries = col(&r, "attempts") - logical;
-        let bound = 0.2 * logical + 5.0 * 100.0 + (0.2 * 2000.0 + 50.0);
+        let cap = 0.2 * logical + 5.0 * 100.0;
+        let bound = cap + (0.2 * 2000.0 + 50.0);
         assert!(retries <= bound, "p={p}: retries {retries} > {bound}");
-        let plain = ((1.0 - f64::powi(p, 3)) / (1.0 - p) - 1.0) * logical;
-        if plain > bound {
-            assert!(col(&r, "budget_exhausted") > 0.0, "p={p}");
+        let exhausted = col(&r, "budget_exhausted");
+        let demand = p + p * p;
+        if demand > allowance {
+            bound_by_cap += 1;
+            assert!(exhausted > 0.0, "p={p}: the cap binds but refused nothing");
+            assert!(
+                retries >= 0.95 * cap,
+                "p={p}: the cap binds, so the budget spends it: retries {retries} < 95% of {cap}"
+            );
         } else {
+            free += 1;
+            assert_eq!(exhausted, 0.0, "p={p}: under the cap nothing is refused");
+            let plain = demand * logical;
             assert!(
                 (retries / plain - 1.0).abs() < 0.05,
-                "p={p}: under the cap it retries freely"
+                "p={p}: under the cap it retries freely: {retries} vs {plain}"
             );
         }
     }
+    assert_eq!((bound_by_cap, free), (3, 1), "both branches ran");
 }
 
 #[test]

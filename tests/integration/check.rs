@@ -558,3 +558,58 @@ fn a_run_stopped_at_a_limit_is_bad_input_and_writes_no_baseline() {
     );
     assert!(!d.path().join("b.csv").exists());
 }
+
+#[test]
+fn write_baseline_replaces_only_an_absent_file_or_a_baseline_unless_forced() {
+    let other = "run,x\n0,1\n";
+    let d = folder(&[("calm.toml", CALM), ("other.csv", other)]);
+    let p = d.path();
+    let write = |file: &str, force: bool| {
+        let mut a = vec!["check", "calm.toml", "--baseline", file, "--write-baseline"];
+        if force {
+            a.push("--force");
+        }
+        retrysim(p, &a)
+    };
+    // The scenario itself, or a CSV of something else: refused before anything runs,
+    // the file untouched.
+    for (file, text) in [("calm.toml", CALM), ("other.csv", other)] {
+        let o = write(file, false);
+        assert_eq!(code(&o), 2, "{file}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains(&format!(
+                "error: --write-baseline would overwrite '{file}', which is not a retrysim baseline (not a retrysim baseline: its first column must be 'cell'"
+            )) && err.contains("use --force to replace it"),
+            "{file}: {err}"
+        );
+        assert!(stdout(&o).is_empty(), "{file}: ran anyway: {}", stdout(&o));
+        assert_eq!(std::fs::read_to_string(p.join(file)).unwrap(), text);
+    }
+    // An absent file is written; a baseline is refreshed.
+    for _ in 0..2 {
+        let o = write("b.csv", false);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        assert!(std::fs::read_to_string(p.join("b.csv"))
+            .unwrap()
+            .starts_with("cell,"));
+    }
+    // --force replaces the other file.
+    let o = write("other.csv", true);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(p.join("other.csv")).unwrap(),
+        std::fs::read(p.join("b.csv")).unwrap()
+    );
+    // --force means nothing without --write-baseline.
+    let o = retrysim(p, &["check", "calm.toml", "--force"]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("--write-baseline"), "{}", stderr(&o));
+    // Nothing else was left behind (no temporary files).
+    let mut names: Vec<String> = std::fs::read_dir(p)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["b.csv", "calm.toml", "other.csv"]);
+}

@@ -7,7 +7,7 @@ fn retrysim(args: &[&str]) -> (Option<i32>, String) {
     let d = tempfile::tempdir().unwrap();
     std::fs::write(
         d.path().join("s.toml"),
-        "duration = \"2s\"\n[dependency]\nservers = 2\nservice_time = \"10ms\"\n[[fleets]]\nname = \"a\"\narrival = { kind = \"poisson\", rate = 10 }\n[sweep]\n\"fleets.0.arrival.rate\" = [10, 20]\n",
+        "duration = \"2s\"\n[dependency]\nservers = 2\nservice_time = \"10ms\"\n[[fleets]]\nname = \"a\"\narrival = { kind = \"poisson\", rate = 10 }\n[sweep]\n\"fleets.0.arrival.rate\" = [10, 20]\n[[expect]]\nmetric = \"success_fraction\"\nmin = 0\n",
     )
     .unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_retrysim"))
@@ -57,6 +57,118 @@ fn negative_and_out_of_range_numbers_are_named_with_what_is_allowed() {
         assert!(!err.contains("tip:"), "{args:?}: {err}");
         for n in needles {
             assert!(err.contains(n), "{args:?}: {err}");
+        }
+    }
+}
+
+/// Every option that takes a number, found in each subcommand's `--help`: a negative,
+/// non-numeric or huge value reaches its parser (never clap's `-- -1` tip, "invalid
+/// digit" or "number too large"), and the message names the flag, the value and what
+/// is allowed.
+#[test]
+fn every_numeric_option_names_its_range_for_negative_non_numeric_and_huge_values() {
+    let search = [
+        "search",
+        "s.toml",
+        "--key",
+        "dependency.servers",
+        "--range",
+        "1..4",
+    ];
+    // (subcommand's leading arguments, flag, what the message says is allowed)
+    let options: &[(&[&str], &str, &str)] = &[
+        (&["run"], "--seed", "from 0 to 9223372036854775807"),
+        (&["run"], "--jobs", "from 1 to 1024"),
+        (&["run"], "--trace", "from 1 to 10000"),
+        (&["sweep", "s.toml"], "--jobs", "from 1 to 1024"),
+        (
+            &["sweep", "s.toml"],
+            "--seed",
+            "from 0 to 9223372036854775807",
+        ),
+        (&["sweep", "s.toml"], "--shard", "0 <= I < N"),
+        (&["check", "s.toml"], "--jobs", "from 1 to 1024"),
+        (
+            &["check", "s.toml"],
+            "--seed",
+            "from 0 to 9223372036854775807",
+        ),
+        (&["check", "s.toml"], "--tolerance", "fraction"),
+        (&search, "--jobs", "from 1 to 1024"),
+        (&search, "--seed", "from 0 to 9223372036854775807"),
+        (&search, "--tolerance", "a positive number"),
+        (&search[..4], "--range", "LOW..HIGH"),
+        (&["diff", "a", "b"], "--fail-on", "BOUND a signed number"),
+    ];
+    // Value names of options that take no number.
+    let words = [
+        "WHEN",
+        "DIR",
+        "KEY=VALUE",
+        "FORMAT",
+        "FILE.csv",
+        "KEY",
+        "NAME",
+        "LINT",
+    ];
+    for sub in [
+        "run",
+        "sweep",
+        "merge",
+        "plot",
+        "validate",
+        "columns",
+        "check",
+        "search",
+        "diff",
+        "explain",
+        "lints",
+        "completions",
+        "man",
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_retrysim"))
+            .args([sub, "--help"])
+            .output()
+            .unwrap();
+        let help = String::from_utf8_lossy(&out.stdout);
+        for line in help.lines() {
+            let t = line.trim_start();
+            // `-j, --jobs <N>` or `--seed <N>`.
+            let t = match t.split_once(", ") {
+                Some((short, rest)) if short.len() == 2 && short.starts_with('-') => rest,
+                _ => t,
+            };
+            let Some((flag, value)) = t.strip_prefix("--").and_then(|l| l.split_once(" <")) else {
+                continue;
+            };
+            let value = value.split('>').next().unwrap_or("");
+            if words.contains(&value) {
+                continue;
+            }
+            let flag = format!("--{flag}");
+            assert!(
+                options
+                    .iter()
+                    .any(|(args, f, _)| args[0] == sub && *f == flag.as_str()),
+                "{sub} {flag} <{value}> takes a number: add it to this test"
+            );
+        }
+    }
+    for (lead, flag, allowed) in options {
+        for value in ["-1", "-5%", "abc", "99999999999999999999999"] {
+            if *flag == "--tolerance" && lead[0] == "search" && value.starts_with('9') {
+                continue; // a width of 10^23 is allowed
+            }
+            let mut args = lead.to_vec();
+            args.extend([*flag, value, "-q"]);
+            let (code, err) = retrysim(&args);
+            assert_eq!(code, Some(2), "{args:?}: {err}");
+            for wrong in ["tip:", "-- -", "invalid digit", "too large", "is not in"] {
+                assert!(!err.contains(wrong), "{args:?}: {err}");
+            }
+            for n in [*flag, value, allowed] {
+                assert!(err.contains(n), "{args:?} ({n}): {err}");
+            }
         }
     }
 }

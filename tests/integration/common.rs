@@ -53,6 +53,23 @@ pub fn mean_se(xs: &[f64]) -> (f64, f64) {
     (m, (v / n).sqrt())
 }
 
+/// Whether `RETRYSIM_BLESS` asks a pinning test (golden values, the README's column
+/// tables) to rewrite its pins. Refused under CI (`CI` set and not `0` or `false`, as
+/// CI services and `.ci/run` set it): pins are re-blessed by a person, in a commit that
+/// says why, never by the pipeline that checks them.
+pub fn bless() -> bool {
+    if std::env::var_os("RETRYSIM_BLESS").is_none() {
+        return false;
+    }
+    let ci = std::env::var("CI").unwrap_or_default();
+    if !matches!(ci.as_str(), "" | "0" | "false") {
+        panic!(
+            "RETRYSIM_BLESS is refused under CI (CI={ci}): bless locally and commit the pins with the reason"
+        );
+    }
+    true
+}
+
 /// Runs the `retrysim` binary in `dir`; a panic is a test failure whatever the exit.
 pub fn retrysim(dir: &Path, args: &[&str]) -> Output {
     let out = Command::new(env!("CARGO_BIN_EXE_retrysim"))

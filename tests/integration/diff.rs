@@ -245,3 +245,81 @@ fn a_sweep_gets_one_block_per_cell() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("swept columns"), "{err}");
 }
+
+/// Copies result folder `from` to `to` (its manifest and summary), the summary's data
+/// rows (split into fields) changed by `edit`.
+fn edited(dir: &Path, from: &str, to: &str, edit: impl Fn(&[String], &mut Vec<Vec<String>>)) {
+    let (src, dst) = (dir.join(from), dir.join(to));
+    std::fs::create_dir_all(&dst).unwrap();
+    std::fs::copy(src.join("manifest.toml"), dst.join("manifest.toml")).unwrap();
+    let text = std::fs::read_to_string(src.join("summary.csv")).unwrap();
+    assert!(!text.contains('"'), "a summary of plain fields");
+    let mut lines = text
+        .lines()
+        .map(|l| l.split(',').map(String::from).collect());
+    let header: Vec<String> = lines.next().unwrap();
+    let mut rows: Vec<Vec<String>> = lines.collect();
+    edit(&header, &mut rows);
+    let mut out = header.join(",") + "\n";
+    for r in rows {
+        out.push_str(&(r.join(",") + "\n"));
+    }
+    std::fs::write(dst.join("summary.csv"), out).unwrap();
+}
+
+/// Sets column `name` of data row `row` (from 0).
+fn set(header: &[String], rows: &mut [Vec<String>], row: usize, name: &str, value: &str) {
+    let i = header.iter().position(|h| h == name).unwrap();
+    rows[row][i] = value.to_string();
+}
+
+#[test]
+fn nan_and_infinities_are_bad_input_not_values_that_pass_every_gate() {
+    let d = setup();
+    let p = d.path();
+    run(p, "a", &[]);
+    for bad in ["NaN", "inf", "-inf", "infinity"] {
+        edited(p, "a", "b", |h, rows| set(h, rows, 1, "amplification", bad));
+        for (x, y, file) in [("a", "b", "b"), ("b", "a", "b")] {
+            let (code, out, err) = diff(p, &[x, y, "--fail-on", "amplification:+0.1"]);
+            assert_eq!(code, 2, "{bad} in {file}: {out}{err}");
+            assert!(
+                err.contains(&format!(
+                    "'{file}/summary.csv': row 2, column 'amplification': '{bad}' is not a finite number"
+                )),
+                "{bad}: {err}"
+            );
+        }
+    }
+}
+
+#[test]
+fn rows_pair_by_run_index_not_by_position() {
+    let d = setup();
+    let p = d.path();
+    run(p, "a", &[]);
+    // The same runs in another order: each still meets itself.
+    edited(p, "a", "reversed", |_, rows| rows.reverse());
+    let (code, out, err) = diff(p, &["a", "reversed"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("seeds: the same in every pair"), "{out}");
+    let b = blocks(&out);
+    for row in &b[0].1 {
+        assert_eq!(&row[4..7], ["0", "0", "0"], "{row:?}");
+    }
+    // Another run in place of run 2, or run 0 twice: they do not pair.
+    edited(p, "a", "renumbered", |h, rows| set(h, rows, 2, "run", "7"));
+    let (code, _, err) = diff(p, &["a", "renumbered"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("the folders do not pair: run 2 is in 'a' but not in 'renumbered'"),
+        "{err}"
+    );
+    edited(p, "a", "twice", |h, rows| set(h, rows, 2, "run", "0"));
+    let (code, _, err) = diff(p, &["twice", "a"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("'twice/summary.csv': rows 1 and 3 are both run 0"),
+        "{err}"
+    );
+}

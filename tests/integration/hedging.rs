@@ -5,6 +5,8 @@
 use crate::common;
 
 use common::{col, count, run};
+use retrysim::metrics::ordinal::{End, Ordinals};
+use retrysim::model::outcome::Class;
 
 /// A fleet of `rate` requests/s for `duration` into one hedging layer (`hedging`, or
 /// none when empty), at unlimited servers with `service` and `extra` dependency keys.
@@ -125,4 +127,71 @@ fn hedges_pass_through_the_layers_budget() {
         count(&gated, "attempts")
     );
     assert!(count(&gated, "budget_exhausted") >= logical - 10);
+}
+
+/// Attempts of `layer` and `ordinal`, every outcome.
+fn at(o: &Ordinals, layer: usize, ordinal: u32) -> u64 {
+    End::ALL.iter().map(|&e| o.count(layer, ordinal, e)).sum()
+}
+
+#[test]
+fn every_hedged_copy_is_counted_at_its_ordinal_and_the_losers_as_cancelled() {
+    // 30 ms of service, copies 10 ms apart, 30% errors (fatal): every call sends all
+    // three copies before the first answers, the first decides it, and the other two
+    // are losers, cancelled or left running. Each is an attempt of its ordinal.
+    for cancel in ["", ", cancel_losers = false"] {
+        let hedging = format!(r#"hedging = {{ max_attempts = 3, delay = "10ms"{cancel} }}"#);
+        let text = hedged(50, "10s", &hedging, "\"30ms\"", "error_rate = 0.3");
+        let r = run(&text.replace("FLEET", ""), &[]);
+        let o = &r.metrics.ordinals;
+        let logical = count(&r, "logical");
+        assert_eq!(count(&r, "attempts"), 3 * logical, "{cancel}");
+        assert_eq!(o.max_ordinal(0), 3, "{cancel}");
+        let first =
+            o.count(0, 1, End::Class(Class::Success)) + o.count(0, 1, End::Class(Class::Error));
+        assert_eq!(first, logical, "{cancel}");
+        for k in [2, 3] {
+            assert_eq!(
+                o.count(0, k, End::Cancelled),
+                logical,
+                "ordinal {k}{cancel}"
+            );
+            assert_eq!(at(o, 0, k), logical, "ordinal {k}{cancel}");
+        }
+        let rows: u64 = o.rows().map(|r| r.3).sum();
+        assert_eq!(rows, count(&r, "attempts"), "{cancel}");
+        assert_eq!(count(&r, "hedge_losers"), 2 * logical, "{cancel}");
+    }
+}
+
+#[test]
+fn a_hedged_call_cancelled_from_above_or_left_in_flight_counts_each_copy_out() {
+    // An outer layer gives up after 25 ms and cancels the hedging call below it,
+    // which has three copies out (sent at 0, 10 and 20 ms; 30 ms of service).
+    let outer = r#"
+attempt_timeout = "25ms"
+cancel_on_timeout = true
+[[fleets.layers]]
+max_attempts = 1
+hedging = { max_attempts = 3, delay = "10ms" }
+"#;
+    let text = hedged(50, "10s", outer, "\"30ms\"", "");
+    let r = run(&text.replace("FLEET", ""), &[]);
+    let o = &r.metrics.ordinals;
+    let logical = count(&r, "logical");
+    assert_eq!(o.count(0, 1, End::Class(Class::Timeout)), logical);
+    for k in 1..=3 {
+        assert_eq!(o.count(1, k, End::Cancelled), logical, "ordinal {k}");
+        assert_eq!(at(o, 1, k), logical, "ordinal {k}");
+    }
+    // 100 s of service and no drain: every copy is still out when the run ends.
+    let hedging = r#"hedging = { max_attempts = 3, delay = "10ms" }"#;
+    let text = hedged(50, "1s", hedging, "\"100s\"", "").replace("FLEET", "");
+    let r = run(&format!("drain = \"0s\"\n{text}"), &[]);
+    let o = &r.metrics.ordinals;
+    let logical = count(&r, "logical");
+    for k in 1..=3 {
+        assert_eq!(o.count(0, k, End::InFlight), logical, "ordinal {k}");
+        assert_eq!(at(o, 0, k), logical, "ordinal {k}");
+    }
 }

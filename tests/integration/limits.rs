@@ -53,6 +53,12 @@ fn one_dependency_holds_the_deepest_stack_and_its_attempt() {
 }
 
 #[test]
+fn the_bytes_of_a_request_saturate_instead_of_wrapping_around() {
+    assert_eq!(bytes_per_request_with_nodes(u64::MAX), u64::MAX);
+    assert_eq!(bytes_per_request_with_nodes(u64::MAX / 2), u64::MAX);
+}
+
+#[test]
 fn a_hedging_layer_holds_each_copy_and_all_below_it() {
     // fleet layers [hedging 3 copies, plain]: 1 + 3 × (1 + (1 + 0)) = 7.
     let dep = "[dependency]\nservers = 1\nservice_time = '1ms'\n";

@@ -15,6 +15,7 @@ mod determinism;
 mod diff;
 mod explain;
 mod formats;
+mod formula_guard;
 mod fuzz;
 mod golden;
 mod guards;

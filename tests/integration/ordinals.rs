@@ -5,7 +5,7 @@
 use crate::common;
 
 use common::{col, count, run};
-use retrysim::metrics::ordinal::{End, Ordinals};
+use retrysim::metrics::ordinal::{End, Ordinals, MAX_ORDINAL};
 use retrysim::model::outcome::Class;
 use retrysim::run::RunResult;
 
@@ -254,4 +254,38 @@ fn every_first_attempt_is_counted_once_however_it_ends() {
     // So every `cancelled` above is a cancel reaching an inner call past its first
     // attempt.
     assert_eq!(o.count(1, 1, End::Cancelled), 0);
+}
+
+#[test]
+fn an_unlimited_layer_without_backoff_counts_its_late_retries_in_one_and_above_row() {
+    // Two requests retry a dependency that always fails, with no backoff and no
+    // limit, until the run stops at its event cap: tens of thousands of ordinals,
+    // which share the row of MAX_ORDINAL instead of each growing the table.
+    let text = r#"
+duration = "1s"
+[limits]
+max_events = 200000
+[dependency]
+servers = "unlimited"
+service_time = { kind = "deterministic", value = "1us" }
+error_rate = 1.0
+[[fleets]]
+name = "f"
+arrival = { kind = "constant", rate = 2 }
+[[fleets.layers]]
+max_attempts = "unlimited"
+"#;
+    let r = run(text, &[]);
+    let o = &r.metrics.ordinals;
+    let calls = r.metrics.totals.layer_calls[0];
+    assert!(calls > 20 * u64::from(MAX_ORDINAL), "{calls} attempts");
+    assert_eq!(o.max_ordinal(0), MAX_ORDINAL);
+    let logical = count(&r, "logical");
+    assert_eq!(o.count(0, MAX_ORDINAL - 1, ERROR), logical);
+    // Every attempt is still counted once: the last row holds all the later ones.
+    assert_eq!(layer_total(o, 0), calls);
+    assert_eq!(
+        at(o, 0, MAX_ORDINAL),
+        calls - logical * u64::from(MAX_ORDINAL - 1)
+    );
 }

@@ -1600,7 +1600,7 @@ fn a_sweep_report_leads_with_the_expectations_and_their_metrics_charts() {
     assert!(html.contains("id=\"cell-table\""));
     assert!(html.contains("<p>11 of 12 pass"), "{html}");
     assert!(html.contains(
-        "<tr><td class=\"fail\">FAIL</td><td>recovery_time_s</td><td>&lt;= 0.001</td><td>1</td><td>servers=16, no budget</td></tr>"
+        "<tr><td class=\"fail\">FAIL</td><td>recovery_time_s</td><td>&lt;= 0.001</td><td>1</td><td>servers=18, no budget</td></tr>"
     ));
     let mut check = vec!["check", "scenarios/capacity_planning.toml"];
     check.extend(args);

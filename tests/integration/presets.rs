@@ -1760,6 +1760,116 @@ fn upstream_resilience4j_pr2373_budget_trace_replays_call_for_call() {
     assert_eq!(lines, 9);
 }
 
+/// The same budget with several calls in flight at once, replayed call for call
+/// against the trace of `resilience4j_pr2373_BudgetConcurrentHarness.java`: threads
+/// share one budget and call through `Retry.decorateSupplier` in virtual time, one
+/// running at a time; each thread makes its calls `gap_ms` apart from `start_ms` ×
+/// its index, an attempt takes `attempt_ms`, a retry sleeps 500 ms. At one instant
+/// backoff wakes go first (where the library records their failures), then attempt
+/// ends, then call starts, each in the order scheduled: the schedule here is the
+/// same, so the budget sees the same interleaving (its records are due at the wake,
+/// as the model records them).
+#[test]
+fn upstream_resilience4j_pr2373_concurrent_budget_trace_replays_call_for_call() {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    const WAKE: u8 = 0;
+    const DONE: u8 = 1;
+    const CALL: u8 = 2;
+    let trace = upstream("resilience4j_pr2373_budget_concurrent_trace.txt");
+    let (mut lines, mut refusing) = (0, 0);
+    for line in trace.lines() {
+        let (head, attempts) = line.split_once(" attempts ").unwrap();
+        let kv: std::collections::BTreeMap<&str, u64> = head
+            .split_whitespace()
+            .filter(|x| !x.starts_with("p="))
+            .map(|x| x.split_once('=').unwrap())
+            .map(|(k, v)| (k, v.parse().unwrap()))
+            .collect();
+        let p: f64 = head.split_whitespace().next().unwrap()[2..]
+            .parse()
+            .unwrap();
+        let threads = kv["threads"];
+        let (gap, start, dur) = (
+            kv["gap_ms"] * MS,
+            kv["start_ms"] * MS,
+            kv["attempt_ms"] * MS,
+        );
+        let per_thread = kv["calls"] / threads;
+        let expect: Vec<u32> = attempts
+            .split_whitespace()
+            .map(|a| a.parse().unwrap())
+            .collect();
+        assert_eq!(expect.len() as u64, kv["calls"]);
+        let mut b = Budget::new(BudgetConfig::Resilience4j(resilience4j::Config {
+            window_s: 10,
+            max_retry_ratio: 10.0,
+            min_sample_size: 100,
+        }));
+        // Per thread: its call index and the attempt of that call.
+        let mut state = vec![(0u64, 0u32); threads as usize];
+        let mut got = vec![0u32; expect.len()];
+        let mut queue = BinaryHeap::new();
+        let mut seq = 0u64;
+        let mut at = |q: &mut BinaryHeap<_>, t: u64, now: u64, kind: u8, who: u64| {
+            q.push(Reverse((t.max(now), kind, seq, who)));
+            seq += 1;
+        };
+        for j in 0..threads {
+            at(&mut queue, j * start, 0, CALL, j);
+        }
+        while let Some(Reverse((now, kind, _, j))) = queue.pop() {
+            let (i, attempt) = &mut state[j as usize];
+            let call = *i * threads + j;
+            match kind {
+                CALL => {
+                    b.on_call(now);
+                    *attempt = 1;
+                    b.on_sent(false);
+                    at(&mut queue, now + dur, now, DONE, j);
+                    continue;
+                }
+                WAKE => {
+                    *attempt += 1;
+                    b.on_sent(true);
+                    at(&mut queue, now + dur, now, DONE, j);
+                    continue;
+                }
+                _ => {}
+            }
+            b.on_done();
+            if r4j_harness_fails(call, u64::from(*attempt), p) {
+                b.on_failed(now, Class::Error, true);
+                if !b.refused_failure() && *attempt < 3 {
+                    assert_eq!(b.ask(now, RetryCause::default()), Some(0));
+                    b.on_retry_scheduled(now + 500 * MS);
+                    at(&mut queue, now + 500 * MS, now, WAKE, j);
+                    continue;
+                }
+            } else {
+                b.on_succeeded(now, 0);
+            }
+            got[call as usize] = *attempt;
+            *i += 1;
+            if *i < per_thread {
+                at(&mut queue, j * start + *i * gap, now, CALL, j);
+            }
+        }
+        let first_bad = got.iter().zip(&expect).position(|(g, e)| g != e);
+        assert_eq!(
+            first_bad, None,
+            "{head}: first mismatch at call {first_bad:?}"
+        );
+        let refused = (0..expect.len())
+            .filter(|&c| expect[c] < 3 && r4j_harness_fails(c as u64, u64::from(expect[c]), p))
+            .count();
+        refusing += usize::from(refused > 0);
+        lines += 1;
+    }
+    assert_eq!(lines, 9);
+    assert_eq!(refusing, 6, "the scripts the budget refuses in");
+}
+
 /// In a run: sustained total failure, one client at 20 requests/s, the default budget
 /// (warm-up 100, 10%) and 3 attempts 500 ms apart. Refused failures are not recorded,
 /// so the window empties and retries come back about once a window: every 10 s window
@@ -1787,6 +1897,51 @@ fn upstream_resilience4j_budget_retries_resume_in_bursts_under_sustained_failure
         retrysim::explain::explain(&scenario(&text, &[]).scenario).render()
     };
     assert!(e.contains("pull request #2373"), "{e}");
+}
+
+/// What `explain` says of the Resilience4j budget is what the run does. In
+/// `scenarios/presets.toml` with the outage lasting to the end and a layer of 3
+/// attempts 500 ms apart with the budget: one instance at 400 calls/s retries in bursts
+/// of about 400 (a backoff's calls, 200, each retried twice: none is recorded before
+/// its backoff ends), about 1.09 attempts per call; 50 instances at 8 calls/s each
+/// retry about 108 times a window, more than one retry per call (about 2.2). So the
+/// budget caps no call: explain says so instead of "1 attempt per request".
+#[test]
+fn the_resilience4j_budget_text_matches_the_bursts_the_presets_scenario_measures() {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/presets.toml"),
+    )
+    .unwrap();
+    let layer = |instances: u32| {
+        format!(
+            "fleets.0.layers.0={{name=\"client\", max_attempts=3, instances={instances}, backoff={{preset=\"resilience4j\"}}, budget={{preset=\"resilience4j\"}}}}"
+        )
+    };
+    let mut per_call = Vec::new();
+    for instances in [1, 50] {
+        let sets = [layer(instances), "outages.0.end=150s".to_string()];
+        let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
+        let r = run(&text, &sets);
+        // The outage from 40 s on (after the first, warm-up burst) to the end.
+        let rows = &r.metrics.buckets[40..150];
+        let offered: u64 = rows.iter().map(|b| b.offered).sum();
+        let inbound: u64 = rows.iter().map(|b| b.inbound).sum();
+        per_call.push(inbound as f64 / offered as f64);
+        let e = retrysim::explain::explain(&scenario(&text, &sets).scenario).render();
+        assert!(
+            e.contains(
+                "once the budgets are spent in a sustained total failure: 3 attempts per request"
+            ),
+            "{e}"
+        );
+        assert!(
+            e.contains("each instance retries in a burst of about 100 retries plus those of every call failing in the backoff after the window drained"),
+            "{e}"
+        );
+        assert!(e.contains("no cap per call"), "{e}");
+    }
+    assert!((1.05..1.15).contains(&per_call[0]), "{per_call:?}");
+    assert!((2.0..2.5).contains(&per_call[1]), "{per_call:?}");
 }
 
 /// Resilience4j `IntervalFunction` (core, HEAD): `ofExponentialBackoff(100, 2, 100000)`,

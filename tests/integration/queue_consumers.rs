@@ -231,3 +231,65 @@ arrival = { kind = "constant", rate = 10 }
         retrysim::export::csv::TIMESERIES_COLUMNS.len()
     );
 }
+
+#[test]
+fn a_message_that_fails_without_time_passing_is_redelivered_one_event_at_a_time() {
+    // The shipped scenario with no dead-letter queue: a poison message fails, is
+    // visible again at once (redelivery_delay 0s) and is received again, forever, at
+    // the same instant. Each redelivery is an event, so `[limits]` stops the run
+    // (under 1 GiB of address space, where one endless event would exhaust memory).
+    let d = tempfile::tempdir().unwrap();
+    let scenario =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/queue_consumer.toml");
+    let scenario = scenario.to_str().unwrap();
+    let out = crate::common::capped(
+        d.path(),
+        1024,
+        &[
+            "run",
+            scenario,
+            "--no-plots",
+            "-q",
+            "--out",
+            "o",
+            "--set",
+            "fleets.0.max_receive_count=\"unlimited\"",
+            "--set",
+            "limits.max_events=1000000",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("limits.max_events = 1000000 events handled"),
+        "{err}"
+    );
+    let summary = std::fs::read_to_string(d.path().join("o/summary.csv")).unwrap();
+    let mut lines = summary.lines();
+    let (head, row) = (lines.next().unwrap(), lines.next().unwrap());
+    let field = |name: &str| {
+        let i = head.split(',').position(|c| c == name).unwrap();
+        row.split(',').nth(i).unwrap().to_string()
+    };
+    assert_eq!(field("truncated"), "true");
+    assert_eq!(field("events"), "1000000");
+    assert_eq!(field("dlq"), "0");
+    // The poison message's receives are most of the events.
+    let deliveries: u64 = field("deliveries").parse().unwrap();
+    assert!(deliveries > 100_000, "{deliveries}");
+}
+
+#[test]
+fn a_redelivery_at_once_outside_the_receive_loop_changes_nothing() {
+    // A handler failing after time passed (1 ms of service) is redelivered from its
+    // own end, as before: exactly the same deliveries with redelivery_delay 0s.
+    let text = queue(
+        "servers = 1\nservice_time = \"1ms\"\nerror_rate = 1.0",
+        "publish = \"burst\", at = \"500ms\", count = 3",
+        1,
+        "max_receive_count = 3\n[[fleets.layers]]\nmax_attempts = 1",
+    );
+    let r = run(&text, &[]);
+    assert_eq!(count(&r, "deliveries"), 9);
+    assert_eq!(count(&r, "dlq"), 3);
+}

@@ -437,12 +437,19 @@ fn the_readme_memory_figures_are_the_estimate_validation_uses() {
     );
 }
 
+/// GNU time, which measures peak memory (Debian package `time`).
+const GNU_TIME: &str = "/usr/bin/time";
+
 /// Peak resident memory of `retrysim args` in `dir`, in bytes, measured by
-/// `/usr/bin/time` (None where it is missing).
+/// `/usr/bin/time` (None where it is missing, a failure under `CI_REQUIRE_TIME=1`,
+/// which `.ci/run` sets after installing it).
 fn peak_rss(dir: &Path, args: &[&str]) -> Option<(u64, Output)> {
-    let time = Path::new("/usr/bin/time");
+    let time = Path::new(GNU_TIME);
     if !time.exists() {
-        eprintln!("no /usr/bin/time: peak memory not measured");
+        if std::env::var("CI_REQUIRE_TIME").as_deref() == Ok("1") {
+            panic!("CI_REQUIRE_TIME=1 but {GNU_TIME} is missing (apt-get install -y time)");
+        }
+        eprintln!("skipped: no {GNU_TIME}: peak memory not measured");
         return None;
     }
     let out = Command::new(time)
@@ -569,5 +576,39 @@ attempt_timeout = "1ms"
             peak <= estimate + (16 << 20),
             "{name}: peak {peak} B, estimate {estimate} B"
         );
+    }
+}
+
+#[test]
+fn a_request_of_more_calls_than_the_estimate_can_count_is_refused_before_it_runs() {
+    // 16 layers each hedging 16 copies at once over a slow dependency: one request
+    // would hold 16^16 calls and attempts. The estimate saturates (it used to wrap
+    // around to a few hundred bytes, pass, and the run aborted out of memory).
+    let layer = "[[fleets.layers]]\nmax_attempts = 1\nhedging = { max_attempts = 16 }\n";
+    let text = format!(
+        "duration = \"1s\"\n[dependency]\nservers = \"unlimited\"\nservice_time = \"10s\"\n\
+         [[fleets]]\nname = \"f\"\narrival = {{ kind = \"poisson\", rate = 10 }}\n{}",
+        layer.repeat(16)
+    );
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("tower.toml"), text).unwrap();
+    for args in [
+        &["validate", "tower.toml"][..],
+        &["run", "tower.toml", "-q"],
+    ] {
+        let out = capped(d.path(), args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(
+                "scenario 'tower.toml': fleets[0]: one request could hold 2^64 or more calls and attempts at once"
+            ),
+            "{args:?}: {err}"
+        );
+        assert!(
+            err.contains("even with limits.max_in_flight = 1"),
+            "{args:?}: {err}"
+        );
+        assert!(!d.path().join("output").exists(), "nothing is written");
     }
 }

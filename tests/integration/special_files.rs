@@ -70,6 +70,11 @@ fn refused(dir: &Path, args: &[&str], file: &str, what: &str) {
     let out = bounded(dir, args);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{args:?} succeeded: {err}");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{args:?}: a special file is bad input (exit 2): {err}"
+    );
     assert!(
         err.contains(file),
         "{args:?}: the error should name {file}: {err}"

@@ -871,3 +871,188 @@ attempt_timeout = "50ms"
         }
     }
 }
+
+/// A merge rebuilds its scenario from the shards' manifests; the scenario file's
+/// comment header (the report's question and answer) must come through too.
+#[test]
+fn a_merged_sweep_keeps_the_scenario_files_header() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let text = format!("# Question: why?\n#\n#   Setup: indented\n{SWEEP}");
+    std::fs::write(p.join("h.toml"), text).unwrap();
+    ok(p, &["sweep", "h.toml", "--no-plots", "-q", "--out", "all"]);
+    for i in 0..2 {
+        let shard = format!("{i}/2");
+        let out = format!("s{i}");
+        ok(
+            p,
+            &[
+                "sweep",
+                "h.toml",
+                "--no-plots",
+                "-q",
+                "--shard",
+                &shard,
+                "--out",
+                &out,
+            ],
+        );
+    }
+    ok(p, &["merge", "--no-plots", "--out", "m", "s0", "s1"]);
+    let manifest = std::fs::read_to_string(p.join("m/manifest.toml")).unwrap();
+    assert!(
+        manifest.contains("header = \"\"\"\nQuestion: why?\n\n  Setup: indented\"\"\""),
+        "{manifest}"
+    );
+    same_files(&p.join("all"), &p.join("m"));
+}
+
+/// Cuts run `run`'s `file` in folder `dir` short: to `keep` of its bytes.
+fn cut(dir: &Path, run: u64, file: &str, keep: impl Fn(&str) -> usize) {
+    let f = dir.join(format!("runs/{run:06}/{file}"));
+    let text = std::fs::read_to_string(&f).unwrap();
+    std::fs::write(&f, &text[..keep(&text)]).unwrap();
+}
+
+/// The whole text less its last `n` bytes: the last row cut mid-way.
+fn mid_row(n: usize) -> impl Fn(&str) -> usize {
+    move |t: &str| t.len() - n
+}
+
+/// The text without its last line: a row lost whole.
+fn last_row(t: &str) -> usize {
+    t[..t.len() - 1].rfind('\n').map_or(0, |i| i + 1)
+}
+
+#[test]
+fn a_resumed_sweep_runs_again_the_runs_whose_files_were_cut_short() {
+    let d = setup();
+    let p = d.path();
+    ok(
+        p,
+        &["sweep", "sw.toml", "--no-plots", "-q", "--out", "full"],
+    );
+    ok(
+        p,
+        &["sweep", "sw.toml", "--no-plots", "-q", "--out", "part"],
+    );
+    let part = p.join("part");
+    cut(&part, 4, "summary.csv", |_| 0);
+    cut(&part, 10, "timeseries.csv", mid_row(7));
+    cut(&part, 20, "timeseries.csv", last_row);
+    cut(&part, 22, "herd.csv", mid_row(1));
+    std::fs::remove_file(part.join("runs/000013/attempts_by_ordinal.csv")).unwrap();
+    // A row cut mid-way then ended, and another run's row.
+    let edit = |run: u64, file: &str, f: &dyn Fn(String) -> String| {
+        let path = part.join(format!("runs/{run:06}/{file}"));
+        std::fs::write(&path, f(std::fs::read_to_string(&path).unwrap())).unwrap();
+    };
+    edit(16, "timeseries.csv", &|t| {
+        t[..t.len() - 40].to_string() + "\n"
+    });
+    edit(25, "summary.csv", &|t| t.replacen("25,", "24,", 1));
+    let out = retrysim(p, &["sweep", "sw.toml", "--no-plots", "--out", "part"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("7 run here (20 resumed from disk)"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    for (run, why) in [
+        (4, "summary.csv has 0 rows, expected 1"),
+        (
+            10,
+            "timeseries.csv is cut short: its last line has no line end",
+        ),
+        (
+            20,
+            "timeseries.csv (one row per bucket: duration / bucket) has 9 rows, expected 10",
+        ),
+        (22, "herd.csv is cut short"),
+        (13, "cannot read it: runs/000013/attempts_by_ordinal.csv: "),
+        (16, "timeseries.csv, row 10: "),
+        (25, "summary.csv, row 1: run '24', expected 25"),
+    ] {
+        let note = format!("note: run {run} on disk was not whole ('part/runs/{run:06}': {why}");
+        assert!(err.contains(&note), "{note}\n{err}");
+    }
+    same_files(&p.join("full"), &part);
+}
+
+#[test]
+fn merge_refuses_a_run_whose_files_were_cut_short_and_names_it() {
+    let d = setup();
+    let p = d.path();
+    ok(p, &["sweep", "sw.toml", "--no-plots", "-q", "--out", "all"]);
+    let shard = |i: u32| {
+        ok(
+            p,
+            &[
+                "sweep",
+                "sw.toml",
+                "--no-plots",
+                "-q",
+                "--shard",
+                &format!("{i}/2"),
+                "--out",
+                &format!("a{i}"),
+            ],
+        )
+    };
+    shard(0);
+    shard(1);
+    let merge = || retrysim(p, &["merge", "--no-plots", "--out", "m", "a0", "a1"]);
+    // (shard, run, file, the bytes kept, what the error says)
+    type Cut = Box<dyn Fn(&str) -> usize>;
+    let cases: [(&str, u64, &str, Cut, &str); 4] = [
+        (
+            "a1",
+            3,
+            "summary.csv",
+            Box::new(|_| 0),
+            "summary.csv has 0 rows, expected 1",
+        ),
+        (
+            "a1",
+            5,
+            "timeseries.csv",
+            Box::new(mid_row(3)),
+            "timeseries.csv is cut short",
+        ),
+        (
+            "a0",
+            8,
+            "timeseries.csv",
+            Box::new(last_row),
+            "timeseries.csv (one row per bucket: duration / bucket) has 9 rows, expected 10",
+        ),
+        (
+            "a0",
+            0,
+            "attempts_by_ordinal.csv",
+            Box::new(|t: &str| t.find('\n').map_or(0, |i| i + 4)),
+            "attempts_by_ordinal.csv is cut short",
+        ),
+    ];
+    for (dir, run, file, keep, why) in cases {
+        cut(&p.join(dir), run, file, keep);
+        let out = merge();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{file}: {err}");
+        let says =
+            format!("error: cannot merge: run {run} in '{dir}/runs/{run:06}' is incomplete: {why}");
+        assert!(err.contains(&says), "{says}\n{err}");
+        assert!(err.contains("run that shard again"), "{err}");
+        assert!(!p.join("m").exists(), "{file}: the merge wrote something");
+        // Running the shard again redoes that run, and the merge is whole.
+        shard(if dir == "a0" { 0 } else { 1 });
+    }
+    let out = merge();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    same_files(&p.join("all"), &p.join("m"));
+}

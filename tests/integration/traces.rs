@@ -465,3 +465,53 @@ fn run_with_trace_writes_the_traces_and_leaves_the_rest_unchanged() {
     assert!(!d.join("traced/traces.csv").exists());
     assert!(!d.join("traced/trace.json").exists());
 }
+
+#[test]
+fn a_retry_refused_by_the_deadline_is_an_instant_in_trace_json_as_other_refusals() {
+    // 5 ms attempts that always fail, 60 ms of backoff, a 100 ms deadline: the second
+    // attempt ends at 70 ms, and its retry (at 130 ms) would pass the deadline.
+    let text = r#"
+duration = "2s"
+[dependency]
+servers = "unlimited"
+service_time = { kind = "deterministic", value = "5ms" }
+error_rate = 1.0
+[[fleets]]
+name = "f"
+arrival = { kind = "constant", rate = 10 }
+deadline = "100ms"
+[[fleets.layers]]
+name = "l"
+max_attempts = 4
+backoff = { kind = "fixed", delay = "60ms" }
+"#;
+    let log = traced(text, &[], (0..20).collect());
+    well_formed(&log);
+    let refused: Vec<usize> = (0..log.spans.len())
+        .filter(|&i| {
+            let s = &log.spans[i];
+            s.outcome == Some(End::Class(Class::DeadlineExceeded))
+                && s.arrive.is_none()
+                && s.end == Some(s.send)
+        })
+        .collect();
+    assert_eq!(refused.len(), 20, "one refused retry a request");
+    for &i in &refused {
+        assert_eq!(log.spans[i].attempt, 3);
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&retrysim::export::trace::render_json(&log)).unwrap();
+    let instants: Vec<&serde_json::Value> = json["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "i")
+        .collect();
+    assert_eq!(instants.len(), 20, "{instants:?}");
+    for (e, &i) in instants.iter().zip(&refused) {
+        assert_eq!(e["name"], "deadline refused retry");
+        assert_eq!(e["cat"], "refusal");
+        assert_eq!(e["args"]["span"], i as u64);
+        assert_eq!(e["args"]["attempt"], 3);
+    }
+}

@@ -12,13 +12,13 @@ pub const ORDINAL_LAYER: Column = id(
 pub const ORDINAL: Column = id(
     "ordinal",
     "attempt number",
-    "which attempt of a layer call: 1 = its first, 2 = its first retry, ...; each is a call one level down (or at the dependency below the innermost layer)",
+    "which attempt of a layer call: 1 = its first, 2 = its first retry, ...; each is a call one level down (or at the dependency below the innermost layer); 1000 counts the 1000th and every later attempt (the last row, and above)",
 );
 /// `outcome`.
 pub const ORDINAL_OUTCOME: Column = id(
     "outcome",
     "outcome name",
-    "how the attempt ended as its layer call saw it: an outcome class (the answer from below, its timer, or a refusal before it left: breaker_open, budget_exhausted for a retry denied by the budget or an attempt refused by a limiter, deadline_exceeded for one the deadline or total_timeout left no time to send), cancelled (the call above cancelled the call), or in_flight (still out when the run ended)",
+    "how the attempt ended as its layer call saw it: an outcome class (the answer from below, its timer, or a refusal before it left: breaker_open, budget_exhausted for a retry denied by the budget or an attempt refused by a limiter, deadline_exceeded for one the deadline or total_timeout left no time to send), cancelled (the call above cancelled the call, or a hedged copy lost: still out when its call was decided), or in_flight (still out when the run ended)",
 );
 /// `count`.
 pub const ORDINAL_COUNT: Column = count(
