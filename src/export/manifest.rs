@@ -231,6 +231,11 @@ pub struct Plot {
     /// chart's x axis.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub worst_case_attempts: Vec<Limit<f64>>,
+    /// A sweep whose keys shape the retry stack but whose grid is too large to build
+    /// every cell of (more than `plot::sweep::MAX_WORST_CASE_CELLS`): its number of
+    /// cells, and `worst_case_attempts` is empty (0: not left out).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub worst_case_cells: u64,
     /// Why the scenario's `[[expect]]` entries cannot be resolved against the folder's
     /// grid (the report says they were not evaluated).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -243,6 +243,9 @@ pub struct Folder {
     /// The charts left out because the manifest predates `[plot]`, which they are
     /// drawn from (HTML, for the report's note).
     pub left_out: Vec<&'static str>,
+    /// A sweep that wants the amplification chart but has too many cells for its
+    /// manifest to record their N^L: its number of cells (0: none left out).
+    pub too_many_cells: u64,
 }
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -279,6 +282,10 @@ impl Folder {
         if manifest.plot.is_none() && sweep.as_ref().is_some_and(sweep::wants_amplification) {
             left_out.push("the amplification chart (<code>amplification</code>)");
         }
+        let too_many_cells = match (&manifest.plot, &sweep) {
+            (Some(p), Some(sw)) if sweep::wants_amplification(sw) => p.worst_case_cells,
+            _ => 0,
+        };
         let services_path = dir.join(SERVICES_FILE);
         let (graph, services) = if sweep.is_none() && services_path.exists() {
             if manifest.plot.is_none() {
@@ -317,6 +324,7 @@ impl Folder {
             traces,
             trace_outages,
             left_out,
+            too_many_cells,
         })
     }
 }

@@ -172,6 +172,14 @@ pub(crate) fn render(folder: &Folder, drawn: &[Drawn], expectations: &Expectatio
             if folder.left_out.len() == 1 { "it is" } else { "they are" }
         );
     }
+    if folder.too_many_cells > 0 {
+        let _ = writeln!(
+            h,
+            "<p>Left out: the amplification chart (<code>amplification</code>). The sweep has {} cells, more than the {} whose N^L its manifest records.</p>",
+            folder.too_many_cells,
+            super::sweep::MAX_WORST_CASE_CELLS
+        );
+    }
     if drawn.is_empty() {
         h.push_str("<p>No chart applies to this folder.</p>\n");
     }

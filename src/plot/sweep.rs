@@ -15,9 +15,10 @@
 //!   (every attempt fails) of the cell's retry stack: the product of `max_attempts`
 //!   over the layers (the largest over fleets when there are several), as the manifest
 //!   records it for each cell (`[plot] worst_case_attempts`, worked out from the
-//!   cell's scenario when the sweep was written). Drawn when a swept key ends in
-//!   `max_attempts` or passes through `layers`, and every cell's N^L is finite; the
-//!   diagonal y = N^L is the bound.
+//!   cell's scenario when the sweep was written, for a grid of at most
+//!   [`MAX_WORST_CASE_CELLS`] cells). Drawn when a swept key ends in `max_attempts` or
+//!   passes through `layers`, and every cell's N^L is finite; the diagonal y = N^L is
+//!   the bound.
 
 use std::path::Path;
 
@@ -685,8 +686,12 @@ pub(crate) fn metric_charts(ctx: &SweepContext, palette: &Palette) -> Vec<LinesC
     out
 }
 
+/// The most cells whose N^L a sweep's manifest records: each is a build of the cell's
+/// scenario when the sweep is written, and a chart of more points says no more.
+pub(crate) const MAX_WORST_CASE_CELLS: usize = 10_000;
+
 /// Whether a swept key changes the retry stack's worst case.
-fn shapes_attempts(key: &str) -> bool {
+pub(crate) fn shapes_attempts(key: &str) -> bool {
     key.ends_with("max_attempts") || key.split('.').any(|p| p == "layers")
 }
 

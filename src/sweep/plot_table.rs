@@ -5,13 +5,15 @@
 
 use crate::check::{resolve, Expectation};
 use crate::export::manifest::{cell_worst_case, Expect, ExpectPer, FolderKind, GraphShape, Plot};
+use crate::plot::sweep::{shapes_attempts, MAX_WORST_CASE_CELLS};
 use crate::scenario::file::Per;
 use crate::scenario::ScenarioError;
 
 use super::Plan;
 
 /// The `[plot]` table of a `kind` folder of `plan`: a sweep's grid, its N^L per cell
-/// (every cell is built) and its expectations; a run folder's expectations (those
+/// (when a key shapes the retry stack, every cell of a grid of at most
+/// [`MAX_WORST_CASE_CELLS`] is built) and its expectations; a run folder's expectations (those
 /// that select sweep cells left out and counted) and, for a service graph, its shape.
 pub(crate) fn of(plan: &Plan, kind: FolderKind) -> Result<Plot, ScenarioError> {
     let mut p = Plot {
@@ -19,9 +21,16 @@ pub(crate) fn of(plan: &Plan, kind: FolderKind) -> Result<Plot, ScenarioError> {
         ..Plot::default()
     };
     match kind {
-        FolderKind::Sweep => {
-            p.worst_case_attempts = plan.map_cells(|l| cell_worst_case(&l.scenario))?;
+        // N^L only for the chart that draws it: when a key shapes the retry stack,
+        // and the grid is small enough to build every cell of.
+        FolderKind::Sweep if plan.axes.iter().any(|a| shapes_attempts(&a.key)) => {
+            if plan.cells.len() <= MAX_WORST_CASE_CELLS {
+                p.worst_case_attempts = plan.map_cells(|l| cell_worst_case(&l.scenario))?;
+            } else {
+                p.worst_case_cells = plan.cells.len() as u64;
+            }
         }
+        FolderKind::Sweep => {}
         FolderKind::Run => {
             let scn = &plan.base.scenario;
             p.graph = scn.graph.then(|| GraphShape::of(scn));
@@ -29,15 +38,21 @@ pub(crate) fn of(plan: &Plan, kind: FolderKind) -> Result<Plot, ScenarioError> {
     }
     // A run folder has no grid: its expectations that select cells are left out, and
     // the rest are resolved (and named in errors) as the list without them.
-    let mut kept = plan.clone();
-    let all = kept.base.file.expect.len();
+    // (A sweep's plan is used as it is: a clone would copy its every cell.)
+    let all = plan.base.file.expect.len();
     let mut original: Vec<usize> = (0..all).collect();
-    if kind == FolderKind::Run {
+    let run_plan;
+    let kept = if kind == FolderKind::Run {
+        let mut k = plan.clone();
         original.retain(|&i| plan.base.file.expect[i].where_.is_none());
-        kept.base.file.expect.retain(|e| e.where_.is_none());
+        k.base.file.expect.retain(|e| e.where_.is_none());
         p.expect_skipped = (all - original.len()) as u64;
-    }
-    match resolve(&kept) {
+        run_plan = k;
+        &run_plan
+    } else {
+        plan
+    };
+    match resolve(kept) {
         Ok(resolved) => {
             p.expect = resolved
                 .iter()
