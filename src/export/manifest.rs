@@ -715,6 +715,7 @@ mod tests {
         m.plot = Some(Plot {
             labels: vec![vec!["100".into(), "200".into()]],
             worst_case_attempts: vec![Limit::Finite(27.0), Limit::Unlimited],
+            worst_case_cells: 0,
             expect_error: None,
             expect_skipped: 1,
             expect: vec![Expect {
