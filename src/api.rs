@@ -27,43 +27,20 @@ use crate::metrics::summary::Layout;
 #[cfg(not(target_arch = "wasm32"))]
 use crate::plot::Format;
 use crate::run::RunResult;
-use crate::scenario::{self, Loaded, Scenario, ScenarioError, Source};
+use crate::scenario::{self, Loaded, Scenario};
 use crate::sweep::{self, Merged, Outcome, Plan, Progress, RunFolder, Shard};
 
-/// Changes to a scenario given with it: `--set KEY=VALUE` overrides, then a seed.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Overrides {
-    /// `KEY=VALUE` overrides, applied in order.
-    pub sets: Vec<String>,
-    /// The base seed, replacing the scenario's `seed` (applied after `sets`).
-    pub seed: Option<u64>,
-}
-
-impl Overrides {
-    /// The overrides as typed on a command line (`--set k=v`, then `--seed N`): what
-    /// a manifest records.
-    pub fn typed(&self) -> Vec<String> {
-        let mut o: Vec<String> = self.sets.iter().map(|s| format!("--set {s}")).collect();
-        if let Some(s) = self.seed {
-            o.push(format!("--seed {s}"));
-        }
-        o
-    }
-}
+pub use crate::scenario::Overrides;
 
 /// Reads a scenario file (`None`: the embedded default), applies the overrides, and
-/// parses and validates it.
+/// parses and validates it ([`scenario::load_file`]).
 pub fn load_scenario(path: Option<&Path>, overrides: &Overrides) -> Result<Loaded, Error> {
-    let source = match path {
-        Some(p) => Source::read(p)?,
-        None => Source::embedded_default(),
-    };
-    load_source(source, overrides)
+    Ok(scenario::load_file(path, overrides)?)
 }
 
 /// Parses and validates a scenario given as text, with its overrides, touching no
 /// file: messages name it `path` exactly as they name a file of that name read by
-/// [`load_scenario`], so the same text gives the same errors.
+/// [`load_scenario`], so the same text gives the same errors ([`scenario::load_text`]).
 ///
 /// ```
 /// let o = retrysim::Overrides { sets: vec![], seed: Some(3) };
@@ -74,23 +51,7 @@ pub fn load_scenario(path: Option<&Path>, overrides: &Overrides) -> Result<Loade
 /// assert!(e.to_string().contains("playground.toml"));
 /// ```
 pub fn load_scenario_text(path: &str, text: &str, overrides: &Overrides) -> Result<Loaded, Error> {
-    load_source(Source::from_text(path, text), overrides)
-}
-
-/// Applies the overrides to a scenario's text, then parses and validates it.
-fn load_source(source: Source, overrides: &Overrides) -> Result<Loaded, Error> {
-    let mut table = source.table()?;
-    scenario::apply_sets(&source, &mut table, &overrides.sets)?;
-    if let Some(seed) = overrides.seed {
-        // Manifests and CSV files hold seeds as signed 64-bit integers.
-        let seed = i64::try_from(seed).map_err(|_| ScenarioError::Override {
-            path: source.path.clone(),
-            key: "--seed".into(),
-            message: format!("must be at most {} (found {seed})", i64::MAX),
-        })?;
-        table.insert("seed".into(), toml::Value::Integer(seed));
-    }
-    Ok(scenario::from_table(&source, table)?)
+    Ok(scenario::load_text(path, text, overrides)?)
 }
 
 /// Runs replication `replication` of a scenario in memory (as run `replication`).

@@ -30,11 +30,10 @@
 
 use std::path::PathBuf;
 
-use crate::api::{load_scenario, Overrides};
 use crate::check::{check_plan, resolve, short_keys, CheckRow};
 use crate::error::{Error, Truncation};
 use crate::metrics::format::shortest;
-use crate::scenario::{from_table, overrides, Loaded, ScenarioError};
+use crate::scenario::{from_table, load_file, overrides, Loaded, Overrides, ScenarioError};
 use crate::sweep::{self, Plan};
 
 /// A value of the searched key.
@@ -268,7 +267,7 @@ pub fn prepare(req: &Request) -> Result<Search, Error> {
             }
         }
     }
-    let mut base = load_scenario(Some(&req.scenario), &req.overrides)?;
+    let mut base = load_file(Some(&req.scenario), &req.overrides)?;
     let path = base.source.path.clone();
     if base.file.expect.is_empty() {
         return Err(bad(format!(

@@ -51,22 +51,34 @@ pub struct Expectation {
 }
 
 impl Expectation {
-    /// The bound as text: `<= 1.5`, `>= 0.9`, `in [0.9, 1]`.
+    /// The bound as text: `<= 1.5`, `>= 0.9`, `in [0.9, 1]` ([`bound_text`]).
     pub fn bound(&self) -> String {
-        match (self.min, self.max) {
-            (Some(lo), Some(hi)) => format!("in [{}, {}]", format_float(lo), format_float(hi)),
-            (Some(lo), None) => format!(">= {}", format_float(lo)),
-            (None, Some(hi)) => format!("<= {}", format_float(hi)),
-            (None, None) => "(any)".to_string(),
-        }
+        bound_text(self.min, self.max)
     }
 
-    /// Whether `value` meets the bound; an empty value never does.
+    /// Whether `value` meets the bound; an empty value never does ([`within`]).
     pub fn holds(&self, value: Option<f64>) -> bool {
-        match value {
-            None => false,
-            Some(x) => self.min.is_none_or(|lo| x >= lo) && self.max.is_none_or(|hi| x <= hi),
-        }
+        within(self.min, self.max, value)
+    }
+}
+
+/// A bound `[min, max]` as text: `<= 1.5`, `>= 0.9`, `in [0.9, 1]`, `(any)`; the
+/// report's expectations print it too.
+pub fn bound_text(min: Option<f64>, max: Option<f64>) -> String {
+    match (min, max) {
+        (Some(lo), Some(hi)) => format!("in [{}, {}]", format_float(lo), format_float(hi)),
+        (Some(lo), None) => format!(">= {}", format_float(lo)),
+        (None, Some(hi)) => format!("<= {}", format_float(hi)),
+        (None, None) => "(any)".to_string(),
+    }
+}
+
+/// Whether `value` lies in `[min, max]` (a missing end is no bound); an empty value
+/// never does.
+pub fn within(min: Option<f64>, max: Option<f64>, value: Option<f64>) -> bool {
+    match value {
+        None => false,
+        Some(x) => min.is_none_or(|lo| x >= lo) && max.is_none_or(|hi| x <= hi),
     }
 }
 

@@ -41,7 +41,7 @@ use crate::run::RunResult;
 use crate::sweep::aggregate::mean_ci;
 use crate::sweep::plan::Plan;
 
-pub use expect::{check_groups, check_plan, resolve, Expectation, RunValues};
+pub use expect::{bound_text, check_groups, check_plan, resolve, within, Expectation, RunValues};
 pub use report::{render_failures, render_table};
 pub use run::{prepare, run_all, Checked, Request};
 

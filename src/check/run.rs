@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use crate::api::{load_scenario, Overrides};
 use crate::error::{Error, Truncation};
+use crate::scenario::{load_file, Overrides};
 use crate::sweep::{self, Plan};
 
 use super::baseline::{self, Baseline, Tolerances};
@@ -90,7 +90,7 @@ pub fn prepare(req: &Request) -> Result<Vec<Prepared>, Vec<Error>> {
 }
 
 fn prepare_one(path: &std::path::Path, req: &Request) -> Result<Prepared, Error> {
-    let plan = sweep::plan(load_scenario(Some(path), &req.overrides)?)?;
+    let plan = sweep::plan(load_file(Some(path), &req.overrides)?)?;
     let expectations = resolve(&plan)?;
     let tolerances = baseline::tolerances(&plan, req.tolerance)?;
     let baseline = match &req.baseline {

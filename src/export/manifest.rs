@@ -1,11 +1,13 @@
 //! `manifest.toml`: what produced the files beside it — the resolved scenario, the
 //! seed, the version — so a result can be reproduced and shards can be checked to
-//! belong together.
+//! belong together; and, in `[plot]`, what the charts need beyond the CSV files, so
+//! a folder is redrawn from itself.
 
 use serde::{Deserialize, Serialize};
 
 use crate::engine::rng::stream_id;
 use crate::explain::Bound;
+use crate::model::config::{OutageTiming, Scenario};
 use crate::scenario::Loaded;
 
 /// The fingerprint of a scenario table: FNV-1a of its canonical TOML text.
@@ -82,6 +84,10 @@ pub struct Manifest {
     /// `[scenario]`: the scenario table after overrides, presets resolved.
     #[serde(default)]
     pub scenario: toml::Table,
+    /// `[plot]`: what the charts and the report need beyond the CSV files ([`Plot`]);
+    /// absent in a manifest of a retrysim older than it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plot: Option<Plot>,
     /// `[output]`, last: the files retrysim wrote in the folder (see
     /// [`crate::export::owner`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -188,6 +194,260 @@ impl Output {
     }
 }
 
+/// `[plot]`: what `retrysim plot` needs beyond the folder's CSV files, worked out from
+/// the scenario when the folder is written, so the charts and the report are drawn from
+/// the folder alone: an old folder is drawn as it was, whatever a newer retrysim makes
+/// of its scenario.
+///
+/// ```toml
+/// [plot]
+/// labels = [["1", "3"]]              # per swept key: its values' labels (none in a run)
+/// worst_case_attempts = [1.0, 9.0]   # a sweep's N^L per grid cell
+///
+/// [[plot.expect]]                    # each [[expect]], resolved against the grid
+/// index = 0
+/// metric = "amplification"
+/// max = 1.5
+/// per = "cell"
+///
+/// [plot.expect.select]               # the cells it applies to (absent: every cell)
+/// "fleets.0.layers.0.max_attempts" = ["1"]
+///
+/// [[plot.graph.services]]            # a service graph's run: its shape
+/// name = "db"
+/// servers = 4
+/// calls = []
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Plot {
+    /// Per swept key (in `run.params` order), the labels of its values in order, as
+    /// the `param_` columns show them; empty in a run folder (one cell). Grid cell `c`
+    /// takes, of each key, the value at `c` written in mixed radix over the keys'
+    /// numbers of values, the last key varying fastest.
+    #[serde(default)]
+    pub labels: Vec<Vec<String>>,
+    /// A sweep's worst-case attempts per logical request of each grid cell, in cell
+    /// order: the largest N^L of its fleets ([`cell_worst_case`]); the `amplification`
+    /// chart's x axis.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub worst_case_attempts: Vec<Limit<f64>>,
+    /// A sweep whose keys shape the retry stack but whose grid is too large to build
+    /// every cell of (more than `plot::sweep::MAX_WORST_CASE_CELLS`): its number of
+    /// cells, and `worst_case_attempts` is empty (0: not left out).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub worst_case_cells: u64,
+    /// Why the scenario's `[[expect]]` entries cannot be resolved against the folder's
+    /// grid (the report says they were not evaluated).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect_error: Option<String>,
+    /// A run folder's `[[expect]]` entries that select sweep cells (`where`): it has
+    /// no grid, so they are left out.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub expect_skipped: u64,
+    /// `[[plot.expect]]`: the scenario's `[[expect]]` entries resolved against the
+    /// folder's grid, as `retrysim check` resolves them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expect: Vec<Expect>,
+    /// `[plot.graph]`: the shape of a service graph, in a run folder of one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graph: Option<GraphShape>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// A number that may be unlimited: the number, or `"unlimited"` in the TOML.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Limit<T> {
+    /// A number.
+    Finite(T),
+    /// No limit.
+    Unlimited,
+}
+
+/// How [`Limit::Unlimited`] is written.
+const UNLIMITED: &str = "unlimited";
+
+impl<T> Limit<T> {
+    /// The number, `None` when unlimited.
+    pub fn finite(self) -> Option<T> {
+        match self {
+            Limit::Finite(n) => Some(n),
+            Limit::Unlimited => None,
+        }
+    }
+}
+
+impl<T: Serialize> Serialize for Limit<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Limit::Finite(n) => n.serialize(s),
+            Limit::Unlimited => s.serialize_str(UNLIMITED),
+        }
+    }
+}
+
+impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for Limit<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = toml::Value::deserialize(d)?;
+        if v.as_str() == Some(UNLIMITED) {
+            return Ok(Limit::Unlimited);
+        }
+        T::deserialize(v.clone()).map(Limit::Finite).map_err(|_| {
+            serde::de::Error::custom(format!("expected a number or \"{UNLIMITED}\" (found {v})"))
+        })
+    }
+}
+
+/// What an expectation's bound applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExpectPer {
+    /// Each selected cell's mean over its replications.
+    Cell,
+    /// Every run of each selected cell.
+    Run,
+}
+
+/// `[[plot.expect]]`: one `[[expect]]` entry resolved against the folder's grid.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Expect {
+    /// Its index in the scenario's `[[expect]]` list.
+    pub index: u64,
+    /// The summary column.
+    pub metric: String,
+    /// Lower bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<f64>,
+    /// Upper bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
+    /// Per cell or per run.
+    pub per: ExpectPer,
+    /// The grid cells it applies to: per swept key it constrains, the labels of the
+    /// values it selects; a key not listed takes every value (absent: every cell).
+    #[serde(default, skip_serializing_if = "toml::Table::is_empty")]
+    pub select: toml::Table,
+}
+
+/// `[plot.graph]`: a service graph as the `graph` and `services` charts draw it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GraphShape {
+    /// `[[plot.graph.fleets]]`, in order.
+    #[serde(default)]
+    pub fleets: Vec<GraphFleet>,
+    /// `[[plot.graph.services]]`, in order.
+    #[serde(default)]
+    pub services: Vec<GraphService>,
+    /// `[[plot.graph.outages]]`, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outages: Vec<GraphOutage>,
+}
+
+/// A fleet of a service graph.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GraphFleet {
+    /// Its name.
+    pub name: String,
+    /// The service it calls.
+    pub target: String,
+}
+
+/// A service of a service graph.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GraphService {
+    /// Its name.
+    pub name: String,
+    /// Its servers.
+    pub servers: Limit<u32>,
+    /// The services its calls go to, in call order (a fan-out's callees in its order).
+    pub calls: Vec<String>,
+}
+
+/// An outage of a service graph.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GraphOutage {
+    /// The service it hits; absent: every service.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<String>,
+    /// Its window `[start, end)`, seconds; absent: random (Markov) windows, which
+    /// `timeseries.csv` marks where they fell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_s: Option<[f64; 2]>,
+}
+
+impl GraphShape {
+    /// The shape of the service graph `scn`.
+    pub fn of(scn: &Scenario) -> GraphShape {
+        let service = |i: u16| {
+            scn.services
+                .get(usize::from(i))
+                .map_or_else(String::new, |s| s.name.clone())
+        };
+        GraphShape {
+            fleets: scn
+                .fleets
+                .iter()
+                .map(|f| GraphFleet {
+                    name: f.name.clone(),
+                    target: service(f.target),
+                })
+                .collect(),
+            services: scn
+                .services
+                .iter()
+                .map(|s| GraphService {
+                    name: s.name.clone(),
+                    servers: s.capacity.servers.map_or(Limit::Unlimited, Limit::Finite),
+                    calls: s
+                        .calls
+                        .iter()
+                        .flat_map(|c| c.to.iter().map(|t| service(*t)))
+                        .collect(),
+                })
+                .collect(),
+            outages: scn
+                .outages
+                .iter()
+                .map(|o| GraphOutage {
+                    service: o.target.map(service),
+                    window_s: match o.timing {
+                        OutageTiming::Window { start, end } => {
+                            Some([start as f64 / 1e9, end as f64 / 1e9])
+                        }
+                        OutageTiming::Markov { .. } => None,
+                    },
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The worst-case attempts per logical request of a scenario: the largest N^L of its
+/// fleets ([`worst_case_number`]), unlimited when one of them is.
+pub fn cell_worst_case(scn: &Scenario) -> Limit<f64> {
+    let mut worst: Option<f64> = None;
+    for f in &scn.fleets {
+        let Some(n) = worst_case_number(&f.layers) else {
+            return Limit::Unlimited;
+        };
+        worst = Some(worst.map_or(n, |w| w.max(n)));
+    }
+    worst.map_or(Limit::Unlimited, Limit::Finite)
+}
+
+/// The manifest text without its `[plot]` table (what it says produced the files,
+/// not what the charts were drawn from): the text before the last `[plot]` header,
+/// which the manifest writes after every table but `[output]`. Apply it to the text
+/// without `[output]` ([`crate::export::owner::without_output`]).
+pub fn without_plot(text: &str) -> &str {
+    match text.rfind("\n[plot]\n") {
+        Some(i) => &text[..=i],
+        None => text,
+    }
+}
+
 /// The first line of every manifest.
 pub const HEADER: &str = "# Written by retrysim: what produced the files in this folder.\n";
 
@@ -237,7 +497,8 @@ pub enum ReadError {
 impl Manifest {
     /// The manifest of a run or sweep of `loaded` with `runs` runs, which will write
     /// `files` (relative names; see [`crate::export::owner`]): a run's; set
-    /// [`RunTable::kind`], `params`, `cells` and `shard` for a sweep.
+    /// [`RunTable::kind`], `params`, `cells` and `shard` for a sweep, and
+    /// [`Manifest::plot`].
     pub fn of(loaded: &Loaded, origin: &Origin, runs: u64, files: &[String]) -> Manifest {
         let s = &loaded.scenario;
         let mut worst_case = toml::Table::new();
@@ -284,6 +545,7 @@ impl Manifest {
                     .collect(),
             },
             scenario: loaded.resolved.clone(),
+            plot: None,
             output: Some(Output::of(files)),
         }
     }
@@ -318,11 +580,6 @@ impl Manifest {
     pub fn scenario_name(&self) -> &str {
         self.run.scenario.as_deref().unwrap_or("unnamed")
     }
-}
-
-/// Renders the manifest of a run of `loaded` (see [`Manifest::of`]).
-pub fn render(loaded: &Loaded, origin: &Origin, runs: u64, files: &[String]) -> String {
-    Manifest::of(loaded, origin, runs, files).render()
 }
 
 #[cfg(test)]
@@ -417,5 +674,116 @@ mod tests {
             Err(ReadError::Field(e)) => assert!(e.starts_with("run.kind: "), "{e}"),
             other => panic!("{other:?}"),
         }
+    }
+
+    const GRAPH: &str = "name = \"g\"\nduration = \"10s\"\n[[services]]\nname = \"front\"\nservers = 4\nservice_time = \"1ms\"\n[[services.calls]]\nto = [\"a\", \"b\"]\n[[services.calls]]\nto = \"b\"\n[[services]]\nname = \"a\"\nservers = \"unlimited\"\nservice_time = \"1ms\"\n[[services]]\nname = \"b\"\nservers = 2\nservice_time = \"1ms\"\n[[fleets]]\nname = \"users\"\narrival = { kind = \"poisson\", rate = 10 }\n[[fleets.layers]]\nmax_attempts = 2\n[[outages]]\ntarget = \"b\"\nstart = \"2s\"\nend = \"3500ms\"\nmode = { kind = \"fail\" }\n[[outages]]\nkind = \"markov\"\nmean_up = \"5s\"\nmean_down = \"1s\"\nmode = { kind = \"fail\" }\n";
+
+    #[test]
+    fn the_plot_table_records_the_graph_the_worst_cases_and_the_expectations_and_reads_back() {
+        let mut m = Manifest::of(
+            &loaded(GRAPH),
+            &Origin::default(),
+            1,
+            &["summary.csv".into()],
+        );
+        let graph = GraphShape::of(&loaded(GRAPH).scenario);
+        assert_eq!(
+            graph.fleets,
+            vec![GraphFleet {
+                name: "users".into(),
+                target: "front".into()
+            }]
+        );
+        assert_eq!(graph.services[0].calls, vec!["a", "b", "b"]);
+        assert_eq!(graph.services[0].servers, Limit::Finite(4));
+        assert_eq!(graph.services[1].servers, Limit::Unlimited);
+        assert_eq!(
+            graph.outages,
+            vec![
+                GraphOutage {
+                    service: Some("b".into()),
+                    window_s: Some([2.0, 3.5])
+                },
+                GraphOutage {
+                    service: None,
+                    window_s: None
+                }
+            ]
+        );
+        let mut select = toml::Table::new();
+        select.insert("fleets.0.arrival.rate".into(), vec!["200"].into());
+        m.plot = Some(Plot {
+            labels: vec![vec!["100".into(), "200".into()]],
+            worst_case_attempts: vec![Limit::Finite(27.0), Limit::Unlimited],
+            worst_case_cells: 0,
+            expect_error: None,
+            expect_skipped: 1,
+            expect: vec![Expect {
+                index: 2,
+                metric: "amplification".into(),
+                min: None,
+                max: Some(1.5),
+                per: ExpectPer::Run,
+                select,
+            }],
+            graph: Some(graph),
+        });
+        let text = m.render();
+        for line in [
+            "\n[plot]\nlabels = [[\"100\", \"200\"]]\nworst_case_attempts = [27.0, \"unlimited\"]\nexpect_skipped = 1\n",
+            "\n[[plot.expect]]\nindex = 2\nmetric = \"amplification\"\nmax = 1.5\nper = \"run\"\n",
+            "\n[plot.expect.select]\n\"fleets.0.arrival.rate\" = [\"200\"]\n",
+            "\n[[plot.graph.services]]\nname = \"a\"\nservers = \"unlimited\"\ncalls = []\n",
+            "\n[[plot.graph.outages]]\nservice = \"b\"\nwindow_s = [2.0, 3.5]\n",
+        ] {
+            assert!(text.contains(line), "{line} not in {text}");
+        }
+        // Between the scenario and the file list, which stays last.
+        let plot = text.find("\n[plot]\n").unwrap();
+        assert!(text.find("\n[scenario]\n").unwrap() < plot);
+        assert!(plot < text.find("\n[output]\n").unwrap());
+        assert_eq!(Manifest::parse(&text), Ok(m.clone()));
+        // What the report shows: the manifest as before, without the table.
+        let mut old = m;
+        old.plot = None;
+        let shown = crate::export::owner::without_output(&text);
+        assert_eq!(
+            without_plot(shown),
+            crate::export::owner::without_output(&old.render())
+        );
+    }
+
+    #[test]
+    fn a_worst_case_is_the_largest_fleet_s_unless_one_is_unlimited() {
+        let two = SCN.replace("max_attempts = \"unlimited\"", "max_attempts = 4");
+        assert_eq!(cell_worst_case(&loaded(&two).scenario), Limit::Finite(12.0));
+        assert_eq!(cell_worst_case(&loaded(SCN).scenario), Limit::Unlimited);
+        let more = format!("{two}[[fleets]]\nname = \"b\"\narrival = {{ kind = \"poisson\", rate = 1 }}\n[[fleets.layers]]\nmax_attempts = 20\n");
+        assert_eq!(
+            cell_worst_case(&loaded(&more).scenario),
+            Limit::Finite(20.0)
+        );
+    }
+
+    #[test]
+    fn a_bad_plot_table_names_the_key_and_what_it_holds() {
+        let text = "[run]\nkind = \"sweep\"\n[plot]\nworst_case_attempts = [3, \"lots\"]\n";
+        match Manifest::parse(text) {
+            Err(ReadError::Field(e)) => assert!(
+                e.starts_with(
+                    "plot.worst_case_attempts[1]: expected a number or \"unlimited\" (found \"lots\")"
+                ),
+                "{e}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        // An integer reads as the number it is.
+        let m = Manifest::parse("[run]\n[plot]\nworst_case_attempts = [3]\n").unwrap();
+        assert_eq!(
+            m.plot.unwrap().worst_case_attempts,
+            vec![Limit::Finite(3.0)]
+        );
+        // A manifest of an older retrysim has none.
+        assert_eq!(Manifest::parse("[run]\n").unwrap().plot, None);
     }
 }

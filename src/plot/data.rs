@@ -16,8 +16,9 @@ use crate::export::manifest::ReadError;
 use super::PlotError;
 
 /// Reads and checks the manifest at `path`: the typed manifest, and its text without
-/// its `[output]` file list (what the report shows: the list changes as charts are
-/// drawn).
+/// its `[output]` file list and its `[plot]` table (what the report shows: what
+/// produced the files; the list changes as charts are drawn, and `[plot]` is what
+/// they are drawn from).
 pub(crate) fn read_manifest(path: &Path) -> Result<(Manifest, String), PlotError> {
     let text = crate::export::read::read_to_string(path, crate::export::MAX_MANIFEST_BYTES)
         .map_err(|source| PlotError::Io {
@@ -25,7 +26,8 @@ pub(crate) fn read_manifest(path: &Path) -> Result<(Manifest, String), PlotError
             source,
         })?;
     let m = parse_manifest(path, &text)?;
-    Ok((m, crate::export::owner::without_output(&text).to_string()))
+    let shown = crate::export::manifest::without_plot(crate::export::owner::without_output(&text));
+    Ok((m, shown.to_string()))
 }
 
 /// Parses manifest text, naming `path` in errors.

@@ -17,17 +17,19 @@
 //! An arrow is labelled with its callee's `service_<name>_attempts_per_request` and a
 //! box with its servers and `service_<name>_utilisation_peak` (both the mean over the
 //! folder's runs, from `summary.csv`); the box's fill is the peak utilisation's class
-//! ([`palette::UTILISATION_CLASSES`]). The structure is the manifest's scenario; the
-//! geometry is [`super::graph_layout`].
+//! ([`palette::UTILISATION_CLASSES`]). The structure is the graph's shape the manifest
+//! records (`[plot.graph]`); the geometry is [`super::graph_layout`].
+
+use std::collections::HashMap;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use crate::export::manifest::GraphShape;
 use crate::metrics::columns::{
     service_column, SERVICE_ATTEMPTS_PER_REQUEST, SERVICE_UTILISATION_PEAK,
 };
-use crate::model::config::Scenario;
 
 use super::canvas::{frame, Chart, DrawResult, Entry, Swatch, SIZE};
 use super::data::CsvTable;
@@ -87,26 +89,27 @@ fn mean_of(summary: &CsvTable, name: &str) -> Option<f64> {
 }
 
 impl Graph {
-    /// The graph of `scn` with the measurements of `summary`.
-    pub(crate) fn of(scn: &Scenario, summary: &CsvTable) -> Graph {
-        let n = scn.services.len();
-        let calls: Vec<Vec<usize>> = scn
+    /// The graph of `shape` with the measurements of `summary`; a call or target that
+    /// names no service of it is left out.
+    pub(crate) fn of(shape: &GraphShape, summary: &CsvTable) -> Graph {
+        let n = shape.services.len();
+        let mut index: HashMap<&str, usize> = HashMap::with_capacity(n);
+        for (i, s) in shape.services.iter().enumerate() {
+            index.entry(s.name.as_str()).or_insert(i);
+        }
+        let find = |name: &str| index.get(name).copied().unwrap_or(usize::MAX);
+        let calls: Vec<Vec<usize>> = shape
             .services
             .iter()
-            .map(|s| {
-                s.calls
-                    .iter()
-                    .flat_map(|c| c.to.iter().map(|t| usize::from(*t)))
-                    .collect()
-            })
+            .map(|s| s.calls.iter().map(|c| find(c)).collect())
             .collect();
         let col = columns(&calls);
-        let roots: Vec<usize> = scn.fleets.iter().map(|f| usize::from(f.target)).collect();
+        let roots: Vec<usize> = shape.fleets.iter().map(|f| find(&f.target)).collect();
         let reach = reach_order(&roots, &calls);
         // Drawing order: column by column, each in reach order.
         let mut order = reach.clone();
         order.sort_by_key(|s| col[*s]);
-        let mut nodes: Vec<Node> = scn
+        let mut nodes: Vec<Node> = shape
             .fleets
             .iter()
             .map(|f| Node {
@@ -119,20 +122,20 @@ impl Graph {
             .collect();
         let mut node_of = vec![0usize; n];
         for &s in &order {
-            let svc = &scn.services[s];
+            let svc = &shape.services[s];
             node_of[s] = nodes.len();
             nodes.push(Node {
                 name: svc.name.clone(),
                 fleet: false,
                 column: col[s],
-                servers: svc.capacity.servers,
+                servers: svc.servers.finite(),
                 peak: mean_of(
                     summary,
                     &service_column(&svc.name, &SERVICE_UTILISATION_PEAK),
                 ),
             });
         }
-        let attempts: Vec<Option<f64>> = scn
+        let attempts: Vec<Option<f64>> = shape
             .services
             .iter()
             .map(|s| {

@@ -86,9 +86,9 @@ use std::path::PathBuf;
 
 #[cfg(not(target_arch = "wasm32"))]
 use {
+    crate::export::manifest::GraphShape,
     crate::export::write_atomic,
     crate::metrics::columns::{RUN, SERVICES_FILE, SUCCESS_LATENCY_P50_MS, SUCCESS_LATENCY_P99_MS},
-    crate::model::config::Scenario,
     canvas::{render_png, render_svg, Chart},
     data::{CsvTable, FolderKind, Manifest, Sweep},
     graph::{Graph, GraphChart},
@@ -221,7 +221,7 @@ pub struct Folder {
     pub dir: PathBuf,
     /// `manifest.toml`.
     pub manifest: Manifest,
-    /// Its text without the `[output]` file list.
+    /// Its text without the `[output]` file list and the `[plot]` table.
     pub manifest_text: String,
     /// `summary.csv`.
     pub summary: CsvTable,
@@ -231,15 +231,21 @@ pub struct Folder {
     pub herd: Vec<HerdSeries>,
     /// The cells of a sweep.
     pub sweep: Option<Sweep>,
-    /// A run folder of a service graph (it has `services.csv`): the scenario of its
-    /// manifest, when it still loads.
-    pub graph: Option<Scenario>,
+    /// A run folder of a service graph (it has `services.csv`): the graph's shape, as
+    /// its manifest records it (`[plot.graph]`; `None` in a manifest that predates it).
+    pub graph: Option<GraphShape>,
     /// `services.csv` of such a folder: the series of each service in the first run.
     pub services: Vec<ServiceSeries>,
     /// `traces.csv` of a run folder that has one: the sampled requests' lanes.
     pub traces: Option<Traces>,
     /// The outage windows of `trace.json`, seconds, when the folder has it.
     pub trace_outages: Option<Vec<(f64, f64)>>,
+    /// The charts left out because the manifest predates `[plot]`, which they are
+    /// drawn from (HTML, for the report's note).
+    pub left_out: Vec<&'static str>,
+    /// A sweep that wants the amplification chart but has too many cells for its
+    /// manifest to record their N^L: its number of cells (0: none left out).
+    pub too_many_cells: u64,
 }
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -272,11 +278,22 @@ impl Folder {
                 Some(Sweep::read(&manifest.run.params, &summary, agg.as_ref())?)
             }
         };
+        let mut left_out = Vec::new();
+        if manifest.plot.is_none() && sweep.as_ref().is_some_and(sweep::wants_amplification) {
+            left_out.push("the amplification chart (<code>amplification</code>)");
+        }
+        let too_many_cells = match (&manifest.plot, &sweep) {
+            (Some(p), Some(sw)) if sweep::wants_amplification(sw) => p.worst_case_cells,
+            _ => 0,
+        };
         let services_path = dir.join(SERVICES_FILE);
         let (graph, services) = if sweep.is_none() && services_path.exists() {
+            if manifest.plot.is_none() {
+                left_out.push("the service graph (<code>graph</code>)");
+            }
             let run = series.first().map(|s| s.run);
             (
-                graph_scenario(&manifest),
+                manifest.plot.as_ref().and_then(|p| p.graph.clone()),
                 services::read_services(&services_path, run)?,
             )
         } else {
@@ -306,21 +323,10 @@ impl Folder {
             services,
             traces,
             trace_outages,
+            left_out,
+            too_many_cells,
         })
     }
-}
-
-#[cfg(not(target_arch = "wasm32"))]
-/// The scenario a manifest records, validated again, when it is a service graph
-/// (`None` when it no longer loads: the graph chart is then left out).
-fn graph_scenario(m: &Manifest) -> Option<Scenario> {
-    let source = crate::scenario::Source {
-        path: "<manifest scenario>".into(),
-        stem: m.scenario_name().to_string(),
-        text: String::new(),
-    };
-    let loaded = crate::scenario::from_table(&source, m.scenario.clone()).ok()?;
-    loaded.scenario.graph.then_some(loaded.scenario)
 }
 
 #[cfg(not(target_arch = "wasm32"))]

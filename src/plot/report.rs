@@ -164,6 +164,22 @@ pub(crate) fn render(folder: &Folder, drawn: &[Drawn], expectations: &Expectatio
     }
 
     h.push_str("<section id=\"plots\">\n<h2>Charts</h2>\n");
+    if !folder.left_out.is_empty() {
+        let _ = writeln!(
+            h,
+            "<p>Left out: {}. This folder's <code>manifest.toml</code> was written by an older retrysim, without the <code>[plot]</code> table {} drawn from (run the same command again to write it).</p>",
+            folder.left_out.join(" and "),
+            if folder.left_out.len() == 1 { "it is" } else { "they are" }
+        );
+    }
+    if folder.too_many_cells > 0 {
+        let _ = writeln!(
+            h,
+            "<p>Left out: the amplification chart (<code>amplification</code>). The sweep has {} cells, more than the {} whose N^L its manifest records.</p>",
+            folder.too_many_cells,
+            super::sweep::MAX_WORST_CASE_CELLS
+        );
+    }
     if drawn.is_empty() {
         h.push_str("<p>No chart applies to this folder.</p>\n");
     }

@@ -11,8 +11,8 @@ use std::path::Path;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use crate::export::manifest::GraphShape;
 use crate::metrics::columns::{REPLICATION, RUN, SERVICES};
-use crate::model::config::{OutageTiming, Scenario};
 
 use super::canvas::{frame, tick, tick_font, upper, Chart, DrawResult, Entry, Swatch};
 use super::decimate::{decimate_gapped, merge_spans};
@@ -141,11 +141,12 @@ pub(crate) fn read_services(
 }
 
 /// The outage spans to shade in each service's panel, seconds: the windows of the
-/// outages that hit it (targeted at it or at every service) within `[0, end)`. An
-/// outage of random (Markov) windows, or a service the scenario does not name, takes
-/// `measured` instead: the spans `timeseries.csv` marks as inside an outage.
+/// outages that hit it (targeted at it or at every service) within `[0, end)`, as the
+/// graph's shape records them. An outage of random (Markov) windows, or a service the
+/// shape does not name (or no shape), takes `measured` instead: the spans
+/// `timeseries.csv` marks as inside an outage.
 pub(crate) fn outage_spans(
-    scn: Option<&Scenario>,
+    graph: Option<&GraphShape>,
     names: &[String],
     measured: &[(f64, f64)],
     end: f64,
@@ -153,28 +154,23 @@ pub(crate) fn outage_spans(
     names
         .iter()
         .map(|name| {
-            let Some((scn, k)) = scn.and_then(|s| {
-                s.services
-                    .iter()
-                    .position(|x| &x.name == name)
-                    .map(|k| (s, k as u16))
-            }) else {
+            let Some(g) = graph.filter(|g| g.services.iter().any(|x| &x.name == name)) else {
                 return measured.to_vec();
             };
             let mut spans = Vec::new();
-            for o in scn
+            for o in g
                 .outages
                 .iter()
-                .filter(|o| o.target.is_none_or(|t| t == k))
+                .filter(|o| o.service.as_ref().is_none_or(|s| s == name))
             {
-                match o.timing {
-                    OutageTiming::Window { start, end: stop } => {
-                        let (a, b) = (start as f64 / 1e9, (stop as f64 / 1e9).min(end));
+                match o.window_s {
+                    Some([start, stop]) => {
+                        let (a, b) = (start, stop.min(end));
                         if a < b {
                             spans.push((a, b));
                         }
                     }
-                    OutageTiming::Markov { .. } => return measured.to_vec(),
+                    None => return measured.to_vec(),
                 }
             }
             spans.sort_by(|a, b| a.0.total_cmp(&b.0));

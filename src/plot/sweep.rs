@@ -13,10 +13,12 @@
 //!   line per combination of the other keys.
 //! - `amplification`: measured attempts per logical request against N^L, the worst case
 //!   (every attempt fails) of the cell's retry stack: the product of `max_attempts`
-//!   over the layers, taken from the manifest's scenario table with the cell's values
-//!   applied (the largest over fleets when there are several). Drawn when a swept key
-//!   ends in `max_attempts` or passes through `layers`, and N^L can be computed for
-//!   every cell; the diagonal y = N^L is the bound.
+//!   over the layers (the largest over fleets when there are several), as the manifest
+//!   records it for each cell (`[plot] worst_case_attempts`, worked out from the
+//!   cell's scenario when the sweep was written, for a grid of at most
+//!   [`MAX_WORST_CASE_CELLS`] cells). Drawn when a swept key ends in `max_attempts` or
+//!   passes through `layers`, and every cell's N^L is finite; the diagonal y = N^L is
+//!   the bound.
 
 use std::path::Path;
 
@@ -26,7 +28,7 @@ use plotters::prelude::*;
 use super::canvas::{
     axis_font, frame, padded, tick, tick_font, upper, Chart, DrawResult, Entry, Swatch,
 };
-use crate::export::manifest::worst_case_number;
+use crate::export::manifest::Limit;
 use crate::metrics::columns::{
     AMPLIFICATION, EVENTS, OFFERED_RATE, PEAK_INBOUND, RECOVERY_TIME_S, SUCCESS_FRACTION,
 };
@@ -45,8 +47,11 @@ pub(crate) struct SweepContext<'a> {
     pub sweep: &'a Sweep,
     /// Scenario name.
     pub scenario: &'a str,
-    /// The scenario table of the manifest.
-    pub table: &'a toml::Table,
+    /// Each grid cell's N^L, in cell order, as the manifest records it (`None`: a
+    /// manifest that predates `[plot]`).
+    pub worst_case: Option<&'a [Limit<f64>]>,
+    /// Replications per cell: run `r` is of grid cell `r / replications`.
+    pub replications: u64,
     /// Short name of each swept key (shortest unique dotted suffix).
     pub short: Vec<String>,
     /// Index of the swept key that is the load, if one is.
@@ -96,7 +101,11 @@ impl<'a> SweepContext<'a> {
         SweepContext {
             sweep,
             scenario: manifest.scenario_name(),
-            table: &manifest.scenario,
+            worst_case: manifest
+                .plot
+                .as_ref()
+                .map(|p| p.worst_case_attempts.as_slice()),
+            replications: manifest.run.replications.unwrap_or(1).max(1) as u64,
             short: short_names(&sweep.keys),
             load_key: sweep.keys.iter().position(|k| is_load_key(k)),
         }
@@ -677,49 +686,49 @@ pub(crate) fn metric_charts(ctx: &SweepContext, palette: &Palette) -> Vec<LinesC
     out
 }
 
+/// The most cells whose N^L a sweep's manifest records: each is a build of the cell's
+/// scenario when the sweep is written, and a chart of more points says no more.
+pub(crate) const MAX_WORST_CASE_CELLS: usize = 10_000;
+
 /// Whether a swept key changes the retry stack's worst case.
-fn shapes_attempts(key: &str) -> bool {
+pub(crate) fn shapes_attempts(key: &str) -> bool {
     key.ends_with("max_attempts") || key.split('.').any(|p| p == "layers")
 }
 
-/// N^L of a cell: the scenario table with the cell's values applied, validated, and
-/// the largest product of `max_attempts` over the fleets (none when a layer's
-/// `max_attempts` is `"unlimited"`).
-fn worst_case(ctx: &SweepContext, cell: &SweepCell) -> Option<f64> {
-    use crate::scenario::{from_table, overrides, Source};
-    let mut table = ctx.table.clone();
-    for (k, v) in ctx.sweep.keys.iter().zip(&cell.values) {
-        overrides::apply(&mut table, k, overrides::parse_value(v)).ok()?;
+/// Whether the sweep is one the `amplification` chart is drawn for, given every
+/// cell's N^L: a swept key changes the retry stack and the cells have the metric.
+pub(crate) fn wants_amplification(sw: &Sweep) -> bool {
+    sw.keys.iter().any(|k| shapes_attempts(k)) && sw.metrics.iter().any(|m| m == AMPLIFICATION.name)
+}
+
+/// N^L of each of the sweep's cells: the manifest's value for the grid cell its runs
+/// are of (`None` when unlimited, or unknown).
+fn worst_cases(ctx: &SweepContext) -> Vec<Option<f64>> {
+    let mut first: Vec<Option<u64>> = vec![None; ctx.sweep.cells.len()];
+    for &(run, _, c) in &ctx.sweep.runs {
+        if let Some(f) = first.get_mut(c) {
+            f.get_or_insert(run);
+        }
     }
-    let source = Source {
-        path: "<manifest scenario>".into(),
-        stem: ctx.scenario.to_string(),
-        text: String::new(),
-    };
-    let loaded = from_table(&source, table).ok()?;
-    // A cell with an unlimited layer has no N^L to draw against.
-    let mut worst = None;
-    for f in &loaded.scenario.fleets {
-        let n = worst_case_number(&f.layers)?;
-        worst = Some(worst.map_or(n, |w: f64| w.max(n)));
-    }
-    worst
+    first
+        .into_iter()
+        .map(|run| {
+            let cell = usize::try_from(run? / ctx.replications).ok()?;
+            ctx.worst_case?.get(cell)?.finite()
+        })
+        .collect()
 }
 
 /// `amplification`, when the sweep changes the retry stack (see the module docs).
 pub(crate) fn amplification(ctx: &SweepContext, palette: &Palette) -> Option<LinesChart> {
     let sw = ctx.sweep;
+    if !wants_amplification(sw) {
+        return None;
+    }
     let shaping: Vec<usize> = (0..sw.keys.len())
         .filter(|&k| shapes_attempts(&sw.keys[k]))
         .collect();
-    if shaping.is_empty() || !sw.metrics.iter().any(|m| m == AMPLIFICATION.name) {
-        return None;
-    }
-    let worst: Vec<f64> = sw
-        .cells
-        .iter()
-        .map(|c| worst_case(ctx, c))
-        .collect::<Option<_>>()?;
+    let worst: Vec<f64> = worst_cases(ctx).into_iter().collect::<Option<_>>()?;
     let lines = lines_of(
         ctx,
         palette,
@@ -783,6 +792,72 @@ pub(crate) fn draw(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
+
+    /// A sweep over presets, `cells` of them present in the folder (its runs: two
+    /// replications of each, numbered as in the whole grid).
+    fn presets(cells: &[(usize, &str)]) -> Sweep {
+        let stat = |m: f64| Stat {
+            mean: m,
+            low: m,
+            high: m,
+        };
+        Sweep {
+            keys: vec!["fleets.0.layers.0.preset".into()],
+            cells: cells
+                .iter()
+                .map(|(_, v)| SweepCell {
+                    values: vec![v.to_string()],
+                    runs: 2,
+                    metrics: BTreeMap::from([(AMPLIFICATION.name.to_string(), stat(1.5))]),
+                    empty: BTreeMap::new(),
+                })
+                .collect(),
+            metrics: vec![AMPLIFICATION.name.to_string()],
+            has_intervals: false,
+            runs: cells
+                .iter()
+                .enumerate()
+                .flat_map(|(i, (grid, _))| {
+                    let r = 2 * *grid as u64;
+                    [(r, 0, i), (r + 1, 1, i)]
+                })
+                .collect(),
+        }
+    }
+
+    fn xs(sw: &Sweep, worst: &[Limit<f64>]) -> Option<Vec<f64>> {
+        let ctx = SweepContext {
+            sweep: sw,
+            scenario: "s",
+            worst_case: Some(worst),
+            replications: 2,
+            short: short_names(&sw.keys),
+            load_key: None,
+        };
+        let c = amplification(&ctx, &ctx.palette())?;
+        Some(
+            c.lines
+                .iter()
+                .flat_map(|l| l.points.iter().map(|p| p.0))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn amplification_puts_each_cell_at_the_n_to_the_l_the_manifest_records_for_it() {
+        let f = Limit::Finite;
+        let worst = [f(4.0), f(2.0), Limit::Unlimited];
+        // Each cell at its grid cell's N^L, found by its runs (sorted along x).
+        let all = presets(&[(0, "grpc"), (1, "envoy")]);
+        assert_eq!(xs(&all, &worst), Some(vec![2.0, 4.0]));
+        // A shard's folder holds some cells: they are matched by their runs.
+        assert_eq!(xs(&presets(&[(1, "envoy")]), &worst), Some(vec![2.0]));
+        // A cell without a finite N^L: no chart.
+        assert_eq!(xs(&presets(&[(0, "grpc"), (2, "finagle")]), &worst), None);
+        // Nor when the manifest records fewer cells than the folder has.
+        assert_eq!(xs(&all, &worst[..1]), None);
+    }
 
     #[test]
     fn tick_labels_fit_the_width_or_are_numbered() {

@@ -18,6 +18,7 @@ use std::path::Path;
 pub use crate::model::config::Scenario;
 pub use error::ScenarioError;
 pub use file::ScenarioFile;
+pub use overrides::Overrides;
 
 /// The embedded default scenario (`scenarios/default.toml`): a short storm that recovers.
 pub const DEFAULT_SCENARIO: &str = include_str!("../../scenarios/default.toml");
@@ -308,6 +309,39 @@ fn field_path(p: &serde_path_to_error::Path) -> String {
     } else {
         out
     }
+}
+
+/// Reads a scenario file (`None`: the embedded default), applies the overrides, and
+/// parses and validates it.
+pub fn load_file(path: Option<&Path>, overrides: &Overrides) -> Result<Loaded, ScenarioError> {
+    let source = match path {
+        Some(p) => Source::read(p)?,
+        None => Source::embedded_default(),
+    };
+    load_overridden(source, overrides)
+}
+
+/// Parses and validates a scenario given as text, with its overrides, touching no
+/// file: messages name it `path` exactly as they name a file of that name read by
+/// [`load_file`], so the same text gives the same errors.
+pub fn load_text(path: &str, text: &str, overrides: &Overrides) -> Result<Loaded, ScenarioError> {
+    load_overridden(Source::from_text(path, text), overrides)
+}
+
+/// Applies the overrides to a scenario's text, then parses and validates it.
+fn load_overridden(source: Source, overrides: &Overrides) -> Result<Loaded, ScenarioError> {
+    let mut table = source.table()?;
+    apply_sets(&source, &mut table, &overrides.sets)?;
+    if let Some(seed) = overrides.seed {
+        // Manifests and CSV files hold seeds as signed 64-bit integers.
+        let seed = i64::try_from(seed).map_err(|_| ScenarioError::Override {
+            path: source.path.clone(),
+            key: "--seed".into(),
+            message: format!("must be at most {} (found {seed})", i64::MAX),
+        })?;
+        table.insert("seed".into(), toml::Value::Integer(seed));
+    }
+    from_table(&source, table)
 }
 
 /// Reads, overrides (`KEY=VALUE` strings), parses and validates a scenario.

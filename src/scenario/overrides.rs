@@ -5,6 +5,27 @@
 //! (`fleets.*.layers.*.max_attempts`). Missing tables on the way are created, so an
 //! optional key can be set even when the file leaves it out.
 
+/// Changes to a scenario given with it: `--set KEY=VALUE` overrides, then a seed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Overrides {
+    /// `KEY=VALUE` overrides, applied in order.
+    pub sets: Vec<String>,
+    /// The base seed, replacing the scenario's `seed` (applied after `sets`).
+    pub seed: Option<u64>,
+}
+
+impl Overrides {
+    /// The overrides as typed on a command line (`--set k=v`, then `--seed N`): what
+    /// a manifest records.
+    pub fn typed(&self) -> Vec<String> {
+        let mut o: Vec<String> = self.sets.iter().map(|s| format!("--set {s}")).collect();
+        if let Some(s) = self.seed {
+            o.push(format!("--seed {s}"));
+        }
+        o
+    }
+}
+
 /// Splits `KEY=VALUE`; the value is read as a TOML value (`5`, `0.2`, `true`,
 /// `{ kind = "fixed", delay = "1s" }`), or taken as a string when it is not one
 /// (`60s`, `unlimited`).

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::export::manifest::{self, FolderKind, Origin};
+use crate::export::manifest::{FolderKind, Origin};
 use crate::export::owner::{Staged, Want};
 use crate::export::{write_atomic, AtomicFile};
 use crate::run::{run_one, RunResult};
@@ -160,7 +160,8 @@ pub fn run_folder(
     // The manifest first: in a folder written directly, a run killed before its tables
     // leaves a folder that says what it is for, and vouches for the files it was
     // writing.
-    let text = manifest::render(&plan.base, origin, plan.total_runs(), &files);
+    let plot = super::plot_table::of(&plan, FolderKind::Run)?;
+    let text = super::manifest_of(&plan, FolderKind::Run, origin, &files, &plot).render();
     let m = d.join("manifest.toml");
     write_atomic(&m, text.as_bytes()).map_err(io_err("cannot write", &m))?;
     let mut tables = store::Tables::create(d, &plan, aggregate)

@@ -13,6 +13,7 @@ mod folder;
 pub mod label;
 mod merge;
 pub mod plan;
+mod plot_table;
 pub(crate) mod store;
 
 use std::path::{Path, PathBuf};
@@ -21,7 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rayon::prelude::*;
 use thiserror::Error;
 
-use crate::export::manifest::{self, FolderKind, Manifest, Origin};
+use crate::export::manifest::{self, FolderKind, Manifest, Origin, Plot};
 use crate::export::owner::{self, Claimed, OwnerError, Refusal, Want};
 use crate::export::write_atomic;
 use crate::run::{run_one, RunResult};
@@ -184,13 +185,36 @@ pub struct Outcome {
     pub rerun: Vec<(u64, String)>,
 }
 
-fn manifest_text(plan: &Plan, shard: Option<Shard>, origin: &Origin, files: &[String]) -> String {
-    let mut m = Manifest::of(&plan.base, origin, plan.total_runs(), files);
-    m.run.kind = FolderKind::Sweep;
-    m.run.params = plan.params();
-    m.run.cells = Some(plan.cells.len() as i64);
+/// The manifest text of a sweep folder of `plan`, or of its shard `shard`.
+fn manifest_text(
+    plan: &Plan,
+    shard: Option<Shard>,
+    origin: &Origin,
+    files: &[String],
+    plot: &Plot,
+) -> String {
+    let mut m = manifest_of(plan, FolderKind::Sweep, origin, files, plot);
     m.run.shard = shard.map(|s| format!("{}/{}", s.index, s.count));
     m.render()
+}
+
+/// The manifest of a `kind` folder of `plan` that will write `files`, with its
+/// `[plot]` table `plot` ([`plot_table::of`]).
+pub(crate) fn manifest_of(
+    plan: &Plan,
+    kind: FolderKind,
+    origin: &Origin,
+    files: &[String],
+    plot: &Plot,
+) -> Manifest {
+    let mut m = Manifest::of(&plan.base, origin, plan.total_runs(), files);
+    if kind == FolderKind::Sweep {
+        m.run.kind = FolderKind::Sweep;
+        m.run.params = plan.params();
+        m.run.cells = Some(plan.cells.len() as i64);
+    }
+    m.plot = Some(plot.clone());
+    m
 }
 
 /// Reads a folder's manifest: `Ok(None)` when it has none.
@@ -251,13 +275,15 @@ fn claim_folder(
         fingerprint: Some(manifest::fingerprint(&plan.base.resolved)),
         shard: shard.map(|s| format!("{}/{}", s.index, s.count)),
     };
+    // What the charts need, every cell built, before the folder is touched.
+    let plot = plot_table::of(plan, FolderKind::Sweep)?;
     let claimed = claim(dir, &want, force)?;
     let mut files = sweep_files(
         shard.is_none(),
         plan.layout.uses(&crate::metrics::columns::SERVICE_GROUP),
     );
     write_manifest(&claimed, &mut files, |f| {
-        manifest_text(plan, shard, origin, f)
+        manifest_text(plan, shard, origin, f, &plot)
     })?;
     Ok(claimed)
 }

@@ -567,6 +567,15 @@ impl Plan {
             .collect()
     }
 
+    /// Builds every cell (in parallel) and maps each, in cell order; the first error
+    /// in cell order wins.
+    pub(crate) fn map_cells<T: Send>(
+        &self,
+        f: impl Fn(&Loaded) -> T + Sync,
+    ) -> Result<Vec<T>, ScenarioError> {
+        self.build_cells(0..self.cells.len(), f)
+    }
+
     /// The shape of a finished run of each cell that the runs `runs` use (what its
     /// files must hold), by cell; the cells are built to know it.
     pub(crate) fn shapes(

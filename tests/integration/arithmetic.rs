@@ -418,6 +418,25 @@ fn a_million_cell_sweep_plans_lazily_and_a_shard_runs_only_its_runs() {
     assert_eq!(summary.lines().count(), 2, "{summary}");
     assert!(summary.contains(",1000,1000\n"), "the last cell: {summary}");
     assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    // Its manifest does not build the million cells for their N^L: it says how many
+    // there are, and the report says why the amplification chart is left out.
+    let manifest = std::fs::read_to_string(d.path().join("out/manifest.toml")).unwrap();
+    assert!(
+        manifest.contains("\nworst_case_cells = 1000000\n"),
+        "{manifest}"
+    );
+    assert!(!manifest.contains("\nworst_case_attempts = "), "{manifest}");
+    let out = retrysim(&["plot", "out", "-q", "--format", "svg"], d.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(d.path().join("out/report.html")).unwrap();
+    assert!(
+        html.contains("<p>Left out: the amplification chart (<code>amplification</code>). The sweep has 1000000 cells, more than the 10000 whose N^L its manifest records.</p>"),
+        "{html}"
+    );
 }
 
 #[test]

@@ -22,6 +22,8 @@ mod guards;
 mod hedging;
 mod interrupt;
 mod intervals;
+mod layering;
+mod limits;
 mod occ;
 mod ordinals;
 mod output_safety;

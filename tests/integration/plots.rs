@@ -447,6 +447,7 @@ impl SweepFixture {
         );
         run.insert("scenario".into(), "default".into());
         run.insert("seed".into(), 1.into());
+        run.insert("replications".into(), (self.replications as i64).into());
         run.insert("runs".into(), (runs as i64).into());
         let mut resolved = toml::Table::new();
         resolved.insert("capacity_per_s".into(), 1000.0.into());
@@ -455,6 +456,25 @@ impl SweepFixture {
         root.insert("run".into(), run.into());
         root.insert("resolved".into(), resolved.into());
         root.insert("scenario".into(), table.into());
+        // What retrysim records for the charts: the grid's labels and each cell's N^L
+        // (here its max_attempts, 3 when not swept).
+        let mut plot = toml::Table::new();
+        plot.insert(
+            "labels".into(),
+            toml::Value::Array(
+                self.values
+                    .iter()
+                    .map(|v| toml::Value::Array(v.iter().map(|x| (*x).into()).collect()))
+                    .collect(),
+            ),
+        );
+        let n = self.keys.iter().position(|k| *k == ATTEMPTS);
+        let worst = cells
+            .iter()
+            .map(|c| n.map_or(3.0, |i| c[i].parse::<f64>().unwrap()).into())
+            .collect();
+        plot.insert("worst_case_attempts".into(), toml::Value::Array(worst));
+        root.insert("plot".into(), plot.into());
         std::fs::write(dir.join("manifest.toml"), toml::to_string(&root).unwrap()).unwrap();
 
         let names: Vec<&str> = self.metrics(&cells[0], 0).iter().map(|m| m.0).collect();
@@ -1633,4 +1653,239 @@ fn a_sweep_report_leads_with_the_expectations_and_their_metrics_charts() {
     let folded = html.find("id=\"metric-charts\"").unwrap();
     assert!(html[plots..folded].contains("id=\"plot-metrics-metastable_vs_servers\""));
     assert!(!html[folded..].contains("id=\"plot-metrics-metastable_vs_servers\""));
+}
+
+// ---- the manifest's [plot] table: a folder drawn from itself ---------------------------------
+
+/// The `<section id="...">` of a report.
+fn section<'a>(html: &'a str, id: &str) -> &'a str {
+    let from = html
+        .find(&format!("<section id=\"{id}\">"))
+        .unwrap_or_else(|| panic!("no section {id}"));
+    let s = &html[from..];
+    &s[..s.find("</section>").unwrap()]
+}
+
+/// Runs `args` (a `run` or `sweep` of a shipped scenario) into `out`, SVG charts.
+fn write_folder(args: &[&str], out: &Path) {
+    let mut a = args.to_vec();
+    a.extend(["--format", "svg", "--out", out.to_str().unwrap(), "-q"]);
+    let o = retrysim(&a);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// Redraws `dir` as `retrysim plot` does, SVG charts.
+fn replot(dir: &Path) {
+    let o = retrysim(&["plot", dir.to_str().unwrap(), "--format", "svg", "-q"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// Rewrites `dir`'s manifest as an older retrysim wrote it: without `[plot]`.
+fn strip_plot_table(dir: &Path) {
+    let m = read(&dir.join("manifest.toml"));
+    let (from, to) = (
+        m.find("\n[plot]\n").unwrap(),
+        m.find("\n[output]\n").unwrap(),
+    );
+    let old = format!("{}{}", &m[..=from], &m[to + 1..]);
+    std::fs::write(dir.join("manifest.toml"), old).unwrap();
+}
+
+#[test]
+fn a_folder_is_drawn_from_its_manifest_even_when_its_scenario_would_no_longer_load() {
+    // As if a newer retrysim refused the scenario the folder was run with: its
+    // [scenario] table gains a key no retrysim knows. The graph and the expectations
+    // are drawn from [plot], as they were.
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("cascade");
+    write_folder(&["run", "scenarios/cascade.toml"], &out);
+    let before = read(&out.join("report.html"));
+    assert!(before.contains("id=\"plot-graph\""));
+    let m = read(&out.join("manifest.toml"));
+    let m = m.replacen("\n[scenario]\n", "\n[scenario]\nno_such_key = 1\n", 1);
+    std::fs::write(out.join("manifest.toml"), m).unwrap();
+    replot(&out);
+    let after = read(&out.join("report.html"));
+    assert!(plot_file(&out, "graph", "svg").exists());
+    assert_eq!(section(&after, "plots"), section(&before, "plots"));
+    let expect = section(&after, "expectations");
+    assert_eq!(expect, section(&before, "expectations"));
+    assert!(expect.contains("<p>1 of 1 pass"), "{expect}");
+    assert!(
+        expect.contains("<p>2 expectations select sweep cells"),
+        "{expect}"
+    );
+    // The report shows what produced the files, not what the charts are drawn from.
+    let scenario = section(&after, "scenario");
+    assert!(scenario.contains("no_such_key = 1"));
+    assert!(!scenario.contains("[plot]"), "{scenario}");
+}
+
+#[test]
+fn a_run_folder_whose_manifest_predates_the_plot_table_leaves_out_the_graph_and_says_why() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("cascade");
+    write_folder(&["run", "scenarios/cascade.toml"], &out);
+    strip_plot_table(&out);
+    replot(&out);
+    let html = read(&out.join("report.html"));
+    // The graph's shape is not re-read from the scenario: left out, and said so.
+    assert!(!plot_file(&out, "graph", "svg").exists());
+    assert!(!html.contains("id=\"plot-graph\""));
+    assert!(
+        section(&html, "plots").contains("<p>Left out: the service graph (<code>graph</code>). This folder's <code>manifest.toml</code> was written by an older retrysim, without the <code>[plot]</code> table it is drawn from (run the same command again to write it).</p>"),
+        "{html}"
+    );
+    // The services chart needs only services.csv (outages shaded where timeseries.csv
+    // marks them).
+    assert!(plot_file(&out, "services", "svg").exists());
+    let expect = section(&html, "expectations");
+    assert!(
+        expect.contains("<p>Not evaluated: this folder&#39;s manifest.toml was written by an older retrysim, without the [plot] table that holds them resolved"),
+        "{expect}"
+    );
+    assert!(!expect.contains("<tr>"), "{expect}");
+}
+
+/// The PASS/FAIL rows `retrysim check` prints, as the report's table rows.
+fn check_rows(args: &[&str]) -> Vec<String> {
+    let mut check = vec!["check"];
+    check.extend(args);
+    let c = retrysim(&check);
+    assert!(c.status.code().is_some_and(|c| c <= 1), "{c:?}");
+    let table = String::from_utf8_lossy(&c.stdout);
+    let escape = |s: &str| s.replace('<', "&lt;").replace('>', "&gt;");
+    table
+        .lines()
+        .filter(|l| l.starts_with("scenarios/") || l.starts_with('/'))
+        .map(|line| {
+            let word = if line.ends_with(" pass") {
+                "pass\">PASS"
+            } else {
+                "fail\">FAIL"
+            };
+            let f: Vec<&str> = line
+                .split("  ")
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .collect();
+            // scenario, cell, metric, bound, value, result
+            format!(
+                "<tr><td class=\"{word}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                f[2],
+                escape(f[3]),
+                f[4],
+                escape(f[1])
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_report_evaluates_per_run_and_labelled_expectations_as_check_does() {
+    // A sweep with labelled values, an expectation per run on the cells a label
+    // selects, and one per cell over every cell; one bound fails somewhere.
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("perrun.toml");
+    std::fs::write(
+        &file,
+        "name = \"perrun\"\nseed = 3\nduration = \"4s\"\nreplications = 2\n\
+         [dependency]\nservers = 2\nservice_time = \"10ms\"\n\
+         [[fleets]]\nname = \"web\"\narrival = { kind = \"poisson\", rate = 100 }\n\
+         [[fleets.layers]]\nname = \"client\"\nmax_attempts = 3\nattempt_timeout = \"50ms\"\n\
+         [sweep]\n\"fleets.0.layers.0.max_attempts\" = [1, 3]\n\
+         \"fleets.0.arrival.rate\" = [{ label = \"low\", value = 50 }, { label = \"high\", value = 400 }]\n\
+         [[expect]]\nmetric = \"amplification\"\nmax = 1.5\nper = \"run\"\nwhere = { \"fleets.0.arrival.rate\" = \"high\" }\n\
+         [[expect]]\nmetric = \"success_fraction\"\nmin = 0.9\n",
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    let out = d.path().join("out");
+    write_folder(&["sweep", f], &out);
+    let rows = check_rows(&[f]);
+    // Two high-rate cells of two runs each, then four cells.
+    assert_eq!(rows.len(), 8, "{rows:?}");
+    assert!(rows.iter().any(|r| r.contains("FAIL")), "{rows:?}");
+    assert!(
+        rows[0].ends_with("<td>run 2 (max_attempts=1, rate=high)</td></tr>"),
+        "{rows:?}"
+    );
+    let html = read(&out.join("report.html"));
+    let expect = section(&html, "expectations");
+    let shown: Vec<&str> = expect
+        .lines()
+        .filter(|l| l.starts_with("<tr><td class="))
+        .collect();
+    assert_eq!(shown, rows);
+}
+
+/// A small sweep over `max_attempts` of two layers, `values` (a TOML list), written to
+/// `dir/amp.toml`.
+fn attempts_sweep(dir: &Path, values: &str) -> PathBuf {
+    let file = dir.join("amp.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"amp\"\nduration = \"3s\"\n\
+         [dependency]\nservers = \"unlimited\"\nservice_time = \"1ms\"\nerror_rate = 1.0\n\
+         [[fleets]]\nname = \"web\"\narrival = {{ kind = \"constant\", rate = 10 }}\n\
+         [[fleets.layers]]\nmax_attempts = 2\n[[fleets.layers]]\nmax_attempts = 2\n\
+         [sweep]\n\"fleets.*.layers.*.max_attempts\" = {values}\n"
+        ),
+    )
+    .unwrap();
+    file
+}
+
+#[test]
+fn a_sweep_whose_values_carry_labels_draws_amplification_at_each_cell_s_n_to_the_l() {
+    // Two layers of 1 or 3 attempts: N^L is 1 and 9, whatever the values are labelled
+    // (the labels are not values: they were once applied as if they were, and the
+    // chart was left out).
+    let d = tempfile::tempdir().unwrap();
+    let file = attempts_sweep(
+        d.path(),
+        "[{ label = \"once\", value = 1 }, { label = \"thrice\", value = 3 }]",
+    );
+    let out = d.path().join("out");
+    write_folder(&["sweep", file.to_str().unwrap()], &out);
+    let manifest = read(&out.join("manifest.toml"));
+    assert!(
+        manifest.contains("\nworst_case_attempts = [1.0, 9.0]\n"),
+        "{manifest}"
+    );
+    let amp = read(&plot_file(&out, "amplification", "svg"));
+    assert_has(
+        &amp,
+        "amplification.svg",
+        &[
+            "Retry amplification against N^L: amp",
+            "N^L: every attempt fails",
+        ],
+    );
+    let html = read(&out.join("report.html"));
+    assert!(html.contains("id=\"plot-amplification\""));
+}
+
+#[test]
+fn a_sweep_whose_manifest_predates_the_plot_table_leaves_out_amplification_and_says_why() {
+    let d = tempfile::tempdir().unwrap();
+    // Plain values: an older retrysim would have drawn the chart from the scenario.
+    let file = attempts_sweep(d.path(), "[1, 3]");
+    let out = d.path().join("out");
+    let args = ["sweep", file.to_str().unwrap()];
+    write_folder(&args, &out);
+    assert!(plot_file(&out, "amplification", "svg").exists());
+    strip_plot_table(&out);
+    replot(&out);
+    assert!(!plot_file(&out, "amplification", "svg").exists());
+    let html = read(&out.join("report.html"));
+    assert!(
+        section(&html, "plots").contains("<p>Left out: the amplification chart (<code>amplification</code>). This folder's <code>manifest.toml</code> was written by an older retrysim"),
+        "{html}"
+    );
+    // Drawn again once the folder is written again: the sweep resumes (nothing runs)
+    // and rewrites its manifest.
+    write_folder(&args, &out);
+    assert!(plot_file(&out, "amplification", "svg").exists());
 }
