@@ -268,7 +268,9 @@ impl World {
             None => deadline,
         };
         if self.deadlines {
-            self.child_deadline(child, st, depth, deadline, call_deadline, now);
+            let gives_up = self.stacks[st].layers[depth].gives_up(now, call_deadline);
+            let d = self.stacks[st].child_deadline(depth + 1, deadline, gives_up);
+            self.calls.set_deadline(child, d);
         }
         if let Some(b) = self.stacks[st].layers[depth].budget(n.instance) {
             b.on_sent(attempts >= 2);
@@ -311,34 +313,6 @@ impl World {
             None if depth + 1 == stack.layers.len() => self.svc_arrive(child, s),
             None => self.begin_call(child, s),
         }
-    }
-
-    /// Sets the deadline the new `child` of the call at depth `depth` of stack `st`
-    /// knows: a call node below knows its call's; the attempt at the service knows when
-    /// this attempt gives up (the deadline, the call's `total_timeout`, the attempt
-    /// timeout) if the stack propagates deadlines, else none.
-    fn child_deadline(
-        &mut self,
-        child: u32,
-        st: usize,
-        depth: usize,
-        deadline: Nanos,
-        call_deadline: Nanos,
-        now: Nanos,
-    ) {
-        let stack = &self.stacks[st];
-        let d = if depth + 1 < stack.layers.len() {
-            deadline
-        } else if stack.propagate {
-            let timeout = stack.layers[depth]
-                .cfg
-                .attempt_timeout
-                .map_or(Nanos::MAX, |t| now.saturating_add(t));
-            call_deadline.min(timeout)
-        } else {
-            Nanos::MAX
-        };
-        self.calls.set_deadline(child, d);
     }
 
     /// The current attempt of `node` timed out.
@@ -780,7 +754,13 @@ impl World {
 
     /// The end of the call at `node`: the request's deadline, or earlier the end of
     /// the layer's `total_timeout`.
-    fn call_deadline_of(&self, node: u32, st: usize, depth: usize, deadline: Nanos) -> Nanos {
+    pub(super) fn call_deadline_of(
+        &self,
+        node: u32,
+        st: usize,
+        depth: usize,
+        deadline: Nanos,
+    ) -> Nanos {
         if self.stacks[st].layers[depth].cfg.total_timeout.is_some() {
             self.calls.deadline[node as usize].min(deadline)
         } else {

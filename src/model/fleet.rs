@@ -187,15 +187,12 @@ impl World {
         if self.trace.is_some() {
             self.trace_node(node, SpanKind::Call, 1, s.now());
         }
+        if self.deadlines {
+            // The request gives up on its first node at its deadline.
+            let d = self.stacks[fleet].child_deadline(0, deadline, deadline);
+            self.calls.set_deadline(node, d);
+        }
         if self.stacks[fleet].layers.is_empty() {
-            if self.deadlines {
-                let d = if self.stacks[fleet].propagate {
-                    deadline
-                } else {
-                    Nanos::MAX
-                };
-                self.calls.set_deadline(node, d);
-            }
             self.svc_arrive(node, s);
         } else {
             self.begin_call(node, s);

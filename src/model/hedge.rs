@@ -165,7 +165,11 @@ impl World {
             self.trace_hedge_copy(node);
         }
         if self.deadlines {
-            self.hedge_child_deadline(child, st, depth, deadline);
+            let call_end = self.call_deadline_of(node, st, depth, deadline);
+            let stack = &self.stacks[st];
+            let gives_up = stack.layers[depth].gives_up(now, call_end);
+            let d = stack.child_deadline(depth + 1, deadline, gives_up);
+            self.calls.set_deadline(child, d);
         }
         let slot = self.hedge.slot(node);
         slot.copies.push(child);
@@ -177,17 +181,6 @@ impl World {
         }
         self.send_down(st, depth, child, child_gen, s);
         true
-    }
-
-    /// The deadline the copy `child` knows (as [`World::start_attempt`] sets it).
-    fn hedge_child_deadline(&mut self, child: u32, st: usize, depth: usize, deadline: u64) {
-        let stack = &self.stacks[st];
-        let d = if depth + 1 < stack.layers.len() || stack.propagate {
-            deadline
-        } else {
-            u64::MAX
-        };
-        self.calls.set_deadline(child, d);
     }
 
     /// [`Event::HedgeTimer`]: the delay since `node`'s last copy is over.

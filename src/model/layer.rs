@@ -61,6 +61,15 @@ impl Layer {
         self.cfg.hop_latency.map(|d| d.sample(network))
     }
 
+    /// When an attempt sent at `now` gives up: at its attempt timeout, or at its
+    /// call's end `call_end` (the deadline or the call's `total_timeout`), the first.
+    #[inline]
+    pub(super) fn gives_up(&self, now: Nanos, call_end: Nanos) -> Nanos {
+        self.cfg
+            .attempt_timeout
+            .map_or(call_end, |t| now.saturating_add(t).min(call_end))
+    }
+
     /// Whether the layer has a breaker placed `p`.
     #[inline]
     pub(super) fn breaker_at(&self, p: Placement) -> bool {

@@ -117,14 +117,8 @@ impl World {
         v.children.clear();
         for &st in branches {
             let child = self.arena.alloc_node(req, 0, st, node, gen);
-            let stack = &self.stacks[st as usize];
-            // A call node knows its service's deadline; an attempt made without layers
-            // carries it only when the call propagates it.
-            let d = if !stack.layers.is_empty() || stack.propagate {
-                deadline
-            } else {
-                Nanos::MAX
-            };
+            // The visit gives up on its call at its own deadline.
+            let d = self.stacks[st as usize].child_deadline(0, deadline, deadline);
             self.calls.set_deadline(child, d);
             v.children.push(child);
             let child_gen = self.arena.nodes[child as usize].gen;
