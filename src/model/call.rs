@@ -18,14 +18,14 @@
 //! at the end of the run [`World::count_attempts_in_flight`].
 
 use crate::engine::{Nanos, Scheduler};
-use crate::metrics::ordinal::End;
-use crate::metrics::trace::{self as tr, Budget, Fate, SpanKind};
+use crate::metrics::trace::{self as tr, Fate};
 use crate::model::breaker::Placement;
 
 use super::backoff::{self, Failure};
 use super::budget::RetryCause;
 use super::event::{Event, Packed};
 use super::limiter::Gate;
+use super::observe::{CallAt, CallObserver, Refusal};
 use super::outcome::{Class, Outcome};
 use super::request::{Halves, Memo, Node, NodeState, NONE};
 use super::timers::Lanes;
@@ -87,10 +87,14 @@ impl World {
         self.arena.nodes[node as usize].stack as usize
     }
 
-    /// Whether `node` is in a fleet's stack, whose counts are the whole-run columns.
+    /// `node` (read as `n`) as the observers see it.
     #[inline]
-    fn top(&self, node: u32) -> bool {
-        self.stack_of(node) < self.n_top
+    pub(super) fn call_at(&self, node: u32, n: &Node) -> CallAt {
+        CallAt {
+            node,
+            depth: n.depth as usize,
+            top: (n.stack as usize) < self.n_top,
+        }
     }
 
     /// The deadline of the call at `node`: its request's in a fleet's stack, else its
@@ -123,16 +127,13 @@ impl World {
     /// A call node has arrived at its layer.
     pub(super) fn begin_call(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let now = s.now();
-        self.trace_arrive(node, now);
+        self.obs.call_arrived(&self.arena, node, now);
         let n = self.arena.nodes[node as usize];
         let st = n.stack as usize;
-        let top = st < self.n_top;
-        let depth = n.depth as usize;
+        let call = self.call_at(node, &n);
+        let depth = call.depth;
         if now >= self.deadline_for(node, &n) {
-            if top {
-                self.rec
-                    .attempt_end(depth, 1, End::Class(Class::DeadlineExceeded));
-            }
+            self.obs.attempt_past_deadline(call, 1);
             self.abandon(node, s);
             return;
         }
@@ -155,23 +156,12 @@ impl World {
             set_at(&mut self.calls.deadline, node, now.saturating_add(t));
         }
         if layer.breaker_at(Placement::Outside) {
-            let admitted = self.breaker_allow(st, depth, instance, s);
-            self.trace_breaker(
-                node,
-                if admitted {
-                    tr::breaker::OUTSIDE_ADMITTED
-                } else {
-                    tr::breaker::OUTSIDE_REJECTED
-                },
-            );
-            if !admitted {
-                if top {
-                    self.rec
-                        .attempt_end(depth, 1, End::Class(Class::BreakerOpen));
-                }
+            if !self.breaker_allow(st, depth, instance, s) {
+                self.obs.breaker_refused_call(&self.arena, call);
                 self.fail_call(node, Outcome::of(Class::BreakerOpen), s);
                 return;
             }
+            self.obs.breaker_admitted(&self.arena, call, false);
             self.arena.nodes[node as usize].outside_admitted = true;
             set_at(&mut self.calls.started, node, now);
         }
@@ -187,16 +177,12 @@ impl World {
         let now = s.now();
         let n = self.arena.nodes[node as usize];
         let st = n.stack as usize;
-        let top = st < self.n_top;
+        let call = self.call_at(node, &n);
         let deadline = self.deadline_for(node, &n);
-        let depth = n.depth as usize;
+        let depth = call.depth;
         if now >= deadline {
             // The next attempt could not be sent: the deadline passed first.
-            let next = n.attempts + 1;
-            if top {
-                self.rec
-                    .attempt_end(depth, next, End::Class(Class::DeadlineExceeded));
-            }
+            self.obs.attempt_past_deadline(call, n.attempts + 1);
             self.abandon(node, s);
             return;
         }
@@ -207,7 +193,7 @@ impl World {
                 && !self.guards_pass(node, st, s)
             {
                 if self.arena.nodes[node as usize].state == NodeState::Acquiring {
-                    self.trace_wait(node, tr::wait::GUARD);
+                    self.obs.attempt_waits(&self.arena, node, tr::wait::GUARD);
                 }
                 return;
             }
@@ -217,11 +203,11 @@ impl World {
             Gate::Pass => {}
             Gate::Reject => {
                 self.arena.nodes[node as usize].attempts += 1;
-                self.fail_attempt(node, Class::BudgetExhausted, s);
+                self.fail_attempt(node, Refusal::Limiter, s);
                 return;
             }
             Gate::Wait(d) => {
-                self.trace_wait(node, tr::wait::LIMITER);
+                self.obs.attempt_waits(&self.arena, node, tr::wait::LIMITER);
                 let nm = &mut self.arena.nodes[node as usize];
                 nm.state = NodeState::Sleeping;
                 s.after(d, Event::Retry { node, gen: nm.gen });
@@ -240,15 +226,12 @@ impl World {
         if inside {
             if !self.breaker_allow(st, depth, n.instance, s) {
                 self.arena.nodes[node as usize].inside_admitted = false;
-                self.fail_attempt(node, Class::BreakerOpen, s);
+                self.fail_attempt(node, Refusal::Breaker, s);
                 return;
             }
             self.arena.nodes[node as usize].inside_admitted = true;
             set_at(&mut self.calls.started, node, now);
-            self.trace_breaker(node, tr::breaker::INSIDE_ADMITTED);
-        }
-        if top {
-            self.rec.layer_call(depth);
+            self.obs.breaker_admitted(&self.arena, call, true);
         }
         let gen = n.gen;
         let child_depth = depth as u8 + 1;
@@ -262,7 +245,8 @@ impl World {
             nm.state = NodeState::Waiting;
             nodes[child as usize].gen
         };
-        self.trace_node(child, SpanKind::Attempt, attempts, now);
+        self.obs
+            .attempt_sent(&self.arena, call, child, attempts, now);
         let call_deadline = match total_timeout {
             Some(_) => self.calls.deadline[node as usize].min(deadline),
             None => deadline,
@@ -320,38 +304,26 @@ impl World {
         let now = s.now();
         let n = self.arena.nodes[node as usize];
         let st = n.stack as usize;
-        let top = st < self.n_top;
-        let depth = n.depth as usize;
+        let call = self.call_at(node, &n);
+        let depth = call.depth;
         self.attempt_over(st, depth, n.instance, now, Some(Class::Timeout));
-        let seen = if now >= self.deadline_of(node) {
-            Class::DeadlineExceeded
-        } else {
-            Class::Timeout
-        };
-        self.trace_attempt_end(node, None, End::Class(seen), now);
+        // The deadline, not the attempt timeout: counted once, at the request.
+        let past_deadline = now >= self.deadline_of(node);
+        self.obs
+            .attempt_timed_out(&self.arena, call, n.attempts, past_deadline, now);
         // The attempt is over: the child is orphaned (or cancelled).
         self.arena.nodes[node as usize].gen = n.gen.wrapping_add(1);
         if self.stacks[st].layers[depth].cfg.cancel_on_timeout {
             self.cancel(n.child, node, n.gen, s);
         }
-        if now >= self.deadline_of(node) {
-            // The deadline, not the attempt timeout: counted once, at the request. It
-            // cancels the attempt.
-            if top {
-                self.rec
-                    .attempt_end(depth, n.attempts, End::Class(Class::DeadlineExceeded));
-            }
+        if past_deadline {
+            // It cancels the attempt.
             if n.inside_admitted {
                 let ok = self.cancel_is_success(st, depth);
                 self.breaker_record(st, depth, n.instance, ok, node, s);
             }
             self.abandon(node, s);
             return;
-        }
-        if top {
-            self.rec.outcome(Class::Timeout);
-            self.rec
-                .attempt_end(depth, n.attempts, End::Class(Class::Timeout));
         }
         if n.inside_admitted {
             self.breaker_record(st, depth, n.instance, false, node, s);
@@ -386,12 +358,10 @@ impl World {
         let depth = n.depth as usize;
         let ok = outcome.class == Class::Success;
         let now = s.now();
-        self.trace_attempt_end(node, None, End::Class(outcome.class), now);
+        let call = self.call_at(node, &n);
+        self.obs
+            .attempt_answered(&self.arena, call, n.attempts, outcome.class, now);
         self.attempt_over(st, depth, n.instance, now, Some(outcome.class));
-        if st < self.n_top {
-            self.rec
-                .attempt_end(depth, n.attempts, End::Class(outcome.class));
-        }
         if n.inside_admitted {
             self.breaker_record(st, depth, n.instance, ok, node, s);
         }
@@ -405,26 +375,15 @@ impl World {
         }
     }
 
-    /// Counts an attempt's failure that arises at this layer (`class`), then decides
-    /// what follows it.
-    pub(super) fn fail_attempt(&mut self, node: u32, class: Class, s: &mut Scheduler<Packed>) {
+    /// Counts an attempt refused here before it left (`why`: the limiter, the inside
+    /// breaker, a guard), whose failure arises at this layer, then decides what
+    /// follows it.
+    pub(super) fn fail_attempt(&mut self, node: u32, why: Refusal, s: &mut Scheduler<Packed>) {
         let n = self.arena.nodes[node as usize];
-        if self.trace.is_some() {
-            // Refused here before it left: the limiter, the inside breaker, a guard.
-            let budget = (class == Class::BudgetExhausted).then_some(Budget::LimiterRefused);
-            let breaker = if class == Class::BreakerOpen {
-                tr::breaker::INSIDE_REJECTED
-            } else {
-                0
-            };
-            self.trace_refused(node, n.attempts, class, budget, breaker, s.now());
-        }
-        if self.top(node) {
-            self.rec
-                .attempt_end(n.depth as usize, n.attempts, End::Class(class));
-            self.rec.outcome(class);
-        }
-        self.attempt_failed(node, Outcome::of(class), s);
+        let call = self.call_at(node, &n);
+        self.obs
+            .attempt_refused(&self.arena, call, n.attempts, why, s.now());
+        self.attempt_failed(node, Outcome::of(why.class()), s);
     }
 
     /// Decides what follows a failed attempt: a retry after backoff, or the end of the call.
@@ -434,8 +393,8 @@ impl World {
         let r = self.arena.reqs[n.req as usize];
         let fi = r.fleet as usize;
         let st = n.stack as usize;
-        let top = st < self.n_top;
-        let depth = n.depth as usize;
+        let call = self.call_at(node, &n);
+        let depth = call.depth;
         let deadline = self.deadline_of(node);
         let keys = self.fleets[fi].cfg.idempotency_keys;
         let callee = &self.svcs[self.stacks[st].target as usize].cfg;
@@ -462,18 +421,8 @@ impl World {
         // A retry refused here is how the next ordinal ended.
         let next = n.attempts + 1;
         if refused {
-            if top {
-                self.rec
-                    .attempt_end(depth, next, End::Class(Class::BudgetExhausted));
-            }
-            self.trace_refused(
-                node,
-                next,
-                Class::BudgetExhausted,
-                Some(Budget::Refused),
-                0,
-                now,
-            );
+            self.obs
+                .retry_refused(&self.arena, call, next, Refusal::Budget, now);
             self.fail_call(node, Outcome::of(Class::BudgetExhausted), s);
             return;
         }
@@ -502,11 +451,8 @@ impl World {
             (Some(_), _) => tr::wait::RETRY_AFTER,
         };
         if wake > deadline || (call_deadline < deadline && wake >= call_deadline) {
-            if top {
-                self.rec
-                    .attempt_end(depth, next, End::Class(Class::DeadlineExceeded));
-            }
-            self.trace_refused(node, next, Class::DeadlineExceeded, None, 0, now);
+            self.obs
+                .retry_refused(&self.arena, call, next, Refusal::Deadline, now);
             if now >= deadline {
                 self.abandon(node, s);
             } else {
@@ -515,6 +461,7 @@ impl World {
             return;
         }
         let mut cost = 0;
+        let mut granted = false;
         if let Some(b) = layer.budget(n.instance) {
             let cause = RetryCause {
                 timeout: cls == Class::Timeout,
@@ -524,27 +471,17 @@ impl World {
                 Some(c) => {
                     cost = c;
                     b.on_retry_scheduled(wake);
-                    self.trace_budget(node, Budget::Granted);
+                    granted = true;
                 }
                 None => {
-                    if top {
-                        self.rec
-                            .attempt_end(depth, next, End::Class(Class::BudgetExhausted));
-                    }
-                    self.trace_refused(
-                        node,
-                        next,
-                        Class::BudgetExhausted,
-                        Some(Budget::Refused),
-                        0,
-                        now,
-                    );
+                    self.obs
+                        .retry_refused(&self.arena, call, next, Refusal::Budget, now);
                     self.fail_call(node, Outcome::of(Class::BudgetExhausted), s);
                     return;
                 }
             }
         }
-        self.trace_wait(node, reason);
+        self.obs.retry_scheduled(&self.arena, node, reason, granted);
         let nm = &mut self.arena.nodes[node as usize];
         nm.memo = Memo::Backoff(Halves::new(prev));
         nm.retry_cost = cost;
@@ -554,15 +491,21 @@ impl World {
 
     /// The one place where an outcome that arises here (not one passed up from
     /// below) is counted and ends the call at `node`.
+    #[inline]
     pub(super) fn fail_call(&mut self, node: u32, outcome: Outcome, s: &mut Scheduler<Packed>) {
-        if self.top(node) {
-            self.rec.outcome(outcome.class);
-        }
-        self.finish_call(node, outcome, s);
+        self.end_call(node, outcome, true, s);
     }
 
-    /// The call at `node` is over with `outcome`: report it to the caller.
+    /// The call at `node` is over with `outcome`, which came from below (counted where
+    /// it arose): report it to the caller.
+    #[inline]
     pub(super) fn finish_call(&mut self, node: u32, outcome: Outcome, s: &mut Scheduler<Packed>) {
+        self.end_call(node, outcome, false, s);
+    }
+
+    /// The call at `node` is over with `outcome`, which arose `here` or below: report
+    /// it to the caller.
+    fn end_call(&mut self, node: u32, outcome: Outcome, here: bool, s: &mut Scheduler<Packed>) {
         let n = self.arena.nodes[node as usize];
         let st = n.stack as usize;
         let depth = n.depth as usize;
@@ -573,17 +516,9 @@ impl World {
         if n.guard != 0 {
             self.release_guards(node, s);
         }
-        if self.trace.is_some() {
-            let now = s.now();
-            self.trace_done(node, Fate::Answered(outcome.class), now);
-            if depth == 0 && n.parent != NONE {
-                // A service's downstream call: the visit learns its outcome now.
-                let p = self.arena.nodes[n.parent as usize];
-                if p.gen == n.parent_gen && p.state == NodeState::Calling {
-                    self.trace_settle(node, End::Class(outcome.class), now);
-                }
-            }
-        }
+        let call = self.call_at(node, &n);
+        self.obs
+            .call_finished(&self.arena, call, outcome.class, here, s.now());
         self.arena.free_node(node);
         if n.parent == NONE {
             self.finish_request(n.req, outcome, s);
@@ -625,7 +560,7 @@ impl World {
     /// with `deadline_exceeded` and the service drops the request.
     pub(super) fn abandon(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let req = self.arena.nodes[node as usize].req;
-        if self.top(node) && !self.arena.reqs[req as usize].done {
+        if self.stack_of(node) < self.n_top && !self.arena.reqs[req as usize].done {
             self.expire_request(req, s);
         }
         self.release_retry(node);
@@ -651,7 +586,8 @@ impl World {
         if n.guard != 0 {
             self.release_guards(node, s);
         }
-        self.trace_done(node, Fate::Cancelled, s.now());
+        self.obs
+            .node_done(&self.arena, node, Fate::Cancelled, s.now());
         self.arena.free_node(node);
     }
 
@@ -701,26 +637,21 @@ impl World {
         if n.state == NodeState::Free || n.parent != parent || n.parent_gen != parent_gen {
             return;
         }
-        self.trace_settle(node, End::Cancelled, s.now());
+        self.obs.node_cancelled(&self.arena, node, s.now());
         match n.state {
             NodeState::Free | NodeState::InService => {}
             NodeState::Waiting => {
                 let st = n.stack as usize;
-                self.attempt_over(st, n.depth as usize, n.instance, s.now(), None);
-                if self.hedges(st, n.depth as usize) {
+                let call = self.call_at(node, &n);
+                self.attempt_over(st, call.depth, n.instance, s.now(), None);
+                if self.hedges(st, call.depth) {
                     // Every copy still out is an attempt cancelled at its ordinal.
                     for (ordinal, c) in self.hedge_clear(node) {
-                        if st < self.n_top {
-                            self.rec
-                                .attempt_end(n.depth as usize, ordinal, End::Cancelled);
-                        }
+                        self.obs.attempt_cancelled(call, ordinal);
                         self.cancel(c, node, n.gen, s);
                     }
                 } else {
-                    if st < self.n_top {
-                        self.rec
-                            .attempt_end(n.depth as usize, n.attempts, End::Cancelled);
-                    }
+                    self.obs.attempt_cancelled(call, n.attempts);
                     self.cancel(n.child, node, n.gen, s);
                 }
                 self.end_silently(node, s);
@@ -741,13 +672,13 @@ impl World {
             if n.state != NodeState::Waiting || (n.stack as usize) >= self.n_top {
                 continue;
             }
-            let depth = n.depth as usize;
-            if self.hedges(n.stack as usize, depth) {
+            let call = self.call_at(i as u32, n);
+            if self.hedges(n.stack as usize, call.depth) {
                 for (ordinal, _) in self.hedge_copies_out(i as u32) {
-                    self.rec.attempt_end(depth, ordinal, End::InFlight);
+                    self.obs.attempt_in_flight(call, ordinal);
                 }
             } else {
-                self.rec.attempt_end(depth, n.attempts, End::InFlight);
+                self.obs.attempt_in_flight(call, n.attempts);
             }
         }
     }

@@ -19,6 +19,7 @@ use crate::model::config::{
 use crate::metrics::trace::Fate;
 
 use super::event::{Event, Packed};
+use super::observe::{CallObserver, SvcAt};
 use super::outage::{Effect, Window};
 use super::outcome::{Class, Outcome};
 use super::request::{Halves, Memo, NodeState};
@@ -117,6 +118,15 @@ impl Service {
 }
 
 impl World {
+    /// Service `sv` as the observers see it.
+    #[inline]
+    pub(super) fn svc_at(&self, sv: usize) -> SvcAt {
+        SvcAt {
+            sv,
+            primary: sv == self.primary,
+        }
+    }
+
     /// The service an attempt at `node` (depth = its stack's length) reaches.
     #[inline]
     pub(super) fn service_of(&self, node: u32) -> usize {
@@ -131,22 +141,17 @@ impl World {
     #[inline(always)]
     pub(super) fn svc_arrive(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let now = s.now();
-        self.trace_arrive(node, now);
         let sv = self.service_of(node);
-        let primary = sv == self.primary;
-        if primary {
-            let fi = self.fleet_of(node);
-            self.rec.inbound(now, fi);
-        }
-        self.rec.svc_inbound(now, sv);
+        let at = self.svc_at(sv);
+        let fi = self.fleet_of(node);
+        self.obs.service_reached(&self.arena, node, at, fi, now);
         let svc = &self.svcs[sv];
         if let Some(version) = svc.version {
-            let fi = self.fleet_of(node);
             self.occ_read(node, fi, version, s);
             return;
         }
         if svc.effect.blackhole {
-            self.trace_done(node, Fate::Swallowed, now);
+            self.obs.node_done(&self.arena, node, Fate::Swallowed, now);
             self.arena.free_node(node); // swallowed: no answer, ever
             return;
         }
@@ -156,9 +161,7 @@ impl World {
         }
         let svc = &mut self.svcs[sv];
         if svc.busy < svc.capacity() {
-            if primary {
-                self.rec.admitted(false);
-            }
+            self.obs.admitted(at, None, now);
             self.start_service(node, sv, 0, s);
         } else if svc.cfg.queue_limit.is_none_or(|l| svc.queued < l) {
             let nm = &mut self.arena.nodes[node as usize];
@@ -167,12 +170,7 @@ impl World {
             let gen = nm.gen;
             svc.queue.push_back((node, gen));
             svc.queued += 1;
-            let queued = svc.queued;
-            if primary {
-                self.rec.admitted(true);
-                self.rec.set_queue(now, queued);
-            }
-            self.rec.svc_queue(now, sv, queued);
+            self.obs.admitted(at, Some(svc.queued), now);
         } else {
             let class = if svc.overloaded_status {
                 Class::Overloaded
@@ -183,9 +181,8 @@ impl World {
                 class,
                 retry_after: svc.cfg.retry_after.is_some(),
             };
-            self.rec.svc_rejected(now, sv);
-            if primary {
-                self.rec.blocked();
+            self.obs.rejected(at, now);
+            if at.primary {
                 self.fail_call(node, outcome, s);
             } else {
                 self.finish_call(node, outcome, s);
@@ -195,11 +192,8 @@ impl World {
 
     /// Drops an attempt whose propagated deadline has passed: nobody waits for it.
     pub(super) fn drop_expired(&mut self, node: u32, sv: usize, now: Nanos) {
-        if sv == self.primary {
-            self.rec.shed();
-        }
-        self.rec.svc_shed(now, sv);
-        self.trace_done(node, Fate::Shed, now);
+        let at = self.svc_at(sv);
+        self.obs.shed(&self.arena, node, at, now);
         self.arena.free_node(node);
     }
 
@@ -208,12 +202,8 @@ impl World {
     pub(super) fn leave_queue(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let sv = self.service_of(node);
         self.svcs[sv].queued -= 1;
-        let queued = self.svcs[sv].queued;
-        if sv == self.primary {
-            self.rec.set_queue(s.now(), queued);
-        }
-        self.rec.svc_queue(s.now(), sv, queued);
-        self.trace_done(node, Fate::Cancelled, s.now());
+        let (at, queued) = (self.svc_at(sv), self.svcs[sv].queued);
+        self.obs.queue_left(&self.arena, node, at, queued, s.now());
         self.arena.free_node(node);
     }
 
@@ -224,12 +214,9 @@ impl World {
         let (service, class) = svc.draw_service();
         svc.busy += 1;
         let busy = svc.busy;
-        if sv == self.primary {
-            self.rec.service_started(wait);
-            self.rec.set_busy(s.now(), u64::from(busy));
-        }
-        self.rec.svc_busy(s.now(), sv, busy);
-        self.trace_start(node, s.now());
+        let at = self.svc_at(sv);
+        self.obs
+            .service_started(&self.arena, node, at, wait, busy, s.now());
         let nm = &mut self.arena.nodes[node as usize];
         nm.state = NodeState::InService;
         nm.memo = Memo::Service {
@@ -243,11 +230,8 @@ impl World {
     #[inline]
     pub(super) fn release_thread(&mut self, sv: usize, now: Nanos) {
         self.svcs[sv].busy -= 1;
-        let busy = self.svcs[sv].busy;
-        if sv == self.primary {
-            self.rec.set_busy(now, u64::from(busy));
-        }
-        self.rec.svc_busy(now, sv, busy);
+        let (at, busy) = (self.svc_at(sv), self.svcs[sv].busy);
+        self.obs.thread_released(at, busy, now);
     }
 
     /// [`Event::ServiceDone`]: the service finished its own work on the attempt at
@@ -296,35 +280,29 @@ impl World {
         let now = s.now();
         let n = self.arena.nodes[node as usize];
         let useful = self.arena.useful(node, now);
-        let ok = outcome.class == Class::Success;
-        self.rec.svc_served(now, sv, ok && useful, !useful);
-        if sv == self.primary {
-            self.rec.served(held, !useful);
-            if ok {
-                if self.arena.reqs[n.req as usize].is_write {
-                    let fi = self.fleet_of(node);
-                    let keys = self.fleets[fi].cfg.idempotency_keys;
-                    let r = &mut self.arena.reqs[n.req as usize];
-                    // A queue handler applies its message: one logical write over
-                    // every delivery (see `super::broker`).
-                    let applied = match self.broker.as_mut() {
-                        Some(b) => b.applied_of(n.req, r.gen).unwrap_or(&mut r.applied),
-                        None => &mut r.applied,
-                    };
-                    if !(keys && *applied > 0) {
-                        *applied += 1;
-                        if *applied >= 2 {
-                            let first = *applied == 2;
-                            self.rec.duplicate(first);
-                        }
-                    }
+        let at = self.svc_at(sv);
+        self.obs.served(at, held, outcome.class, useful, now);
+        if at.primary && outcome.class == Class::Success && self.arena.reqs[n.req as usize].is_write
+        {
+            let fi = self.fleet_of(node);
+            let keys = self.fleets[fi].cfg.idempotency_keys;
+            let r = &mut self.arena.reqs[n.req as usize];
+            // A queue handler applies its message: one logical write over
+            // every delivery (see `super::broker`).
+            let applied = match self.broker.as_mut() {
+                Some(b) => b.applied_of(n.req, r.gen).unwrap_or(&mut r.applied),
+                None => &mut r.applied,
+            };
+            if !(keys && *applied > 0) {
+                *applied += 1;
+                if *applied >= 2 {
+                    let first = *applied == 2;
+                    self.obs.duplicate_applied(first);
                 }
-            } else {
-                self.rec.outcome(outcome.class);
             }
         }
         if self.svcs[sv].effect.blackhole {
-            self.trace_done(node, Fate::Lost, now);
+            self.obs.node_done(&self.arena, node, Fate::Lost, now);
             self.arena.free_node(node); // the answer is lost
         } else {
             self.finish_call(node, outcome, s);
@@ -345,7 +323,7 @@ impl World {
             }
             None => 0,
         };
-        self.trace_start(node, s.now());
+        self.obs.occ_read(&self.arena, node, s.now());
         let nm = &mut self.arena.nodes[node as usize];
         nm.state = NodeState::InService;
         nm.memo = Memo::Read(Halves::new(version));
@@ -365,7 +343,7 @@ impl World {
         if won {
             *version += 1;
         }
-        self.rec.write_call(now, won);
+        self.obs.occ_written(won, now);
         if won {
             self.finish_call(node, Outcome::of(Class::Success), s);
         } else {
@@ -379,7 +357,7 @@ impl World {
             return; // the usual case below capacity: nothing waits
         }
         let now = s.now();
-        let primary = sv == self.primary;
+        let at = self.svc_at(sv);
         loop {
             let svc = &mut self.svcs[sv];
             if svc.busy >= svc.capacity() {
@@ -396,10 +374,7 @@ impl World {
             }
             svc.queued -= 1;
             let (queued, drop) = (svc.queued, svc.cfg.drop_expired);
-            if primary {
-                self.rec.set_queue(now, queued);
-            }
-            self.rec.svc_queue(now, sv, queued);
+            self.obs.dequeued(at, queued, now);
             if (drop && !self.arena.useful(node, now))
                 || (self.deadlines && now >= self.calls.deadline_at(node))
             {

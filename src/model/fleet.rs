@@ -8,10 +8,9 @@ use rand_chacha::ChaCha8Rng;
 use crate::engine::{stream, Nanos, Scheduler};
 use crate::model::config::{Arrival, FleetConfig};
 
-use crate::metrics::trace::SpanKind;
-
 use super::arrival::OpenArrivals;
 use super::event::{Event, Packed};
+use super::observe::CallObserver;
 use super::outcome::{Class, Outcome};
 use super::request::{Request, NONE};
 use super::world::World;
@@ -165,11 +164,9 @@ impl World {
             applied: 0,
             done: false,
             refs: 0,
-            traced: false,
         });
-        self.trace_request(req, now);
+        self.obs.request_started(req, fleet, client as u32, now);
         self.in_flight += 1;
-        self.rec.offered(fleet);
         req
     }
 
@@ -184,9 +181,7 @@ impl World {
             self.lanes.set(lane, deadline, req, r.gen, &self.arena, s);
         }
         let node = self.arena.alloc_node(req, 0, fleet as u16, NONE, 0);
-        if self.trace.is_some() {
-            self.trace_node(node, SpanKind::Call, 1, s.now());
-        }
+        self.obs.call_made(&self.arena, node, s.now());
         if self.deadlines {
             // The request gives up on its first node at its deadline.
             let d = self.stacks[fleet].child_deadline(0, deadline, deadline);
@@ -210,10 +205,9 @@ impl World {
         }
         r.done = true;
         let (fleet, client, latency) = (r.fleet as usize, r.client, now - r.arrival);
-        self.trace_request_done(req, outcome.class, now);
+        self.obs
+            .request_finished(req, fleet, outcome.class, latency, now);
         self.in_flight -= 1;
-        self.rec
-            .completion(now, fleet, outcome.class == Class::Success, latency);
         if let Arrival::Closed { think_time } = self.fleets[fleet].cfg.arrival {
             let t = now.saturating_add(think_time.sample(&mut self.fleets[fleet].think));
             if t < self.duration {
@@ -234,7 +228,7 @@ impl World {
 
     /// The request's deadline passed while it was going: counted once, here.
     pub(super) fn expire_request(&mut self, req: u32, s: &mut Scheduler<Packed>) {
-        self.rec.outcome(Class::DeadlineExceeded);
+        self.obs.request_expired();
         self.finish_request(req, Outcome::of(Class::DeadlineExceeded), s);
     }
 }

@@ -14,11 +14,11 @@
 //! the pool holds it through the backoff, and then when the call ends.
 
 use crate::engine::{Nanos, Scheduler};
-use crate::metrics::ordinal::End;
 
 use super::bulkhead::{Admit, Bulkhead};
 use super::config::Guards;
 use super::event::{Event, Packed};
+use super::observe::{CallObserver, Refusal};
 use super::outcome::Class;
 use super::pool::Pool;
 use super::request::{Arena, NodeState};
@@ -94,7 +94,7 @@ impl World {
             if flags & HOLDS_CONN == 0 {
                 if p.take() {
                     flags |= HOLDS_CONN;
-                    self.rec.pool_acquired(now, 0);
+                    self.obs.pool_acquired(now);
                 } else if p.cfg.acquire_timeout > 0 {
                     p.wait(node, n.gen, now);
                     flags |= WAITS_CONN;
@@ -115,9 +115,8 @@ impl World {
                 false
             }
             Pass::Refused(class) => {
-                self.rec.guard_refused(class);
                 self.arena.nodes[node as usize].attempts += 1;
-                self.fail_attempt(node, class, s);
+                self.fail_attempt(node, Refusal::Guard(class), s);
                 false
             }
         }
@@ -145,13 +144,8 @@ impl World {
         nm.gen = gen.wrapping_add(1);
         nm.state = NodeState::Sleeping;
         if now >= self.deadline_of(node) {
-            if st < self.n_top {
-                self.rec.attempt_end(
-                    n.depth as usize,
-                    n.attempts + 1,
-                    End::Class(Class::DeadlineExceeded),
-                );
-            }
+            let call = self.call_at(node, &n);
+            self.obs.attempt_past_deadline(call, n.attempts + 1);
             self.abandon(node, s);
             return;
         }
@@ -160,10 +154,9 @@ impl World {
             .as_ref()
             .and_then(|g| g.pool.as_ref())
             .map_or(0, |p| p.cfg.acquire_timeout);
-        self.rec.pool_waited(timeout);
-        self.rec.guard_refused(Class::PoolExhausted);
+        self.obs.pool_wait_ended(timeout);
         self.arena.nodes[node as usize].attempts += 1;
-        self.fail_attempt(node, Class::PoolExhausted, s);
+        self.fail_attempt(node, Refusal::Guard(Class::PoolExhausted), s);
     }
 
     /// The attempt of `node` ended: its bulkhead slot is given back, and its
@@ -236,10 +229,10 @@ impl World {
         };
         match p.give_back(|n, g| waiting(arena, n, g, WAITS_CONN)) {
             Some((w, since)) => {
-                self.rec.pool_waited(now - since);
+                self.obs.pool_wait_ended(now - since);
                 self.wake(w, WAITS_CONN, HOLDS_CONN, s);
             }
-            None => self.rec.pool_released(now),
+            None => self.obs.pool_released(now),
         }
     }
 

@@ -20,11 +20,10 @@
 //! timer is known without a search.
 
 use crate::engine::Scheduler;
-use crate::metrics::ordinal::End;
-use crate::metrics::trace::{Budget, SpanKind};
 
 use super::budget::RetryCause;
 use super::event::{Event, Packed};
+use super::observe::{CallObserver, Refusal};
 use super::outcome::{Class, Outcome};
 use super::request::{NodeState, NONE};
 use super::world::World;
@@ -87,7 +86,7 @@ impl World {
         let now = s.now();
         let n = self.arena.nodes[node as usize];
         let (st, depth) = (n.stack as usize, n.depth as usize);
-        let top = st < self.n_top;
+        let call = self.call_at(node, &n);
         let deadline = self.deadline_of(node);
         let layer = &mut self.stacks[st].layers[depth];
         let Some(h) = layer.cfg.hedging else {
@@ -111,20 +110,12 @@ impl World {
                         granted = true;
                     }
                     None => {
-                        if top {
-                            self.rec.attempt_end(
-                                depth,
-                                n.attempts + 1,
-                                End::Class(Class::BudgetExhausted),
-                            );
-                            self.rec.outcome(Class::BudgetExhausted);
-                        }
-                        self.trace_refused(
-                            node,
+                        // The refused hedge is an attempt: its outcome arises here.
+                        self.obs.attempt_refused(
+                            &self.arena,
+                            call,
                             n.attempts + 1,
-                            Class::BudgetExhausted,
-                            Some(Budget::Refused),
-                            0,
+                            Refusal::Budget,
                             now,
                         );
                         return false;
@@ -136,15 +127,6 @@ impl World {
         if let Some(b) = layer.budget(n.instance) {
             b.on_sent(attempts >= 2);
         }
-        if top {
-            self.rec.layer_call(depth);
-        }
-        if attempts >= 2 {
-            self.rec.hedge_sent();
-        }
-        if granted {
-            self.trace_budget(node, Budget::Granted);
-        }
         let child = self
             .arena
             .alloc_node(n.req, depth as u8 + 1, st as u16, node, n.gen);
@@ -155,15 +137,8 @@ impl World {
             nm.child = child;
             nm.retry_cost = cost;
         }
-        if self.trace.is_some() {
-            let kind = if attempts == 1 {
-                SpanKind::Attempt
-            } else {
-                SpanKind::Hedge
-            };
-            self.trace_node(child, kind, attempts, now);
-            self.trace_hedge_copy(node);
-        }
+        self.obs
+            .copy_sent(&self.arena, call, child, attempts, granted, now);
         if self.deadlines {
             let call_end = self.call_deadline_of(node, st, depth, deadline);
             let stack = &self.stacks[st];
@@ -216,12 +191,10 @@ impl World {
             }
             slot.live -= 1;
         }
-        self.trace_attempt_end(node, Some(copy), End::Class(outcome.class), now);
+        let call = self.call_at(node, &n);
+        self.obs
+            .copy_answered(&self.arena, call, copy, outcome.class, now);
         self.attempt_over(st, depth, n.instance, now, Some(outcome.class));
-        if st < self.n_top {
-            self.rec
-                .attempt_end(depth, u32::from(copy) + 1, End::Class(outcome.class));
-        }
         let status = self.svcs[self.stacks[st].target as usize].cfg.reject_status;
         let layer = &mut self.stacks[st].layers[depth];
         let Some(h) = layer.cfg.hedging else {
@@ -230,9 +203,6 @@ impl World {
         if outcome.class == Class::Success {
             if let Some(b) = layer.budget(n.instance) {
                 b.on_succeeded(now, n.retry_cost);
-            }
-            if copy > 0 {
-                self.rec.hedge_won();
             }
             self.hedge_decide(node, outcome, s);
             return;
@@ -254,21 +224,15 @@ impl World {
     fn hedge_decide(&mut self, node: u32, outcome: Outcome, s: &mut Scheduler<Packed>) {
         let gen = self.arena.nodes[node as usize].gen;
         let losers = self.hedge_clear(node);
-        let (st, depth) = {
-            let n = self.arena.nodes[node as usize];
-            (n.stack as usize, n.depth as usize)
-        };
-        let cancel = self.stacks[st].layers[depth]
+        let n = self.arena.nodes[node as usize];
+        let call = self.call_at(node, &n);
+        let cancel = self.stacks[n.stack as usize].layers[call.depth]
             .cfg
             .hedging
             .is_some_and(|h| h.cancel_losers);
-        let top = st < self.n_top;
         for &(ordinal, c) in &losers {
-            self.rec.hedge_lost();
             // The call no longer waits for it: the copy ended, for the call, here.
-            if top {
-                self.rec.attempt_end(depth, ordinal, End::Cancelled);
-            }
+            self.obs.copy_lost(call, ordinal);
             if cancel {
                 self.cancel(c, node, gen, s);
             }

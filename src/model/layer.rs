@@ -13,6 +13,7 @@ use super::breaker::Breaker;
 use super::budget::Budget;
 use super::event::{Event, Packed};
 use super::limiter::{Gate, Limiter};
+use super::observe::CallObserver;
 use super::outcome::Class;
 use super::world::World;
 
@@ -222,7 +223,7 @@ impl World {
                 );
             }
             if top {
-                self.rec.breaker_tripped();
+                self.obs.breaker_tripped();
             }
         }
         if top && was_open != is_open {
@@ -231,7 +232,7 @@ impl World {
             } else {
                 self.open_breakers -= 1;
             }
-            self.rec.set_open_breakers(now, self.open_breakers);
+            self.obs.breakers_open(self.open_breakers, now);
         }
         out
     }

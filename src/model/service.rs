@@ -15,9 +15,10 @@
 
 use crate::engine::{Nanos, Scheduler};
 
-use crate::metrics::trace::{Fate, SpanKind};
+use crate::metrics::trace::Fate;
 
 use super::event::{Event, Packed};
+use super::observe::CallObserver;
 use super::outcome::{Class, Outcome};
 use super::request::{Halves, Memo, NodeState};
 use super::world::World;
@@ -130,12 +131,9 @@ impl World {
                 },
             );
         }
-        if self.trace.is_some() {
-            let now = s.now();
-            for i in 0..self.visits.slots[slot].children.len() {
-                let child = self.visits.slots[slot].children[i];
-                self.trace_node(child, SpanKind::Call, 1, now);
-            }
+        let now = s.now();
+        for &child in &self.visits.slots[slot].children {
+            self.obs.call_made(&self.arena, child, now);
         }
     }
 
@@ -229,7 +227,7 @@ impl World {
         let slot = slot_of(self.arena.nodes[visit as usize].memo);
         self.cancel_children(visit, slot, s);
         self.visits.free.push(slot as u32);
-        self.trace_done(visit, Fate::Cancelled, now);
+        self.obs.node_done(&self.arena, visit, Fate::Cancelled, now);
         self.arena.free_node(visit);
         if self.svcs[sv].hold_threads {
             self.release_thread(sv, now);

@@ -18,6 +18,7 @@
 //! the timer lanes of [`super::timers`].
 
 use crate::engine::{Control, Handler, Nanos, Scheduler};
+use crate::metrics::trace::{StackNames, TraceLog, TraceWindow};
 use crate::metrics::{Recorder, RunMetrics};
 use crate::model::config::{Arrival, DependencyKind, Scenario, ServiceConfig};
 
@@ -28,11 +29,13 @@ pub use super::event::{Event, Packed};
 use super::fleet::Fleet;
 use super::hedge::Hedges;
 use super::limits::Caps;
+use super::observe::Observers;
 use super::outage::{self, Window};
 use super::request::{Arena, NodeState};
 use super::service::Visits;
 use super::stack::{self, Stack};
 use super::timers::Lanes;
+use super::trace::Tracer;
 
 impl std::fmt::Debug for World {
     /// The shape of the world, not its state (requests and timers can be millions).
@@ -70,7 +73,8 @@ pub struct World {
     pub(super) arena: Arena,
     /// Timer lanes: one per layer (timeouts), then one per fleet (deadlines).
     pub(super) lanes: Lanes,
-    pub(super) rec: Recorder,
+    /// The metrics, and the request traces when this run records them.
+    pub(super) obs: Observers<Recorder, Tracer>,
     pub(super) duration: Nanos,
     horizon: Nanos,
     /// Logical requests not yet done.
@@ -90,9 +94,6 @@ pub struct World {
     pub(super) any_hedging: bool,
     /// Whether any fleet or call has a bulkhead or a pool (likewise).
     pub(super) any_guards: bool,
-    /// The request traces, when this run records them (`None`: every hook is one
-    /// test of this field).
-    pub(super) trace: Option<Box<super::trace::Tracer>>,
 }
 
 impl World {
@@ -145,7 +146,7 @@ impl World {
             visits: Visits::default(),
             windows,
             arena: Arena::default(),
-            rec,
+            obs: Observers { rec, trace: None },
             duration: scn.duration,
             horizon,
             in_flight: 0,
@@ -158,7 +159,6 @@ impl World {
             hedge: Hedges::default(),
             any_hedging: scn.uses_hedging(),
             any_guards: scn.uses_bulkheads() || scn.uses_pools(),
-            trace: None,
         };
         for (i, win) in w.windows.iter().enumerate() {
             sched.at(win.start, Event::OutageStart { window: i as u32 });
@@ -177,10 +177,58 @@ impl World {
         &self.windows
     }
 
+    /// Traces the logical requests of this run whose ordinals are `picks` (sorted;
+    /// see [`crate::metrics::trace::sample`]), into a log that records `sample_seed`
+    /// and the run's `seed`.
+    pub fn with_trace(&mut self, picks: Vec<u64>, seed: u64, sample_seed: u64) {
+        let svc_name = |i: u16| self.services[i as usize].name.clone();
+        let mut callers: Vec<String> = self.fleets.iter().map(|f| f.cfg.name.clone()).collect();
+        callers.resize(self.stacks.len(), String::new());
+        for (sv, calls) in self.call_stacks.iter().enumerate() {
+            for &st in calls.iter().flatten() {
+                callers[st as usize] = self.services[sv].name.clone();
+            }
+        }
+        let stacks = self
+            .stacks
+            .iter()
+            .zip(callers)
+            .map(|(st, caller)| StackNames {
+                caller,
+                service: svc_name(st.target),
+                layers: st.layers.iter().map(|l| l.cfg.name.clone()).collect(),
+            })
+            .collect();
+        let windows = self
+            .windows
+            .iter()
+            .map(|w| TraceWindow {
+                start: w.start,
+                end: w.end,
+                service: w.target.map(svc_name),
+            })
+            .collect();
+        let log = TraceLog {
+            seed,
+            sample_seed,
+            population: 0,
+            fleets: self.fleets.iter().map(|f| f.cfg.name.clone()).collect(),
+            services: self.services.iter().map(|s| s.name.clone()).collect(),
+            stacks,
+            windows,
+            requests: Vec::new(),
+            spans: Vec::new(),
+            end: 0,
+            truncated: false,
+        };
+        self.obs.trace = Some(Box::new(Tracer::new(picks, log)));
+    }
+
     /// Ends the run and hands over its request traces, if it recorded them (`end` as
     /// for [`World::finish`]; call it first).
-    pub fn take_traces(&mut self, end: Nanos) -> Option<crate::metrics::trace::TraceLog> {
-        self.take_trace(end.min(self.horizon))
+    pub fn take_traces(&mut self, end: Nanos) -> Option<TraceLog> {
+        let end = end.min(self.horizon);
+        self.obs.trace.take().map(|t| t.finish(end))
     }
 
     /// Ends the run and hands over the measurements.
@@ -189,6 +237,7 @@ impl World {
         let level = self.budget_level_at(end);
         let end = end.min(self.horizon);
         let mut m = self
+            .obs
             .rec
             .finish(end, level, self.in_flight, events, self.truncated);
         m.queue = self.broker.map(|b| b.finish(end));
@@ -252,9 +301,9 @@ impl Handler<Packed> for World {
         if now > self.horizon {
             return Control::Stop;
         }
-        if self.rec.crosses(now) {
+        if self.obs.rec.crosses(now) {
             let level = self.budget_level_at(now);
-            self.rec.advance(now, level);
+            self.obs.rec.advance(now, level);
         }
         match ev {
             Event::Arrival { fleet } => self.on_arrival(fleet, s),
