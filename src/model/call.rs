@@ -24,12 +24,90 @@ use crate::model::breaker::Placement;
 use super::backoff::{self, Failure};
 use super::budget::RetryCause;
 use super::event::{Event, Packed};
+use super::hedge::Hedges;
 use super::limiter::Gate;
 use super::observe::{CallAt, CallObserver, Refusal};
 use super::outcome::{Class, Outcome};
 use super::request::{Halves, Memo, Node, NodeState, NONE};
+use super::stack::Stack;
 use super::timers::Lanes;
 use super::world::World;
+
+/// The calls' part of the world: the layer stacks (their breakers, budgets, limiters
+/// and guards) and what their calls keep beside their nodes.
+pub(super) struct Calls {
+    /// Layer stacks: the fleets' first (index = fleet), then the service calls'.
+    pub(super) stacks: Vec<Stack>,
+    /// The fleets' stacks are `0..n_top` (their counts are the whole-run columns).
+    pub(super) n_top: usize,
+    /// The stack of each (service, call, callee).
+    pub(super) call_stacks: Vec<Vec<Vec<u16>>>,
+    /// (stack, depth) of each global layer index.
+    pub(super) layer_index: Vec<(u16, u8)>,
+    /// Per-node times of layer calls.
+    pub(super) times: CallTimes,
+    /// The copies of hedging calls.
+    pub(super) hedge: Hedges,
+    /// Breakers of the fleets' stacks that are open.
+    pub(super) open_breakers: u64,
+    /// Budget instances of the fleets' stacks.
+    pub(super) budget_instances: u64,
+    /// Whether any layer hedges: one test of a well-predicted flag keeps the hedging
+    /// code off the hot path of scenarios without it.
+    pub(super) any_hedging: bool,
+    /// Whether any fleet or call has a bulkhead or a pool (likewise).
+    pub(super) any_guards: bool,
+    /// Whether attempts carry deadlines to services (a graph, or a fleet that
+    /// propagates its deadline): nodes then keep theirs in [`CallTimes`].
+    pub(super) deadlines: bool,
+}
+
+impl Calls {
+    /// `node` (read as `n`) as the observers see it.
+    #[inline]
+    pub(super) fn at(&self, node: u32, n: &Node) -> CallAt {
+        CallAt {
+            node,
+            depth: n.depth as usize,
+            top: (n.stack as usize) < self.n_top,
+        }
+    }
+
+    /// Whether the breaker of layer `depth` records a cancelled call as a success
+    /// (false below the last layer: a dependency attempt has no breaker).
+    pub(super) fn cancel_is_success(&self, st: usize, depth: usize) -> bool {
+        self.stacks[st]
+            .layers
+            .get(depth)
+            .is_some_and(|l| l.cancel_is_success())
+    }
+
+    /// The end of the call at `node`: the request's deadline, or earlier the end of
+    /// the layer's `total_timeout`.
+    pub(super) fn call_deadline_of(
+        &self,
+        node: u32,
+        st: usize,
+        depth: usize,
+        deadline: Nanos,
+    ) -> Nanos {
+        if self.stacks[st].layers[depth].cfg.total_timeout.is_some() {
+            self.times.deadline[node as usize].min(deadline)
+        } else {
+            deadline
+        }
+    }
+
+    /// Whether layer `depth` of stack `st` hedges.
+    #[inline]
+    pub(super) fn hedges(&self, st: usize, depth: usize) -> bool {
+        self.any_hedging
+            && self.stacks[st]
+                .layers
+                .get(depth)
+                .is_some_and(|l| l.cfg.hedging.is_some())
+    }
+}
 
 /// Per-node times of calls, in side tables (most layers need neither).
 #[derive(Debug, Default)]
@@ -40,7 +118,7 @@ pub(super) struct CallTimes {
     deadline: Vec<Nanos>,
     /// The deadline a node knows when it is not its request's: an attempt at a
     /// service (what its caller propagated, or none) and a service call's node (its
-    /// service's). Kept only when [`World::deadlines`] is set.
+    /// service's). Kept only when [`Calls::deadlines`] is set.
     known: Vec<Nanos>,
 }
 
@@ -87,16 +165,6 @@ impl World {
         self.arena.nodes[node as usize].stack as usize
     }
 
-    /// `node` (read as `n`) as the observers see it.
-    #[inline]
-    pub(super) fn call_at(&self, node: u32, n: &Node) -> CallAt {
-        CallAt {
-            node,
-            depth: n.depth as usize,
-            top: (n.stack as usize) < self.n_top,
-        }
-    }
-
     /// The deadline of the call at `node`: its request's in a fleet's stack, else its
     /// service's (`Nanos::MAX` when none was propagated).
     #[inline]
@@ -107,17 +175,17 @@ impl World {
     /// [`World::deadline_of`] for a node already read (`n` is node `node`).
     #[inline]
     fn deadline_for(&self, node: u32, n: &Node) -> Nanos {
-        if (n.stack as usize) < self.n_top {
+        if (n.stack as usize) < self.calls.n_top {
             self.arena.reqs[n.req as usize].deadline
         } else {
-            self.calls.deadline_at(node)
+            self.calls.times.deadline_at(node)
         }
     }
 
     /// A node has arrived: at its layer, or below the last layer at its service.
     pub(super) fn deliver(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let st = self.stack_of(node);
-        if self.arena.nodes[node as usize].depth as usize == self.stacks[st].layers.len() {
+        if self.arena.nodes[node as usize].depth as usize == self.calls.stacks[st].layers.len() {
             self.svc_arrive(node, s);
         } else {
             self.begin_call(node, s);
@@ -130,14 +198,14 @@ impl World {
         self.obs.call_arrived(&self.arena, node, now);
         let n = self.arena.nodes[node as usize];
         let st = n.stack as usize;
-        let call = self.call_at(node, &n);
+        let call = self.calls.at(node, &n);
         let depth = call.depth;
         if now >= self.deadline_for(node, &n) {
             self.obs.attempt_past_deadline(call, 1);
             self.abandon(node, s);
             return;
         }
-        let layer = &mut self.stacks[st].layers[depth];
+        let layer = &mut self.calls.stacks[st].layers[depth];
         // One instance (the usual case) needs no division, nor the request's client.
         let instance = match layer.cfg.instances {
             1 => 0,
@@ -153,19 +221,22 @@ impl World {
             b.on_call(now);
         }
         if let Some(t) = layer.cfg.total_timeout {
-            set_at(&mut self.calls.deadline, node, now.saturating_add(t));
+            set_at(&mut self.calls.times.deadline, node, now.saturating_add(t));
         }
         if layer.breaker_at(Placement::Outside) {
-            if !self.breaker_allow(st, depth, instance, s) {
+            if !self
+                .calls
+                .breaker_allow(st, depth, instance, &mut self.obs, s)
+            {
                 self.obs.breaker_refused_call(&self.arena, call);
                 self.fail_call(node, Outcome::of(Class::BreakerOpen), s);
                 return;
             }
             self.obs.breaker_admitted(&self.arena, call, false);
             self.arena.nodes[node as usize].outside_admitted = true;
-            set_at(&mut self.calls.started, node, now);
+            set_at(&mut self.calls.times.started, node, now);
         }
-        if self.any_hedging && self.stacks[st].layers[depth].cfg.hedging.is_some() {
+        if self.calls.any_hedging && self.calls.stacks[st].layers[depth].cfg.hedging.is_some() {
             self.hedge_start(node, s);
             return;
         }
@@ -177,7 +248,7 @@ impl World {
         let now = s.now();
         let n = self.arena.nodes[node as usize];
         let st = n.stack as usize;
-        let call = self.call_at(node, &n);
+        let call = self.calls.at(node, &n);
         let deadline = self.deadline_for(node, &n);
         let depth = call.depth;
         if now >= deadline {
@@ -186,8 +257,8 @@ impl World {
             self.abandon(node, s);
             return;
         }
-        if self.any_guards {
-            let stack = &self.stacks[st];
+        if self.calls.any_guards {
+            let stack = &self.calls.stacks[st];
             if stack.guards.is_some()
                 && depth + 1 == stack.layers.len()
                 && !self.guards_pass(node, st, s)
@@ -198,7 +269,7 @@ impl World {
                 return;
             }
         }
-        let layer = &mut self.stacks[st].layers[depth];
+        let layer = &mut self.calls.stacks[st].layers[depth];
         match layer.limiter_gate(n.instance, now) {
             Gate::Pass => {}
             Gate::Reject => {
@@ -224,13 +295,16 @@ impl World {
         let attempts = n.attempts + 1;
         self.arena.nodes[node as usize].attempts = attempts;
         if inside {
-            if !self.breaker_allow(st, depth, n.instance, s) {
+            if !self
+                .calls
+                .breaker_allow(st, depth, n.instance, &mut self.obs, s)
+            {
                 self.arena.nodes[node as usize].inside_admitted = false;
                 self.fail_attempt(node, Refusal::Breaker, s);
                 return;
             }
             self.arena.nodes[node as usize].inside_admitted = true;
-            set_at(&mut self.calls.started, node, now);
+            set_at(&mut self.calls.times.started, node, now);
             self.obs.breaker_admitted(&self.arena, call, true);
         }
         let gen = n.gen;
@@ -248,22 +322,22 @@ impl World {
         self.obs
             .attempt_sent(&self.arena, call, child, attempts, now);
         let call_deadline = match total_timeout {
-            Some(_) => self.calls.deadline[node as usize].min(deadline),
+            Some(_) => self.calls.times.deadline[node as usize].min(deadline),
             None => deadline,
         };
-        if self.deadlines {
-            let gives_up = self.stacks[st].layers[depth].gives_up(now, call_deadline);
-            let d = self.stacks[st].child_deadline(depth + 1, deadline, gives_up);
-            self.calls.set_deadline(child, d);
+        if self.calls.deadlines {
+            let gives_up = self.calls.stacks[st].layers[depth].gives_up(now, call_deadline);
+            let d = self.calls.stacks[st].child_deadline(depth + 1, deadline, gives_up);
+            self.calls.times.set_deadline(child, d);
         }
-        if let Some(b) = self.stacks[st].layers[depth].budget(n.instance) {
+        if let Some(b) = self.calls.stacks[st].layers[depth].budget(n.instance) {
             b.on_sent(attempts >= 2);
         }
         if let Some(t) = attempt_timeout {
             let at = now.saturating_add(t);
             if at <= call_deadline {
                 let lane = Lanes::timeout_lane(global);
-                self.lanes.set(lane, at, node, gen, &self.arena, s);
+                self.run.lanes.set(lane, at, node, gen, &self.arena, s);
             } else {
                 s.at(call_deadline, Event::Timeout { node, gen });
             }
@@ -284,7 +358,7 @@ impl World {
         child_gen: u32,
         s: &mut Scheduler<Packed>,
     ) {
-        let stack = &mut self.stacks[st];
+        let stack = &mut self.calls.stacks[st];
         match stack.layers[depth].hop() {
             Some(delay) => s.after(
                 delay,
@@ -304,7 +378,7 @@ impl World {
         let now = s.now();
         let n = self.arena.nodes[node as usize];
         let st = n.stack as usize;
-        let call = self.call_at(node, &n);
+        let call = self.calls.at(node, &n);
         let depth = call.depth;
         self.attempt_over(st, depth, n.instance, now, Some(Class::Timeout));
         // The deadline, not the attempt timeout: counted once, at the request.
@@ -313,13 +387,13 @@ impl World {
             .attempt_timed_out(&self.arena, call, n.attempts, past_deadline, now);
         // The attempt is over: the child is orphaned (or cancelled).
         self.arena.nodes[node as usize].gen = n.gen.wrapping_add(1);
-        if self.stacks[st].layers[depth].cfg.cancel_on_timeout {
+        if self.calls.stacks[st].layers[depth].cfg.cancel_on_timeout {
             self.cancel(n.child, node, n.gen, s);
         }
         if past_deadline {
             // It cancels the attempt.
             if n.inside_admitted {
-                let ok = self.cancel_is_success(st, depth);
+                let ok = self.calls.cancel_is_success(st, depth);
                 self.breaker_record(st, depth, n.instance, ok, node, s);
             }
             self.abandon(node, s);
@@ -344,8 +418,8 @@ impl World {
         if n.gen != gen || n.state != NodeState::Waiting {
             return; // the attempt already timed out: an orphan's answer
         }
-        if self.any_hedging
-            && self.stacks[n.stack as usize].layers[n.depth as usize]
+        if self.calls.any_hedging
+            && self.calls.stacks[n.stack as usize].layers[n.depth as usize]
                 .cfg
                 .hedging
                 .is_some()
@@ -358,7 +432,7 @@ impl World {
         let depth = n.depth as usize;
         let ok = outcome.class == Class::Success;
         let now = s.now();
-        let call = self.call_at(node, &n);
+        let call = self.calls.at(node, &n);
         self.obs
             .attempt_answered(&self.arena, call, n.attempts, outcome.class, now);
         self.attempt_over(st, depth, n.instance, now, Some(outcome.class));
@@ -366,7 +440,7 @@ impl World {
             self.breaker_record(st, depth, n.instance, ok, node, s);
         }
         if ok {
-            if let Some(b) = self.stacks[st].layers[depth].budget(n.instance) {
+            if let Some(b) = self.calls.stacks[st].layers[depth].budget(n.instance) {
                 b.on_succeeded(now, n.retry_cost);
             }
             self.finish_call(node, outcome, s);
@@ -380,7 +454,7 @@ impl World {
     /// follows it.
     pub(super) fn fail_attempt(&mut self, node: u32, why: Refusal, s: &mut Scheduler<Packed>) {
         let n = self.arena.nodes[node as usize];
-        let call = self.call_at(node, &n);
+        let call = self.calls.at(node, &n);
         self.obs
             .attempt_refused(&self.arena, call, n.attempts, why, s.now());
         self.attempt_failed(node, Outcome::of(why.class()), s);
@@ -393,13 +467,13 @@ impl World {
         let r = self.arena.reqs[n.req as usize];
         let fi = r.fleet as usize;
         let st = n.stack as usize;
-        let call = self.call_at(node, &n);
+        let call = self.calls.at(node, &n);
         let depth = call.depth;
         let deadline = self.deadline_of(node);
-        let keys = self.fleets[fi].cfg.idempotency_keys;
-        let callee = &self.svcs[self.stacks[st].target as usize].cfg;
+        let keys = self.fleets.list[fi].cfg.idempotency_keys;
+        let callee = &self.services.list[self.calls.stacks[st].target as usize].cfg;
         let (dep_retry_after, reject_status) = (callee.retry_after, callee.reject_status);
-        let call_deadline = self.call_deadline_of(node, st, depth, deadline);
+        let call_deadline = self.calls.call_deadline_of(node, st, depth, deadline);
         let cls = outcome.class;
         if n.guard != 0 {
             self.attempt_left_guards(node, s);
@@ -407,7 +481,7 @@ impl World {
         let throttled = cls == Class::Rejected && reject_status == 429;
         // A retry granted before this attempt is resolved by its outcome.
         self.release_retry(node);
-        let layer = &mut self.stacks[st].layers[depth];
+        let layer = &mut self.calls.stacks[st].layers[depth];
         let ambiguous_write =
             cls == Class::Timeout && r.is_write && !keys && !layer.cfg.retry_ambiguous_writes;
         let retryable = layer.cfg.retry_on.retries(cls, reject_status) && !ambiguous_write;
@@ -516,7 +590,7 @@ impl World {
         if n.guard != 0 {
             self.release_guards(node, s);
         }
-        let call = self.call_at(node, &n);
+        let call = self.calls.at(node, &n);
         self.obs
             .call_finished(&self.arena, call, outcome.class, here, s.now());
         self.arena.free_node(node);
@@ -533,12 +607,17 @@ impl World {
         if p.gen != n.parent_gen || p.state != NodeState::Waiting {
             return; // nobody waits for this answer
         }
-        let copy = if self.any_hedging && self.stacks[st].layers[depth - 1].cfg.hedging.is_some() {
-            self.hedge_copy(n.parent, node)
+        let copy = if self.calls.any_hedging
+            && self.calls.stacks[st].layers[depth - 1]
+                .cfg
+                .hedging
+                .is_some()
+        {
+            self.calls.hedge.copy_of(n.parent, node)
         } else {
             0
         };
-        match self.stacks[st].layers[depth - 1].hop() {
+        match self.calls.stacks[st].layers[depth - 1].hop() {
             Some(delay) => s.after(
                 delay,
                 Event::Answer {
@@ -560,7 +639,7 @@ impl World {
     /// with `deadline_exceeded` and the service drops the request.
     pub(super) fn abandon(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let req = self.arena.nodes[node as usize].req;
-        if self.stack_of(node) < self.n_top && !self.arena.reqs[req as usize].done {
+        if self.stack_of(node) < self.calls.n_top && !self.arena.reqs[req as usize].done {
             self.expire_request(req, s);
         }
         self.release_retry(node);
@@ -575,7 +654,7 @@ impl World {
         let n = self.arena.nodes[node as usize];
         let st = n.stack as usize;
         let depth = n.depth as usize;
-        let ok = self.cancel_is_success(st, depth);
+        let ok = self.calls.cancel_is_success(st, depth);
         self.release_retry(node);
         if n.inside_admitted && n.state == NodeState::Waiting {
             self.breaker_record(st, depth, n.instance, ok, node, s);
@@ -591,22 +670,13 @@ impl World {
         self.arena.free_node(node);
     }
 
-    /// Whether the breaker of layer `depth` records a cancelled call as a success
-    /// (false below the last layer: a dependency attempt has no breaker).
-    fn cancel_is_success(&self, st: usize, depth: usize) -> bool {
-        self.stacks[st]
-            .layers
-            .get(depth)
-            .is_some_and(|l| l.cancel_is_success())
-    }
-
     /// Returns a retry granted to `node` and not yet resolved to its budget.
     fn release_retry(&mut self, node: u32) {
         let n = self.arena.nodes[node as usize];
         if n.retry_cost == 0 {
             return;
         }
-        if let Some(b) = self.stacks[n.stack as usize]
+        if let Some(b) = self.calls.stacks[n.stack as usize]
             .layers
             .get_mut(n.depth as usize)
             .and_then(|l| l.budget(n.instance))
@@ -642,11 +712,11 @@ impl World {
             NodeState::Free | NodeState::InService => {}
             NodeState::Waiting => {
                 let st = n.stack as usize;
-                let call = self.call_at(node, &n);
+                let call = self.calls.at(node, &n);
                 self.attempt_over(st, call.depth, n.instance, s.now(), None);
-                if self.hedges(st, call.depth) {
+                if self.calls.hedges(st, call.depth) {
                     // Every copy still out is an attempt cancelled at its ordinal.
-                    for (ordinal, c) in self.hedge_clear(node) {
+                    for (ordinal, c) in self.calls.hedge.clear(node) {
                         self.obs.attempt_cancelled(call, ordinal);
                         self.cancel(c, node, n.gen, s);
                     }
@@ -669,33 +739,17 @@ impl World {
     /// `Waiting`).
     pub(super) fn count_attempts_in_flight(&mut self) {
         for (i, n) in self.arena.nodes.iter().enumerate() {
-            if n.state != NodeState::Waiting || (n.stack as usize) >= self.n_top {
+            if n.state != NodeState::Waiting || (n.stack as usize) >= self.calls.n_top {
                 continue;
             }
-            let call = self.call_at(i as u32, n);
-            if self.hedges(n.stack as usize, call.depth) {
-                for (ordinal, _) in self.hedge_copies_out(i as u32) {
+            let call = self.calls.at(i as u32, n);
+            if self.calls.hedges(n.stack as usize, call.depth) {
+                for (ordinal, _) in self.calls.hedge.copies_out(i as u32) {
                     self.obs.attempt_in_flight(call, ordinal);
                 }
             } else {
                 self.obs.attempt_in_flight(call, n.attempts);
             }
-        }
-    }
-
-    /// The end of the call at `node`: the request's deadline, or earlier the end of
-    /// the layer's `total_timeout`.
-    pub(super) fn call_deadline_of(
-        &self,
-        node: u32,
-        st: usize,
-        depth: usize,
-        deadline: Nanos,
-    ) -> Nanos {
-        if self.stacks[st].layers[depth].cfg.total_timeout.is_some() {
-            self.calls.deadline[node as usize].min(deadline)
-        } else {
-            deadline
         }
     }
 }

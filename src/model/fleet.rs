@@ -9,6 +9,7 @@ use crate::engine::{stream, Nanos, Scheduler};
 use crate::model::config::{Arrival, FleetConfig};
 
 use super::arrival::OpenArrivals;
+use super::broker::Broker;
 use super::event::{Event, Packed};
 use super::observe::CallObserver;
 use super::outcome::{Class, Outcome};
@@ -87,6 +88,17 @@ impl Fleet {
     }
 }
 
+/// The fleets' part of the world: the fleets, their logical requests in flight, and
+/// the message queues of queue fleets.
+pub(super) struct Fleets {
+    /// Each fleet's configuration and random streams.
+    pub(super) list: Vec<Fleet>,
+    /// Logical requests not yet done.
+    pub(super) in_flight: u64,
+    /// The message queues of queue fleets (`None` without one).
+    pub(super) broker: Option<Broker>,
+}
+
 impl World {
     /// [`Event::Arrival`]: the next open-loop arrival of fleet `fleet`; schedules the
     /// one after it.
@@ -94,7 +106,7 @@ impl World {
     pub(super) fn on_arrival(&mut self, fleet: u16, s: &mut Scheduler<Packed>) {
         let now = s.now();
         let fi = fleet as usize;
-        let f = &mut self.fleets[fi];
+        let f = &mut self.fleets.list[fi];
         // Round robin without a division per arrival.
         let client = f.next_client;
         f.next_client += 1;
@@ -112,8 +124,8 @@ impl World {
     /// [`Event::Burst`]: every request of a burst fleet, at once.
     pub(super) fn on_burst(&mut self, fleet: u16, s: &mut Scheduler<Packed>) {
         let fi = fleet as usize;
-        let (count, clients) = match self.fleets[fi].cfg.arrival {
-            Arrival::Burst { count, .. } => (count, self.fleets[fi].cfg.clients),
+        let (count, clients) = match self.fleets.list[fi].cfg.arrival {
+            Arrival::Burst { count, .. } => (count, self.fleets.list[fi].cfg.clients),
             _ => (0, 1),
         };
         for i in 0..count {
@@ -125,7 +137,12 @@ impl World {
     /// fleet a published message (see [`super::broker`]).
     #[inline(always)]
     fn arrive(&mut self, fleet: usize, client: u64, s: &mut Scheduler<Packed>) {
-        if self.broker.as_ref().is_some_and(|b| b.is_queue(fleet)) {
+        if self
+            .fleets
+            .broker
+            .as_ref()
+            .is_some_and(|b| b.is_queue(fleet))
+        {
             self.publish(fleet, s);
         } else {
             self.start_request(fleet, client, s);
@@ -135,7 +152,7 @@ impl World {
     /// Starts a logical request of `client` of fleet `fleet`: its deadline timer and
     /// its top call (or, with no layers, its attempt at the dependency).
     pub(super) fn start_request(&mut self, fleet: usize, client: u64, s: &mut Scheduler<Packed>) {
-        let f = &mut self.fleets[fleet];
+        let f = &mut self.fleets.list[fleet];
         let is_write = f.cfg.writes > 0.0 && f.draw_write();
         let req = self.launch_request(fleet, client, is_write, s);
         self.begin_request(req, s);
@@ -152,7 +169,7 @@ impl World {
         s: &mut Scheduler<Packed>,
     ) -> u32 {
         let now = s.now();
-        let f = &self.fleets[fleet];
+        let f = &self.fleets.list[fleet];
         let deadline = f.cfg.deadline.map_or(Nanos::MAX, |d| now.saturating_add(d));
         let req = self.arena.alloc_req(Request {
             gen: 0,
@@ -166,7 +183,7 @@ impl World {
             refs: 0,
         });
         self.obs.request_started(req, fleet, client as u32, now);
-        self.in_flight += 1;
+        self.fleets.in_flight += 1;
         req
     }
 
@@ -177,17 +194,19 @@ impl World {
         let r = self.arena.reqs[req as usize];
         let (fleet, deadline) = (r.fleet as usize, r.deadline);
         if deadline != Nanos::MAX {
-            let lane = self.lanes.deadline_lane(fleet);
-            self.lanes.set(lane, deadline, req, r.gen, &self.arena, s);
+            let lane = self.run.lanes.deadline_lane(fleet);
+            self.run
+                .lanes
+                .set(lane, deadline, req, r.gen, &self.arena, s);
         }
         let node = self.arena.alloc_node(req, 0, fleet as u16, NONE, 0);
         self.obs.call_made(&self.arena, node, s.now());
-        if self.deadlines {
+        if self.calls.deadlines {
             // The request gives up on its first node at its deadline.
-            let d = self.stacks[fleet].child_deadline(0, deadline, deadline);
-            self.calls.set_deadline(node, d);
+            let d = self.calls.stacks[fleet].child_deadline(0, deadline, deadline);
+            self.calls.times.set_deadline(node, d);
         }
-        if self.stacks[fleet].layers.is_empty() {
+        if self.calls.stacks[fleet].layers.is_empty() {
             self.svc_arrive(node, s);
         } else {
             self.begin_call(node, s);
@@ -207,10 +226,10 @@ impl World {
         let (fleet, client, latency) = (r.fleet as usize, r.client, now - r.arrival);
         self.obs
             .request_finished(req, fleet, outcome.class, latency, now);
-        self.in_flight -= 1;
-        if let Arrival::Closed { think_time } = self.fleets[fleet].cfg.arrival {
-            let t = now.saturating_add(think_time.sample(&mut self.fleets[fleet].think));
-            if t < self.duration {
+        self.fleets.in_flight -= 1;
+        if let Arrival::Closed { think_time } = self.fleets.list[fleet].cfg.arrival {
+            let t = now.saturating_add(think_time.sample(&mut self.fleets.list[fleet].think));
+            if t < self.run.duration {
                 s.at(
                     t,
                     Event::ClientSend {
@@ -220,7 +239,7 @@ impl World {
                 );
             }
         }
-        if self.broker.is_some() {
+        if self.fleets.broker.is_some() {
             self.handler_done(req, outcome.class == Class::Success, s);
         }
         self.arena.maybe_free_req(req);

@@ -72,7 +72,7 @@ impl World {
     pub(super) fn guards_pass(&mut self, node: u32, st: usize, s: &mut Scheduler<Packed>) -> bool {
         let now = s.now();
         let deadline = self.deadline_of(node);
-        let Some(g) = self.stacks[st].guards.as_deref_mut() else {
+        let Some(g) = self.calls.stacks[st].guards.as_deref_mut() else {
             return true;
         };
         let n = self.arena.nodes[node as usize];
@@ -131,7 +131,7 @@ impl World {
         }
         let now = s.now();
         let st = n.stack as usize;
-        if let Some(g) = self.stacks[st].guards.as_deref_mut() {
+        if let Some(g) = self.calls.stacks[st].guards.as_deref_mut() {
             if n.guard & WAITS_SLOT != 0 {
                 if let Some(b) = &mut g.bulkhead {
                     b.leave();
@@ -144,12 +144,12 @@ impl World {
         nm.gen = gen.wrapping_add(1);
         nm.state = NodeState::Sleeping;
         if now >= self.deadline_of(node) {
-            let call = self.call_at(node, &n);
+            let call = self.calls.at(node, &n);
             self.obs.attempt_past_deadline(call, n.attempts + 1);
             self.abandon(node, s);
             return;
         }
-        let timeout = self.stacks[st]
+        let timeout = self.calls.stacks[st]
             .guards
             .as_ref()
             .and_then(|g| g.pool.as_ref())
@@ -167,7 +167,7 @@ impl World {
         if n.guard & HOLDS_SLOT != 0 {
             self.release_slot(node, st, s);
         }
-        let hold = self.stacks[st]
+        let hold = self.calls.stacks[st]
             .guards
             .as_ref()
             .and_then(|g| g.pool.as_ref())
@@ -182,7 +182,7 @@ impl World {
         let n = self.arena.nodes[node as usize];
         let st = n.stack as usize;
         if n.guard & WAITS_SLOT != 0 {
-            if let Some(b) = self.stacks[st]
+            if let Some(b) = self.calls.stacks[st]
                 .guards
                 .as_deref_mut()
                 .and_then(|g| g.bulkhead.as_mut())
@@ -203,7 +203,7 @@ impl World {
     fn release_slot(&mut self, node: u32, st: usize, s: &mut Scheduler<Packed>) {
         self.arena.nodes[node as usize].guard &= !HOLDS_SLOT;
         let arena = &self.arena;
-        let Some(b) = self.stacks[st]
+        let Some(b) = self.calls.stacks[st]
             .guards
             .as_deref_mut()
             .and_then(|g| g.bulkhead.as_mut())
@@ -220,7 +220,7 @@ impl World {
         let now = s.now();
         self.arena.nodes[node as usize].guard &= !HOLDS_CONN;
         let arena = &self.arena;
-        let Some(p) = self.stacks[st]
+        let Some(p) = self.calls.stacks[st]
             .guards
             .as_deref_mut()
             .and_then(|g| g.pool.as_mut())

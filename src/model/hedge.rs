@@ -53,22 +53,47 @@ impl Hedges {
         }
         &mut self.slots[i]
     }
+
+    /// The copy index of `child` among the copies of the hedging call `node` (0 when
+    /// it is none of them: its answer is then an orphan's or the first copy's).
+    pub(super) fn copy_of(&self, node: u32, child: u32) -> u8 {
+        self.slots
+            .get(node as usize)
+            .and_then(|h| h.copies.iter().position(|&c| c == child))
+            .map_or(0, |i| i as u8)
+    }
+
+    /// Forgets the copies of `node` (its timer goes stale) and returns those still out,
+    /// each with its ordinal (copy k is attempt k).
+    pub(super) fn clear(&mut self, node: u32) -> Vec<(u32, u32)> {
+        let slot = self.slot(node);
+        slot.seq = slot.seq.wrapping_add(1);
+        slot.live = 0;
+        let out = Self::out_of(slot);
+        slot.copies.clear();
+        out
+    }
+
+    /// The copies of `node` still out, each with its ordinal, without forgetting them.
+    pub(super) fn copies_out(&self, node: u32) -> Vec<(u32, u32)> {
+        self.slots
+            .get(node as usize)
+            .map_or_else(Vec::new, Self::out_of)
+    }
+
+    /// `(ordinal, child)` of each copy of `slot` still out.
+    fn out_of(slot: &HedgeSlot) -> Vec<(u32, u32)> {
+        (1..)
+            .zip(slot.copies.iter().copied())
+            .filter(|&(_, c)| c != NONE)
+            .collect()
+    }
 }
 
 impl World {
-    /// Whether the layer of `node` hedges.
-    #[inline]
-    pub(super) fn hedges(&self, st: usize, depth: usize) -> bool {
-        self.any_hedging
-            && self.stacks[st]
-                .layers
-                .get(depth)
-                .is_some_and(|l| l.cfg.hedging.is_some())
-    }
-
     /// The hedging call `node` starts: its first copy.
     pub(super) fn hedge_start(&mut self, node: u32, s: &mut Scheduler<Packed>) {
-        let slot = self.hedge.slot(node);
+        let slot = self.calls.hedge.slot(node);
         slot.copies.clear();
         slot.live = 0;
         slot.seq = slot.seq.wrapping_add(1);
@@ -86,9 +111,9 @@ impl World {
         let now = s.now();
         let n = self.arena.nodes[node as usize];
         let (st, depth) = (n.stack as usize, n.depth as usize);
-        let call = self.call_at(node, &n);
+        let call = self.calls.at(node, &n);
         let deadline = self.deadline_of(node);
-        let layer = &mut self.stacks[st].layers[depth];
+        let layer = &mut self.calls.stacks[st].layers[depth];
         let Some(h) = layer.cfg.hedging else {
             return false;
         };
@@ -139,14 +164,14 @@ impl World {
         }
         self.obs
             .copy_sent(&self.arena, call, child, attempts, granted, now);
-        if self.deadlines {
-            let call_end = self.call_deadline_of(node, st, depth, deadline);
-            let stack = &self.stacks[st];
+        if self.calls.deadlines {
+            let call_end = self.calls.call_deadline_of(node, st, depth, deadline);
+            let stack = &self.calls.stacks[st];
             let gives_up = stack.layers[depth].gives_up(now, call_end);
             let d = stack.child_deadline(depth + 1, deadline, gives_up);
-            self.calls.set_deadline(child, d);
+            self.calls.times.set_deadline(child, d);
         }
-        let slot = self.hedge.slot(node);
+        let slot = self.calls.hedge.slot(node);
         slot.copies.push(child);
         slot.live += 1;
         slot.seq = slot.seq.wrapping_add(1);
@@ -162,11 +187,14 @@ impl World {
     pub(super) fn on_hedge_timer(&mut self, node: u32, seq: u32, s: &mut Scheduler<Packed>) {
         let n = self.arena.nodes[node as usize];
         let live = self
+            .calls
             .hedge
             .slots
             .get(node as usize)
             .is_some_and(|h| h.seq == seq);
-        if live && n.state == NodeState::Waiting && self.hedges(n.stack as usize, n.depth as usize)
+        if live
+            && n.state == NodeState::Waiting
+            && self.calls.hedges(n.stack as usize, n.depth as usize)
         {
             self.hedge_send(node, s);
         }
@@ -184,19 +212,21 @@ impl World {
         let n = self.arena.nodes[node as usize];
         let (st, depth) = (n.stack as usize, n.depth as usize);
         {
-            let slot = self.hedge.slot(node);
+            let slot = self.calls.hedge.slot(node);
             match slot.copies.get_mut(usize::from(copy)) {
                 Some(c) if *c != NONE => *c = NONE,
                 _ => return,
             }
             slot.live -= 1;
         }
-        let call = self.call_at(node, &n);
+        let call = self.calls.at(node, &n);
         self.obs
             .copy_answered(&self.arena, call, copy, outcome.class, now);
         self.attempt_over(st, depth, n.instance, now, Some(outcome.class));
-        let status = self.svcs[self.stacks[st].target as usize].cfg.reject_status;
-        let layer = &mut self.stacks[st].layers[depth];
+        let status = self.services.list[self.calls.stacks[st].target as usize]
+            .cfg
+            .reject_status;
+        let layer = &mut self.calls.stacks[st].layers[depth];
         let Some(h) = layer.cfg.hedging else {
             return;
         };
@@ -214,7 +244,7 @@ impl World {
         if non_fatal && self.hedge_send(node, s) {
             return;
         }
-        if !non_fatal || self.hedge.slot(node).live == 0 {
+        if !non_fatal || self.calls.hedge.slot(node).live == 0 {
             self.hedge_decide(node, outcome, s);
         }
     }
@@ -223,10 +253,10 @@ impl World {
     /// losers, cancelled or left running, and the call ends.
     fn hedge_decide(&mut self, node: u32, outcome: Outcome, s: &mut Scheduler<Packed>) {
         let gen = self.arena.nodes[node as usize].gen;
-        let losers = self.hedge_clear(node);
+        let losers = self.calls.hedge.clear(node);
         let n = self.arena.nodes[node as usize];
-        let call = self.call_at(node, &n);
-        let cancel = self.stacks[n.stack as usize].layers[call.depth]
+        let call = self.calls.at(node, &n);
+        let cancel = self.calls.stacks[n.stack as usize].layers[call.depth]
             .cfg
             .hedging
             .is_some_and(|h| h.cancel_losers);
@@ -240,42 +270,5 @@ impl World {
         // Answers of copies left running are orphans' from now on.
         self.arena.nodes[node as usize].gen = gen.wrapping_add(1);
         self.finish_call(node, outcome, s);
-    }
-
-    /// The copy index of `child` among the copies of the hedging call `node` (0 when
-    /// it is none of them: its answer is then an orphan's or the first copy's).
-    pub(super) fn hedge_copy(&self, node: u32, child: u32) -> u8 {
-        self.hedge
-            .slots
-            .get(node as usize)
-            .and_then(|h| h.copies.iter().position(|&c| c == child))
-            .map_or(0, |i| i as u8)
-    }
-
-    /// Forgets the copies of `node` (its timer goes stale) and returns those still out,
-    /// each with its ordinal (copy k is attempt k).
-    pub(super) fn hedge_clear(&mut self, node: u32) -> Vec<(u32, u32)> {
-        let slot = self.hedge.slot(node);
-        slot.seq = slot.seq.wrapping_add(1);
-        slot.live = 0;
-        let out = Self::copies_out(slot);
-        slot.copies.clear();
-        out
-    }
-
-    /// The copies of `node` still out, each with its ordinal, without forgetting them.
-    pub(super) fn hedge_copies_out(&self, node: u32) -> Vec<(u32, u32)> {
-        self.hedge
-            .slots
-            .get(node as usize)
-            .map_or_else(Vec::new, Self::copies_out)
-    }
-
-    /// `(ordinal, child)` of each copy of `slot` still out.
-    fn copies_out(slot: &HedgeSlot) -> Vec<(u32, u32)> {
-        (1..)
-            .zip(slot.copies.iter().copied())
-            .filter(|&(_, c)| c != NONE)
-            .collect()
     }
 }

@@ -89,7 +89,7 @@ impl World {
         s: &mut Scheduler<Packed>,
     ) {
         let now = s.now();
-        let slot = self.visits.alloc(now.saturating_sub(own), own);
+        let slot = self.services.visits.alloc(now.saturating_sub(own), own);
         let nm = &mut self.arena.nodes[node as usize];
         nm.state = NodeState::Calling;
         nm.memo = Memo::Visit(Halves::new(u64::from(slot)));
@@ -105,13 +105,13 @@ impl World {
         let nm = &mut self.arena.nodes[node as usize];
         nm.gen = nm.gen.wrapping_add(1);
         let (gen, req) = (nm.gen, nm.req);
-        let deadline = if self.deadlines {
-            self.calls.deadline_at(node)
+        let deadline = if self.calls.deadlines {
+            self.calls.times.deadline_at(node)
         } else {
             Nanos::MAX
         };
-        let v = &mut self.visits.slots[slot];
-        let branches = &self.call_stacks[sv][v.call as usize];
+        let v = &mut self.services.visits.slots[slot];
+        let branches = &self.calls.call_stacks[sv][v.call as usize];
         v.ok = 0;
         v.failed = 0;
         v.pending = branches.len() as u16;
@@ -119,8 +119,8 @@ impl World {
         for &st in branches {
             let child = self.arena.alloc_node(req, 0, st, node, gen);
             // The visit gives up on its call at its own deadline.
-            let d = self.stacks[st as usize].child_deadline(0, deadline, deadline);
-            self.calls.set_deadline(child, d);
+            let d = self.calls.stacks[st as usize].child_deadline(0, deadline, deadline);
+            self.calls.times.set_deadline(child, d);
             v.children.push(child);
             let child_gen = self.arena.nodes[child as usize].gen;
             s.after(
@@ -132,7 +132,7 @@ impl World {
             );
         }
         let now = s.now();
-        for &child in &self.visits.slots[slot].children {
+        for &child in &self.services.visits.slots[slot].children {
             self.obs.call_made(&self.arena, child, now);
         }
     }
@@ -152,14 +152,14 @@ impl World {
         }
         let sv = self.service_of(visit);
         let slot = slot_of(p.memo);
-        let v = &mut self.visits.slots[slot];
+        let v = &mut self.services.visits.slots[slot];
         v.pending -= 1;
         if outcome.class == Class::Success {
             v.ok += 1;
         } else {
             v.failed += 1;
         }
-        let call = &self.services[sv].calls[v.call as usize];
+        let call = &self.services.cfgs[sv].calls[v.call as usize];
         let need = call.join.needed(call.to.len() as u32);
         let (ok, pending) = (u32::from(v.ok), u32::from(v.pending));
         let success = ok >= need;
@@ -169,8 +169,8 @@ impl World {
         if pending > 0 && call.cancel_rest {
             self.cancel_children(visit, slot, s);
         }
-        let v = &mut self.visits.slots[slot];
-        if success && usize::from(v.call) + 1 < self.services[sv].calls.len() {
+        let v = &mut self.services.visits.slots[slot];
+        if success && usize::from(v.call) + 1 < self.services.cfgs[sv].calls.len() {
             v.call += 1;
             self.start_step(visit, s);
         } else {
@@ -181,11 +181,11 @@ impl World {
     /// Cancels the visit's callees still going.
     fn cancel_children(&mut self, visit: u32, slot: usize, s: &mut Scheduler<Packed>) {
         let gen = self.arena.nodes[visit as usize].gen;
-        let children = std::mem::take(&mut self.visits.slots[slot].children);
+        let children = std::mem::take(&mut self.services.visits.slots[slot].children);
         for &c in &children {
             self.cancel(c, visit, gen, s);
         }
-        self.visits.slots[slot].children = children;
+        self.services.visits.slots[slot].children = children;
     }
 
     /// The visit is over: its thread (if held) is freed and the service answers, or,
@@ -195,21 +195,21 @@ impl World {
         let sv = self.service_of(visit);
         let slot = slot_of(self.arena.nodes[visit as usize].memo);
         let (started, own) = {
-            let v = &self.visits.slots[slot];
+            let v = &self.services.visits.slots[slot];
             (v.started, v.own)
         };
-        self.visits.free.push(slot as u32);
-        let held = self.svcs[sv].hold_threads;
+        self.services.visits.free.push(slot as u32);
+        let held = self.services.list[sv].hold_threads;
         if held {
-            self.release_thread(sv, now);
+            self.services.release_thread(sv, now, &mut self.obs);
         }
-        if !ok && self.deadlines && now >= self.calls.deadline_at(visit) {
+        if !ok && self.calls.deadlines && now >= self.calls.times.deadline_at(visit) {
             self.drop_expired(visit, sv, now);
         } else {
             let outcome = if ok {
                 Outcome::of(Class::Success)
             } else {
-                Outcome::of(self.svcs[sv].failure())
+                Outcome::of(self.services.list[sv].failure())
             };
             let thread_time = if held { now - started } else { own };
             self.answer(visit, sv, thread_time, outcome, s);
@@ -226,11 +226,11 @@ impl World {
         let sv = self.service_of(visit);
         let slot = slot_of(self.arena.nodes[visit as usize].memo);
         self.cancel_children(visit, slot, s);
-        self.visits.free.push(slot as u32);
+        self.services.visits.free.push(slot as u32);
         self.obs.node_done(&self.arena, visit, Fate::Cancelled, now);
         self.arena.free_node(visit);
-        if self.svcs[sv].hold_threads {
-            self.release_thread(sv, now);
+        if self.services.list[sv].hold_threads {
+            self.services.release_thread(sv, now, &mut self.obs);
             self.dispatch(sv, s);
         }
     }
