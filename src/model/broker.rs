@@ -46,6 +46,7 @@ use crate::metrics::queue::{QueueMetrics, QueueSeries};
 use crate::model::config::{QueueConfig, Scenario};
 
 use super::event::{Event, Packed};
+use super::observe::CallObserver;
 use super::outcome::{Class, Outcome};
 use super::world::World;
 
@@ -257,7 +258,8 @@ impl Broker {
     }
 }
 
-impl World {
+#[allow(private_bounds)]
+impl<T: CallObserver> World<T> {
     /// Publishes a message of queue fleet `fleet` (its arrival process's arrival).
     pub(super) fn publish(&mut self, fleet: usize, s: &mut Scheduler<Packed>) {
         let now = s.now();

@@ -151,7 +151,8 @@ fn set_at(v: &mut Vec<Nanos>, node: u32, t: Nanos) {
     v[i] = t;
 }
 
-impl World {
+#[allow(private_bounds)]
+impl<T: CallObserver> World<T> {
     /// The fleet of `node`'s request.
     #[inline]
     pub(super) fn fleet_of(&self, node: u32) -> usize {

@@ -90,6 +90,7 @@ impl Service {
     }
 
     /// Draws an attempt's service time and outcome class, at its start.
+    #[inline(always)] // in both worlds, traced and untraced (see `World`)
     fn draw_service(&mut self) -> (Nanos, Class) {
         match self.effect.fail_after {
             Some(after) => (after, Class::Error),
@@ -144,7 +145,7 @@ impl Services {
     }
 
     /// Frees a server (thread) of service `sv`.
-    #[inline]
+    #[inline(always)] // in both worlds, traced and untraced (see `World`)
     pub(super) fn release_thread(&mut self, sv: usize, now: Nanos, obs: &mut impl CallObserver) {
         self.list[sv].busy -= 1;
         let (at, busy) = (self.at(sv), self.list[sv].busy);
@@ -152,7 +153,8 @@ impl Services {
     }
 }
 
-impl World {
+#[allow(private_bounds)]
+impl<T: CallObserver> World<T> {
     /// The service an attempt at `node` (depth = its stack's length) reaches.
     #[inline]
     pub(super) fn service_of(&self, node: u32) -> usize {

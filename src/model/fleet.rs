@@ -99,7 +99,8 @@ pub(super) struct Fleets {
     pub(super) broker: Option<Broker>,
 }
 
-impl World {
+#[allow(private_bounds)]
+impl<T: CallObserver> World<T> {
     /// [`Event::Arrival`]: the next open-loop arrival of fleet `fleet`; schedules the
     /// one after it.
     #[inline]

@@ -65,7 +65,8 @@ enum Pass {
     Refused(Class),
 }
 
-impl World {
+#[allow(private_bounds)]
+impl<T: CallObserver> World<T> {
     /// Whether the call `node` of stack `st` (its innermost layer) may send its next
     /// attempt now. When not, it waits (`Acquiring`) or has been failed with
     /// `bulkhead_full` or `pool_exhausted`.

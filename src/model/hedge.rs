@@ -90,7 +90,8 @@ impl Hedges {
     }
 }
 
-impl World {
+#[allow(private_bounds)]
+impl<T: CallObserver> World<T> {
     /// The hedging call `node` starts: its first copy.
     pub(super) fn hedge_start(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let slot = self.calls.hedge.slot(node);

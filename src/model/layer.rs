@@ -124,7 +124,8 @@ impl Layer {
     }
 }
 
-impl World {
+#[allow(private_bounds)]
+impl<T: CallObserver> World<T> {
     /// An attempt of layer `depth` in flight ended: see [`Layer::attempt_over`].
     #[inline(always)]
     pub(super) fn attempt_over(

@@ -2,9 +2,9 @@
 //! request, a layer call, an attempt or a service's work ([`CallObserver`]). The
 //! metrics' [`crate::metrics::Recorder`] and the request traces'
 //! [`super::trace::Tracer`] both implement it; the model makes one call per transition,
-//! to [`Observers`], which hands it to the recorder and, when the run traces, to the
-//! tracer. Dispatch is static: a transition an observer does not implement is an empty
-//! body, which the compiler removes with its test of the tracer.
+//! to [`Observers`], which hands it to the recorder and then to the tracer. Dispatch is
+//! static: the world is generic over its tracer, [`NoTrace`] (every transition an empty
+//! body) in a run that traces nothing, so that run's code has no test of tracing left.
 //!
 //! Budgets see the same calls and attempts, but they are policy, not observers: what
 //! they are told decides later retries, so they keep their own hooks in the model.
@@ -87,9 +87,7 @@ macro_rules! transitions {
                 #[inline(always)]
                 fn $name(&mut self $(, $arg: $ty)*) {
                     self.rec.$name($($arg),*);
-                    if let Some(t) = self.trace.as_deref_mut() {
-                        t.$name($($arg),*);
-                    }
+                    self.trace.$name($($arg),*);
                 }
             )*
         }
@@ -192,15 +190,21 @@ transitions! {
     fn breakers_open(&mut self, open: u64, now: Nanos);
 }
 
-/// The observers of a run: the recorder, and the tracer when the run traces. Each
-/// transition goes to the recorder first, then to the tracer.
+/// The observers of a run: the recorder and the tracer. Each transition goes to the
+/// recorder first, then to the tracer.
 #[derive(Debug)]
 pub(crate) struct Observers<R, T> {
     /// The metrics.
     pub rec: R,
-    /// The request traces (`None`: the run traces nothing).
-    pub trace: Option<Box<T>>,
+    /// The request traces ([`NoTrace`]: the run traces nothing).
+    pub trace: T,
 }
+
+/// The tracer of a run that traces nothing: it observes no transition.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoTrace;
+
+impl CallObserver for NoTrace {}
 
 #[cfg(test)]
 mod tests {
@@ -229,7 +233,7 @@ mod tests {
         let seen = Rc::new(RefCell::new(Vec::new()));
         let mut obs = Observers {
             rec: Log("rec", seen.clone()),
-            trace: Some(Box::new(Log("trace", seen.clone()))),
+            trace: Log("trace", seen.clone()),
         };
         let call = CallAt {
             node: 4,
@@ -252,7 +256,10 @@ mod tests {
         );
         // Without a tracer, the recorder alone.
         seen.borrow_mut().clear();
-        obs.trace = None;
+        let mut obs = Observers {
+            rec: obs.rec,
+            trace: NoTrace,
+        };
         obs.attempt_sent(&arena, call, 6, 1, 0);
         assert_eq!(*seen.borrow(), ["rec sent 4 6 1"]);
     }

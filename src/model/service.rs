@@ -78,7 +78,8 @@ fn slot_of(memo: Memo) -> usize {
     }
 }
 
-impl World {
+#[allow(private_bounds)]
+impl<T: CallObserver> World<T> {
     /// The visit at `node` finished its own work (`own` ns) at service `sv`: it starts
     /// its first call.
     pub(super) fn begin_visit(

@@ -3,10 +3,9 @@
 //! attempts into spans as they move on.
 //!
 //! A run traces the logical requests whose ordinals (in the order they start) were
-//! drawn beforehand ([`super::World::with_trace`]). The model asks whether the run
-//! traces at all, one test of a field that is `None` in every other run (see
-//! [`super::observe::Observers`]); the tracer then asks whether the node's request is
-//! traced, so tracing changes nothing else: no random draw, no event, no count.
+//! drawn beforehand ([`super::World::with_trace`]). Only a world that traces has a
+//! tracer (see [`super::observe::NoTrace`]); the tracer asks whether the node's request
+//! is traced, so tracing changes nothing else: no random draw, no event, no count.
 //!
 //! A node's span is found through a side table indexed by node slot, valid while the
 //! node lives; a layer call finds the span of its current attempt (or of each copy of
@@ -44,7 +43,7 @@ struct Scratch {
 
 /// The tracing state of a run.
 #[derive(Debug)]
-pub(super) struct Tracer {
+pub(crate) struct Tracer {
     /// The ordinals to trace, sorted, and the next one due.
     picks: Vec<u64>,
     next: usize,
@@ -87,9 +86,9 @@ impl Tracer {
         }
     }
 
-    /// The trace log, once the run is over (`end` is when it ended).
-    pub(super) fn finish(self, end: Nanos) -> TraceLog {
-        let mut log = self.log;
+    /// Hands over the trace log, once the run is over (`end` is when it ended).
+    pub(super) fn finish(&mut self, end: Nanos) -> TraceLog {
+        let mut log = std::mem::take(&mut self.log);
         log.population = self.started;
         log.end = end;
         log
@@ -291,9 +290,8 @@ impl Tracer {
 }
 
 /// The transitions a trace records, each out of line: a run that traces is rare, and
-/// its hooks stay off the hot path of every other run.
+/// its world's code stays small.
 impl CallObserver for Tracer {
-    #[cold]
     #[inline(never)]
     fn request_started(&mut self, req: u32, fleet: usize, client: u32, now: Nanos) {
         let k = self.started;
@@ -315,7 +313,6 @@ impl CallObserver for Tracer {
         });
     }
 
-    #[cold]
     #[inline(never)]
     fn request_finished(&mut self, req: u32, _: usize, class: Class, _: Nanos, now: Nanos) {
         if !self.traced(req) {
@@ -329,19 +326,16 @@ impl CallObserver for Tracer {
         self.settle(root, End::Class(class), now);
     }
 
-    #[cold]
     #[inline(never)]
     fn call_made(&mut self, arena: &Arena, node: u32, now: Nanos) {
         self.node(arena, node, SpanKind::Call, 1, now);
     }
 
-    #[cold]
     #[inline(never)]
     fn call_arrived(&mut self, arena: &Arena, node: u32, now: Nanos) {
         self.arrive(arena, node, now);
     }
 
-    #[cold]
     #[inline(never)]
     fn breaker_admitted(&mut self, arena: &Arena, call: CallAt, inside: bool) {
         let bits = if inside {
@@ -352,19 +346,16 @@ impl CallObserver for Tracer {
         self.breaker(arena, call.node, bits);
     }
 
-    #[cold]
     #[inline(never)]
     fn breaker_refused_call(&mut self, arena: &Arena, call: CallAt) {
         self.breaker(arena, call.node, trace::breaker::OUTSIDE_REJECTED);
     }
 
-    #[cold]
     #[inline(never)]
     fn attempt_waits(&mut self, arena: &Arena, node: u32, reason: u8) {
         self.wait(arena, node, reason);
     }
 
-    #[cold]
     #[inline(never)]
     fn attempt_refused(
         &mut self,
@@ -377,13 +368,11 @@ impl CallObserver for Tracer {
         self.refused(arena, call.node, ordinal, why, now);
     }
 
-    #[cold]
     #[inline(never)]
     fn attempt_sent(&mut self, arena: &Arena, _: CallAt, child: u32, ordinal: u32, now: Nanos) {
         self.node(arena, child, SpanKind::Attempt, ordinal, now);
     }
 
-    #[cold]
     #[inline(never)]
     fn copy_sent(
         &mut self,
@@ -410,19 +399,16 @@ impl CallObserver for Tracer {
         }
     }
 
-    #[cold]
     #[inline(never)]
     fn attempt_answered(&mut self, arena: &Arena, call: CallAt, _: u32, class: Class, now: Nanos) {
         self.attempt_end(arena, call.node, None, End::Class(class), now);
     }
 
-    #[cold]
     #[inline(never)]
     fn copy_answered(&mut self, arena: &Arena, call: CallAt, copy: u8, class: Class, now: Nanos) {
         self.attempt_end(arena, call.node, Some(copy), End::Class(class), now);
     }
 
-    #[cold]
     #[inline(never)]
     fn attempt_timed_out(
         &mut self,
@@ -440,7 +426,6 @@ impl CallObserver for Tracer {
         self.attempt_end(arena, call.node, None, End::Class(seen), now);
     }
 
-    #[cold]
     #[inline(never)]
     fn retry_scheduled(&mut self, arena: &Arena, node: u32, reason: u8, granted: bool) {
         if granted {
@@ -449,7 +434,6 @@ impl CallObserver for Tracer {
         self.wait(arena, node, reason);
     }
 
-    #[cold]
     #[inline(never)]
     fn retry_refused(
         &mut self,
@@ -462,7 +446,6 @@ impl CallObserver for Tracer {
         self.refused(arena, call.node, ordinal, why, now);
     }
 
-    #[cold]
     #[inline(never)]
     fn call_finished(&mut self, arena: &Arena, call: CallAt, class: Class, _: bool, now: Nanos) {
         let node = call.node;
@@ -477,37 +460,31 @@ impl CallObserver for Tracer {
         }
     }
 
-    #[cold]
     #[inline(never)]
     fn node_cancelled(&mut self, arena: &Arena, node: u32, now: Nanos) {
         self.settle_node(arena, node, End::Cancelled, now);
     }
 
-    #[cold]
     #[inline(never)]
     fn node_done(&mut self, arena: &Arena, node: u32, fate: Fate, now: Nanos) {
         self.done(arena, node, fate, now);
     }
 
-    #[cold]
     #[inline(never)]
     fn service_reached(&mut self, arena: &Arena, node: u32, _: SvcAt, _: usize, now: Nanos) {
         self.arrive(arena, node, now);
     }
 
-    #[cold]
     #[inline(never)]
     fn shed(&mut self, arena: &Arena, node: u32, _: SvcAt, now: Nanos) {
         self.done(arena, node, Fate::Shed, now);
     }
 
-    #[cold]
     #[inline(never)]
     fn queue_left(&mut self, arena: &Arena, node: u32, _: SvcAt, _: u64, now: Nanos) {
         self.done(arena, node, Fate::Cancelled, now);
     }
 
-    #[cold]
     #[inline(never)]
     fn service_started(
         &mut self,
@@ -521,7 +498,6 @@ impl CallObserver for Tracer {
         self.start(arena, node, now);
     }
 
-    #[cold]
     #[inline(never)]
     fn occ_read(&mut self, arena: &Arena, node: u32, now: Nanos) {
         self.start(arena, node, now);

@@ -31,7 +31,7 @@ pub use super::event::{Event, Packed};
 use super::fleet::{Fleet, Fleets};
 use super::hedge::Hedges;
 use super::limits::Caps;
-use super::observe::Observers;
+use super::observe::{CallObserver, NoTrace, Observers};
 use super::outage::{self, Window};
 use super::request::{Arena, NodeState};
 use super::service::Visits;
@@ -39,7 +39,7 @@ use super::stack;
 use super::timers::Lanes;
 use super::trace::Tracer;
 
-impl std::fmt::Debug for World {
+impl<T> std::fmt::Debug for World<T> {
     /// The shape of the world, not its state (requests and timers can be millions).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("World")
@@ -52,7 +52,12 @@ impl std::fmt::Debug for World {
 /// A simulation of one run of a scenario, owned in parts: each part holds its fields
 /// and the methods that need no other part; the handlers that move a call from one
 /// part to the next are `impl World` blocks beside the part they mostly concern.
-pub struct World {
+///
+/// `T` is its tracer: `NoTrace` (the public `World`), or the crate's request tracer
+/// in a run that traces (`World::with_trace`), so that a run without traces has no
+/// test of tracing in its code. The impl blocks bounded by the crate's observer trait
+/// allow `private_bounds`: outside the crate there is only the untraced world.
+pub struct World<T = NoTrace> {
     /// The logical requests and their nodes, which every part reads by index.
     pub(super) arena: Arena,
     /// The layer stacks and their calls' live state.
@@ -62,7 +67,7 @@ pub struct World {
     /// The fleets, their requests in flight and their message queues.
     pub(super) fleets: Fleets,
     /// The metrics, and the request traces when this run records them.
-    pub(super) obs: Observers<Recorder, Tracer>,
+    pub(super) obs: Observers<Recorder, T>,
     /// The run's bounds, caps and timers.
     pub(super) run: Run,
 }
@@ -141,7 +146,10 @@ impl World {
                 in_flight: 0,
                 broker: Broker::new(scn, seed),
             },
-            obs: Observers { rec, trace: None },
+            obs: Observers {
+                rec,
+                trace: NoTrace,
+            },
             run: Run {
                 lanes,
                 duration: scn.duration,
@@ -162,15 +170,10 @@ impl World {
         w
     }
 
-    /// The outage windows of this run.
-    pub fn windows(&self) -> &[Window] {
-        &self.services.windows
-    }
-
     /// Traces the logical requests of this run whose ordinals are `picks` (sorted;
     /// see [`crate::metrics::trace::sample`]), into a log that records `sample_seed`
     /// and the run's `seed`.
-    pub fn with_trace(&mut self, picks: Vec<u64>, seed: u64, sample_seed: u64) {
+    pub(crate) fn with_trace(self, picks: Vec<u64>, seed: u64, sample_seed: u64) -> World<Tracer> {
         let svc_name = |i: u16| self.services.cfgs[i as usize].name.clone();
         let mut callers: Vec<String> = self
             .fleets
@@ -223,14 +226,34 @@ impl World {
             end: 0,
             truncated: false,
         };
-        self.obs.trace = Some(Box::new(Tracer::new(picks, log)));
+        World {
+            arena: self.arena,
+            calls: self.calls,
+            services: self.services,
+            fleets: self.fleets,
+            obs: Observers {
+                rec: self.obs.rec,
+                trace: Tracer::new(picks, log),
+            },
+            run: self.run,
+        }
     }
+}
 
-    /// Ends the run and hands over its request traces, if it recorded them (`end` as
-    /// for [`World::finish`]; call it first).
-    pub fn take_traces(&mut self, end: Nanos) -> Option<TraceLog> {
+impl World<Tracer> {
+    /// Ends the run and hands over its request traces (`end` as for
+    /// [`World::finish`]; call it first).
+    pub(crate) fn take_traces(&mut self, end: Nanos) -> TraceLog {
         let end = end.min(self.run.horizon);
-        self.obs.trace.take().map(|t| t.finish(end))
+        self.obs.trace.finish(end)
+    }
+}
+
+#[allow(private_bounds)]
+impl<T: CallObserver> World<T> {
+    /// The outage windows of this run.
+    pub fn windows(&self) -> &[Window] {
+        &self.services.windows
     }
 
     /// Ends the run and hands over the measurements.
@@ -282,7 +305,8 @@ fn herd_window(
     Some((start, scn.herd_bucket, n))
 }
 
-impl World {
+#[allow(private_bounds)]
+impl<T: CallObserver> World<T> {
     /// [`Event::Lane`]: the armed timer of `lane` is due. A live timeout times out
     /// its attempt, a live deadline ends its request; then the lane arms its next.
     fn on_lane(&mut self, lane: usize, seq: u64, s: &mut Scheduler<Packed>) {
@@ -297,7 +321,8 @@ impl World {
     }
 }
 
-impl Handler<Packed> for World {
+#[allow(private_bounds)]
+impl<T: CallObserver> Handler<Packed> for World<T> {
     #[inline]
     fn handle(&mut self, ev: Packed, s: &mut Scheduler<Packed>) -> Control {
         let ev = Event::try_from(ev)
