@@ -1,11 +1,11 @@
 //! One run: a validated scenario and a seed in, measurements and a summary row out.
 
-use crate::engine::{self, rng::splitmix64, Scheduler};
+use crate::engine::{self, rng::splitmix64, Handler, Nanos, Scheduler};
 use crate::metrics::summary::Layout;
 use crate::metrics::trace::TraceLog;
 use crate::metrics::{RunMetrics, Summary};
 use crate::model::outage::Window;
-use crate::model::World;
+use crate::model::{Packed, World};
 use crate::scenario::Scenario;
 
 /// The seed of replication `r` of a run with base seed `base`.
@@ -92,25 +92,46 @@ fn simulate_with(
 ) -> (RunMetrics, Vec<Window>, Option<TraceLog>) {
     let mut s = Scheduler::new();
     let mut world = World::new(scn, seed, &mut s);
-    if let Some((picks, sample_seed)) = trace {
-        world.with_trace(picks, seed, sample_seed);
-    }
-    engine::run(&mut s, &mut world);
+    // The world's tracer is a type: a run without traces runs code with none.
+    let Some((picks, sample_seed)) = trace else {
+        let end = run_to_end(scn, &mut s, &mut world);
+        let windows = world.windows().to_vec();
+        let m = world.finish(end, s.processed());
+        return (ended(m), windows, None);
+    };
+    let mut world = world.with_trace(picks, seed, sample_seed);
+    let end = run_to_end(scn, &mut s, &mut world);
     let windows = world.windows().to_vec();
-    let mut end = s.now();
+    let traces = world.take_traces(end);
+    let m = world.finish(end, s.processed());
+    (ended(m), windows, Some(traces))
+}
+
+/// Runs `world` until it stops, and returns where its series end.
+fn run_to_end<W: Handler<Packed>>(
+    scn: &Scenario,
+    s: &mut Scheduler<Packed>,
+    world: &mut W,
+) -> Nanos {
+    engine::run(s, world);
+    let end = s.now();
     if s.pending() == 0 {
         // Nothing more can happen: the series is complete to its end.
-        end = end.max(scn.duration);
+        end.max(scn.duration)
+    } else {
+        end
     }
-    let traces = world.take_traces(end);
-    let mut m = world.finish(end, s.processed());
+}
+
+/// The measurements of a finished run, its series cut at a limit's stop.
+fn ended(mut m: RunMetrics) -> RunMetrics {
     if m.totals.truncated.is_some() {
         // A run stopped at a limit measured nothing after the stop: its later buckets
         // would read as silence. The series ends with the bucket it stopped in.
         let stop = m.end;
         m.buckets.retain(|b| b.t <= stop);
     }
-    (m, windows, traces)
+    m
 }
 
 /// Runs replication `replication` of `scn` as global run `run`.

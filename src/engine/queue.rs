@@ -276,7 +276,9 @@ impl<E: Copy> RadixHeap<E> {
         self.radix = false;
     }
 
-    #[inline]
+    // Always inline: both run loops (the untraced world's and the traced one's) want
+    // it inline, and with two callers the compiler would stop inlining it.
+    #[inline(always)]
     fn pop(&mut self) -> Option<(Nanos, E)> {
         // A stream event goes first when it is below the heap's minimum (the held
         // next event, or the heap's top); the slots are empty in bucket mode.

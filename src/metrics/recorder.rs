@@ -13,7 +13,9 @@
 use hdrhistogram::Histogram;
 
 use crate::engine::Nanos;
+use crate::model::observe::{CallAt, CallObserver, Refusal, SvcAt};
 use crate::model::outcome::Class;
+use crate::model::request::Arena;
 
 use super::bins::Bins;
 use super::guards::GuardMetrics;
@@ -754,6 +756,263 @@ impl Recorder {
             queue: None,
             guards: self.guards.map(|g| *g),
         }
+    }
+}
+
+/// How the metrics count the call lifecycle: a layer's counts (calls, attempts by
+/// ordinal, outcomes that arose in it) for the fleets' stacks, whose counts are the
+/// whole-run columns; the dependency's columns for the primary service; every service's
+/// series for a graph.
+impl CallObserver for Recorder {
+    #[inline(always)]
+    fn request_started(&mut self, _: u32, fleet: usize, _: u32, _: Nanos) {
+        self.offered(fleet);
+    }
+
+    #[inline(always)]
+    fn request_expired(&mut self) {
+        self.outcome(Class::DeadlineExceeded);
+    }
+
+    #[inline(always)]
+    fn request_finished(&mut self, _: u32, fleet: usize, class: Class, latency: Nanos, now: Nanos) {
+        self.completion(now, fleet, class == Class::Success, latency);
+    }
+
+    #[inline(always)]
+    fn breaker_refused_call(&mut self, _: &Arena, call: CallAt) {
+        if call.top {
+            self.attempt_end(call.depth, 1, End::Class(Class::BreakerOpen));
+        }
+    }
+
+    #[inline(always)]
+    fn attempt_past_deadline(&mut self, call: CallAt, ordinal: u32) {
+        if call.top {
+            self.attempt_end(call.depth, ordinal, End::Class(Class::DeadlineExceeded));
+        }
+    }
+
+    #[inline(always)]
+    fn attempt_refused(&mut self, _: &Arena, call: CallAt, ordinal: u32, why: Refusal, _: Nanos) {
+        let class = why.class();
+        if let Refusal::Guard(_) = why {
+            self.guard_refused(class);
+        }
+        if call.top {
+            self.attempt_end(call.depth, ordinal, End::Class(class));
+            self.outcome(class);
+        }
+    }
+
+    #[inline(always)]
+    fn attempt_sent(&mut self, _: &Arena, call: CallAt, _: u32, _: u32, _: Nanos) {
+        if call.top {
+            self.layer_call(call.depth);
+        }
+    }
+
+    #[inline(always)]
+    fn copy_sent(&mut self, _: &Arena, call: CallAt, _: u32, ordinal: u32, _: bool, _: Nanos) {
+        if call.top {
+            self.layer_call(call.depth);
+        }
+        if ordinal >= 2 {
+            self.hedge_sent();
+        }
+    }
+
+    #[inline(always)]
+    fn attempt_answered(&mut self, _: &Arena, call: CallAt, ordinal: u32, class: Class, _: Nanos) {
+        if call.top {
+            self.attempt_end(call.depth, ordinal, End::Class(class));
+        }
+    }
+
+    #[inline(always)]
+    fn copy_answered(&mut self, _: &Arena, call: CallAt, copy: u8, class: Class, _: Nanos) {
+        if call.top {
+            self.attempt_end(call.depth, u32::from(copy) + 1, End::Class(class));
+        }
+        if copy > 0 && class == Class::Success {
+            self.hedge_won();
+        }
+    }
+
+    #[inline(always)]
+    fn attempt_timed_out(
+        &mut self,
+        _: &Arena,
+        call: CallAt,
+        ordinal: u32,
+        past_deadline: bool,
+        _: Nanos,
+    ) {
+        if !call.top {
+            return;
+        }
+        // The deadline is counted once, at the request; a timeout here.
+        let class = if past_deadline {
+            Class::DeadlineExceeded
+        } else {
+            self.outcome(Class::Timeout);
+            Class::Timeout
+        };
+        self.attempt_end(call.depth, ordinal, End::Class(class));
+    }
+
+    #[inline(always)]
+    fn retry_refused(&mut self, _: &Arena, call: CallAt, ordinal: u32, why: Refusal, _: Nanos) {
+        if call.top {
+            self.attempt_end(call.depth, ordinal, End::Class(why.class()));
+        }
+    }
+
+    #[inline(always)]
+    fn call_finished(&mut self, _: &Arena, call: CallAt, class: Class, here: bool, _: Nanos) {
+        if here && call.top {
+            self.outcome(class);
+        }
+    }
+
+    #[inline(always)]
+    fn attempt_cancelled(&mut self, call: CallAt, ordinal: u32) {
+        if call.top {
+            self.attempt_end(call.depth, ordinal, End::Cancelled);
+        }
+    }
+
+    #[inline(always)]
+    fn copy_lost(&mut self, call: CallAt, ordinal: u32) {
+        self.hedge_lost();
+        if call.top {
+            self.attempt_end(call.depth, ordinal, End::Cancelled);
+        }
+    }
+
+    #[inline(always)]
+    fn attempt_in_flight(&mut self, call: CallAt, ordinal: u32) {
+        if call.top {
+            self.attempt_end(call.depth, ordinal, End::InFlight);
+        }
+    }
+
+    #[inline(always)]
+    fn service_reached(&mut self, _: &Arena, _: u32, svc: SvcAt, fleet: usize, now: Nanos) {
+        if svc.primary {
+            self.inbound(now, fleet);
+        }
+        self.svc_inbound(now, svc.sv);
+    }
+
+    #[inline(always)]
+    fn admitted(&mut self, svc: SvcAt, queued: Option<u64>, now: Nanos) {
+        if svc.primary {
+            self.admitted(queued.is_some());
+        }
+        if let Some(q) = queued {
+            self.dequeued(svc, q, now);
+        }
+    }
+
+    #[inline(always)]
+    fn rejected(&mut self, svc: SvcAt, now: Nanos) {
+        self.svc_rejected(now, svc.sv);
+        if svc.primary {
+            self.blocked();
+        }
+    }
+
+    #[inline(always)]
+    fn shed(&mut self, _: &Arena, _: u32, svc: SvcAt, now: Nanos) {
+        if svc.primary {
+            Recorder::shed(self);
+        }
+        self.svc_shed(now, svc.sv);
+    }
+
+    #[inline(always)]
+    fn queue_left(&mut self, _: &Arena, _: u32, svc: SvcAt, queued: u64, now: Nanos) {
+        self.dequeued(svc, queued, now);
+    }
+
+    #[inline(always)]
+    fn dequeued(&mut self, svc: SvcAt, queued: u64, now: Nanos) {
+        if svc.primary {
+            self.set_queue(now, queued);
+        }
+        self.svc_queue(now, svc.sv, queued);
+    }
+
+    #[inline(always)]
+    fn service_started(
+        &mut self,
+        _: &Arena,
+        _: u32,
+        svc: SvcAt,
+        wait: Nanos,
+        busy: u32,
+        now: Nanos,
+    ) {
+        if svc.primary {
+            Recorder::service_started(self, wait);
+        }
+        self.thread_released(svc, busy, now);
+    }
+
+    #[inline(always)]
+    fn thread_released(&mut self, svc: SvcAt, busy: u32, now: Nanos) {
+        if svc.primary {
+            self.set_busy(now, u64::from(busy));
+        }
+        self.svc_busy(now, svc.sv, busy);
+    }
+
+    #[inline(always)]
+    fn served(&mut self, svc: SvcAt, held: Nanos, class: Class, useful: bool, now: Nanos) {
+        let ok = class == Class::Success;
+        self.svc_served(now, svc.sv, ok && useful, !useful);
+        if svc.primary {
+            Recorder::served(self, held, !useful);
+            if !ok {
+                self.outcome(class);
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn duplicate_applied(&mut self, first: bool) {
+        self.duplicate(first);
+    }
+
+    #[inline(always)]
+    fn occ_written(&mut self, won: bool, now: Nanos) {
+        self.write_call(now, won);
+    }
+
+    #[inline(always)]
+    fn pool_acquired(&mut self, now: Nanos) {
+        Recorder::pool_acquired(self, now, 0);
+    }
+
+    #[inline(always)]
+    fn pool_wait_ended(&mut self, wait: Nanos) {
+        self.pool_waited(wait);
+    }
+
+    #[inline(always)]
+    fn pool_released(&mut self, now: Nanos) {
+        Recorder::pool_released(self, now);
+    }
+
+    #[inline(always)]
+    fn breaker_tripped(&mut self) {
+        Recorder::breaker_tripped(self);
+    }
+
+    #[inline(always)]
+    fn breakers_open(&mut self, open: u64, now: Nanos) {
+        self.set_open_breakers(now, open);
     }
 }
 

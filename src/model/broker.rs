@@ -46,6 +46,7 @@ use crate::metrics::queue::{QueueMetrics, QueueSeries};
 use crate::model::config::{QueueConfig, Scenario};
 
 use super::event::{Event, Packed};
+use super::observe::CallObserver;
 use super::outcome::{Class, Outcome};
 use super::world::World;
 
@@ -257,13 +258,18 @@ impl Broker {
     }
 }
 
-impl World {
+#[allow(private_bounds)]
+impl<T: CallObserver> World<T> {
     /// Publishes a message of queue fleet `fleet` (its arrival process's arrival).
     pub(super) fn publish(&mut self, fleet: usize, s: &mut Scheduler<Packed>) {
         let now = s.now();
-        let f = &mut self.fleets[fleet];
+        let f = &mut self.fleets.list[fleet];
         let is_write = f.cfg.writes > 0.0 && f.draw_write();
-        let b = self.broker.as_mut().expect("a queue fleet has a broker");
+        let b = self
+            .fleets
+            .broker
+            .as_mut()
+            .expect("a queue fleet has a broker");
         let q = b.of_fleet[fleet].expect("a queue fleet") as usize;
         let p = b.queues[q].cfg.poison;
         let poison = p > 0.0 && b.queues[q].poison.random::<f64>() < p;
@@ -302,13 +308,13 @@ impl World {
     /// Free consumers of queue `q` receive its oldest visible messages.
     fn receive(&mut self, q: usize, s: &mut Scheduler<Packed>) {
         let now = s.now();
-        let b = self.broker.as_mut().expect("broker");
+        let b = self.fleets.broker.as_mut().expect("broker");
         if b.receiving {
             return;
         }
         b.receiving = true;
         loop {
-            let b = self.broker.as_mut().expect("broker");
+            let b = self.fleets.broker.as_mut().expect("broker");
             if std::mem::take(&mut b.yielded) {
                 // The next receive is an event of its own, one that `[limits]` counts.
                 if !b.queues[q].wake {
@@ -341,7 +347,7 @@ impl World {
             b.series.received(now, again, duplicate);
             s.after(timeout, Event::Visibility { msg: m, gen });
             let req = self.launch_request(fleet, u64::from(consumer), is_write, s);
-            let b = self.broker.as_mut().expect("broker");
+            let b = self.fleets.broker.as_mut().expect("broker");
             let req_gen = self.arena.reqs[req as usize].gen;
             let i = req as usize;
             if i >= b.handlers.len() {
@@ -359,7 +365,7 @@ impl World {
                 self.begin_request(req, s);
             }
         }
-        self.broker.as_mut().expect("broker").receiving = false;
+        self.fleets.broker.as_mut().expect("broker").receiving = false;
     }
 
     /// The handler request `req` ended (`ok`: it succeeded): its consumer is free, and
@@ -367,7 +373,7 @@ impl World {
     pub(super) fn handler_done(&mut self, req: u32, ok: bool, s: &mut Scheduler<Packed>) {
         let now = s.now();
         let r = self.arena.reqs[req as usize];
-        let Some(b) = self.broker.as_mut() else {
+        let Some(b) = self.fleets.broker.as_mut() else {
             return;
         };
         let Some(h) = b.handler(req, r.gen) else {
@@ -399,7 +405,7 @@ impl World {
         // The consumer receives at this instant, from an event of its own: this may run
         // deep inside a request's end (a deadline timer's, say), where starting another
         // request is not safe.
-        let b = self.broker.as_mut().expect("broker");
+        let b = self.fleets.broker.as_mut().expect("broker");
         let queue = &mut b.queues[q];
         if !b.receiving && !queue.wake && queue.depth > 0 {
             queue.wake = true;
@@ -409,7 +415,7 @@ impl World {
 
     /// [`Event::Receive`]: a consumer of queue `q` became free.
     pub(super) fn on_receive(&mut self, q: u16, s: &mut Scheduler<Packed>) {
-        if let Some(b) = self.broker.as_mut() {
+        if let Some(b) = self.fleets.broker.as_mut() {
             b.queues[q as usize].wake = false;
             self.receive(q as usize, s);
         }
@@ -419,7 +425,7 @@ impl World {
     /// last receive, else visible again after `redelivery_delay`.
     fn redeliver(&mut self, m: u32, s: &mut Scheduler<Packed>) {
         let now = s.now();
-        let b = self.broker.as_mut().expect("broker");
+        let b = self.fleets.broker.as_mut().expect("broker");
         let msg = b.msgs[m as usize];
         let cfg = &b.queues[msg.queue as usize].cfg;
         if cfg.max_receive_count.is_some_and(|max| msg.receives >= max) {
@@ -453,7 +459,7 @@ impl World {
     /// or its redelivery delay did (it is delayed).
     pub(super) fn on_visibility(&mut self, m: u32, gen: u32, s: &mut Scheduler<Packed>) {
         let now = s.now();
-        let Some(b) = self.broker.as_mut() else {
+        let Some(b) = self.fleets.broker.as_mut() else {
             return;
         };
         let msg = b.msgs[m as usize];
@@ -471,6 +477,6 @@ impl World {
 
     /// Publishing has work left: messages not yet deleted or dead-lettered.
     pub(super) fn messages_pending(&self) -> bool {
-        self.broker.as_ref().is_some_and(|b| b.pending > 0)
+        self.fleets.broker.as_ref().is_some_and(|b| b.pending > 0)
     }
 }

@@ -18,18 +18,96 @@
 //! at the end of the run [`World::count_attempts_in_flight`].
 
 use crate::engine::{Nanos, Scheduler};
-use crate::metrics::ordinal::End;
-use crate::metrics::trace::{self as tr, Budget, Fate, SpanKind};
+use crate::metrics::trace::{self as tr, Fate};
 use crate::model::breaker::Placement;
 
 use super::backoff::{self, Failure};
 use super::budget::RetryCause;
 use super::event::{Event, Packed};
+use super::hedge::Hedges;
 use super::limiter::Gate;
+use super::observe::{CallAt, CallObserver, Refusal};
 use super::outcome::{Class, Outcome};
 use super::request::{Halves, Memo, Node, NodeState, NONE};
+use super::stack::Stack;
 use super::timers::Lanes;
 use super::world::World;
+
+/// The calls' part of the world: the layer stacks (their breakers, budgets, limiters
+/// and guards) and what their calls keep beside their nodes.
+pub(super) struct Calls {
+    /// Layer stacks: the fleets' first (index = fleet), then the service calls'.
+    pub(super) stacks: Vec<Stack>,
+    /// The fleets' stacks are `0..n_top` (their counts are the whole-run columns).
+    pub(super) n_top: usize,
+    /// The stack of each (service, call, callee).
+    pub(super) call_stacks: Vec<Vec<Vec<u16>>>,
+    /// (stack, depth) of each global layer index.
+    pub(super) layer_index: Vec<(u16, u8)>,
+    /// Per-node times of layer calls.
+    pub(super) times: CallTimes,
+    /// The copies of hedging calls.
+    pub(super) hedge: Hedges,
+    /// Breakers of the fleets' stacks that are open.
+    pub(super) open_breakers: u64,
+    /// Budget instances of the fleets' stacks.
+    pub(super) budget_instances: u64,
+    /// Whether any layer hedges: one test of a well-predicted flag keeps the hedging
+    /// code off the hot path of scenarios without it.
+    pub(super) any_hedging: bool,
+    /// Whether any fleet or call has a bulkhead or a pool (likewise).
+    pub(super) any_guards: bool,
+    /// Whether attempts carry deadlines to services (a graph, or a fleet that
+    /// propagates its deadline): nodes then keep theirs in [`CallTimes`].
+    pub(super) deadlines: bool,
+}
+
+impl Calls {
+    /// `node` (read as `n`) as the observers see it.
+    #[inline]
+    pub(super) fn at(&self, node: u32, n: &Node) -> CallAt {
+        CallAt {
+            node,
+            depth: n.depth as usize,
+            top: (n.stack as usize) < self.n_top,
+        }
+    }
+
+    /// Whether the breaker of layer `depth` records a cancelled call as a success
+    /// (false below the last layer: a dependency attempt has no breaker).
+    pub(super) fn cancel_is_success(&self, st: usize, depth: usize) -> bool {
+        self.stacks[st]
+            .layers
+            .get(depth)
+            .is_some_and(|l| l.cancel_is_success())
+    }
+
+    /// The end of the call at `node`: the request's deadline, or earlier the end of
+    /// the layer's `total_timeout`.
+    pub(super) fn call_deadline_of(
+        &self,
+        node: u32,
+        st: usize,
+        depth: usize,
+        deadline: Nanos,
+    ) -> Nanos {
+        if self.stacks[st].layers[depth].cfg.total_timeout.is_some() {
+            self.times.deadline[node as usize].min(deadline)
+        } else {
+            deadline
+        }
+    }
+
+    /// Whether layer `depth` of stack `st` hedges.
+    #[inline]
+    pub(super) fn hedges(&self, st: usize, depth: usize) -> bool {
+        self.any_hedging
+            && self.stacks[st]
+                .layers
+                .get(depth)
+                .is_some_and(|l| l.cfg.hedging.is_some())
+    }
+}
 
 /// Per-node times of calls, in side tables (most layers need neither).
 #[derive(Debug, Default)]
@@ -40,7 +118,7 @@ pub(super) struct CallTimes {
     deadline: Vec<Nanos>,
     /// The deadline a node knows when it is not its request's: an attempt at a
     /// service (what its caller propagated, or none) and a service call's node (its
-    /// service's). Kept only when [`World::deadlines`] is set.
+    /// service's). Kept only when [`Calls::deadlines`] is set.
     known: Vec<Nanos>,
 }
 
@@ -73,7 +151,8 @@ fn set_at(v: &mut Vec<Nanos>, node: u32, t: Nanos) {
     v[i] = t;
 }
 
-impl World {
+#[allow(private_bounds)]
+impl<T: CallObserver> World<T> {
     /// The fleet of `node`'s request.
     #[inline]
     pub(super) fn fleet_of(&self, node: u32) -> usize {
@@ -87,12 +166,6 @@ impl World {
         self.arena.nodes[node as usize].stack as usize
     }
 
-    /// Whether `node` is in a fleet's stack, whose counts are the whole-run columns.
-    #[inline]
-    fn top(&self, node: u32) -> bool {
-        self.stack_of(node) < self.n_top
-    }
-
     /// The deadline of the call at `node`: its request's in a fleet's stack, else its
     /// service's (`Nanos::MAX` when none was propagated).
     #[inline]
@@ -103,17 +176,17 @@ impl World {
     /// [`World::deadline_of`] for a node already read (`n` is node `node`).
     #[inline]
     fn deadline_for(&self, node: u32, n: &Node) -> Nanos {
-        if (n.stack as usize) < self.n_top {
+        if (n.stack as usize) < self.calls.n_top {
             self.arena.reqs[n.req as usize].deadline
         } else {
-            self.calls.deadline_at(node)
+            self.calls.times.deadline_at(node)
         }
     }
 
     /// A node has arrived: at its layer, or below the last layer at its service.
     pub(super) fn deliver(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let st = self.stack_of(node);
-        if self.arena.nodes[node as usize].depth as usize == self.stacks[st].layers.len() {
+        if self.arena.nodes[node as usize].depth as usize == self.calls.stacks[st].layers.len() {
             self.svc_arrive(node, s);
         } else {
             self.begin_call(node, s);
@@ -123,20 +196,17 @@ impl World {
     /// A call node has arrived at its layer.
     pub(super) fn begin_call(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let now = s.now();
-        self.trace_arrive(node, now);
+        self.obs.call_arrived(&self.arena, node, now);
         let n = self.arena.nodes[node as usize];
         let st = n.stack as usize;
-        let top = st < self.n_top;
-        let depth = n.depth as usize;
+        let call = self.calls.at(node, &n);
+        let depth = call.depth;
         if now >= self.deadline_for(node, &n) {
-            if top {
-                self.rec
-                    .attempt_end(depth, 1, End::Class(Class::DeadlineExceeded));
-            }
+            self.obs.attempt_past_deadline(call, 1);
             self.abandon(node, s);
             return;
         }
-        let layer = &mut self.stacks[st].layers[depth];
+        let layer = &mut self.calls.stacks[st].layers[depth];
         // One instance (the usual case) needs no division, nor the request's client.
         let instance = match layer.cfg.instances {
             1 => 0,
@@ -152,30 +222,22 @@ impl World {
             b.on_call(now);
         }
         if let Some(t) = layer.cfg.total_timeout {
-            set_at(&mut self.calls.deadline, node, now.saturating_add(t));
+            set_at(&mut self.calls.times.deadline, node, now.saturating_add(t));
         }
         if layer.breaker_at(Placement::Outside) {
-            let admitted = self.breaker_allow(st, depth, instance, s);
-            self.trace_breaker(
-                node,
-                if admitted {
-                    tr::breaker::OUTSIDE_ADMITTED
-                } else {
-                    tr::breaker::OUTSIDE_REJECTED
-                },
-            );
-            if !admitted {
-                if top {
-                    self.rec
-                        .attempt_end(depth, 1, End::Class(Class::BreakerOpen));
-                }
+            if !self
+                .calls
+                .breaker_allow(st, depth, instance, &mut self.obs, s)
+            {
+                self.obs.breaker_refused_call(&self.arena, call);
                 self.fail_call(node, Outcome::of(Class::BreakerOpen), s);
                 return;
             }
+            self.obs.breaker_admitted(&self.arena, call, false);
             self.arena.nodes[node as usize].outside_admitted = true;
-            set_at(&mut self.calls.started, node, now);
+            set_at(&mut self.calls.times.started, node, now);
         }
-        if self.any_hedging && self.stacks[st].layers[depth].cfg.hedging.is_some() {
+        if self.calls.any_hedging && self.calls.stacks[st].layers[depth].cfg.hedging.is_some() {
             self.hedge_start(node, s);
             return;
         }
@@ -187,41 +249,37 @@ impl World {
         let now = s.now();
         let n = self.arena.nodes[node as usize];
         let st = n.stack as usize;
-        let top = st < self.n_top;
+        let call = self.calls.at(node, &n);
         let deadline = self.deadline_for(node, &n);
-        let depth = n.depth as usize;
+        let depth = call.depth;
         if now >= deadline {
             // The next attempt could not be sent: the deadline passed first.
-            let next = n.attempts + 1;
-            if top {
-                self.rec
-                    .attempt_end(depth, next, End::Class(Class::DeadlineExceeded));
-            }
+            self.obs.attempt_past_deadline(call, n.attempts + 1);
             self.abandon(node, s);
             return;
         }
-        if self.any_guards {
-            let stack = &self.stacks[st];
+        if self.calls.any_guards {
+            let stack = &self.calls.stacks[st];
             if stack.guards.is_some()
                 && depth + 1 == stack.layers.len()
                 && !self.guards_pass(node, st, s)
             {
                 if self.arena.nodes[node as usize].state == NodeState::Acquiring {
-                    self.trace_wait(node, tr::wait::GUARD);
+                    self.obs.attempt_waits(&self.arena, node, tr::wait::GUARD);
                 }
                 return;
             }
         }
-        let layer = &mut self.stacks[st].layers[depth];
+        let layer = &mut self.calls.stacks[st].layers[depth];
         match layer.limiter_gate(n.instance, now) {
             Gate::Pass => {}
             Gate::Reject => {
                 self.arena.nodes[node as usize].attempts += 1;
-                self.fail_attempt(node, Class::BudgetExhausted, s);
+                self.fail_attempt(node, Refusal::Limiter, s);
                 return;
             }
             Gate::Wait(d) => {
-                self.trace_wait(node, tr::wait::LIMITER);
+                self.obs.attempt_waits(&self.arena, node, tr::wait::LIMITER);
                 let nm = &mut self.arena.nodes[node as usize];
                 nm.state = NodeState::Sleeping;
                 s.after(d, Event::Retry { node, gen: nm.gen });
@@ -238,17 +296,17 @@ impl World {
         let attempts = n.attempts + 1;
         self.arena.nodes[node as usize].attempts = attempts;
         if inside {
-            if !self.breaker_allow(st, depth, n.instance, s) {
+            if !self
+                .calls
+                .breaker_allow(st, depth, n.instance, &mut self.obs, s)
+            {
                 self.arena.nodes[node as usize].inside_admitted = false;
-                self.fail_attempt(node, Class::BreakerOpen, s);
+                self.fail_attempt(node, Refusal::Breaker, s);
                 return;
             }
             self.arena.nodes[node as usize].inside_admitted = true;
-            set_at(&mut self.calls.started, node, now);
-            self.trace_breaker(node, tr::breaker::INSIDE_ADMITTED);
-        }
-        if top {
-            self.rec.layer_call(depth);
+            set_at(&mut self.calls.times.started, node, now);
+            self.obs.breaker_admitted(&self.arena, call, true);
         }
         let gen = n.gen;
         let child_depth = depth as u8 + 1;
@@ -262,22 +320,25 @@ impl World {
             nm.state = NodeState::Waiting;
             nodes[child as usize].gen
         };
-        self.trace_node(child, SpanKind::Attempt, attempts, now);
+        self.obs
+            .attempt_sent(&self.arena, call, child, attempts, now);
         let call_deadline = match total_timeout {
-            Some(_) => self.calls.deadline[node as usize].min(deadline),
+            Some(_) => self.calls.times.deadline[node as usize].min(deadline),
             None => deadline,
         };
-        if self.deadlines {
-            self.child_deadline(child, st, depth, deadline, call_deadline, now);
+        if self.calls.deadlines {
+            let gives_up = self.calls.stacks[st].layers[depth].gives_up(now, call_deadline);
+            let d = self.calls.stacks[st].child_deadline(depth + 1, deadline, gives_up);
+            self.calls.times.set_deadline(child, d);
         }
-        if let Some(b) = self.stacks[st].layers[depth].budget(n.instance) {
+        if let Some(b) = self.calls.stacks[st].layers[depth].budget(n.instance) {
             b.on_sent(attempts >= 2);
         }
         if let Some(t) = attempt_timeout {
             let at = now.saturating_add(t);
             if at <= call_deadline {
                 let lane = Lanes::timeout_lane(global);
-                self.lanes.set(lane, at, node, gen, &self.arena, s);
+                self.run.lanes.set(lane, at, node, gen, &self.arena, s);
             } else {
                 s.at(call_deadline, Event::Timeout { node, gen });
             }
@@ -298,7 +359,7 @@ impl World {
         child_gen: u32,
         s: &mut Scheduler<Packed>,
     ) {
-        let stack = &mut self.stacks[st];
+        let stack = &mut self.calls.stacks[st];
         match stack.layers[depth].hop() {
             Some(delay) => s.after(
                 delay,
@@ -313,71 +374,31 @@ impl World {
         }
     }
 
-    /// Sets the deadline the new `child` of the call at depth `depth` of stack `st`
-    /// knows: a call node below knows its call's; the attempt at the service knows when
-    /// this attempt gives up (the deadline, the call's `total_timeout`, the attempt
-    /// timeout) if the stack propagates deadlines, else none.
-    fn child_deadline(
-        &mut self,
-        child: u32,
-        st: usize,
-        depth: usize,
-        deadline: Nanos,
-        call_deadline: Nanos,
-        now: Nanos,
-    ) {
-        let stack = &self.stacks[st];
-        let d = if depth + 1 < stack.layers.len() {
-            deadline
-        } else if stack.propagate {
-            let timeout = stack.layers[depth]
-                .cfg
-                .attempt_timeout
-                .map_or(Nanos::MAX, |t| now.saturating_add(t));
-            call_deadline.min(timeout)
-        } else {
-            Nanos::MAX
-        };
-        self.calls.set_deadline(child, d);
-    }
-
     /// The current attempt of `node` timed out.
     pub(super) fn on_timeout(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let now = s.now();
         let n = self.arena.nodes[node as usize];
         let st = n.stack as usize;
-        let top = st < self.n_top;
-        let depth = n.depth as usize;
+        let call = self.calls.at(node, &n);
+        let depth = call.depth;
         self.attempt_over(st, depth, n.instance, now, Some(Class::Timeout));
-        let seen = if now >= self.deadline_of(node) {
-            Class::DeadlineExceeded
-        } else {
-            Class::Timeout
-        };
-        self.trace_attempt_end(node, None, End::Class(seen), now);
+        // The deadline, not the attempt timeout: counted once, at the request.
+        let past_deadline = now >= self.deadline_of(node);
+        self.obs
+            .attempt_timed_out(&self.arena, call, n.attempts, past_deadline, now);
         // The attempt is over: the child is orphaned (or cancelled).
         self.arena.nodes[node as usize].gen = n.gen.wrapping_add(1);
-        if self.stacks[st].layers[depth].cfg.cancel_on_timeout {
+        if self.calls.stacks[st].layers[depth].cfg.cancel_on_timeout {
             self.cancel(n.child, node, n.gen, s);
         }
-        if now >= self.deadline_of(node) {
-            // The deadline, not the attempt timeout: counted once, at the request. It
-            // cancels the attempt.
-            if top {
-                self.rec
-                    .attempt_end(depth, n.attempts, End::Class(Class::DeadlineExceeded));
-            }
+        if past_deadline {
+            // It cancels the attempt.
             if n.inside_admitted {
-                let ok = self.cancel_is_success(st, depth);
+                let ok = self.calls.cancel_is_success(st, depth);
                 self.breaker_record(st, depth, n.instance, ok, node, s);
             }
             self.abandon(node, s);
             return;
-        }
-        if top {
-            self.rec.outcome(Class::Timeout);
-            self.rec
-                .attempt_end(depth, n.attempts, End::Class(Class::Timeout));
         }
         if n.inside_admitted {
             self.breaker_record(st, depth, n.instance, false, node, s);
@@ -398,8 +419,8 @@ impl World {
         if n.gen != gen || n.state != NodeState::Waiting {
             return; // the attempt already timed out: an orphan's answer
         }
-        if self.any_hedging
-            && self.stacks[n.stack as usize].layers[n.depth as usize]
+        if self.calls.any_hedging
+            && self.calls.stacks[n.stack as usize].layers[n.depth as usize]
                 .cfg
                 .hedging
                 .is_some()
@@ -412,17 +433,15 @@ impl World {
         let depth = n.depth as usize;
         let ok = outcome.class == Class::Success;
         let now = s.now();
-        self.trace_attempt_end(node, None, End::Class(outcome.class), now);
+        let call = self.calls.at(node, &n);
+        self.obs
+            .attempt_answered(&self.arena, call, n.attempts, outcome.class, now);
         self.attempt_over(st, depth, n.instance, now, Some(outcome.class));
-        if st < self.n_top {
-            self.rec
-                .attempt_end(depth, n.attempts, End::Class(outcome.class));
-        }
         if n.inside_admitted {
             self.breaker_record(st, depth, n.instance, ok, node, s);
         }
         if ok {
-            if let Some(b) = self.stacks[st].layers[depth].budget(n.instance) {
+            if let Some(b) = self.calls.stacks[st].layers[depth].budget(n.instance) {
                 b.on_succeeded(now, n.retry_cost);
             }
             self.finish_call(node, outcome, s);
@@ -431,26 +450,15 @@ impl World {
         }
     }
 
-    /// Counts an attempt's failure that arises at this layer (`class`), then decides
-    /// what follows it.
-    pub(super) fn fail_attempt(&mut self, node: u32, class: Class, s: &mut Scheduler<Packed>) {
+    /// Counts an attempt refused here before it left (`why`: the limiter, the inside
+    /// breaker, a guard), whose failure arises at this layer, then decides what
+    /// follows it.
+    pub(super) fn fail_attempt(&mut self, node: u32, why: Refusal, s: &mut Scheduler<Packed>) {
         let n = self.arena.nodes[node as usize];
-        if self.trace.is_some() {
-            // Refused here before it left: the limiter, the inside breaker, a guard.
-            let budget = (class == Class::BudgetExhausted).then_some(Budget::LimiterRefused);
-            let breaker = if class == Class::BreakerOpen {
-                tr::breaker::INSIDE_REJECTED
-            } else {
-                0
-            };
-            self.trace_refused(node, n.attempts, class, budget, breaker, s.now());
-        }
-        if self.top(node) {
-            self.rec
-                .attempt_end(n.depth as usize, n.attempts, End::Class(class));
-            self.rec.outcome(class);
-        }
-        self.attempt_failed(node, Outcome::of(class), s);
+        let call = self.calls.at(node, &n);
+        self.obs
+            .attempt_refused(&self.arena, call, n.attempts, why, s.now());
+        self.attempt_failed(node, Outcome::of(why.class()), s);
     }
 
     /// Decides what follows a failed attempt: a retry after backoff, or the end of the call.
@@ -460,13 +468,13 @@ impl World {
         let r = self.arena.reqs[n.req as usize];
         let fi = r.fleet as usize;
         let st = n.stack as usize;
-        let top = st < self.n_top;
-        let depth = n.depth as usize;
+        let call = self.calls.at(node, &n);
+        let depth = call.depth;
         let deadline = self.deadline_of(node);
-        let keys = self.fleets[fi].cfg.idempotency_keys;
-        let callee = &self.svcs[self.stacks[st].target as usize].cfg;
+        let keys = self.fleets.list[fi].cfg.idempotency_keys;
+        let callee = &self.services.list[self.calls.stacks[st].target as usize].cfg;
         let (dep_retry_after, reject_status) = (callee.retry_after, callee.reject_status);
-        let call_deadline = self.call_deadline_of(node, st, depth, deadline);
+        let call_deadline = self.calls.call_deadline_of(node, st, depth, deadline);
         let cls = outcome.class;
         if n.guard != 0 {
             self.attempt_left_guards(node, s);
@@ -474,7 +482,7 @@ impl World {
         let throttled = cls == Class::Rejected && reject_status == 429;
         // A retry granted before this attempt is resolved by its outcome.
         self.release_retry(node);
-        let layer = &mut self.stacks[st].layers[depth];
+        let layer = &mut self.calls.stacks[st].layers[depth];
         let ambiguous_write =
             cls == Class::Timeout && r.is_write && !keys && !layer.cfg.retry_ambiguous_writes;
         let retryable = layer.cfg.retry_on.retries(cls, reject_status) && !ambiguous_write;
@@ -488,18 +496,8 @@ impl World {
         // A retry refused here is how the next ordinal ended.
         let next = n.attempts + 1;
         if refused {
-            if top {
-                self.rec
-                    .attempt_end(depth, next, End::Class(Class::BudgetExhausted));
-            }
-            self.trace_refused(
-                node,
-                next,
-                Class::BudgetExhausted,
-                Some(Budget::Refused),
-                0,
-                now,
-            );
+            self.obs
+                .retry_refused(&self.arena, call, next, Refusal::Budget, now);
             self.fail_call(node, Outcome::of(Class::BudgetExhausted), s);
             return;
         }
@@ -528,11 +526,8 @@ impl World {
             (Some(_), _) => tr::wait::RETRY_AFTER,
         };
         if wake > deadline || (call_deadline < deadline && wake >= call_deadline) {
-            if top {
-                self.rec
-                    .attempt_end(depth, next, End::Class(Class::DeadlineExceeded));
-            }
-            self.trace_refused(node, next, Class::DeadlineExceeded, None, 0, now);
+            self.obs
+                .retry_refused(&self.arena, call, next, Refusal::Deadline, now);
             if now >= deadline {
                 self.abandon(node, s);
             } else {
@@ -541,6 +536,7 @@ impl World {
             return;
         }
         let mut cost = 0;
+        let mut granted = false;
         if let Some(b) = layer.budget(n.instance) {
             let cause = RetryCause {
                 timeout: cls == Class::Timeout,
@@ -550,27 +546,17 @@ impl World {
                 Some(c) => {
                     cost = c;
                     b.on_retry_scheduled(wake);
-                    self.trace_budget(node, Budget::Granted);
+                    granted = true;
                 }
                 None => {
-                    if top {
-                        self.rec
-                            .attempt_end(depth, next, End::Class(Class::BudgetExhausted));
-                    }
-                    self.trace_refused(
-                        node,
-                        next,
-                        Class::BudgetExhausted,
-                        Some(Budget::Refused),
-                        0,
-                        now,
-                    );
+                    self.obs
+                        .retry_refused(&self.arena, call, next, Refusal::Budget, now);
                     self.fail_call(node, Outcome::of(Class::BudgetExhausted), s);
                     return;
                 }
             }
         }
-        self.trace_wait(node, reason);
+        self.obs.retry_scheduled(&self.arena, node, reason, granted);
         let nm = &mut self.arena.nodes[node as usize];
         nm.memo = Memo::Backoff(Halves::new(prev));
         nm.retry_cost = cost;
@@ -580,15 +566,21 @@ impl World {
 
     /// The one place where an outcome that arises here (not one passed up from
     /// below) is counted and ends the call at `node`.
+    #[inline]
     pub(super) fn fail_call(&mut self, node: u32, outcome: Outcome, s: &mut Scheduler<Packed>) {
-        if self.top(node) {
-            self.rec.outcome(outcome.class);
-        }
-        self.finish_call(node, outcome, s);
+        self.end_call(node, outcome, true, s);
     }
 
-    /// The call at `node` is over with `outcome`: report it to the caller.
+    /// The call at `node` is over with `outcome`, which came from below (counted where
+    /// it arose): report it to the caller.
+    #[inline]
     pub(super) fn finish_call(&mut self, node: u32, outcome: Outcome, s: &mut Scheduler<Packed>) {
+        self.end_call(node, outcome, false, s);
+    }
+
+    /// The call at `node` is over with `outcome`, which arose `here` or below: report
+    /// it to the caller.
+    fn end_call(&mut self, node: u32, outcome: Outcome, here: bool, s: &mut Scheduler<Packed>) {
         let n = self.arena.nodes[node as usize];
         let st = n.stack as usize;
         let depth = n.depth as usize;
@@ -599,17 +591,9 @@ impl World {
         if n.guard != 0 {
             self.release_guards(node, s);
         }
-        if self.trace.is_some() {
-            let now = s.now();
-            self.trace_done(node, Fate::Answered(outcome.class), now);
-            if depth == 0 && n.parent != NONE {
-                // A service's downstream call: the visit learns its outcome now.
-                let p = self.arena.nodes[n.parent as usize];
-                if p.gen == n.parent_gen && p.state == NodeState::Calling {
-                    self.trace_settle(node, End::Class(outcome.class), now);
-                }
-            }
-        }
+        let call = self.calls.at(node, &n);
+        self.obs
+            .call_finished(&self.arena, call, outcome.class, here, s.now());
         self.arena.free_node(node);
         if n.parent == NONE {
             self.finish_request(n.req, outcome, s);
@@ -624,12 +608,17 @@ impl World {
         if p.gen != n.parent_gen || p.state != NodeState::Waiting {
             return; // nobody waits for this answer
         }
-        let copy = if self.any_hedging && self.stacks[st].layers[depth - 1].cfg.hedging.is_some() {
-            self.hedge_copy(n.parent, node)
+        let copy = if self.calls.any_hedging
+            && self.calls.stacks[st].layers[depth - 1]
+                .cfg
+                .hedging
+                .is_some()
+        {
+            self.calls.hedge.copy_of(n.parent, node)
         } else {
             0
         };
-        match self.stacks[st].layers[depth - 1].hop() {
+        match self.calls.stacks[st].layers[depth - 1].hop() {
             Some(delay) => s.after(
                 delay,
                 Event::Answer {
@@ -651,7 +640,7 @@ impl World {
     /// with `deadline_exceeded` and the service drops the request.
     pub(super) fn abandon(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let req = self.arena.nodes[node as usize].req;
-        if self.top(node) && !self.arena.reqs[req as usize].done {
+        if self.stack_of(node) < self.calls.n_top && !self.arena.reqs[req as usize].done {
             self.expire_request(req, s);
         }
         self.release_retry(node);
@@ -666,7 +655,7 @@ impl World {
         let n = self.arena.nodes[node as usize];
         let st = n.stack as usize;
         let depth = n.depth as usize;
-        let ok = self.cancel_is_success(st, depth);
+        let ok = self.calls.cancel_is_success(st, depth);
         self.release_retry(node);
         if n.inside_admitted && n.state == NodeState::Waiting {
             self.breaker_record(st, depth, n.instance, ok, node, s);
@@ -677,17 +666,9 @@ impl World {
         if n.guard != 0 {
             self.release_guards(node, s);
         }
-        self.trace_done(node, Fate::Cancelled, s.now());
+        self.obs
+            .node_done(&self.arena, node, Fate::Cancelled, s.now());
         self.arena.free_node(node);
-    }
-
-    /// Whether the breaker of layer `depth` records a cancelled call as a success
-    /// (false below the last layer: a dependency attempt has no breaker).
-    fn cancel_is_success(&self, st: usize, depth: usize) -> bool {
-        self.stacks[st]
-            .layers
-            .get(depth)
-            .is_some_and(|l| l.cancel_is_success())
     }
 
     /// Returns a retry granted to `node` and not yet resolved to its budget.
@@ -696,7 +677,7 @@ impl World {
         if n.retry_cost == 0 {
             return;
         }
-        if let Some(b) = self.stacks[n.stack as usize]
+        if let Some(b) = self.calls.stacks[n.stack as usize]
             .layers
             .get_mut(n.depth as usize)
             .and_then(|l| l.budget(n.instance))
@@ -727,26 +708,21 @@ impl World {
         if n.state == NodeState::Free || n.parent != parent || n.parent_gen != parent_gen {
             return;
         }
-        self.trace_settle(node, End::Cancelled, s.now());
+        self.obs.node_cancelled(&self.arena, node, s.now());
         match n.state {
             NodeState::Free | NodeState::InService => {}
             NodeState::Waiting => {
                 let st = n.stack as usize;
-                self.attempt_over(st, n.depth as usize, n.instance, s.now(), None);
-                if self.hedges(st, n.depth as usize) {
+                let call = self.calls.at(node, &n);
+                self.attempt_over(st, call.depth, n.instance, s.now(), None);
+                if self.calls.hedges(st, call.depth) {
                     // Every copy still out is an attempt cancelled at its ordinal.
-                    for (ordinal, c) in self.hedge_clear(node) {
-                        if st < self.n_top {
-                            self.rec
-                                .attempt_end(n.depth as usize, ordinal, End::Cancelled);
-                        }
+                    for (ordinal, c) in self.calls.hedge.clear(node) {
+                        self.obs.attempt_cancelled(call, ordinal);
                         self.cancel(c, node, n.gen, s);
                     }
                 } else {
-                    if st < self.n_top {
-                        self.rec
-                            .attempt_end(n.depth as usize, n.attempts, End::Cancelled);
-                    }
+                    self.obs.attempt_cancelled(call, n.attempts);
                     self.cancel(n.child, node, n.gen, s);
                 }
                 self.end_silently(node, s);
@@ -764,27 +740,17 @@ impl World {
     /// `Waiting`).
     pub(super) fn count_attempts_in_flight(&mut self) {
         for (i, n) in self.arena.nodes.iter().enumerate() {
-            if n.state != NodeState::Waiting || (n.stack as usize) >= self.n_top {
+            if n.state != NodeState::Waiting || (n.stack as usize) >= self.calls.n_top {
                 continue;
             }
-            let depth = n.depth as usize;
-            if self.hedges(n.stack as usize, depth) {
-                for (ordinal, _) in self.hedge_copies_out(i as u32) {
-                    self.rec.attempt_end(depth, ordinal, End::InFlight);
+            let call = self.calls.at(i as u32, n);
+            if self.calls.hedges(n.stack as usize, call.depth) {
+                for (ordinal, _) in self.calls.hedge.copies_out(i as u32) {
+                    self.obs.attempt_in_flight(call, ordinal);
                 }
             } else {
-                self.rec.attempt_end(depth, n.attempts, End::InFlight);
+                self.obs.attempt_in_flight(call, n.attempts);
             }
-        }
-    }
-
-    /// The end of the call at `node`: the request's deadline, or earlier the end of
-    /// the layer's `total_timeout`.
-    fn call_deadline_of(&self, node: u32, st: usize, depth: usize, deadline: Nanos) -> Nanos {
-        if self.stacks[st].layers[depth].cfg.total_timeout.is_some() {
-            self.calls.deadline[node as usize].min(deadline)
-        } else {
-            deadline
         }
     }
 }

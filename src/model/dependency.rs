@@ -19,9 +19,11 @@ use crate::model::config::{
 use crate::metrics::trace::Fate;
 
 use super::event::{Event, Packed};
+use super::observe::{CallObserver, SvcAt};
 use super::outage::{Effect, Window};
 use super::outcome::{Class, Outcome};
 use super::request::{Halves, Memo, NodeState};
+use super::service::Visits;
 use super::world::World;
 
 /// A service's live state.
@@ -88,6 +90,7 @@ impl Service {
     }
 
     /// Draws an attempt's service time and outcome class, at its start.
+    #[inline(always)] // in both worlds, traced and untraced (see `World`)
     fn draw_service(&mut self) -> (Nanos, Class) {
         match self.effect.fail_after {
             Some(after) => (after, Class::Error),
@@ -116,14 +119,49 @@ impl Service {
     }
 }
 
-impl World {
+/// The services' part of the world: their live state and configuration, the visits
+/// of graph services, and the outage windows that act on them.
+pub(super) struct Services {
+    /// Each service's live state.
+    pub(super) list: Vec<Service>,
+    /// Each service's configuration.
+    pub(super) cfgs: Vec<ServiceConfig>,
+    /// The service fleet 0 calls: the whole-run columns describe it.
+    pub(super) primary: usize,
+    /// Visits of graph services making their calls.
+    pub(super) visits: Visits,
+    /// The outage windows of the run.
+    pub(super) windows: Vec<Window>,
+}
+
+impl Services {
+    /// Service `sv` as the observers see it.
+    #[inline]
+    pub(super) fn at(&self, sv: usize) -> SvcAt {
+        SvcAt {
+            sv,
+            primary: sv == self.primary,
+        }
+    }
+
+    /// Frees a server (thread) of service `sv`.
+    #[inline(always)] // in both worlds, traced and untraced (see `World`)
+    pub(super) fn release_thread(&mut self, sv: usize, now: Nanos, obs: &mut impl CallObserver) {
+        self.list[sv].busy -= 1;
+        let (at, busy) = (self.at(sv), self.list[sv].busy);
+        obs.thread_released(at, busy, now);
+    }
+}
+
+#[allow(private_bounds)]
+impl<T: CallObserver> World<T> {
     /// The service an attempt at `node` (depth = its stack's length) reaches.
     #[inline]
     pub(super) fn service_of(&self, node: u32) -> usize {
-        if self.svcs.len() == 1 {
+        if self.services.list.len() == 1 {
             return 0; // `[dependency]`: no lookup on the hot path
         }
-        self.stacks[self.arena.nodes[node as usize].stack as usize].target as usize
+        self.calls.stacks[self.arena.nodes[node as usize].stack as usize].target as usize
     }
 
     /// An attempt arrives at its service: read (OCC), swallowed (blackhole), dropped
@@ -131,34 +169,27 @@ impl World {
     #[inline(always)]
     pub(super) fn svc_arrive(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let now = s.now();
-        self.trace_arrive(node, now);
         let sv = self.service_of(node);
-        let primary = sv == self.primary;
-        if primary {
-            let fi = self.fleet_of(node);
-            self.rec.inbound(now, fi);
-        }
-        self.rec.svc_inbound(now, sv);
-        let svc = &self.svcs[sv];
+        let at = self.services.at(sv);
+        let fi = self.fleet_of(node);
+        self.obs.service_reached(&self.arena, node, at, fi, now);
+        let svc = &self.services.list[sv];
         if let Some(version) = svc.version {
-            let fi = self.fleet_of(node);
             self.occ_read(node, fi, version, s);
             return;
         }
         if svc.effect.blackhole {
-            self.trace_done(node, Fate::Swallowed, now);
+            self.obs.node_done(&self.arena, node, Fate::Swallowed, now);
             self.arena.free_node(node); // swallowed: no answer, ever
             return;
         }
-        if self.deadlines && now >= self.calls.deadline_at(node) {
+        if self.calls.deadlines && now >= self.calls.times.deadline_at(node) {
             self.drop_expired(node, sv, now);
             return;
         }
-        let svc = &mut self.svcs[sv];
+        let svc = &mut self.services.list[sv];
         if svc.busy < svc.capacity() {
-            if primary {
-                self.rec.admitted(false);
-            }
+            self.obs.admitted(at, None, now);
             self.start_service(node, sv, 0, s);
         } else if svc.cfg.queue_limit.is_none_or(|l| svc.queued < l) {
             let nm = &mut self.arena.nodes[node as usize];
@@ -167,12 +198,7 @@ impl World {
             let gen = nm.gen;
             svc.queue.push_back((node, gen));
             svc.queued += 1;
-            let queued = svc.queued;
-            if primary {
-                self.rec.admitted(true);
-                self.rec.set_queue(now, queued);
-            }
-            self.rec.svc_queue(now, sv, queued);
+            self.obs.admitted(at, Some(svc.queued), now);
         } else {
             let class = if svc.overloaded_status {
                 Class::Overloaded
@@ -183,9 +209,8 @@ impl World {
                 class,
                 retry_after: svc.cfg.retry_after.is_some(),
             };
-            self.rec.svc_rejected(now, sv);
-            if primary {
-                self.rec.blocked();
+            self.obs.rejected(at, now);
+            if at.primary {
                 self.fail_call(node, outcome, s);
             } else {
                 self.finish_call(node, outcome, s);
@@ -195,11 +220,8 @@ impl World {
 
     /// Drops an attempt whose propagated deadline has passed: nobody waits for it.
     pub(super) fn drop_expired(&mut self, node: u32, sv: usize, now: Nanos) {
-        if sv == self.primary {
-            self.rec.shed();
-        }
-        self.rec.svc_shed(now, sv);
-        self.trace_done(node, Fate::Shed, now);
+        let at = self.services.at(sv);
+        self.obs.shed(&self.arena, node, at, now);
         self.arena.free_node(node);
     }
 
@@ -207,29 +229,22 @@ impl World {
     /// when it is popped.
     pub(super) fn leave_queue(&mut self, node: u32, s: &mut Scheduler<Packed>) {
         let sv = self.service_of(node);
-        self.svcs[sv].queued -= 1;
-        let queued = self.svcs[sv].queued;
-        if sv == self.primary {
-            self.rec.set_queue(s.now(), queued);
-        }
-        self.rec.svc_queue(s.now(), sv, queued);
-        self.trace_done(node, Fate::Cancelled, s.now());
+        self.services.list[sv].queued -= 1;
+        let (at, queued) = (self.services.at(sv), self.services.list[sv].queued);
+        self.obs.queue_left(&self.arena, node, at, queued, s.now());
         self.arena.free_node(node);
     }
 
     /// Starts serving the attempt at `node`, which waited `wait` ns for its server.
     #[inline]
     fn start_service(&mut self, node: u32, sv: usize, wait: Nanos, s: &mut Scheduler<Packed>) {
-        let svc = &mut self.svcs[sv];
+        let svc = &mut self.services.list[sv];
         let (service, class) = svc.draw_service();
         svc.busy += 1;
         let busy = svc.busy;
-        if sv == self.primary {
-            self.rec.service_started(wait);
-            self.rec.set_busy(s.now(), u64::from(busy));
-        }
-        self.rec.svc_busy(s.now(), sv, busy);
-        self.trace_start(node, s.now());
+        let at = self.services.at(sv);
+        self.obs
+            .service_started(&self.arena, node, at, wait, busy, s.now());
         let nm = &mut self.arena.nodes[node as usize];
         nm.state = NodeState::InService;
         nm.memo = Memo::Service {
@@ -237,17 +252,6 @@ impl World {
             outcome: Outcome::of(class),
         };
         s.after(service, Event::ServiceDone { node, gen: nm.gen });
-    }
-
-    /// Frees a server (thread) of service `sv`.
-    #[inline]
-    pub(super) fn release_thread(&mut self, sv: usize, now: Nanos) {
-        self.svcs[sv].busy -= 1;
-        let busy = self.svcs[sv].busy;
-        if sv == self.primary {
-            self.rec.set_busy(now, u64::from(busy));
-        }
-        self.rec.svc_busy(now, sv, busy);
     }
 
     /// [`Event::ServiceDone`]: the service finished its own work on the attempt at
@@ -260,11 +264,13 @@ impl World {
         let Memo::Service { time, outcome } = n.memo else {
             unreachable!("a served attempt's memo is its service, not {:?}", n.memo)
         };
-        if self.svcs[sv].calls && outcome.class == Class::Success && !self.svcs[sv].effect.blackhole
+        if self.services.list[sv].calls
+            && outcome.class == Class::Success
+            && !self.services.list[sv].effect.blackhole
         {
-            let held = self.svcs[sv].hold_threads;
+            let held = self.services.list[sv].hold_threads;
             if !held {
-                self.release_thread(sv, now);
+                self.services.release_thread(sv, now, &mut self.obs);
             }
             self.begin_visit(node, sv, time.get(), s);
             if !held {
@@ -272,11 +278,11 @@ impl World {
             }
             return;
         }
-        self.release_thread(sv, now);
+        self.services.release_thread(sv, now, &mut self.obs);
         let outcome = if outcome.class == Class::Success {
             outcome
         } else {
-            Outcome::of(self.svcs[sv].failure())
+            Outcome::of(self.services.list[sv].failure())
         };
         self.answer(node, sv, time.get(), outcome, s);
         self.dispatch(sv, s);
@@ -296,35 +302,29 @@ impl World {
         let now = s.now();
         let n = self.arena.nodes[node as usize];
         let useful = self.arena.useful(node, now);
-        let ok = outcome.class == Class::Success;
-        self.rec.svc_served(now, sv, ok && useful, !useful);
-        if sv == self.primary {
-            self.rec.served(held, !useful);
-            if ok {
-                if self.arena.reqs[n.req as usize].is_write {
-                    let fi = self.fleet_of(node);
-                    let keys = self.fleets[fi].cfg.idempotency_keys;
-                    let r = &mut self.arena.reqs[n.req as usize];
-                    // A queue handler applies its message: one logical write over
-                    // every delivery (see `super::broker`).
-                    let applied = match self.broker.as_mut() {
-                        Some(b) => b.applied_of(n.req, r.gen).unwrap_or(&mut r.applied),
-                        None => &mut r.applied,
-                    };
-                    if !(keys && *applied > 0) {
-                        *applied += 1;
-                        if *applied >= 2 {
-                            let first = *applied == 2;
-                            self.rec.duplicate(first);
-                        }
-                    }
+        let at = self.services.at(sv);
+        self.obs.served(at, held, outcome.class, useful, now);
+        if at.primary && outcome.class == Class::Success && self.arena.reqs[n.req as usize].is_write
+        {
+            let fi = self.fleet_of(node);
+            let keys = self.fleets.list[fi].cfg.idempotency_keys;
+            let r = &mut self.arena.reqs[n.req as usize];
+            // A queue handler applies its message: one logical write over
+            // every delivery (see `super::broker`).
+            let applied = match self.fleets.broker.as_mut() {
+                Some(b) => b.applied_of(n.req, r.gen).unwrap_or(&mut r.applied),
+                None => &mut r.applied,
+            };
+            if !(keys && *applied > 0) {
+                *applied += 1;
+                if *applied >= 2 {
+                    let first = *applied == 2;
+                    self.obs.duplicate_applied(first);
                 }
-            } else {
-                self.rec.outcome(outcome.class);
             }
         }
-        if self.svcs[sv].effect.blackhole {
-            self.trace_done(node, Fate::Lost, now);
+        if self.services.list[sv].effect.blackhole {
+            self.obs.node_done(&self.arena, node, Fate::Lost, now);
             self.arena.free_node(node); // the answer is lost
         } else {
             self.finish_call(node, outcome, s);
@@ -337,7 +337,7 @@ impl World {
         let depth = self.arena.nodes[node as usize].depth as usize;
         let legs = match depth.checked_sub(1) {
             Some(d) => {
-                let layer = &mut self.stacks[fi].layers[d];
+                let layer = &mut self.calls.stacks[fi].layers[d];
                 match layer.hop() {
                     Some(back) => back.saturating_add(layer.hop().unwrap_or(0)),
                     None => 0,
@@ -345,7 +345,7 @@ impl World {
             }
             None => 0,
         };
-        self.trace_start(node, s.now());
+        self.obs.occ_read(&self.arena, node, s.now());
         let nm = &mut self.arena.nodes[node as usize];
         nm.state = NodeState::InService;
         nm.memo = Memo::Read(Halves::new(version));
@@ -360,12 +360,15 @@ impl World {
         let Memo::Read(read) = memo else {
             unreachable!("an OCC attempt's memo is its read, not {memo:?}")
         };
-        let version = self.svcs[0].version.as_mut().expect("occ dependency");
+        let version = self.services.list[0]
+            .version
+            .as_mut()
+            .expect("occ dependency");
         let won = *version == read.get();
         if won {
             *version += 1;
         }
-        self.rec.write_call(now, won);
+        self.obs.occ_written(won, now);
         if won {
             self.finish_call(node, Outcome::of(Class::Success), s);
         } else {
@@ -375,13 +378,13 @@ impl World {
 
     /// Starts queued attempts of service `sv` while servers are free.
     pub(super) fn dispatch(&mut self, sv: usize, s: &mut Scheduler<Packed>) {
-        if self.svcs[sv].queue.is_empty() {
+        if self.services.list[sv].queue.is_empty() {
             return; // the usual case below capacity: nothing waits
         }
         let now = s.now();
-        let primary = sv == self.primary;
+        let at = self.services.at(sv);
         loop {
-            let svc = &mut self.svcs[sv];
+            let svc = &mut self.services.list[sv];
             if svc.busy >= svc.capacity() {
                 break;
             }
@@ -396,12 +399,9 @@ impl World {
             }
             svc.queued -= 1;
             let (queued, drop) = (svc.queued, svc.cfg.drop_expired);
-            if primary {
-                self.rec.set_queue(now, queued);
-            }
-            self.rec.svc_queue(now, sv, queued);
+            self.obs.dequeued(at, queued, now);
             if (drop && !self.arena.useful(node, now))
-                || (self.deadlines && now >= self.calls.deadline_at(node))
+                || (self.calls.deadlines && now >= self.calls.times.deadline_at(node))
             {
                 self.drop_expired(node, sv, now);
                 continue;
@@ -416,13 +416,13 @@ impl World {
     /// [`Event::OutageStart`] / [`Event::OutageEnd`]: window `window` starts (`true`)
     /// or ends; each service it hits takes the combined effect of its active windows.
     pub(super) fn on_outage(&mut self, window: u32, starts: bool, s: &mut Scheduler<Packed>) {
-        let target = self.windows[window as usize].target;
-        for sv in 0..self.svcs.len() {
+        let target = self.services.windows[window as usize].target;
+        for sv in 0..self.services.list.len() {
             if target.is_some_and(|t| t as usize != sv) {
                 continue;
             }
-            let windows: &[Window] = &self.windows;
-            let svc = &mut self.svcs[sv];
+            let windows: &[Window] = &self.services.windows;
+            let svc = &mut self.services.list[sv];
             if starts {
                 svc.active.push(window);
             } else {

@@ -8,10 +8,10 @@ use rand_chacha::ChaCha8Rng;
 use crate::engine::{stream, Nanos, Scheduler};
 use crate::model::config::{Arrival, FleetConfig};
 
-use crate::metrics::trace::SpanKind;
-
 use super::arrival::OpenArrivals;
+use super::broker::Broker;
 use super::event::{Event, Packed};
+use super::observe::CallObserver;
 use super::outcome::{Class, Outcome};
 use super::request::{Request, NONE};
 use super::world::World;
@@ -88,14 +88,26 @@ impl Fleet {
     }
 }
 
-impl World {
+/// The fleets' part of the world: the fleets, their logical requests in flight, and
+/// the message queues of queue fleets.
+pub(super) struct Fleets {
+    /// Each fleet's configuration and random streams.
+    pub(super) list: Vec<Fleet>,
+    /// Logical requests not yet done.
+    pub(super) in_flight: u64,
+    /// The message queues of queue fleets (`None` without one).
+    pub(super) broker: Option<Broker>,
+}
+
+#[allow(private_bounds)]
+impl<T: CallObserver> World<T> {
     /// [`Event::Arrival`]: the next open-loop arrival of fleet `fleet`; schedules the
     /// one after it.
     #[inline]
     pub(super) fn on_arrival(&mut self, fleet: u16, s: &mut Scheduler<Packed>) {
         let now = s.now();
         let fi = fleet as usize;
-        let f = &mut self.fleets[fi];
+        let f = &mut self.fleets.list[fi];
         // Round robin without a division per arrival.
         let client = f.next_client;
         f.next_client += 1;
@@ -113,8 +125,8 @@ impl World {
     /// [`Event::Burst`]: every request of a burst fleet, at once.
     pub(super) fn on_burst(&mut self, fleet: u16, s: &mut Scheduler<Packed>) {
         let fi = fleet as usize;
-        let (count, clients) = match self.fleets[fi].cfg.arrival {
-            Arrival::Burst { count, .. } => (count, self.fleets[fi].cfg.clients),
+        let (count, clients) = match self.fleets.list[fi].cfg.arrival {
+            Arrival::Burst { count, .. } => (count, self.fleets.list[fi].cfg.clients),
             _ => (0, 1),
         };
         for i in 0..count {
@@ -126,7 +138,12 @@ impl World {
     /// fleet a published message (see [`super::broker`]).
     #[inline(always)]
     fn arrive(&mut self, fleet: usize, client: u64, s: &mut Scheduler<Packed>) {
-        if self.broker.as_ref().is_some_and(|b| b.is_queue(fleet)) {
+        if self
+            .fleets
+            .broker
+            .as_ref()
+            .is_some_and(|b| b.is_queue(fleet))
+        {
             self.publish(fleet, s);
         } else {
             self.start_request(fleet, client, s);
@@ -136,7 +153,7 @@ impl World {
     /// Starts a logical request of `client` of fleet `fleet`: its deadline timer and
     /// its top call (or, with no layers, its attempt at the dependency).
     pub(super) fn start_request(&mut self, fleet: usize, client: u64, s: &mut Scheduler<Packed>) {
-        let f = &mut self.fleets[fleet];
+        let f = &mut self.fleets.list[fleet];
         let is_write = f.cfg.writes > 0.0 && f.draw_write();
         let req = self.launch_request(fleet, client, is_write, s);
         self.begin_request(req, s);
@@ -153,7 +170,7 @@ impl World {
         s: &mut Scheduler<Packed>,
     ) -> u32 {
         let now = s.now();
-        let f = &self.fleets[fleet];
+        let f = &self.fleets.list[fleet];
         let deadline = f.cfg.deadline.map_or(Nanos::MAX, |d| now.saturating_add(d));
         let req = self.arena.alloc_req(Request {
             gen: 0,
@@ -165,11 +182,9 @@ impl World {
             applied: 0,
             done: false,
             refs: 0,
-            traced: false,
         });
-        self.trace_request(req, now);
-        self.in_flight += 1;
-        self.rec.offered(fleet);
+        self.obs.request_started(req, fleet, client as u32, now);
+        self.fleets.in_flight += 1;
         req
     }
 
@@ -180,22 +195,19 @@ impl World {
         let r = self.arena.reqs[req as usize];
         let (fleet, deadline) = (r.fleet as usize, r.deadline);
         if deadline != Nanos::MAX {
-            let lane = self.lanes.deadline_lane(fleet);
-            self.lanes.set(lane, deadline, req, r.gen, &self.arena, s);
+            let lane = self.run.lanes.deadline_lane(fleet);
+            self.run
+                .lanes
+                .set(lane, deadline, req, r.gen, &self.arena, s);
         }
         let node = self.arena.alloc_node(req, 0, fleet as u16, NONE, 0);
-        if self.trace.is_some() {
-            self.trace_node(node, SpanKind::Call, 1, s.now());
+        self.obs.call_made(&self.arena, node, s.now());
+        if self.calls.deadlines {
+            // The request gives up on its first node at its deadline.
+            let d = self.calls.stacks[fleet].child_deadline(0, deadline, deadline);
+            self.calls.times.set_deadline(node, d);
         }
-        if self.stacks[fleet].layers.is_empty() {
-            if self.deadlines {
-                let d = if self.stacks[fleet].propagate {
-                    deadline
-                } else {
-                    Nanos::MAX
-                };
-                self.calls.set_deadline(node, d);
-            }
+        if self.calls.stacks[fleet].layers.is_empty() {
             self.svc_arrive(node, s);
         } else {
             self.begin_call(node, s);
@@ -213,13 +225,12 @@ impl World {
         }
         r.done = true;
         let (fleet, client, latency) = (r.fleet as usize, r.client, now - r.arrival);
-        self.trace_request_done(req, outcome.class, now);
-        self.in_flight -= 1;
-        self.rec
-            .completion(now, fleet, outcome.class == Class::Success, latency);
-        if let Arrival::Closed { think_time } = self.fleets[fleet].cfg.arrival {
-            let t = now.saturating_add(think_time.sample(&mut self.fleets[fleet].think));
-            if t < self.duration {
+        self.obs
+            .request_finished(req, fleet, outcome.class, latency, now);
+        self.fleets.in_flight -= 1;
+        if let Arrival::Closed { think_time } = self.fleets.list[fleet].cfg.arrival {
+            let t = now.saturating_add(think_time.sample(&mut self.fleets.list[fleet].think));
+            if t < self.run.duration {
                 s.at(
                     t,
                     Event::ClientSend {
@@ -229,7 +240,7 @@ impl World {
                 );
             }
         }
-        if self.broker.is_some() {
+        if self.fleets.broker.is_some() {
             self.handler_done(req, outcome.class == Class::Success, s);
         }
         self.arena.maybe_free_req(req);
@@ -237,7 +248,7 @@ impl World {
 
     /// The request's deadline passed while it was going: counted once, here.
     pub(super) fn expire_request(&mut self, req: u32, s: &mut Scheduler<Packed>) {
-        self.rec.outcome(Class::DeadlineExceeded);
+        self.obs.request_expired();
         self.finish_request(req, Outcome::of(Class::DeadlineExceeded), s);
     }
 }

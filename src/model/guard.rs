@@ -14,11 +14,11 @@
 //! the pool holds it through the backoff, and then when the call ends.
 
 use crate::engine::{Nanos, Scheduler};
-use crate::metrics::ordinal::End;
 
 use super::bulkhead::{Admit, Bulkhead};
 use super::config::Guards;
 use super::event::{Event, Packed};
+use super::observe::{CallObserver, Refusal};
 use super::outcome::Class;
 use super::pool::Pool;
 use super::request::{Arena, NodeState};
@@ -65,14 +65,15 @@ enum Pass {
     Refused(Class),
 }
 
-impl World {
+#[allow(private_bounds)]
+impl<T: CallObserver> World<T> {
     /// Whether the call `node` of stack `st` (its innermost layer) may send its next
     /// attempt now. When not, it waits (`Acquiring`) or has been failed with
     /// `bulkhead_full` or `pool_exhausted`.
     pub(super) fn guards_pass(&mut self, node: u32, st: usize, s: &mut Scheduler<Packed>) -> bool {
         let now = s.now();
         let deadline = self.deadline_of(node);
-        let Some(g) = self.stacks[st].guards.as_deref_mut() else {
+        let Some(g) = self.calls.stacks[st].guards.as_deref_mut() else {
             return true;
         };
         let n = self.arena.nodes[node as usize];
@@ -94,7 +95,7 @@ impl World {
             if flags & HOLDS_CONN == 0 {
                 if p.take() {
                     flags |= HOLDS_CONN;
-                    self.rec.pool_acquired(now, 0);
+                    self.obs.pool_acquired(now);
                 } else if p.cfg.acquire_timeout > 0 {
                     p.wait(node, n.gen, now);
                     flags |= WAITS_CONN;
@@ -115,9 +116,8 @@ impl World {
                 false
             }
             Pass::Refused(class) => {
-                self.rec.guard_refused(class);
                 self.arena.nodes[node as usize].attempts += 1;
-                self.fail_attempt(node, class, s);
+                self.fail_attempt(node, Refusal::Guard(class), s);
                 false
             }
         }
@@ -132,7 +132,7 @@ impl World {
         }
         let now = s.now();
         let st = n.stack as usize;
-        if let Some(g) = self.stacks[st].guards.as_deref_mut() {
+        if let Some(g) = self.calls.stacks[st].guards.as_deref_mut() {
             if n.guard & WAITS_SLOT != 0 {
                 if let Some(b) = &mut g.bulkhead {
                     b.leave();
@@ -145,25 +145,19 @@ impl World {
         nm.gen = gen.wrapping_add(1);
         nm.state = NodeState::Sleeping;
         if now >= self.deadline_of(node) {
-            if st < self.n_top {
-                self.rec.attempt_end(
-                    n.depth as usize,
-                    n.attempts + 1,
-                    End::Class(Class::DeadlineExceeded),
-                );
-            }
+            let call = self.calls.at(node, &n);
+            self.obs.attempt_past_deadline(call, n.attempts + 1);
             self.abandon(node, s);
             return;
         }
-        let timeout = self.stacks[st]
+        let timeout = self.calls.stacks[st]
             .guards
             .as_ref()
             .and_then(|g| g.pool.as_ref())
             .map_or(0, |p| p.cfg.acquire_timeout);
-        self.rec.pool_waited(timeout);
-        self.rec.guard_refused(Class::PoolExhausted);
+        self.obs.pool_wait_ended(timeout);
         self.arena.nodes[node as usize].attempts += 1;
-        self.fail_attempt(node, Class::PoolExhausted, s);
+        self.fail_attempt(node, Refusal::Guard(Class::PoolExhausted), s);
     }
 
     /// The attempt of `node` ended: its bulkhead slot is given back, and its
@@ -174,7 +168,7 @@ impl World {
         if n.guard & HOLDS_SLOT != 0 {
             self.release_slot(node, st, s);
         }
-        let hold = self.stacks[st]
+        let hold = self.calls.stacks[st]
             .guards
             .as_ref()
             .and_then(|g| g.pool.as_ref())
@@ -189,7 +183,7 @@ impl World {
         let n = self.arena.nodes[node as usize];
         let st = n.stack as usize;
         if n.guard & WAITS_SLOT != 0 {
-            if let Some(b) = self.stacks[st]
+            if let Some(b) = self.calls.stacks[st]
                 .guards
                 .as_deref_mut()
                 .and_then(|g| g.bulkhead.as_mut())
@@ -210,7 +204,7 @@ impl World {
     fn release_slot(&mut self, node: u32, st: usize, s: &mut Scheduler<Packed>) {
         self.arena.nodes[node as usize].guard &= !HOLDS_SLOT;
         let arena = &self.arena;
-        let Some(b) = self.stacks[st]
+        let Some(b) = self.calls.stacks[st]
             .guards
             .as_deref_mut()
             .and_then(|g| g.bulkhead.as_mut())
@@ -227,7 +221,7 @@ impl World {
         let now = s.now();
         self.arena.nodes[node as usize].guard &= !HOLDS_CONN;
         let arena = &self.arena;
-        let Some(p) = self.stacks[st]
+        let Some(p) = self.calls.stacks[st]
             .guards
             .as_deref_mut()
             .and_then(|g| g.pool.as_mut())
@@ -236,10 +230,10 @@ impl World {
         };
         match p.give_back(|n, g| waiting(arena, n, g, WAITS_CONN)) {
             Some((w, since)) => {
-                self.rec.pool_waited(now - since);
+                self.obs.pool_wait_ended(now - since);
                 self.wake(w, WAITS_CONN, HOLDS_CONN, s);
             }
-            None => self.rec.pool_released(now),
+            None => self.obs.pool_released(now),
         }
     }
 

@@ -20,11 +20,10 @@
 //! timer is known without a search.
 
 use crate::engine::Scheduler;
-use crate::metrics::ordinal::End;
-use crate::metrics::trace::{Budget, SpanKind};
 
 use super::budget::RetryCause;
 use super::event::{Event, Packed};
+use super::observe::{CallObserver, Refusal};
 use super::outcome::{Class, Outcome};
 use super::request::{NodeState, NONE};
 use super::world::World;
@@ -54,22 +53,48 @@ impl Hedges {
         }
         &mut self.slots[i]
     }
-}
 
-impl World {
-    /// Whether the layer of `node` hedges.
-    #[inline]
-    pub(super) fn hedges(&self, st: usize, depth: usize) -> bool {
-        self.any_hedging
-            && self.stacks[st]
-                .layers
-                .get(depth)
-                .is_some_and(|l| l.cfg.hedging.is_some())
+    /// The copy index of `child` among the copies of the hedging call `node` (0 when
+    /// it is none of them: its answer is then an orphan's or the first copy's).
+    pub(super) fn copy_of(&self, node: u32, child: u32) -> u8 {
+        self.slots
+            .get(node as usize)
+            .and_then(|h| h.copies.iter().position(|&c| c == child))
+            .map_or(0, |i| i as u8)
     }
 
+    /// Forgets the copies of `node` (its timer goes stale) and returns those still out,
+    /// each with its ordinal (copy k is attempt k).
+    pub(super) fn clear(&mut self, node: u32) -> Vec<(u32, u32)> {
+        let slot = self.slot(node);
+        slot.seq = slot.seq.wrapping_add(1);
+        slot.live = 0;
+        let out = Self::out_of(slot);
+        slot.copies.clear();
+        out
+    }
+
+    /// The copies of `node` still out, each with its ordinal, without forgetting them.
+    pub(super) fn copies_out(&self, node: u32) -> Vec<(u32, u32)> {
+        self.slots
+            .get(node as usize)
+            .map_or_else(Vec::new, Self::out_of)
+    }
+
+    /// `(ordinal, child)` of each copy of `slot` still out.
+    fn out_of(slot: &HedgeSlot) -> Vec<(u32, u32)> {
+        (1..)
+            .zip(slot.copies.iter().copied())
+            .filter(|&(_, c)| c != NONE)
+            .collect()
+    }
+}
+
+#[allow(private_bounds)]
+impl<T: CallObserver> World<T> {
     /// The hedging call `node` starts: its first copy.
     pub(super) fn hedge_start(&mut self, node: u32, s: &mut Scheduler<Packed>) {
-        let slot = self.hedge.slot(node);
+        let slot = self.calls.hedge.slot(node);
         slot.copies.clear();
         slot.live = 0;
         slot.seq = slot.seq.wrapping_add(1);
@@ -87,9 +112,9 @@ impl World {
         let now = s.now();
         let n = self.arena.nodes[node as usize];
         let (st, depth) = (n.stack as usize, n.depth as usize);
-        let top = st < self.n_top;
+        let call = self.calls.at(node, &n);
         let deadline = self.deadline_of(node);
-        let layer = &mut self.stacks[st].layers[depth];
+        let layer = &mut self.calls.stacks[st].layers[depth];
         let Some(h) = layer.cfg.hedging else {
             return false;
         };
@@ -111,20 +136,12 @@ impl World {
                         granted = true;
                     }
                     None => {
-                        if top {
-                            self.rec.attempt_end(
-                                depth,
-                                n.attempts + 1,
-                                End::Class(Class::BudgetExhausted),
-                            );
-                            self.rec.outcome(Class::BudgetExhausted);
-                        }
-                        self.trace_refused(
-                            node,
+                        // The refused hedge is an attempt: its outcome arises here.
+                        self.obs.attempt_refused(
+                            &self.arena,
+                            call,
                             n.attempts + 1,
-                            Class::BudgetExhausted,
-                            Some(Budget::Refused),
-                            0,
+                            Refusal::Budget,
                             now,
                         );
                         return false;
@@ -136,15 +153,6 @@ impl World {
         if let Some(b) = layer.budget(n.instance) {
             b.on_sent(attempts >= 2);
         }
-        if top {
-            self.rec.layer_call(depth);
-        }
-        if attempts >= 2 {
-            self.rec.hedge_sent();
-        }
-        if granted {
-            self.trace_budget(node, Budget::Granted);
-        }
         let child = self
             .arena
             .alloc_node(n.req, depth as u8 + 1, st as u16, node, n.gen);
@@ -155,19 +163,16 @@ impl World {
             nm.child = child;
             nm.retry_cost = cost;
         }
-        if self.trace.is_some() {
-            let kind = if attempts == 1 {
-                SpanKind::Attempt
-            } else {
-                SpanKind::Hedge
-            };
-            self.trace_node(child, kind, attempts, now);
-            self.trace_hedge_copy(node);
+        self.obs
+            .copy_sent(&self.arena, call, child, attempts, granted, now);
+        if self.calls.deadlines {
+            let call_end = self.calls.call_deadline_of(node, st, depth, deadline);
+            let stack = &self.calls.stacks[st];
+            let gives_up = stack.layers[depth].gives_up(now, call_end);
+            let d = stack.child_deadline(depth + 1, deadline, gives_up);
+            self.calls.times.set_deadline(child, d);
         }
-        if self.deadlines {
-            self.hedge_child_deadline(child, st, depth, deadline);
-        }
-        let slot = self.hedge.slot(node);
+        let slot = self.calls.hedge.slot(node);
         slot.copies.push(child);
         slot.live += 1;
         slot.seq = slot.seq.wrapping_add(1);
@@ -179,26 +184,18 @@ impl World {
         true
     }
 
-    /// The deadline the copy `child` knows (as [`World::start_attempt`] sets it).
-    fn hedge_child_deadline(&mut self, child: u32, st: usize, depth: usize, deadline: u64) {
-        let stack = &self.stacks[st];
-        let d = if depth + 1 < stack.layers.len() || stack.propagate {
-            deadline
-        } else {
-            u64::MAX
-        };
-        self.calls.set_deadline(child, d);
-    }
-
     /// [`Event::HedgeTimer`]: the delay since `node`'s last copy is over.
     pub(super) fn on_hedge_timer(&mut self, node: u32, seq: u32, s: &mut Scheduler<Packed>) {
         let n = self.arena.nodes[node as usize];
         let live = self
+            .calls
             .hedge
             .slots
             .get(node as usize)
             .is_some_and(|h| h.seq == seq);
-        if live && n.state == NodeState::Waiting && self.hedges(n.stack as usize, n.depth as usize)
+        if live
+            && n.state == NodeState::Waiting
+            && self.calls.hedges(n.stack as usize, n.depth as usize)
         {
             self.hedge_send(node, s);
         }
@@ -216,30 +213,27 @@ impl World {
         let n = self.arena.nodes[node as usize];
         let (st, depth) = (n.stack as usize, n.depth as usize);
         {
-            let slot = self.hedge.slot(node);
+            let slot = self.calls.hedge.slot(node);
             match slot.copies.get_mut(usize::from(copy)) {
                 Some(c) if *c != NONE => *c = NONE,
                 _ => return,
             }
             slot.live -= 1;
         }
-        self.trace_attempt_end(node, Some(copy), End::Class(outcome.class), now);
+        let call = self.calls.at(node, &n);
+        self.obs
+            .copy_answered(&self.arena, call, copy, outcome.class, now);
         self.attempt_over(st, depth, n.instance, now, Some(outcome.class));
-        if st < self.n_top {
-            self.rec
-                .attempt_end(depth, u32::from(copy) + 1, End::Class(outcome.class));
-        }
-        let status = self.svcs[self.stacks[st].target as usize].cfg.reject_status;
-        let layer = &mut self.stacks[st].layers[depth];
+        let status = self.services.list[self.calls.stacks[st].target as usize]
+            .cfg
+            .reject_status;
+        let layer = &mut self.calls.stacks[st].layers[depth];
         let Some(h) = layer.cfg.hedging else {
             return;
         };
         if outcome.class == Class::Success {
             if let Some(b) = layer.budget(n.instance) {
                 b.on_succeeded(now, n.retry_cost);
-            }
-            if copy > 0 {
-                self.rec.hedge_won();
             }
             self.hedge_decide(node, outcome, s);
             return;
@@ -251,7 +245,7 @@ impl World {
         if non_fatal && self.hedge_send(node, s) {
             return;
         }
-        if !non_fatal || self.hedge.slot(node).live == 0 {
+        if !non_fatal || self.calls.hedge.slot(node).live == 0 {
             self.hedge_decide(node, outcome, s);
         }
     }
@@ -260,22 +254,16 @@ impl World {
     /// losers, cancelled or left running, and the call ends.
     fn hedge_decide(&mut self, node: u32, outcome: Outcome, s: &mut Scheduler<Packed>) {
         let gen = self.arena.nodes[node as usize].gen;
-        let losers = self.hedge_clear(node);
-        let (st, depth) = {
-            let n = self.arena.nodes[node as usize];
-            (n.stack as usize, n.depth as usize)
-        };
-        let cancel = self.stacks[st].layers[depth]
+        let losers = self.calls.hedge.clear(node);
+        let n = self.arena.nodes[node as usize];
+        let call = self.calls.at(node, &n);
+        let cancel = self.calls.stacks[n.stack as usize].layers[call.depth]
             .cfg
             .hedging
             .is_some_and(|h| h.cancel_losers);
-        let top = st < self.n_top;
         for &(ordinal, c) in &losers {
-            self.rec.hedge_lost();
             // The call no longer waits for it: the copy ended, for the call, here.
-            if top {
-                self.rec.attempt_end(depth, ordinal, End::Cancelled);
-            }
+            self.obs.copy_lost(call, ordinal);
             if cancel {
                 self.cancel(c, node, gen, s);
             }
@@ -283,42 +271,5 @@ impl World {
         // Answers of copies left running are orphans' from now on.
         self.arena.nodes[node as usize].gen = gen.wrapping_add(1);
         self.finish_call(node, outcome, s);
-    }
-
-    /// The copy index of `child` among the copies of the hedging call `node` (0 when
-    /// it is none of them: its answer is then an orphan's or the first copy's).
-    pub(super) fn hedge_copy(&self, node: u32, child: u32) -> u8 {
-        self.hedge
-            .slots
-            .get(node as usize)
-            .and_then(|h| h.copies.iter().position(|&c| c == child))
-            .map_or(0, |i| i as u8)
-    }
-
-    /// Forgets the copies of `node` (its timer goes stale) and returns those still out,
-    /// each with its ordinal (copy k is attempt k).
-    pub(super) fn hedge_clear(&mut self, node: u32) -> Vec<(u32, u32)> {
-        let slot = self.hedge.slot(node);
-        slot.seq = slot.seq.wrapping_add(1);
-        slot.live = 0;
-        let out = Self::copies_out(slot);
-        slot.copies.clear();
-        out
-    }
-
-    /// The copies of `node` still out, each with its ordinal, without forgetting them.
-    pub(super) fn hedge_copies_out(&self, node: u32) -> Vec<(u32, u32)> {
-        self.hedge
-            .slots
-            .get(node as usize)
-            .map_or_else(Vec::new, Self::copies_out)
-    }
-
-    /// `(ordinal, child)` of each copy of `slot` still out.
-    fn copies_out(slot: &HedgeSlot) -> Vec<(u32, u32)> {
-        (1..)
-            .zip(slot.copies.iter().copied())
-            .filter(|&(_, c)| c != NONE)
-            .collect()
     }
 }

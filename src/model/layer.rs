@@ -11,8 +11,10 @@ use crate::model::config::LayerConfig;
 
 use super::breaker::Breaker;
 use super::budget::Budget;
+use super::call::Calls;
 use super::event::{Event, Packed};
 use super::limiter::{Gate, Limiter};
+use super::observe::CallObserver;
 use super::outcome::Class;
 use super::world::World;
 
@@ -59,6 +61,15 @@ impl Layer {
     pub(super) fn hop(&mut self) -> Option<Nanos> {
         let network = &mut self.network;
         self.cfg.hop_latency.map(|d| d.sample(network))
+    }
+
+    /// When an attempt sent at `now` gives up: at its attempt timeout, or at its
+    /// call's end `call_end` (the deadline or the call's `total_timeout`), the first.
+    #[inline]
+    pub(super) fn gives_up(&self, now: Nanos, call_end: Nanos) -> Nanos {
+        self.cfg
+            .attempt_timeout
+            .map_or(call_end, |t| now.saturating_add(t).min(call_end))
     }
 
     /// Whether the layer has a breaker placed `p`.
@@ -113,7 +124,60 @@ impl Layer {
     }
 }
 
-impl World {
+#[allow(private_bounds)]
+impl<T: CallObserver> World<T> {
+    /// An attempt of layer `depth` in flight ended: see [`Layer::attempt_over`].
+    #[inline(always)]
+    pub(super) fn attempt_over(
+        &mut self,
+        st: usize,
+        depth: usize,
+        inst: u32,
+        now: Nanos,
+        answer: Option<Class>,
+    ) {
+        let stack = &mut self.calls.stacks[st];
+        let layer = &mut stack.layers[depth];
+        if layer.budgets.is_empty() && layer.limiters.is_empty() {
+            return; // nothing counts attempts in flight or answers
+        }
+        let throttled = self.services.list[stack.target as usize].cfg.reject_status == 429;
+        layer.attempt_over(inst, now, answer, throttled);
+    }
+
+    /// Records an admitted call's or attempt's result (`ok`) in its breaker, timed
+    /// from when `node` was admitted.
+    pub(super) fn breaker_record(
+        &mut self,
+        st: usize,
+        depth: usize,
+        inst: u32,
+        ok: bool,
+        node: u32,
+        s: &mut Scheduler<Packed>,
+    ) {
+        let since = self.calls.times.started(node);
+        self.calls
+            .breaker_op(st, depth, inst, &mut self.obs, s, |b, now| {
+                b.record_timed(now, ok, now.saturating_sub(since))
+            });
+    }
+
+    /// [`Event::BreakerTimer`]: an open breaker's timer ran out.
+    pub(super) fn on_breaker_timer(&mut self, layer: u16, inst: u32, s: &mut Scheduler<Packed>) {
+        let (st, depth) = self.calls.layer_index[layer as usize];
+        self.calls.breaker_op(
+            st as usize,
+            depth as usize,
+            inst,
+            &mut self.obs,
+            s,
+            |b, now| b.tick(now),
+        );
+    }
+}
+
+impl Calls {
     /// The budget level averaged over every budget instance (`None`: no budgets).
     pub(super) fn budget_level_at(&self, now: Nanos) -> Option<f64> {
         if self.budget_instances == 0 {
@@ -130,65 +194,25 @@ impl World {
         Some(sum / self.budget_instances as f64)
     }
 
-    /// An attempt of layer `depth` in flight ended: see [`Layer::attempt_over`].
-    #[inline(always)]
-    pub(super) fn attempt_over(
-        &mut self,
-        st: usize,
-        depth: usize,
-        inst: u32,
-        now: Nanos,
-        answer: Option<Class>,
-    ) {
-        let stack = &mut self.stacks[st];
-        let layer = &mut stack.layers[depth];
-        if layer.budgets.is_empty() && layer.limiters.is_empty() {
-            return; // nothing counts attempts in flight or answers
-        }
-        let throttled = self.svcs[stack.target as usize].cfg.reject_status == 429;
-        layer.attempt_over(inst, now, answer, throttled);
-    }
-
     /// Whether the breaker of instance `inst` admits a call or an attempt now.
     pub(super) fn breaker_allow(
         &mut self,
         st: usize,
         depth: usize,
         inst: u32,
+        obs: &mut impl CallObserver,
         s: &mut Scheduler<Packed>,
     ) -> bool {
-        self.breaker_op(st, depth, inst, s, |b, now| b.allow(now))
-    }
-
-    /// Records an admitted call's or attempt's result (`ok`) in its breaker, timed
-    /// from when `node` was admitted.
-    pub(super) fn breaker_record(
-        &mut self,
-        st: usize,
-        depth: usize,
-        inst: u32,
-        ok: bool,
-        node: u32,
-        s: &mut Scheduler<Packed>,
-    ) {
-        let since = self.calls.started(node);
-        self.breaker_op(st, depth, inst, s, |b, now| {
-            b.record_timed(now, ok, now.saturating_sub(since))
-        });
-    }
-
-    /// [`Event::BreakerTimer`]: an open breaker's timer ran out.
-    pub(super) fn on_breaker_timer(&mut self, layer: u16, inst: u32, s: &mut Scheduler<Packed>) {
-        let (st, depth) = self.layer_index[layer as usize];
-        self.breaker_op(st as usize, depth as usize, inst, s, |b, now| b.tick(now));
+        self.breaker_op(st, depth, inst, obs, s, |b, now| b.allow(now))
     }
 
     /// Runs `op` on a breaker, keeping the open count and the half-open timer right.
-    fn breaker_op<T>(
+    pub(super) fn breaker_op<T>(
         &mut self,
         st: usize,
         depth: usize,
         inst: u32,
+        obs: &mut impl CallObserver,
         s: &mut Scheduler<Packed>,
         op: impl FnOnce(&mut Breaker, Nanos) -> T,
     ) -> T {
@@ -213,7 +237,7 @@ impl World {
                 );
             }
             if top {
-                self.rec.breaker_tripped();
+                obs.breaker_tripped();
             }
         }
         if top && was_open != is_open {
@@ -222,7 +246,7 @@ impl World {
             } else {
                 self.open_breakers -= 1;
             }
-            self.rec.set_open_breakers(now, self.open_breakers);
+            obs.breakers_open(self.open_breakers, now);
         }
         out
     }

@@ -23,6 +23,7 @@ mod hedge;
 mod layer;
 pub mod limiter;
 pub mod limits;
+pub(crate) mod observe;
 pub mod outage;
 pub mod outcome;
 mod pool;

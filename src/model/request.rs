@@ -38,8 +38,6 @@ pub struct Request {
     pub done: bool,
     /// Live nodes that belong to it.
     pub refs: u32,
-    /// Whether the run traces it (see `super::trace`).
-    pub traced: bool,
 }
 
 /// Lifecycle of a node.

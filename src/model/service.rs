@@ -15,9 +15,10 @@
 
 use crate::engine::{Nanos, Scheduler};
 
-use crate::metrics::trace::{Fate, SpanKind};
+use crate::metrics::trace::Fate;
 
 use super::event::{Event, Packed};
+use super::observe::CallObserver;
 use super::outcome::{Class, Outcome};
 use super::request::{Halves, Memo, NodeState};
 use super::world::World;
@@ -77,7 +78,8 @@ fn slot_of(memo: Memo) -> usize {
     }
 }
 
-impl World {
+#[allow(private_bounds)]
+impl<T: CallObserver> World<T> {
     /// The visit at `node` finished its own work (`own` ns) at service `sv`: it starts
     /// its first call.
     pub(super) fn begin_visit(
@@ -88,7 +90,7 @@ impl World {
         s: &mut Scheduler<Packed>,
     ) {
         let now = s.now();
-        let slot = self.visits.alloc(now.saturating_sub(own), own);
+        let slot = self.services.visits.alloc(now.saturating_sub(own), own);
         let nm = &mut self.arena.nodes[node as usize];
         nm.state = NodeState::Calling;
         nm.memo = Memo::Visit(Halves::new(u64::from(slot)));
@@ -104,28 +106,22 @@ impl World {
         let nm = &mut self.arena.nodes[node as usize];
         nm.gen = nm.gen.wrapping_add(1);
         let (gen, req) = (nm.gen, nm.req);
-        let deadline = if self.deadlines {
-            self.calls.deadline_at(node)
+        let deadline = if self.calls.deadlines {
+            self.calls.times.deadline_at(node)
         } else {
             Nanos::MAX
         };
-        let v = &mut self.visits.slots[slot];
-        let branches = &self.call_stacks[sv][v.call as usize];
+        let v = &mut self.services.visits.slots[slot];
+        let branches = &self.calls.call_stacks[sv][v.call as usize];
         v.ok = 0;
         v.failed = 0;
         v.pending = branches.len() as u16;
         v.children.clear();
         for &st in branches {
             let child = self.arena.alloc_node(req, 0, st, node, gen);
-            let stack = &self.stacks[st as usize];
-            // A call node knows its service's deadline; an attempt made without layers
-            // carries it only when the call propagates it.
-            let d = if !stack.layers.is_empty() || stack.propagate {
-                deadline
-            } else {
-                Nanos::MAX
-            };
-            self.calls.set_deadline(child, d);
+            // The visit gives up on its call at its own deadline.
+            let d = self.calls.stacks[st as usize].child_deadline(0, deadline, deadline);
+            self.calls.times.set_deadline(child, d);
             v.children.push(child);
             let child_gen = self.arena.nodes[child as usize].gen;
             s.after(
@@ -136,12 +132,9 @@ impl World {
                 },
             );
         }
-        if self.trace.is_some() {
-            let now = s.now();
-            for i in 0..self.visits.slots[slot].children.len() {
-                let child = self.visits.slots[slot].children[i];
-                self.trace_node(child, SpanKind::Call, 1, now);
-            }
+        let now = s.now();
+        for &child in &self.services.visits.slots[slot].children {
+            self.obs.call_made(&self.arena, child, now);
         }
     }
 
@@ -160,14 +153,14 @@ impl World {
         }
         let sv = self.service_of(visit);
         let slot = slot_of(p.memo);
-        let v = &mut self.visits.slots[slot];
+        let v = &mut self.services.visits.slots[slot];
         v.pending -= 1;
         if outcome.class == Class::Success {
             v.ok += 1;
         } else {
             v.failed += 1;
         }
-        let call = &self.services[sv].calls[v.call as usize];
+        let call = &self.services.cfgs[sv].calls[v.call as usize];
         let need = call.join.needed(call.to.len() as u32);
         let (ok, pending) = (u32::from(v.ok), u32::from(v.pending));
         let success = ok >= need;
@@ -177,8 +170,8 @@ impl World {
         if pending > 0 && call.cancel_rest {
             self.cancel_children(visit, slot, s);
         }
-        let v = &mut self.visits.slots[slot];
-        if success && usize::from(v.call) + 1 < self.services[sv].calls.len() {
+        let v = &mut self.services.visits.slots[slot];
+        if success && usize::from(v.call) + 1 < self.services.cfgs[sv].calls.len() {
             v.call += 1;
             self.start_step(visit, s);
         } else {
@@ -189,11 +182,11 @@ impl World {
     /// Cancels the visit's callees still going.
     fn cancel_children(&mut self, visit: u32, slot: usize, s: &mut Scheduler<Packed>) {
         let gen = self.arena.nodes[visit as usize].gen;
-        let children = std::mem::take(&mut self.visits.slots[slot].children);
+        let children = std::mem::take(&mut self.services.visits.slots[slot].children);
         for &c in &children {
             self.cancel(c, visit, gen, s);
         }
-        self.visits.slots[slot].children = children;
+        self.services.visits.slots[slot].children = children;
     }
 
     /// The visit is over: its thread (if held) is freed and the service answers, or,
@@ -203,21 +196,21 @@ impl World {
         let sv = self.service_of(visit);
         let slot = slot_of(self.arena.nodes[visit as usize].memo);
         let (started, own) = {
-            let v = &self.visits.slots[slot];
+            let v = &self.services.visits.slots[slot];
             (v.started, v.own)
         };
-        self.visits.free.push(slot as u32);
-        let held = self.svcs[sv].hold_threads;
+        self.services.visits.free.push(slot as u32);
+        let held = self.services.list[sv].hold_threads;
         if held {
-            self.release_thread(sv, now);
+            self.services.release_thread(sv, now, &mut self.obs);
         }
-        if !ok && self.deadlines && now >= self.calls.deadline_at(visit) {
+        if !ok && self.calls.deadlines && now >= self.calls.times.deadline_at(visit) {
             self.drop_expired(visit, sv, now);
         } else {
             let outcome = if ok {
                 Outcome::of(Class::Success)
             } else {
-                Outcome::of(self.svcs[sv].failure())
+                Outcome::of(self.services.list[sv].failure())
             };
             let thread_time = if held { now - started } else { own };
             self.answer(visit, sv, thread_time, outcome, s);
@@ -234,11 +227,11 @@ impl World {
         let sv = self.service_of(visit);
         let slot = slot_of(self.arena.nodes[visit as usize].memo);
         self.cancel_children(visit, slot, s);
-        self.visits.free.push(slot as u32);
-        self.trace_done(visit, Fate::Cancelled, now);
+        self.services.visits.free.push(slot as u32);
+        self.obs.node_done(&self.arena, visit, Fate::Cancelled, now);
         self.arena.free_node(visit);
-        if self.svcs[sv].hold_threads {
-            self.release_thread(sv, now);
+        if self.services.list[sv].hold_threads {
+            self.services.release_thread(sv, now, &mut self.obs);
             self.dispatch(sv, s);
         }
     }

@@ -7,6 +7,7 @@
 //! stack's layers, and depth = the stack's length is the attempt at the stack's
 //! target service.
 
+use crate::engine::Nanos;
 use crate::model::config::Scenario;
 
 use super::guard::StackGuards;
@@ -23,6 +24,26 @@ pub(super) struct Stack {
     pub(super) propagate: bool,
     /// The bulkhead and pool around the innermost layer's attempts, if any.
     pub(super) guards: Option<Box<StackGuards>>,
+}
+
+impl Stack {
+    /// The deadline a node made at `depth` of this stack knows: the one rule for every
+    /// maker of a node (a layer's attempt, a hedged copy, a request's or a service's
+    /// first call). A call node (`depth` below the stack's length) knows its caller's
+    /// `deadline`, the request's or its service's; the attempt at the stack's service
+    /// knows when its maker gives up on it (`gives_up`: the first of the deadline, the
+    /// call's `total_timeout` and the attempt timeout) if the stack propagates
+    /// deadlines, else none (`Nanos::MAX`).
+    #[inline]
+    pub(super) fn child_deadline(&self, depth: usize, deadline: Nanos, gives_up: Nanos) -> Nanos {
+        if depth < self.layers.len() {
+            deadline
+        } else if self.propagate {
+            gives_up
+        } else {
+            Nanos::MAX
+        }
+    }
 }
 
 /// The stack of each callee of each call of each service: `[service][call][callee]`.
@@ -95,4 +116,72 @@ pub(super) fn build(scn: &Scenario, seed: u64) -> (Vec<Stack>, CallStacks, Vec<(
         calls.push(per_call);
     }
     (stacks, calls, index)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The stacks of a scenario with one fleet of `layers` layers.
+    fn stacks(layers: usize, propagate: bool) -> Vec<Stack> {
+        stacks_of(
+            &"[[fleets.layers]]\nmax_attempts = 2\n".repeat(layers),
+            propagate,
+        )
+    }
+
+    /// The stacks of a scenario with one fleet whose layers are `layers` (TOML).
+    fn stacks_of(layers: &str, propagate: bool) -> Vec<Stack> {
+        let text = format!(
+            "duration = '10s'\n[dependency]\nservers = 1\nservice_time = '1ms'\n\
+             [[fleets]]\nname = 'f'\narrival = {{ kind = 'poisson', rate = 10 }}\n\
+             deadline = '1s'\npropagate_deadline = {propagate}\n{layers}"
+        );
+        let source = crate::scenario::Source {
+            path: "t.toml".into(),
+            stem: "t".into(),
+            text,
+        };
+        let scn = crate::scenario::from_table(&source, source.table().unwrap())
+            .unwrap()
+            .scenario;
+        build(&scn, 1).0
+    }
+
+    #[test]
+    fn a_call_node_knows_its_callers_deadline_and_the_attempt_at_the_service_when_it_is_given_up() {
+        let (deadline, gives_up) = (1_000, 700);
+        for propagate in [false, true] {
+            let st = &stacks(2, propagate)[0];
+            // The layers below the first: call nodes, whatever the stack propagates.
+            assert_eq!(st.child_deadline(0, deadline, gives_up), deadline);
+            assert_eq!(st.child_deadline(1, deadline, gives_up), deadline);
+            // The attempt at the service: when its maker gives up, or nothing.
+            let at_service = if propagate { gives_up } else { Nanos::MAX };
+            assert_eq!(st.child_deadline(2, deadline, gives_up), at_service);
+        }
+        // Without layers the request's first node is the attempt at the service.
+        assert_eq!(
+            stacks(0, true)[0].child_deadline(0, deadline, deadline),
+            deadline
+        );
+        assert_eq!(
+            stacks(0, false)[0].child_deadline(0, deadline, deadline),
+            Nanos::MAX
+        );
+    }
+
+    #[test]
+    fn an_attempt_gives_up_at_its_timeout_or_at_its_calls_end_whichever_is_first() {
+        let st = &stacks_of(
+            "[[fleets.layers]]\nmax_attempts = 2\nattempt_timeout = '100ms'\n",
+            true,
+        )[0];
+        let ms = 1_000_000;
+        let layer = &st.layers[0];
+        assert_eq!(layer.gives_up(0, 500 * ms), 100 * ms);
+        assert_eq!(layer.gives_up(450 * ms, 500 * ms), 500 * ms);
+        let untimed = &stacks(1, true)[0].layers[0];
+        assert_eq!(untimed.gives_up(450 * ms, 500 * ms), 500 * ms);
+    }
 }

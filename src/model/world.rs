@@ -11,88 +11,75 @@
 //! An attempt's outcome is the whole outcome of the call below, its retries included.
 //! Outcomes are counted once, where they arise; propagating one upward is not counting.
 //!
-//! [`World`] owns the state and dispatches each [`Event`] to the part it concerns:
+//! [`World`] owns the state in parts (the arena of requests and nodes, the calls, the
+//! services, the fleets, the observers and the run) and dispatches each [`Event`] to
+//! the code it concerns:
 //! [`super::fleet`] (arrivals and logical requests), [`super::call`] (the retry state
 //! machine of a layer call), [`super::layer`] (budgets, breakers and limiters per
 //! layer instance), [`super::dependency`] (servers, queue, OCC, outage effects) and
 //! the timer lanes of [`super::timers`].
 
 use crate::engine::{Control, Handler, Nanos, Scheduler};
+use crate::metrics::trace::{StackNames, TraceLog, TraceWindow};
 use crate::metrics::{Recorder, RunMetrics};
-use crate::model::config::{Arrival, DependencyKind, Scenario, ServiceConfig};
+use crate::model::config::{Arrival, DependencyKind, Scenario};
 
 use super::broker::Broker;
-use super::call::CallTimes;
-use super::dependency::Service;
+use super::call::{CallTimes, Calls};
+use super::dependency::{Service, Services};
 pub use super::event::{Event, Packed};
-use super::fleet::Fleet;
+use super::fleet::{Fleet, Fleets};
 use super::hedge::Hedges;
 use super::limits::Caps;
+use super::observe::{CallObserver, NoTrace, Observers};
 use super::outage::{self, Window};
 use super::request::{Arena, NodeState};
 use super::service::Visits;
-use super::stack::{self, Stack};
+use super::stack;
 use super::timers::Lanes;
+use super::trace::Tracer;
 
-impl std::fmt::Debug for World {
+impl<T> std::fmt::Debug for World<T> {
     /// The shape of the world, not its state (requests and timers can be millions).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("World")
-            .field("fleets", &self.fleets.len())
-            .field("layers", &self.layer_index.len())
+            .field("fleets", &self.fleets.list.len())
+            .field("layers", &self.calls.layer_index.len())
             .finish_non_exhaustive()
     }
 }
 
-/// A simulation of one run of a scenario.
-pub struct World {
-    pub(super) fleets: Vec<Fleet>,
-    /// Layer stacks: the fleets' first (index = fleet), then the service calls'.
-    pub(super) stacks: Vec<Stack>,
-    /// The fleets' stacks are `0..n_top` (their counts are the whole-run columns).
-    pub(super) n_top: usize,
-    /// The stack of each (service, call, callee).
-    pub(super) call_stacks: Vec<Vec<Vec<u16>>>,
-    /// (stack, depth) of each global layer index.
-    pub(super) layer_index: Vec<(u16, u8)>,
-    /// The services' live state, and their configuration.
-    pub(super) svcs: Vec<Service>,
-    pub(super) services: Vec<ServiceConfig>,
-    /// The service fleet 0 calls: the whole-run columns describe it.
-    pub(super) primary: usize,
-    /// Whether attempts carry deadlines to services (a graph, or a fleet that
-    /// propagates its deadline): nodes then keep theirs in [`CallTimes`].
-    pub(super) deadlines: bool,
-    /// Visits of graph services making their calls.
-    pub(super) visits: Visits,
-    /// The outage windows of the run.
-    pub(super) windows: Vec<Window>,
+/// A simulation of one run of a scenario, owned in parts: each part holds its fields
+/// and the methods that need no other part; the handlers that move a call from one
+/// part to the next are `impl World` blocks beside the part they mostly concern.
+///
+/// `T` is its tracer: `NoTrace` (the public `World`), or the crate's request tracer
+/// in a run that traces (`World::with_trace`), so that a run without traces has no
+/// test of tracing in its code. The impl blocks bounded by the crate's observer trait
+/// allow `private_bounds`: outside the crate there is only the untraced world.
+pub struct World<T = NoTrace> {
+    /// The logical requests and their nodes, which every part reads by index.
     pub(super) arena: Arena,
-    /// Timer lanes: one per layer (timeouts), then one per fleet (deadlines).
-    pub(super) lanes: Lanes,
-    pub(super) rec: Recorder,
+    /// The layer stacks and their calls' live state.
+    pub(super) calls: Calls,
+    /// The services, their visits and the outage windows.
+    pub(super) services: Services,
+    /// The fleets, their requests in flight and their message queues.
+    pub(super) fleets: Fleets,
+    /// The metrics, and the request traces when this run records them.
+    pub(super) obs: Observers<Recorder, T>,
+    /// The run's bounds, caps and timers.
+    pub(super) run: Run,
+}
+
+/// The run itself: how long it goes, what stops it early, and its timer lanes.
+pub(super) struct Run {
     pub(super) duration: Nanos,
     horizon: Nanos,
-    /// Logical requests not yet done.
-    pub(super) in_flight: u64,
-    pub(super) open_breakers: u64,
-    pub(super) budget_instances: u64,
     caps: Caps,
     truncated: Option<String>,
-    /// Per-node times of layer calls.
-    pub(super) calls: CallTimes,
-    /// The message queues of queue fleets (`None` without one).
-    pub(super) broker: Option<Broker>,
-    /// The copies of hedging calls.
-    pub(super) hedge: Hedges,
-    /// Whether any layer hedges: one test of a well-predicted flag keeps the hedging
-    /// code off the hot path of scenarios without it.
-    pub(super) any_hedging: bool,
-    /// Whether any fleet or call has a bulkhead or a pool (likewise).
-    pub(super) any_guards: bool,
-    /// The request traces, when this run records them (`None`: every hook is one
-    /// test of this field).
-    pub(super) trace: Option<Box<super::trace::Tracer>>,
+    /// Timer lanes: one per layer (timeouts), then one per fleet (deadlines).
+    pub(super) lanes: Lanes,
 }
 
 impl World {
@@ -127,71 +114,161 @@ impl World {
         if scn.graph {
             rec.track_services(scn.services.iter().map(|s| s.capacity.servers).collect());
         }
+        let lanes = Lanes::new(layer_index.len(), scn.fleets.len());
         let mut w = World {
-            lanes: Lanes::new(layer_index.len(), scn.fleets.len()),
-            fleets,
-            n_top: scn.fleets.len(),
-            stacks,
-            call_stacks,
-            layer_index,
-            svcs: scn
-                .services
-                .iter()
-                .map(|c| Service::new(c, seed, scn.graph))
-                .collect(),
-            services: scn.services.clone(),
-            primary: scn.fleets.first().map_or(0, |f| f.target as usize),
-            deadlines: scn.graph || scn.fleets.iter().any(|f| f.propagate_deadline),
-            visits: Visits::default(),
-            windows,
             arena: Arena::default(),
-            rec,
-            duration: scn.duration,
-            horizon,
-            in_flight: 0,
-            open_breakers: 0,
-            budget_instances,
-            caps,
-            truncated: None,
-            calls: CallTimes::default(),
-            broker: Broker::new(scn, seed),
-            hedge: Hedges::default(),
-            any_hedging: scn.uses_hedging(),
-            any_guards: scn.uses_bulkheads() || scn.uses_pools(),
-            trace: None,
+            calls: Calls {
+                stacks,
+                n_top: scn.fleets.len(),
+                call_stacks,
+                times: CallTimes::default(),
+                hedge: Hedges::default(),
+                open_breakers: 0,
+                budget_instances,
+                any_hedging: scn.uses_hedging(),
+                any_guards: scn.uses_bulkheads() || scn.uses_pools(),
+                deadlines: scn.graph || scn.fleets.iter().any(|f| f.propagate_deadline),
+                layer_index,
+            },
+            services: Services {
+                list: scn
+                    .services
+                    .iter()
+                    .map(|c| Service::new(c, seed, scn.graph))
+                    .collect(),
+                cfgs: scn.services.clone(),
+                primary: scn.fleets.first().map_or(0, |f| f.target as usize),
+                visits: Visits::default(),
+                windows,
+            },
+            fleets: Fleets {
+                list: fleets,
+                in_flight: 0,
+                broker: Broker::new(scn, seed),
+            },
+            obs: Observers {
+                rec,
+                trace: NoTrace,
+            },
+            run: Run {
+                lanes,
+                duration: scn.duration,
+                horizon,
+                caps,
+                truncated: None,
+            },
         };
-        for (i, win) in w.windows.iter().enumerate() {
+        for (i, win) in w.services.windows.iter().enumerate() {
             sched.at(win.start, Event::OutageStart { window: i as u32 });
             if win.end < horizon {
                 sched.at(win.end, Event::OutageEnd { window: i as u32 });
             }
         }
-        for (fi, f) in w.fleets.iter_mut().enumerate() {
+        for (fi, f) in w.fleets.list.iter_mut().enumerate() {
             f.schedule_first(fi as u16, scn.duration, sched);
         }
         w
     }
 
+    /// Traces the logical requests of this run whose ordinals are `picks` (sorted;
+    /// see [`crate::metrics::trace::sample`]), into a log that records `sample_seed`
+    /// and the run's `seed`.
+    pub(crate) fn with_trace(self, picks: Vec<u64>, seed: u64, sample_seed: u64) -> World<Tracer> {
+        let svc_name = |i: u16| self.services.cfgs[i as usize].name.clone();
+        let mut callers: Vec<String> = self
+            .fleets
+            .list
+            .iter()
+            .map(|f| f.cfg.name.clone())
+            .collect();
+        callers.resize(self.calls.stacks.len(), String::new());
+        for (sv, calls) in self.calls.call_stacks.iter().enumerate() {
+            for &st in calls.iter().flatten() {
+                callers[st as usize] = self.services.cfgs[sv].name.clone();
+            }
+        }
+        let stacks = self
+            .calls
+            .stacks
+            .iter()
+            .zip(callers)
+            .map(|(st, caller)| StackNames {
+                caller,
+                service: svc_name(st.target),
+                layers: st.layers.iter().map(|l| l.cfg.name.clone()).collect(),
+            })
+            .collect();
+        let windows = self
+            .services
+            .windows
+            .iter()
+            .map(|w| TraceWindow {
+                start: w.start,
+                end: w.end,
+                service: w.target.map(svc_name),
+            })
+            .collect();
+        let log = TraceLog {
+            seed,
+            sample_seed,
+            population: 0,
+            fleets: self
+                .fleets
+                .list
+                .iter()
+                .map(|f| f.cfg.name.clone())
+                .collect(),
+            services: self.services.cfgs.iter().map(|s| s.name.clone()).collect(),
+            stacks,
+            windows,
+            requests: Vec::new(),
+            spans: Vec::new(),
+            end: 0,
+            truncated: false,
+        };
+        World {
+            arena: self.arena,
+            calls: self.calls,
+            services: self.services,
+            fleets: self.fleets,
+            obs: Observers {
+                rec: self.obs.rec,
+                trace: Tracer::new(picks, log),
+            },
+            run: self.run,
+        }
+    }
+}
+
+impl World<Tracer> {
+    /// Ends the run and hands over its request traces (`end` as for
+    /// [`World::finish`]; call it first).
+    pub(crate) fn take_traces(&mut self, end: Nanos) -> TraceLog {
+        let end = end.min(self.run.horizon);
+        self.obs.trace.finish(end)
+    }
+}
+
+#[allow(private_bounds)]
+impl<T: CallObserver> World<T> {
     /// The outage windows of this run.
     pub fn windows(&self) -> &[Window] {
-        &self.windows
-    }
-
-    /// Ends the run and hands over its request traces, if it recorded them (`end` as
-    /// for [`World::finish`]; call it first).
-    pub fn take_traces(&mut self, end: Nanos) -> Option<crate::metrics::trace::TraceLog> {
-        self.take_trace(end.min(self.horizon))
+        &self.services.windows
     }
 
     /// Ends the run and hands over the measurements.
     pub fn finish(mut self, end: Nanos, events: u64) -> RunMetrics {
         self.count_attempts_in_flight();
-        let level = self.budget_level_at(end);
-        let end = end.min(self.horizon);
-        let mut m = self
-            .rec
-            .finish(end, level, self.in_flight, events, self.truncated);
-        m.queue = self.broker.map(|b| b.finish(end));
+        let level = self.calls.budget_level_at(end);
+        let end = end.min(self.run.horizon);
+        let mut m = self.obs.rec.finish(
+            end,
+            level,
+            self.fleets.in_flight,
+            events,
+            self.run.truncated,
+        );
+        m.queue = self.fleets.broker.map(|b| b.finish(end));
         m
     }
 }
@@ -228,33 +305,35 @@ fn herd_window(
     Some((start, scn.herd_bucket, n))
 }
 
-impl World {
+#[allow(private_bounds)]
+impl<T: CallObserver> World<T> {
     /// [`Event::Lane`]: the armed timer of `lane` is due. A live timeout times out
     /// its attempt, a live deadline ends its request; then the lane arms its next.
     fn on_lane(&mut self, lane: usize, seq: u64, s: &mut Scheduler<Packed>) {
-        if let Some(t) = self.lanes.fire(lane, seq, &self.arena) {
-            if self.lanes.is_timeout(lane) {
+        if let Some(t) = self.run.lanes.fire(lane, seq, &self.arena) {
+            if self.run.lanes.is_timeout(lane) {
                 self.on_timeout(t.id, s);
             } else {
                 self.expire_request(t.id, s);
             }
         }
-        self.lanes.rearm(lane, &self.arena, s);
+        self.run.lanes.rearm(lane, &self.arena, s);
     }
 }
 
-impl Handler<Packed> for World {
+#[allow(private_bounds)]
+impl<T: CallObserver> Handler<Packed> for World<T> {
     #[inline]
     fn handle(&mut self, ev: Packed, s: &mut Scheduler<Packed>) -> Control {
         let ev = Event::try_from(ev)
             .unwrap_or_else(|e| unreachable!("{e}: the queue holds only encoded events"));
         let now = s.now();
-        if now > self.horizon {
+        if now > self.run.horizon {
             return Control::Stop;
         }
-        if self.rec.crosses(now) {
-            let level = self.budget_level_at(now);
-            self.rec.advance(now, level);
+        if self.obs.rec.crosses(now) {
+            let level = self.calls.budget_level_at(now);
+            self.obs.rec.advance(now, level);
         }
         match ev {
             Event::Arrival { fleet } => self.on_arrival(fleet, s),
@@ -309,27 +388,27 @@ impl Handler<Packed> for World {
         // left behind (orphaned attempts, retries below a timed-out layer): the summary
         // counts everything.
         // With queue fleets, so are the messages not yet deleted or dead-lettered.
-        if now >= self.duration
-            && self.in_flight == 0
+        if now >= self.run.duration
+            && self.fleets.in_flight == 0
             && self.arena.live_nodes() == 0
             && !self.messages_pending()
         {
             return Control::Stop;
         }
-        if let Some(why) = self.caps.exceeded(
+        if let Some(why) = self.run.caps.exceeded(
             // Messages held by the broker count as requests.
-            self.arena.live_requests() + self.broker.as_ref().map_or(0, Broker::live),
+            self.arena.live_requests() + self.fleets.broker.as_ref().map_or(0, Broker::live),
             self.arena.live_nodes(),
             // Pending events and timers are summed every 64 events: the cap is a memory
             // bound, and 64 events cannot move it far.
             if s.processed().is_multiple_of(64) {
-                s.pending() as u64 + self.lanes.held()
+                s.pending() as u64 + self.run.lanes.held()
             } else {
                 0
             },
             s.processed(),
         ) {
-            self.truncated = Some(format!(
+            self.run.truncated = Some(format!(
                 "{why} at t = {:.3}s",
                 crate::engine::time::to_secs(now)
             ));

@@ -266,7 +266,7 @@ pub fn wait<G: Rng + ?Sized>(b: &Backoff, k: u32, prev: &mut Nanos, rng: &mut G)
 
 /// The wait after failed attempt `k`, drawing from `rng` as the layer's kind needs; the
 /// one entry point of the model ([`Kind::next_wait`]).
-#[inline]
+#[inline(always)] // in both worlds, traced and untraced (see `crate::model::World`)
 pub fn next_wait<G: Rng + ?Sized>(
     b: &Backoff,
     k: u32,
