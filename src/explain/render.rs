@@ -407,27 +407,7 @@ pub(super) fn render_layer(o: &mut String, l: &LayerExplanation, versus: &str) {
     );
     render_presets(o, l);
     if let Some(h) = l.hedging {
-        let non_fatal: Vec<&str> = Class::FAILURES
-            .iter()
-            .filter(|c| h.non_fatal.contains(**c))
-            .map(|c| c.name())
-            .collect();
-        let _ = writeln!(
-            o,
-            "      hedging: up to {} copies, {} apart; non-fatal: {}; losers {}",
-            h.max_attempts,
-            fmt_time(h.delay),
-            if non_fatal.is_empty() {
-                "none".to_string()
-            } else {
-                non_fatal.join(", ")
-            },
-            if h.cancel_losers {
-                "cancelled"
-            } else {
-                "left running"
-            }
-        );
+        let _ = writeln!(o, "      {}", h.describe());
     }
     match (l.attempt_timeout, l.timeouts_total) {
         (Some(t), Some(total)) => {

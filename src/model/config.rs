@@ -5,6 +5,7 @@ use crate::engine::Nanos;
 pub use crate::model::attempts::Attempts;
 use crate::model::dist::Dist;
 pub use crate::model::field::MAX_HORIZON;
+pub use crate::model::hedge::HedgingConfig;
 pub use crate::model::limiter::adaptive_throttling::Accepts;
 use crate::model::outcome::ClassSet;
 
@@ -76,20 +77,6 @@ impl Scenario {
     /// Whether a fleet or a service call has a connection pool.
     pub fn uses_pools(&self) -> bool {
         self.all_guards().any(|g| g.pool.is_some())
-    }
-
-    /// Whether a fleet's or a service call's layer hedges.
-    pub fn uses_hedging(&self) -> bool {
-        self.fleets
-            .iter()
-            .flat_map(|f| &f.layers)
-            .chain(
-                self.services
-                    .iter()
-                    .flat_map(|s| &s.calls)
-                    .flat_map(|c| &c.layers),
-            )
-            .any(|l| l.hedging.is_some())
     }
 
     /// The guards of every fleet and service call.
@@ -405,32 +392,6 @@ pub struct LayerConfig {
     pub part_presets: PartPresets,
     /// `max_attempts` as written when `max_attempts_cap` lowered it.
     pub capped_from: Option<Attempts>,
-}
-
-/// Hedged requests (gRPC's hedging policy, A6): a copy of the call below is sent
-/// every `delay` until one succeeds or `max_attempts` copies are out; a failure whose
-/// class is in `non_fatal` sends the next copy at once, any other failure ends the call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HedgingConfig {
-    /// Copies at most, the first included.
-    pub max_attempts: u32,
-    /// Wait before each further copy.
-    pub delay: Nanos,
-    /// Failure classes that do not end the call.
-    pub non_fatal: ClassSet,
-    /// Whether the copies still going are cancelled once the call is decided.
-    pub cancel_losers: bool,
-}
-
-impl LayerConfig {
-    /// Calls into the layer below per call into this one, at most: a hedging
-    /// layer's copies, else `max_attempts`.
-    pub fn calls_below(&self) -> crate::model::bound::Bound {
-        match self.hedging {
-            Some(h) => crate::model::bound::Bound::Finite(u64::from(h.max_attempts)),
-            None => self.max_attempts.bound(),
-        }
-    }
 }
 
 /// Names of the presets a layer's parts were resolved from.

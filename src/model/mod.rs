@@ -19,7 +19,7 @@ pub(crate) mod event;
 pub mod field;
 mod fleet;
 mod guard;
-mod hedge;
+pub mod hedge;
 mod layer;
 pub mod limiter;
 pub mod limits;

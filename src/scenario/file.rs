@@ -10,6 +10,7 @@ use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 pub use crate::model::field::{DistFile, DistOrDur, Dur, Limit, Span};
+pub use crate::model::hedge::HedgingFile;
 
 /// How a fleet's logical requests arrive.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -174,21 +175,6 @@ pub struct PoolFile {
     pub hold_during_backoff: Option<bool>,
 }
 
-/// Hedged requests (`hedging = { max_attempts, delay, non_fatal, cancel_losers }`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HedgingFile {
-    /// Copies sent at most, the first included.
-    pub max_attempts: u64,
-    /// Wait before each further copy (default 0s: all at once).
-    pub delay: Option<Dur>,
-    /// Failure classes that send the next copy at once instead of failing the call.
-    pub non_fatal: Option<Vec<String>>,
-    /// Whether the copies still going are cancelled once the call is decided
-    /// (default true).
-    pub cancel_losers: Option<bool>,
-}
-
 /// A retry layer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -226,7 +212,7 @@ pub struct LayerFile {
     /// Client-side rate limiter.
     pub limiter: Option<crate::model::limiter::LimiterFile>,
     /// Hedged requests instead of retries.
-    pub hedging: Option<HedgingFile>,
+    pub hedging: Option<crate::model::hedge::HedgingFile>,
     /// Presets of the parts, taken out of the part tables before parsing.
     #[serde(skip)]
     pub part_presets: crate::model::config::PartPresets,

@@ -61,11 +61,8 @@ pub(super) fn validate_guards(
         }
     };
     let g = Guards { bulkhead, pool };
-    if !g.is_empty() && layers.last().is_some_and(|l| l.hedging.is_some()) {
-        return c.err(
-            format!("{p}.layers[{}].hedging", layers.len() - 1),
-            "cannot be on the innermost layer of a call with max_concurrent or a pool (its copies would share one slot); hedge at a layer above it",
-        );
+    if !g.is_empty() {
+        crate::model::hedge::check_guarded(c, p, layers)?;
     }
     if !g.is_empty() && layers.is_empty() {
         let key = if g.bulkhead.is_some() {

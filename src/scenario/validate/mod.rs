@@ -25,7 +25,6 @@ pub use crate::model::config::MAX_HORIZON;
 mod dependency;
 mod fleet;
 mod guards;
-mod hedging;
 mod outage;
 pub mod queue;
 pub mod services;
