@@ -6,10 +6,7 @@ use crate::engine::Nanos;
 use crate::model::config::Attempts;
 use crate::model::outcome::Class;
 
-use super::{
-    Bound, DependencyExplanation, Explanation, FleetExplanation, LayerExplanation, Load,
-    QueueExplanation,
-};
+use super::{Bound, DependencyExplanation, Explanation, FleetExplanation, LayerExplanation, Load};
 
 pub(crate) use crate::model::text::{
     fmt_count, fmt_duration, fmt_num, fmt_time, fmt_time_f, fmt_total, plural, quoted_list,
@@ -188,7 +185,9 @@ fn render_fleet(o: &mut String, f: &FleetExplanation, dep: &DependencyExplanatio
         plural(f.clients, "client", "clients")
     );
     if let Some(q) = &f.queue {
-        render_queue(o, q);
+        for line in q.lines() {
+            let _ = writeln!(o, "  {line}");
+        }
     }
     render_load(o, f, dep);
     if f.layers.is_empty() {
@@ -290,36 +289,6 @@ fn render_fleet(o: &mut String, f: &FleetExplanation, dep: &DependencyExplanatio
         o,
         "  backoff: a request can wait {wait} across its layers, {}",
         versus_deadline(f.deadline)
-    );
-}
-
-/// A queue fleet's broker: its settings, the handler's worst case and the attempts per
-/// message when everything fails.
-fn render_queue(o: &mut String, q: &QueueExplanation) {
-    let c = &q.config;
-    let receives = match c.max_receive_count {
-        Some(n) => format!("up to {n} receives, then the dead-letter queue"),
-        None => "unlimited receives (no dead-letter queue)".to_string(),
-    };
-    let poison = if c.poison > 0.0 {
-        format!(", {}% poison", fmt_num(c.poison * 100.0))
-    } else {
-        String::new()
-    };
-    let _ = writeln!(
-        o,
-        "  queue: arrivals are published messages, handled by the consumers; visibility timeout {}, {receives}, redelivery delay {}{poison}",
-        fmt_time(c.visibility_timeout),
-        fmt_time(c.redelivery_delay)
-    );
-    let _ = writeln!(
-        o,
-        "  a handler runs at most {}; if every attempt fails: {} attempts per message",
-        match q.handler_worst_case {
-            Bound::Finite(n) => fmt_time(n),
-            Bound::Unbounded => "without bound".to_string(),
-        },
-        fmt_count(q.attempts_per_message)
     );
 }
 

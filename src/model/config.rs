@@ -3,6 +3,7 @@
 
 use crate::engine::Nanos;
 pub use crate::model::attempts::Attempts;
+pub use crate::model::broker::config::QueueConfig;
 use crate::model::dist::Dist;
 pub use crate::model::field::MAX_HORIZON;
 pub use crate::model::hedge::HedgingConfig;
@@ -269,22 +270,6 @@ pub struct FleetConfig {
     pub queue: Option<QueueConfig>,
     /// Bulkhead and connection pool on the attempts its innermost layer sends.
     pub guards: Guards,
-}
-
-/// The broker side of a queue fleet: consumers, visibility, redelivery and the
-/// dead-letter queue (see `model::broker`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct QueueConfig {
-    /// Concurrent handlers (the fleet's clients).
-    pub consumers: u64,
-    /// A received message reappears after this long unless its handler succeeded.
-    pub visibility_timeout: Nanos,
-    /// Receives before a message goes to the dead-letter queue (`None`: never).
-    pub max_receive_count: Option<u32>,
-    /// Extra delay before a failed (or timed-out) message is visible again.
-    pub redelivery_delay: Nanos,
-    /// Fraction of messages whose handling always fails.
-    pub poison: f64,
 }
 
 /// A bulkhead (`max_concurrent`, `bulkhead_queue`): at most `max_concurrent`

@@ -7,7 +7,7 @@ pub mod attempts;
 pub mod backoff;
 pub mod bound;
 pub mod breaker;
-mod broker;
+pub mod broker;
 pub mod budget;
 mod bulkhead;
 mod call;

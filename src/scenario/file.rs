@@ -9,6 +9,7 @@ use std::fmt;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
+pub use crate::model::broker::PublishKind;
 pub use crate::model::field::{DistFile, DistOrDur, Dur, Limit, Span};
 pub use crate::model::hedge::HedgingFile;
 
@@ -46,30 +47,8 @@ pub enum ArrivalFile {
         /// Clients the requests are spread over (default: one per request).
         clients: Option<u64>,
     },
-    /// A message queue the fleet consumes: messages published by an open process
-    /// (`publish`), each handled by one of the fleet's `consumers`.
-    Queue {
-        /// Messages published per second (poisson and constant publishing).
-        rate: Option<f64>,
-        /// `"poisson"` (default), `"constant"` or `"burst"` (`count` messages at `at`).
-        publish: Option<PublishKind>,
-        /// Burst publishing: when.
-        at: Option<Dur>,
-        /// Burst publishing: how many.
-        count: Option<u64>,
-    },
-}
-
-/// The publish process of a queue fleet, one of the open arrival kinds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PublishKind {
-    /// Exponential gaps at `rate`.
-    Poisson,
-    /// Evenly spaced at `rate`.
-    Constant,
-    /// `count` messages at `at`.
-    Burst,
+    /// A message queue the fleet consumes (see `model::broker`).
+    Queue(crate::model::broker::Written),
 }
 
 /// One point of a load profile.

@@ -4,6 +4,7 @@ use crate::model::outcome::{class_set, Class, ClassSet};
 
 use super::*;
 use crate::model::backoff;
+use crate::model::broker;
 use crate::model::field::list_cap;
 use crate::model::field::{Ctx, R};
 use crate::model::hedge;
@@ -33,9 +34,23 @@ pub(super) fn validate_fleet(c: &Ctx, i: usize, f: &FleetFile, occ: bool) -> R<F
         }
         Ok(n)
     };
-    let queue = super::queue::validate_queue(c, &p, f)?;
+    let queue = broker::validate(
+        c,
+        &p,
+        &broker::Keys {
+            arrival: match &f.arrival {
+                ArrivalFile::Queue(w) => Some(w),
+                _ => None,
+            },
+            consumers: f.consumers,
+            visibility_timeout: f.visibility_timeout,
+            max_receive_count: f.max_receive_count,
+            redelivery_delay: f.redelivery_delay,
+            poison: f.poison,
+        },
+    )?;
     let (arrival, clients) = match &f.arrival {
-        ArrivalFile::Queue { .. } => {
+        ArrivalFile::Queue(_) => {
             let (arrival, consumers, _) = queue.as_ref().expect("a queue fleet");
             (arrival.clone(), *consumers)
         }
