@@ -9,6 +9,7 @@ pub mod bound;
 pub mod breaker;
 pub mod broker;
 pub mod budget;
+#[path = "guard/bulkhead.rs"]
 mod bulkhead;
 mod call;
 pub mod config;
@@ -25,6 +26,7 @@ pub mod limiter;
 pub mod limits;
 pub mod outage;
 pub mod outcome;
+#[path = "guard/pool.rs"]
 mod pool;
 pub mod request;
 mod service;
