@@ -202,25 +202,8 @@ fn render_fleet(o: &mut String, f: &FleetExplanation, dep: &DependencyExplanatio
     for l in &f.layers {
         render_layer(o, l, &versus_deadline(f.deadline));
     }
-    if let Some(b) = f.guards.bulkhead {
-        let _ = writeln!(
-            o,
-            "  bulkhead: at most {} attempts in flight, {} waiting; the rest fail with bulkhead_full",
-            b.max_concurrent, b.queue
-        );
-    }
-    if let Some(p) = f.guards.pool {
-        let _ = writeln!(
-            o,
-            "  pool: {} connections, waits of at most {} (then pool_exhausted), {}",
-            p.size,
-            fmt_time(p.acquire_timeout),
-            if p.hold_during_backoff {
-                "held through the backoff"
-            } else {
-                "given back during the backoff"
-            }
-        );
+    for line in f.guards.lines() {
+        let _ = writeln!(o, "  {line}");
     }
     let factors: Vec<String> = f
         .layers

@@ -9,8 +9,6 @@ pub mod bound;
 pub mod breaker;
 pub mod broker;
 pub mod budget;
-#[path = "guard/bulkhead.rs"]
-mod bulkhead;
 mod call;
 pub mod config;
 mod dependency;
@@ -19,15 +17,13 @@ pub mod duration;
 pub(crate) mod event;
 pub mod field;
 mod fleet;
-mod guard;
+pub mod guard;
 pub mod hedge;
 mod layer;
 pub mod limiter;
 pub mod limits;
 pub mod outage;
 pub mod outcome;
-#[path = "guard/pool.rs"]
-mod pool;
 pub mod request;
 mod service;
 mod stack;

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::model::broker::PublishKind;
 pub use crate::model::field::{DistFile, DistOrDur, Dur, Limit, Span};
+pub use crate::model::guard::PoolFile;
 pub use crate::model::hedge::HedgingFile;
 
 /// How a fleet's logical requests arrive.
@@ -140,18 +141,6 @@ pub struct FleetFile {
     pub bulkhead_queue: Option<u64>,
     /// Connection pool of the innermost layer's attempts.
     pub pool: Option<PoolFile>,
-}
-
-/// A connection pool (`pool = { size, acquire_timeout, hold_during_backoff }`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PoolFile {
-    /// Connections.
-    pub size: u64,
-    /// Longest wait for a connection (default 0s: fail at once).
-    pub acquire_timeout: Option<Dur>,
-    /// Whether a call keeps its connection through its backoff (default false).
-    pub hold_during_backoff: Option<bool>,
 }
 
 /// A retry layer.

@@ -175,7 +175,7 @@ pub(super) fn validate_fleet(c: &Ctx, i: usize, f: &FleetFile, occ: bool) -> R<F
             occ,
         )?);
     }
-    let guards = super::guards::validate_guards(
+    let guards = crate::model::guard::validate(
         c,
         &p,
         f.max_concurrent,

@@ -23,7 +23,6 @@ pub use crate::model::config::MAX_HORIZON;
 
 mod dependency;
 mod fleet;
-mod guards;
 mod outage;
 pub mod services;
 
