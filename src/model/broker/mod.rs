@@ -36,7 +36,7 @@
 //! messages have their own columns (see [`crate::metrics::queue`]).
 //!
 //! The queue-consumer fleet is one folder: its written form ([`written`]: the queue
-//! arrival [`Written`] and the fleet's queue-only [`Keys`]), its rules ([`validate`],
+//! arrival [`Written`] and the fleet's queue-only [`Keys`]), its rules ([`validate`](mod@validate),
 //! with its rule for the dependency), its validated form ([`config`]:
 //! [`config::QueueConfig`]), its text for explain ([`explain`]) and, in this file, the
 //! broker's runtime. Its lints are `explain/lint/queue.rs` (with the handler's worst

@@ -1,5 +1,5 @@
-//! The guards of a stack's innermost layer: a bulkhead ([`bulkhead`]) and a
-//! connection pool ([`pool`]), and how a call node passes them.
+//! The guards of a stack's innermost layer: a bulkhead (`bulkhead.rs`) and a
+//! connection pool (`pool.rs`), and how a call node passes them.
 //!
 //! Where they sit in the layer model: below the innermost retry layer of a fleet's
 //! stack or of a service call's stack (one per callee), around each attempt that layer
@@ -15,9 +15,9 @@
 //!
 //! Bulkheads and pools are one folder: their written form ([`written`]: the pool's
 //! [`PoolFile`]; the bulkhead's keys sit flat in the fleet's or call's table), their
-//! rules ([`validate`], with their rules for the layers they guard), their validated
+//! rules ([`validate`](mod@validate), with their rules for the layers they guard), their validated
 //! form and memory bound ([`config`]), their text for explain ([`explain`]), and their
-//! runtime: each one's state in [`bulkhead`] and [`pool`], how a call passes them in
+//! runtime: each one's state in `bulkhead.rs` and `pool.rs`, how a call passes them in
 //! this file. Their lints are `explain/lint/guards.rs`, their columns
 //! `metrics/columns/guards.rs` and `metrics/guards.rs`.
 
