@@ -20,8 +20,10 @@
 //! the fleets, the retry state machine of a call, the layers and the dependency. Each
 //! policy family is a folder with one file per vendor holding everything about it (its
 //! written table, validation, arithmetic, explain text, bound and tests):
-//! [`model::backoff`], [`model::budget`], [`model::breaker`], [`model::limiter`]. The
-//! one catalog of output columns is [`metrics::columns`].
+//! [`model::backoff`], [`model::budget`], [`model::breaker`], [`model::limiter`]. Each
+//! mechanism is a folder the same way (its written form, rules, validated form,
+//! explain text and runtime): [`model::hedge`], [`model::guard`], [`model::broker`].
+//! The one catalog of output columns is [`metrics::columns`].
 //!
 //! # Entry points
 //!

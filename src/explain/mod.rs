@@ -55,13 +55,14 @@ use crate::model::breaker::BreakerConfig;
 use crate::model::budget::{BudgetCap, BudgetConfig};
 use crate::model::config::{
     Arrival, Attempts, DependencyConfig, FleetConfig, LayerConfig, LoadProfile, PartPresets,
-    QueueConfig, Scenario,
+    Scenario,
 };
 use crate::model::limiter::LimiterConfig;
 use crate::model::outcome::{Class, ClassSet};
 
 pub use crate::model::backoff::backoff_total;
 pub use crate::model::bound::Bound;
+pub use crate::model::broker::QueueExplanation;
 
 /// The whole explanation of a scenario.
 #[derive(Debug, Clone, PartialEq)]
@@ -259,18 +260,6 @@ pub struct FleetExplanation {
     pub path_count: Bound,
     /// The broker of a queue fleet.
     pub queue: Option<QueueExplanation>,
-}
-
-/// A queue fleet's broker in numbers.
-#[derive(Debug, Clone, PartialEq)]
-pub struct QueueExplanation {
-    /// Its settings.
-    pub config: QueueConfig,
-    /// The longest a handler can run ([`lint::handler_worst_case`]).
-    pub handler_worst_case: Bound,
-    /// Dependency attempts per message when every attempt fails: the handler's
-    /// worst-case attempts × `max_receive_count`.
-    pub attempts_per_message: Bound,
 }
 
 /// Whether a layer retries at all: more than one attempt and a class to retry.
@@ -536,12 +525,12 @@ fn explain_fleet(
         per_service: reach.per_service,
         paths: reach.paths,
         path_count: reach.path_count,
-        queue: f.queue.as_ref().map(|q| QueueExplanation {
-            config: q.clone(),
-            handler_worst_case: lint::handler_worst_case(f),
-            attempts_per_message: worst_case_attempts(&f.layers)
-                * q.max_receive_count
-                    .map_or(Bound::Unbounded, |n| Bound::Finite(u64::from(n))),
+        queue: f.queue.as_ref().map(|q| {
+            QueueExplanation::new(
+                q,
+                lint::handler_worst_case(f),
+                worst_case_attempts(&f.layers),
+            )
         }),
     }
 }

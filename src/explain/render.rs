@@ -6,10 +6,7 @@ use crate::engine::Nanos;
 use crate::model::config::Attempts;
 use crate::model::outcome::Class;
 
-use super::{
-    Bound, DependencyExplanation, Explanation, FleetExplanation, LayerExplanation, Load,
-    QueueExplanation,
-};
+use super::{Bound, DependencyExplanation, Explanation, FleetExplanation, LayerExplanation, Load};
 
 pub(crate) use crate::model::text::{
     fmt_count, fmt_duration, fmt_num, fmt_time, fmt_time_f, fmt_total, plural, quoted_list,
@@ -188,7 +185,9 @@ fn render_fleet(o: &mut String, f: &FleetExplanation, dep: &DependencyExplanatio
         plural(f.clients, "client", "clients")
     );
     if let Some(q) = &f.queue {
-        render_queue(o, q);
+        for line in q.lines() {
+            let _ = writeln!(o, "  {line}");
+        }
     }
     render_load(o, f, dep);
     if f.layers.is_empty() {
@@ -203,25 +202,8 @@ fn render_fleet(o: &mut String, f: &FleetExplanation, dep: &DependencyExplanatio
     for l in &f.layers {
         render_layer(o, l, &versus_deadline(f.deadline));
     }
-    if let Some(b) = f.guards.bulkhead {
-        let _ = writeln!(
-            o,
-            "  bulkhead: at most {} attempts in flight, {} waiting; the rest fail with bulkhead_full",
-            b.max_concurrent, b.queue
-        );
-    }
-    if let Some(p) = f.guards.pool {
-        let _ = writeln!(
-            o,
-            "  pool: {} connections, waits of at most {} (then pool_exhausted), {}",
-            p.size,
-            fmt_time(p.acquire_timeout),
-            if p.hold_during_backoff {
-                "held through the backoff"
-            } else {
-                "given back during the backoff"
-            }
-        );
+    for line in f.guards.lines() {
+        let _ = writeln!(o, "  {line}");
     }
     let factors: Vec<String> = f
         .layers
@@ -290,36 +272,6 @@ fn render_fleet(o: &mut String, f: &FleetExplanation, dep: &DependencyExplanatio
         o,
         "  backoff: a request can wait {wait} across its layers, {}",
         versus_deadline(f.deadline)
-    );
-}
-
-/// A queue fleet's broker: its settings, the handler's worst case and the attempts per
-/// message when everything fails.
-fn render_queue(o: &mut String, q: &QueueExplanation) {
-    let c = &q.config;
-    let receives = match c.max_receive_count {
-        Some(n) => format!("up to {n} receives, then the dead-letter queue"),
-        None => "unlimited receives (no dead-letter queue)".to_string(),
-    };
-    let poison = if c.poison > 0.0 {
-        format!(", {}% poison", fmt_num(c.poison * 100.0))
-    } else {
-        String::new()
-    };
-    let _ = writeln!(
-        o,
-        "  queue: arrivals are published messages, handled by the consumers; visibility timeout {}, {receives}, redelivery delay {}{poison}",
-        fmt_time(c.visibility_timeout),
-        fmt_time(c.redelivery_delay)
-    );
-    let _ = writeln!(
-        o,
-        "  a handler runs at most {}; if every attempt fails: {} attempts per message",
-        match q.handler_worst_case {
-            Bound::Finite(n) => fmt_time(n),
-            Bound::Unbounded => "without bound".to_string(),
-        },
-        fmt_count(q.attempts_per_message)
     );
 }
 
@@ -407,27 +359,7 @@ pub(super) fn render_layer(o: &mut String, l: &LayerExplanation, versus: &str) {
     );
     render_presets(o, l);
     if let Some(h) = l.hedging {
-        let non_fatal: Vec<&str> = Class::FAILURES
-            .iter()
-            .filter(|c| h.non_fatal.contains(**c))
-            .map(|c| c.name())
-            .collect();
-        let _ = writeln!(
-            o,
-            "      hedging: up to {} copies, {} apart; non-fatal: {}; losers {}",
-            h.max_attempts,
-            fmt_time(h.delay),
-            if non_fatal.is_empty() {
-                "none".to_string()
-            } else {
-                non_fatal.join(", ")
-            },
-            if h.cancel_losers {
-                "cancelled"
-            } else {
-                "left running"
-            }
-        );
+        let _ = writeln!(o, "      {}", h.describe());
     }
     match (l.attempt_timeout, l.timeouts_total) {
         (Some(t), Some(total)) => {

@@ -3,8 +3,11 @@
 
 use crate::engine::Nanos;
 pub use crate::model::attempts::Attempts;
+pub use crate::model::broker::config::QueueConfig;
 use crate::model::dist::Dist;
 pub use crate::model::field::MAX_HORIZON;
+pub use crate::model::guard::config::{BulkheadConfig, Guards, PoolConfig};
+pub use crate::model::hedge::HedgingConfig;
 pub use crate::model::limiter::adaptive_throttling::Accepts;
 use crate::model::outcome::ClassSet;
 
@@ -60,47 +63,6 @@ pub struct TraceConfig {
     pub sample: u64,
     /// The seed of the draw (`None`: the run's seed).
     pub seed: Option<u64>,
-}
-
-impl Scenario {
-    /// Whether a fleet or a service call has a bulkhead or a connection pool.
-    pub fn uses_guards(&self) -> bool {
-        self.all_guards().any(|g| !g.is_empty())
-    }
-
-    /// Whether a fleet or a service call has a bulkhead.
-    pub fn uses_bulkheads(&self) -> bool {
-        self.all_guards().any(|g| g.bulkhead.is_some())
-    }
-
-    /// Whether a fleet or a service call has a connection pool.
-    pub fn uses_pools(&self) -> bool {
-        self.all_guards().any(|g| g.pool.is_some())
-    }
-
-    /// Whether a fleet's or a service call's layer hedges.
-    pub fn uses_hedging(&self) -> bool {
-        self.fleets
-            .iter()
-            .flat_map(|f| &f.layers)
-            .chain(
-                self.services
-                    .iter()
-                    .flat_map(|s| &s.calls)
-                    .flat_map(|c| &c.layers),
-            )
-            .any(|l| l.hedging.is_some())
-    }
-
-    /// The guards of every fleet and service call.
-    fn all_guards(&self) -> impl Iterator<Item = &Guards> {
-        self.fleets.iter().map(|f| &f.guards).chain(
-            self.services
-                .iter()
-                .flat_map(|s| &s.calls)
-                .map(|c| &c.guards),
-        )
-    }
 }
 
 /// Safety caps of one run.
@@ -284,64 +246,6 @@ pub struct FleetConfig {
     pub guards: Guards,
 }
 
-/// The broker side of a queue fleet: consumers, visibility, redelivery and the
-/// dead-letter queue (see `model::broker`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct QueueConfig {
-    /// Concurrent handlers (the fleet's clients).
-    pub consumers: u64,
-    /// A received message reappears after this long unless its handler succeeded.
-    pub visibility_timeout: Nanos,
-    /// Receives before a message goes to the dead-letter queue (`None`: never).
-    pub max_receive_count: Option<u32>,
-    /// Extra delay before a failed (or timed-out) message is visible again.
-    pub redelivery_delay: Nanos,
-    /// Fraction of messages whose handling always fails.
-    pub poison: f64,
-}
-
-/// A bulkhead (`max_concurrent`, `bulkhead_queue`): at most `max_concurrent`
-/// attempts in flight through it; up to `queue` more wait FIFO for a slot, the rest
-/// are refused locally with `bulkhead_full`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BulkheadConfig {
-    /// Attempts in flight at once.
-    pub max_concurrent: u32,
-    /// Attempts that may wait for a slot.
-    pub queue: u32,
-}
-
-/// A connection pool (`pool = { size, acquire_timeout, hold_during_backoff }`): an
-/// attempt holds one of `size` connections from before it is sent until its answer
-/// or its timeout (with `hold_during_backoff`, through the backoff after it too);
-/// waiting for one is FIFO and gives up after `acquire_timeout` with `pool_exhausted`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PoolConfig {
-    /// Connections.
-    pub size: u32,
-    /// Longest wait for a connection (0: fail at once when none is free).
-    pub acquire_timeout: Nanos,
-    /// Whether a call keeps its connection through the backoff to its next attempt.
-    pub hold_during_backoff: bool,
-}
-
-/// What guards the attempts a stack's innermost layer sends: a bulkhead, then a
-/// connection pool (an attempt takes a bulkhead slot first, then a connection).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Guards {
-    /// Bulkhead, if any.
-    pub bulkhead: Option<BulkheadConfig>,
-    /// Connection pool, if any.
-    pub pool: Option<PoolConfig>,
-}
-
-impl Guards {
-    /// Whether there is neither a bulkhead nor a pool.
-    pub fn is_empty(&self) -> bool {
-        self.bulkhead.is_none() && self.pool.is_none()
-    }
-}
-
 impl FleetConfig {
     /// Mean offered load in logical requests per second over `[0, duration)`.
     pub fn offered_rate(&self, duration: Nanos) -> Option<f64> {
@@ -405,32 +309,6 @@ pub struct LayerConfig {
     pub part_presets: PartPresets,
     /// `max_attempts` as written when `max_attempts_cap` lowered it.
     pub capped_from: Option<Attempts>,
-}
-
-/// Hedged requests (gRPC's hedging policy, A6): a copy of the call below is sent
-/// every `delay` until one succeeds or `max_attempts` copies are out; a failure whose
-/// class is in `non_fatal` sends the next copy at once, any other failure ends the call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HedgingConfig {
-    /// Copies at most, the first included.
-    pub max_attempts: u32,
-    /// Wait before each further copy.
-    pub delay: Nanos,
-    /// Failure classes that do not end the call.
-    pub non_fatal: ClassSet,
-    /// Whether the copies still going are cancelled once the call is decided.
-    pub cancel_losers: bool,
-}
-
-impl LayerConfig {
-    /// Calls into the layer below per call into this one, at most: a hedging
-    /// layer's copies, else `max_attempts`.
-    pub fn calls_below(&self) -> crate::model::bound::Bound {
-        match self.hedging {
-            Some(h) => crate::model::bound::Bound::Finite(u64::from(h.max_attempts)),
-            None => self.max_attempts.bound(),
-        }
-    }
 }
 
 /// Names of the presets a layer's parts were resolved from.

@@ -84,8 +84,7 @@ pub fn nodes_per_fleet(scn: &Scenario) -> Vec<u64> {
 /// layers + 1 + `below`, a hedging layer's copies each holding all below it.
 fn stack_nodes(layers: &[crate::model::config::LayerConfig], below: u64) -> u64 {
     layers.iter().rev().fold(below.saturating_add(1), |n, l| {
-        let copies = l.hedging.map_or(1, |h| u64::from(h.max_attempts));
-        copies.saturating_mul(n).saturating_add(1)
+        l.calls_held_below().saturating_mul(n).saturating_add(1)
     })
 }
 

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use crate::model::field::{shown, Ctx, R};
+
 /// The class of an attempt's or a call's outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
@@ -184,4 +186,31 @@ impl ClassSet {
     pub const fn contains(self, c: Class) -> bool {
         self.0 & (1 << c as u8) != 0
     }
+}
+
+/// A list of outcome classes (`retry_on`, `non_fatal`), as a set.
+pub fn class_set(c: &Ctx, field: &str, list: &[String]) -> R<ClassSet> {
+    let mut set = ClassSet::EMPTY;
+    for (k, s) in list.iter().enumerate() {
+        match Class::parse(s) {
+            Some(cl) => set = set.with(cl),
+            None if s == ClassSet::REJECTED_5XX => set = set.with_rejected_5xx(),
+            None => {
+                let mut allowed: Vec<_> = Class::FAILURES
+                    .iter()
+                    .map(|c| format!("\"{}\"", c.name()))
+                    .collect();
+                allowed.push(format!("\"{}\"", ClassSet::REJECTED_5XX));
+                return c.err(
+                    format!("{field}[{k}]"),
+                    format!(
+                        "unknown outcome class \"{}\" (allowed: {})",
+                        shown(s),
+                        allowed.join(", ")
+                    ),
+                );
+            }
+        }
+    }
+    Ok(set)
 }

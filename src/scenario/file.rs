@@ -9,7 +9,10 @@ use std::fmt;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
+pub use crate::model::broker::PublishKind;
 pub use crate::model::field::{DistFile, DistOrDur, Dur, Limit, Span};
+pub use crate::model::guard::PoolFile;
+pub use crate::model::hedge::HedgingFile;
 
 /// How a fleet's logical requests arrive.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -45,30 +48,8 @@ pub enum ArrivalFile {
         /// Clients the requests are spread over (default: one per request).
         clients: Option<u64>,
     },
-    /// A message queue the fleet consumes: messages published by an open process
-    /// (`publish`), each handled by one of the fleet's `consumers`.
-    Queue {
-        /// Messages published per second (poisson and constant publishing).
-        rate: Option<f64>,
-        /// `"poisson"` (default), `"constant"` or `"burst"` (`count` messages at `at`).
-        publish: Option<PublishKind>,
-        /// Burst publishing: when.
-        at: Option<Dur>,
-        /// Burst publishing: how many.
-        count: Option<u64>,
-    },
-}
-
-/// The publish process of a queue fleet, one of the open arrival kinds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PublishKind {
-    /// Exponential gaps at `rate`.
-    Poisson,
-    /// Evenly spaced at `rate`.
-    Constant,
-    /// `count` messages at `at`.
-    Burst,
+    /// A message queue the fleet consumes (see `model::broker`).
+    Queue(crate::model::broker::Written),
 }
 
 /// One point of a load profile.
@@ -162,33 +143,6 @@ pub struct FleetFile {
     pub pool: Option<PoolFile>,
 }
 
-/// A connection pool (`pool = { size, acquire_timeout, hold_during_backoff }`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PoolFile {
-    /// Connections.
-    pub size: u64,
-    /// Longest wait for a connection (default 0s: fail at once).
-    pub acquire_timeout: Option<Dur>,
-    /// Whether a call keeps its connection through its backoff (default false).
-    pub hold_during_backoff: Option<bool>,
-}
-
-/// Hedged requests (`hedging = { max_attempts, delay, non_fatal, cancel_losers }`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HedgingFile {
-    /// Copies sent at most, the first included.
-    pub max_attempts: u64,
-    /// Wait before each further copy (default 0s: all at once).
-    pub delay: Option<Dur>,
-    /// Failure classes that send the next copy at once instead of failing the call.
-    pub non_fatal: Option<Vec<String>>,
-    /// Whether the copies still going are cancelled once the call is decided
-    /// (default true).
-    pub cancel_losers: Option<bool>,
-}
-
 /// A retry layer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -226,7 +180,7 @@ pub struct LayerFile {
     /// Client-side rate limiter.
     pub limiter: Option<crate::model::limiter::LimiterFile>,
     /// Hedged requests instead of retries.
-    pub hedging: Option<HedgingFile>,
+    pub hedging: Option<crate::model::hedge::HedgingFile>,
     /// Presets of the parts, taken out of the part tables before parsing.
     #[serde(skip)]
     pub part_presets: crate::model::config::PartPresets,

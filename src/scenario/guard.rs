@@ -106,11 +106,7 @@ pub fn memory(scn: &Scenario) -> Memory {
         .fold(0, u64::saturating_add);
     let buckets = scn.duration.div_ceil(scn.bucket);
     let series = buckets
-        .saturating_mul(
-            std::mem::size_of::<BucketRow>() as u64
-                // Connections in use per bucket, with a bulkhead or a pool.
-                + if scn.uses_guards() { 16 } else { 0 },
-        )
+        .saturating_mul(std::mem::size_of::<BucketRow>() as u64 + scn.guard_bytes_per_bucket())
         .saturating_add(3 * 2 * 8 * MAX_BUCKET_SAMPLES as u64)
         .saturating_add(20_000 * 8);
     Memory {

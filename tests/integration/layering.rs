@@ -7,6 +7,7 @@
 //! fails, naming the file and the line:
 //!
 //! - `model` ↛ `scenario`: the model knows nothing of files;
+//! - `model` ↛ `explain`: a mechanism's folder gives explain its text, explain calls it;
 //! - `metrics` ↛ `scenario`: it measures runs of the model;
 //! - `plot` ↛ `scenario`: a folder is drawn from its own files, never by reading its
 //!   scenario again;
@@ -52,6 +53,7 @@ fn forbidden(from: &str, to: &str) -> Option<&'static str> {
     match (from, to) {
         (_, "api") => Some("nothing inside the crate uses the facade (api and the crate root's re-exports of it): use what it calls"),
         ("model", "scenario") => Some("the model knows nothing of scenario files"),
+        ("model", "explain") => Some("a mechanism's folder gives explain its text (a function returning the lines); explain calls it, never the other way"),
         ("metrics", "scenario") => Some("metrics measure runs of the model, not scenario files"),
         ("plot", "scenario") => Some("a folder is drawn from its own files (the manifest's [plot] table), never by reading its scenario again"),
         ("engine", _) => Some("the engine is the generic core: it uses nothing else of the crate"),

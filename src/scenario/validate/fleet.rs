@@ -1,11 +1,13 @@
 //! Rules of a `[[fleets]]` entry and its `[[fleets.layers]]`.
 
-use crate::model::outcome::{Class, ClassSet};
+use crate::model::outcome::{class_set, Class, ClassSet};
 
 use super::*;
 use crate::model::backoff;
+use crate::model::broker;
 use crate::model::field::list_cap;
 use crate::model::field::{Ctx, R};
+use crate::model::hedge;
 use crate::scenario::error::shown;
 
 pub(super) fn validate_fleet(c: &Ctx, i: usize, f: &FleetFile, occ: bool) -> R<FleetConfig> {
@@ -32,9 +34,23 @@ pub(super) fn validate_fleet(c: &Ctx, i: usize, f: &FleetFile, occ: bool) -> R<F
         }
         Ok(n)
     };
-    let queue = super::queue::validate_queue(c, &p, f)?;
+    let queue = broker::validate(
+        c,
+        &p,
+        &broker::Keys {
+            arrival: match &f.arrival {
+                ArrivalFile::Queue(w) => Some(w),
+                _ => None,
+            },
+            consumers: f.consumers,
+            visibility_timeout: f.visibility_timeout,
+            max_receive_count: f.max_receive_count,
+            redelivery_delay: f.redelivery_delay,
+            poison: f.poison,
+        },
+    )?;
     let (arrival, clients) = match &f.arrival {
-        ArrivalFile::Queue { .. } => {
+        ArrivalFile::Queue(_) => {
             let (arrival, consumers, _) = queue.as_ref().expect("a queue fleet");
             (arrival.clone(), *consumers)
         }
@@ -159,7 +175,7 @@ pub(super) fn validate_fleet(c: &Ctx, i: usize, f: &FleetFile, occ: bool) -> R<F
             occ,
         )?);
     }
-    let guards = super::guards::validate_guards(
+    let guards = crate::model::guard::validate(
         c,
         &p,
         f.max_concurrent,
@@ -272,7 +288,16 @@ pub(super) fn validate_layer(
     };
     let hedging = match &l.hedging {
         None => None,
-        Some(h) => Some(super::hedging::validate_hedging(c, p, l, h)?),
+        Some(h) => {
+            let host = hedge::Host {
+                max_attempts: l.max_attempts,
+                attempt_timeout: l.attempt_timeout.is_some(),
+                total_timeout: l.total_timeout.is_some(),
+                breaker: l.breaker.is_some(),
+                limiter: l.limiter.is_some(),
+            };
+            Some(h.validate(c, p, &host)?)
+        }
     };
     Ok(LayerConfig {
         name,
@@ -294,31 +319,4 @@ pub(super) fn validate_layer(
         part_presets: l.part_presets.clone(),
         capped_from,
     })
-}
-
-/// A list of outcome classes (`retry_on`, `non_fatal`), as a set.
-pub(super) fn class_set(c: &Ctx, field: &str, list: &[String]) -> R<ClassSet> {
-    let mut set = ClassSet::EMPTY;
-    for (k, s) in list.iter().enumerate() {
-        match Class::parse(s) {
-            Some(cl) => set = set.with(cl),
-            None if s == ClassSet::REJECTED_5XX => set = set.with_rejected_5xx(),
-            None => {
-                let mut allowed: Vec<_> = Class::FAILURES
-                    .iter()
-                    .map(|c| format!("\"{}\"", c.name()))
-                    .collect();
-                allowed.push(format!("\"{}\"", ClassSet::REJECTED_5XX));
-                return c.err(
-                    format!("{field}[{k}]"),
-                    format!(
-                        "unknown outcome class \"{}\" (allowed: {})",
-                        shown(s),
-                        allowed.join(", ")
-                    ),
-                );
-            }
-        }
-    }
-    Ok(set)
 }

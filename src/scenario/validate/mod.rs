@@ -18,16 +18,12 @@ pub const DEFAULT_BUCKET: Nanos = SECOND;
 pub const DEFAULT_HERD_BUCKET: Nanos = 10_000_000;
 /// Default seed.
 pub const DEFAULT_SEED: u64 = 1;
-/// Largest attempts per call when finite.
-pub const MAX_ATTEMPTS_CAP: u64 = 1_000_000;
+pub use crate::model::attempts::MAX_ATTEMPTS_CAP;
 pub use crate::model::config::MAX_HORIZON;
 
 mod dependency;
 mod fleet;
-mod guards;
-mod hedging;
 mod outage;
-pub mod queue;
 pub mod services;
 
 use fleet::validate_fleet;
@@ -183,11 +179,8 @@ fn rules(file: &ScenarioFile, stem: &str) -> R<Scenario> {
                 format!("\"{}\" is used by another fleet", shown(&fleet.name)),
             );
         }
-        if occ && fleet.queue.is_some() {
-            return c.err(
-                format!("fleets[{i}].arrival.kind"),
-                "\"queue\" needs a queueing dependency, not kind = \"occ\"",
-            );
+        if fleet.queue.is_some() {
+            crate::model::broker::check_dependency(&c, i, occ)?;
         }
         fleets.push(fleet);
     }

@@ -162,7 +162,7 @@ fn graph(c: &Ctx, files: &[ServiceFile]) -> R<Vec<ServiceConfig>> {
                     false,
                 )?);
             }
-            let guards = super::guards::validate_guards(
+            let guards = crate::model::guard::validate(
                 c,
                 &q,
                 cf.max_concurrent,

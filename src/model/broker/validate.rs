@@ -1,28 +1,28 @@
 //! Rules of a queue fleet (`arrival = { kind = "queue", ... }`) and of the fleet keys
 //! only a queue fleet may have: `consumers`, `visibility_timeout`,
-//! `max_receive_count`, `redelivery_delay`, `poison`.
+//! `max_receive_count`, `redelivery_delay`, `poison`; and its rule with the
+//! dependency (a queue fleet needs a queueing one).
 
-use super::*;
 use crate::engine::time::format;
+use crate::model::attempts::MAX_ATTEMPTS_CAP;
+use crate::model::config::{Arrival, MAX_HORIZON};
+use crate::model::field::{Ctx, Limit, R};
 
-/// Default `visibility_timeout` (Amazon SQS's default).
-pub const DEFAULT_VISIBILITY_TIMEOUT: Nanos = 30 * SECOND;
+use super::config::QueueConfig;
+use super::{Keys, PublishKind, Written, DEFAULT_VISIBILITY_TIMEOUT};
+
 /// Most consumers of one queue fleet.
 pub const MAX_CONSUMERS: u64 = 1_000_000;
 
 /// The publish process and broker settings of fleet `p` when its arrival is a queue
 /// (`None` otherwise, after checking that no queue-only key is set).
-pub(super) fn validate_queue(
-    c: &Ctx,
-    p: &str,
-    f: &FleetFile,
-) -> R<Option<(Arrival, u64, QueueConfig)>> {
-    let ArrivalFile::Queue {
+pub fn validate(c: &Ctx, p: &str, f: &Keys) -> R<Option<(Arrival, u64, QueueConfig)>> {
+    let Some(Written {
         rate,
         publish,
         at,
         count,
-    } = &f.arrival
+    }) = f.arrival
     else {
         let set = [
             ("consumers", f.consumers.is_some()),
@@ -154,4 +154,16 @@ pub(super) fn validate_queue(
             poison,
         },
     )))
+}
+
+/// The broker's rule for the dependency of queue fleet `i`: it must queue, as an
+/// optimistic-concurrency record (`occ`) has no servers to consume with.
+pub fn check_dependency(c: &Ctx, i: usize, occ: bool) -> R<()> {
+    if occ {
+        return c.err(
+            format!("fleets[{i}].arrival.kind"),
+            "\"queue\" needs a queueing dependency, not kind = \"occ\"",
+        );
+    }
+    Ok(())
 }

@@ -13,7 +13,7 @@ use crate::model::config::BulkheadConfig;
 
 /// The live state of one bulkhead.
 #[derive(Debug)]
-pub(super) struct Bulkhead {
+pub(in crate::model) struct Bulkhead {
     cfg: BulkheadConfig,
     /// Slots taken.
     taken: u32,

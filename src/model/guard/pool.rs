@@ -17,7 +17,7 @@ use crate::model::config::PoolConfig;
 
 /// The live state of one pool.
 #[derive(Debug)]
-pub(super) struct Pool {
+pub(in crate::model) struct Pool {
     pub(super) cfg: PoolConfig,
     /// Connections taken.
     pub(super) in_use: u32,

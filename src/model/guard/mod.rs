@@ -1,5 +1,5 @@
-//! The guards of a stack's innermost layer: a bulkhead ([`super::bulkhead`]) and a
-//! connection pool ([`super::pool`]), and how a call node passes them.
+//! The guards of a stack's innermost layer: a bulkhead (`bulkhead.rs`) and a
+//! connection pool (`pool.rs`), and how a call node passes them.
 //!
 //! Where they sit in the layer model: below the innermost retry layer of a fleet's
 //! stack or of a service call's stack (one per callee), around each attempt that layer
@@ -12,17 +12,35 @@
 //! What a node holds is in its `guard` bits. The slot is given back when the attempt
 //! ends (answer, timeout, a refusal after it, cancellation); the connection too, unless
 //! the pool holds it through the backoff, and then when the call ends.
+//!
+//! Bulkheads and pools are one folder: their written form ([`written`]: the pool's
+//! [`PoolFile`]; the bulkhead's keys sit flat in the fleet's or call's table), their
+//! rules ([`validate`](mod@validate), with their rules for the layers they guard), their validated
+//! form and memory bound ([`config`]), their text for explain ([`explain`]), and their
+//! runtime: each one's state in `bulkhead.rs` and `pool.rs`, how a call passes them in
+//! this file. Their lints are `explain/lint/guards.rs`, their columns
+//! `metrics/columns/guards.rs` and `metrics/guards.rs`.
+
+mod bulkhead;
+pub mod config;
+pub mod explain;
+mod pool;
+pub mod validate;
+pub mod written;
+
+pub use validate::{validate, MAX_GUARD_SIZE};
+pub use written::PoolFile;
 
 use crate::engine::{Nanos, Scheduler};
 
-use super::bulkhead::{Admit, Bulkhead};
 use super::config::Guards;
 use super::event::{Event, Packed};
 use super::observe::{CallObserver, Refusal};
 use super::outcome::Class;
-use super::pool::Pool;
 use super::request::{Arena, NodeState};
 use super::world::World;
+use bulkhead::{Admit, Bulkhead};
+use pool::Pool;
 
 /// The node holds a bulkhead slot.
 pub(super) const HOLDS_SLOT: u8 = 1;

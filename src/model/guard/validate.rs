@@ -1,24 +1,26 @@
 //! Rules of a call's guards: `max_concurrent` and `bulkhead_queue` (a bulkhead) and
 //! `pool = { size, acquire_timeout, hold_during_backoff }` (a connection pool), on a
-//! `[[fleets]]` entry or a `[[services.calls]]` entry.
+//! `[[fleets]]` entry or a `[[services.calls]]` entry, and their rules with the
+//! layers they guard (hedging's included).
 
 use crate::engine::Nanos;
-use crate::model::config::{BulkheadConfig, Guards, PoolConfig, MAX_HORIZON};
+use crate::model::config::{LayerConfig, MAX_HORIZON};
 use crate::model::field::{at_most_dur, Ctx, Limit, R};
 
-use super::super::file::PoolFile;
+use super::config::{BulkheadConfig, Guards, PoolConfig};
+use super::PoolFile;
 
 /// Largest `max_concurrent`, `bulkhead_queue` and pool `size`.
-pub(super) const MAX_GUARD_SIZE: u64 = 10_000_000;
+pub const MAX_GUARD_SIZE: u64 = 10_000_000;
 
 /// The guards of the entry at `p` with `layers` retry layers, as written.
-pub(super) fn validate_guards(
+pub fn validate(
     c: &Ctx,
     p: &str,
     max_concurrent: Option<Limit>,
     bulkhead_queue: Option<u64>,
     pool: Option<&PoolFile>,
-    layers: &[crate::model::config::LayerConfig],
+    layers: &[LayerConfig],
 ) -> R<Guards> {
     let count = |field: &str, v: u64, min: u64| -> R<u32> {
         if v < min || v > MAX_GUARD_SIZE {
@@ -61,11 +63,8 @@ pub(super) fn validate_guards(
         }
     };
     let g = Guards { bulkhead, pool };
-    if !g.is_empty() && layers.last().is_some_and(|l| l.hedging.is_some()) {
-        return c.err(
-            format!("{p}.layers[{}].hedging", layers.len() - 1),
-            "cannot be on the innermost layer of a call with max_concurrent or a pool (its copies would share one slot); hedge at a layer above it",
-        );
+    if !g.is_empty() {
+        crate::model::hedge::check_guarded(c, p, layers)?;
     }
     if !g.is_empty() && layers.is_empty() {
         let key = if g.bulkhead.is_some() {

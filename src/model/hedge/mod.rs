@@ -18,6 +18,21 @@
 //! answer carries its copy's index. A hedge timer carries the node's timer sequence
 //! number, which moves on with every copy sent and when the call ends, so a stale
 //! timer is known without a search.
+//!
+//! Hedging is one folder: its written form ([`written`]: [`HedgingFile`]), its rules
+//! ([`validate`], the cross-rules with the layer and the guards included), its
+//! validated form and bounds ([`config`]: [`HedgingConfig`]), its text for explain
+//! ([`explain`]) and, in this file, its runtime state. Its lint is
+//! `explain/lint/hedge.rs`, its columns `metrics/columns/hedge.rs`.
+
+pub mod config;
+pub mod explain;
+pub mod validate;
+pub mod written;
+
+pub use config::HedgingConfig;
+pub use validate::{check_guarded, Host, MAX_HEDGES};
+pub use written::HedgingFile;
 
 use crate::engine::Scheduler;
 

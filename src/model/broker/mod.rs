@@ -34,6 +34,22 @@
 //!
 //! Each receive is one logical request (`logical`, `offered`, latency columns); the
 //! messages have their own columns (see [`crate::metrics::queue`]).
+//!
+//! The queue-consumer fleet is one folder: its written form ([`written`]: the queue
+//! arrival [`Written`] and the fleet's queue-only [`Keys`]), its rules ([`validate`](mod@validate),
+//! with its rule for the dependency), its validated form ([`config`]:
+//! [`config::QueueConfig`]), its text for explain ([`explain`]) and, in this file, the
+//! broker's runtime. Its lints are `explain/lint/queue.rs` (with the handler's worst
+//! case), its columns `metrics/columns/queue.rs` and `metrics/queue.rs`.
+
+pub mod config;
+pub mod explain;
+pub mod validate;
+pub mod written;
+
+pub use explain::QueueExplanation;
+pub use validate::{check_dependency, validate, MAX_CONSUMERS};
+pub use written::{Keys, PublishKind, Written, DEFAULT_VISIBILITY_TIMEOUT};
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

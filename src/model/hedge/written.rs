@@ -1,0 +1,22 @@
+//! Hedging as written: a layer's `hedging = { max_attempts, delay, non_fatal,
+//! cancel_losers }`, with its defaults (`delay` 0s: all copies at once;
+//! `non_fatal` none; `cancel_losers` true) applied by [`HedgingFile::validate`].
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::field::Dur;
+
+/// Hedged requests (`hedging = { max_attempts, delay, non_fatal, cancel_losers }`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HedgingFile {
+    /// Copies sent at most, the first included.
+    pub max_attempts: u64,
+    /// Wait before each further copy (default 0s: all at once).
+    pub delay: Option<Dur>,
+    /// Failure classes that send the next copy at once instead of failing the call.
+    pub non_fatal: Option<Vec<String>>,
+    /// Whether the copies still going are cancelled once the call is decided
+    /// (default true).
+    pub cancel_losers: Option<bool>,
+}
