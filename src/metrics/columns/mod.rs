@@ -26,19 +26,18 @@ mod dictionary;
 mod graph;
 mod group;
 mod guards;
-mod hedge;
 mod ordinals;
 mod queue;
 mod series;
 mod summary;
 mod trace;
 
+pub use crate::model::hedge::columns::*;
 pub use aggregate::*;
 pub use dictionary::*;
 pub use graph::*;
 pub use group::*;
 pub use guards::*;
-pub use hedge::*;
 pub use ordinals::*;
 pub use queue::*;
 pub use series::*;
@@ -93,7 +92,7 @@ const fn id(name: &'static str, unit: &'static str, description: &'static str) -
     }
 }
 
-const fn count(name: &'static str, description: &'static str) -> Column {
+pub(crate) const fn count(name: &'static str, description: &'static str) -> Column {
     Column {
         name,
         unit: "count",

@@ -22,9 +22,11 @@
 //! Hedging is one folder: its written form ([`written`]: [`HedgingFile`]), its rules
 //! ([`validate`], the cross-rules with the layer and the guards included), its
 //! validated form and bounds ([`config`]: [`HedgingConfig`]), its text for explain
-//! ([`explain`]) and, in this file, its runtime state. Its lint is
-//! `explain/lint/hedge.rs`, its columns `metrics/columns/hedge.rs`.
+//! ([`explain`]), its output columns ([`columns`], a row of the column-group registry)
+//! and, in this file, its runtime state. Its lint is `explain/lint/hedge.rs` (the model
+//! does not use `explain`).
 
+pub mod columns;
 pub mod config;
 pub mod explain;
 pub mod validate;

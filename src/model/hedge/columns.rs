@@ -2,7 +2,7 @@
 //! cell of a sweep) has a hedging layer. Summed over every hedging layer of the
 //! scenario, fleets' and service calls' alike.
 
-use super::*;
+use crate::metrics::columns::{count, no_series, Column, Group, Instances};
 use crate::metrics::summary::Cell;
 use crate::metrics::RunMetrics;
 use crate::model::config::Scenario;
