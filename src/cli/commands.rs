@@ -38,8 +38,18 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Check(args) => super::check::check(args),
         Command::Search(args) => super::search::search(args),
         Command::Diff(args) => super::diff::diff(args),
+        Command::Presets {
+            name,
+            markdown,
+            quiet: _,
+        } => super::presets::presets(name.as_deref(), markdown),
         Command::Completions { shell, quiet: _ } => super::shell::completions(shell),
-        Command::Man { out, quiet } => super::shell::man(out.as_deref(), quiet),
+        Command::Man { markdown: true, .. } => super::shell::man_markdown(),
+        Command::Man {
+            out,
+            quiet,
+            markdown: false,
+        } => super::shell::man(out.as_deref(), quiet),
     }
 }
 

@@ -1,11 +1,30 @@
-//! The column dictionary as Markdown: one table per results file (column, unit, kind,
-//! description), as the README's column reference shows it.
+//! Reference tables as Markdown, for the book: the column dictionary (one table per
+//! results file: column, unit, kind, description) and the presets (what each expands
+//! to, and its source).
 
 use crate::metrics::columns::Entry;
+use crate::scenario::preset::{Preset, LAYER_PRESETS, PARTS, PART_ONLY_PRESETS};
 
-/// Escapes text for a Markdown table cell.
+/// Escapes text for a Markdown table cell: `|` everywhere, `<` and `>` outside code
+/// spans (so `attempts_layer_<i>` in prose is not read as an HTML tag).
 fn cell(text: &str) -> String {
-    text.replace('|', "\\|")
+    prose(text).replace('|', "\\|")
+}
+
+/// Escapes `<` and `>` outside code spans.
+fn prose(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, part) in text.split('`').enumerate() {
+        if i > 0 {
+            out.push('`');
+        }
+        if i % 2 == 1 {
+            out.push_str(part);
+        } else {
+            out.push_str(&part.replace('<', "&lt;").replace('>', "&gt;"));
+        }
+    }
+    out
 }
 
 /// The dictionary as Markdown: a `#### `file`` heading and a table per file, in the
@@ -44,6 +63,65 @@ pub fn dictionary(entries: &[Entry]) -> String {
             cell(e.unit),
             e.kind,
             cell(&e.description)
+        ));
+    }
+    out
+}
+
+/// A preset's keys as one TOML line per key, as a layer table holds them.
+fn preset_keys(p: &Preset) -> String {
+    p.toml.trim().to_string() + "\n"
+}
+
+/// A part-only preset's table as the one line a layer writes: `budget = { ... }`.
+fn part_line(part: &str, p: &Preset) -> String {
+    let t: toml::Table = toml::from_str(p.toml).expect("preset TOML parses");
+    let fields: Vec<String> = t.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+    format!("{part} = {{ {} }}\n", fields.join(", "))
+}
+
+/// The presets as Markdown (`retrysim presets --markdown`, the book's presets page): a
+/// table of the layer presets, then per preset what it is, the keys it sets (a TOML
+/// fragment of a layer, checked by the book's snippet test) and its source; then the
+/// part presets, and those no layer preset sets.
+pub fn presets() -> String {
+    let mut out = String::from("| preset | what it is |\n| --- | --- |\n");
+    for p in LAYER_PRESETS {
+        out.push_str(&format!(
+            "| [`{}`](#{}) | {} |\n",
+            p.name,
+            p.name,
+            cell(p.about)
+        ));
+    }
+    for p in LAYER_PRESETS {
+        out.push_str(&format!(
+            "\n## `{}`\n\n{}\n\n`preset = \"{}\"` sets these keys of the layer:\n\n```toml,fragment=fleets.layers\n{}```\n\nSource: {}.\n",
+            p.name,
+            prose(p.about),
+            p.name,
+            preset_keys(p),
+            prose(p.source)
+        ));
+    }
+    out.push_str("\n## Part presets\n\n| part | `{ preset = \"NAME\" }` names |\n| --- | --- |\n");
+    for part in PARTS {
+        let names: Vec<String> = crate::scenario::preset::names(part)
+            .into_iter()
+            .map(|n| format!("`{n}`"))
+            .collect();
+        out.push_str(&format!("| `{part}` | {} |\n", names.join(", ")));
+    }
+    out.push_str(
+        "\nA part preset of a layer preset's name is that preset's table of the part, above.\n",
+    );
+    for (part, p) in PART_ONLY_PRESETS {
+        out.push_str(&format!(
+            "\n### `{part} = {{ preset = \"{}\" }}`\n\n{}\n\n```toml,fragment=fleets.layers\n{}```\n\nSource: {}.\n",
+            p.name,
+            prose(p.about),
+            part_line(part, p),
+            prose(p.source)
         ));
     }
     out
