@@ -127,6 +127,17 @@ pub enum Command {
         after_help = "Examples:\n  retrysim explain scenarios/default.toml\n  retrysim explain scenarios/amplification.toml --deny all"
     )]
     Explain(ExplainArgs),
+    /// Print the lints `explain` checks for, as CSV (id, why, fires_when): each one's
+    /// id for --deny, why it matters and exactly when it fires.
+    #[command(after_help = "Examples:\n  retrysim lints\n  retrysim lints --markdown")]
+    Lints {
+        /// Print a Markdown table instead of CSV.
+        #[arg(long)]
+        markdown: bool,
+        /// Accepted for uniformity; the table is the only output, so it changes nothing.
+        #[arg(long, short)]
+        quiet: bool,
+    },
     /// Redraw the plots and report.html of a run or sweep folder from its CSV files.
     #[command(after_help = "Examples:\n  retrysim plot output/default --format svg")]
     Plot {
@@ -329,7 +340,8 @@ pub fn parse_trace(s: &str) -> Result<u64, String> {
 pub struct ExplainArgs {
     /// Scenario file (TOML).
     pub scenario: PathBuf,
-    /// Make a lint an error (exit 1) when it fires; repeatable; `all` denies every lint.
+    /// Make a lint an error (exit 1) when it fires; repeatable; `all` denies every lint
+    /// (`retrysim lints` lists them).
     #[arg(long = "deny", value_name = "LINT")]
     pub deny: Vec<String>,
     /// Override a scenario key: `--set fleets.0.layers.0.max_attempts=5`.

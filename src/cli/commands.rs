@@ -34,6 +34,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
             quiet: _,
         } => columns(scenario.as_deref(), set, markdown),
         Command::Explain(args) => explain(args),
+        Command::Lints { markdown, quiet: _ } => Ok(lints(markdown)),
         Command::Plot { dir, format, quiet } => plot(&dir, format, quiet),
         Command::Check(args) => super::check::check(args),
         Command::Search(args) => super::search::search(args),
@@ -68,6 +69,16 @@ fn columns(scenario: Option<&Path>, sets: Vec<String>, markdown: bool) -> Result
         print!("{}", retrysim::export::csv::dictionary(&entries));
     }
     Ok(0)
+}
+
+fn lints(markdown: bool) -> i32 {
+    let rules = &retrysim::explain::lint::LINTS;
+    if markdown {
+        print!("{}", retrysim::export::markdown::lints(rules));
+    } else {
+        print!("{}", retrysim::export::csv::lints(rules));
+    }
+    exit::OK
 }
 
 fn run(args: RunArgs) -> Result<i32> {

@@ -46,7 +46,7 @@ pub(crate) mod render;
 mod render_graph;
 
 pub use graph::{CallExplanation, Hop, ServiceAttempts, ServiceExplanation};
-pub use lint::{Lint, LINTS};
+pub use lint::{Lint, Rule, LINTS};
 
 use crate::engine::time::to_secs;
 use crate::engine::Nanos;

@@ -5,7 +5,8 @@
 //! order whatever order they finished in (and shards can be merged byte for byte).
 
 use crate::engine::time::{to_millis, to_secs};
-use crate::metrics::summary::{Cell, Summary};
+use crate::metrics::columns::{Group, QUEUE_GROUP};
+use crate::metrics::summary::{Cell, Layout, Summary};
 use crate::metrics::BucketRow;
 use crate::run::RunResult;
 
@@ -180,6 +181,15 @@ pub fn dictionary(entries: &[crate::metrics::columns::Entry]) -> String {
     out
 }
 
+/// The lint table as CSV (`id, why, fires_when`), as `retrysim lints` prints it.
+pub fn lints(rules: &[crate::explain::lint::Rule]) -> String {
+    let mut out = record(crate::explain::lint::LINTS_HEADER);
+    for r in rules {
+        out.push_str(&record([r.id, r.why, r.fires_when]));
+    }
+    out
+}
+
 /// Renders typed rows, one record each, cells as [`Cell::render`] writes them.
 pub fn rows<'a>(rows: impl IntoIterator<Item = &'a [Cell]>) -> String {
     let mut w = Records::new();
@@ -223,30 +233,29 @@ pub fn summary_row(s: &Summary, columns: &[String]) -> String {
 }
 
 /// The time-series rows of a run. Rates and time-weighted means are normalised by each
-/// bucket's real width: a partial last bucket `[t, duration)` by `duration - t`.
+/// bucket's real width: a partial last bucket `[t, duration)` by `duration - t`. After
+/// the fixed columns come the queue's ([`QUEUE_SERIES_COLUMNS`]) when the run has a
+/// queue fleet; a folder lays its rows out with [`timeseries_rows_laid`].
 pub fn timeseries_rows(r: &RunResult, dependency_servers: Option<u32>) -> String {
-    timeseries_rows_laid(r, dependency_servers, r.metrics.queue.is_some(), None)
+    let queue: &[(&Group, bool)] = if r.metrics.queue.is_some() {
+        &[(&QUEUE_GROUP, true)]
+    } else {
+        &[]
+    };
+    timeseries_rows_laid(r, dependency_servers, queue)
 }
 
-/// The time-series rows of a run, laid out as its folder's header: the queue columns
-/// ([`QUEUE_SERIES_COLUMNS`], empty for a run without a queue fleet) when `queue`, then
-/// the `pool_in_use` column when `pools` is `Some` (a folder where some scenario has a
-/// connection pool; empty when it holds `false`, this run's scenario having none).
+/// The time-series rows of a run, laid out as its folder's header: after the fixed
+/// columns, the `timeseries.csv` columns of each group of `groups`
+/// ([`Layout::series_groups`]), empty where the `bool` says the run's scenario does
+/// not use the group.
 pub fn timeseries_rows_laid(
     r: &RunResult,
     dependency_servers: Option<u32>,
-    queue: bool,
-    pools: Option<bool>,
+    groups: &[(&Group, bool)],
 ) -> String {
     let m = &r.metrics;
     let outage = outage_per_bucket(r);
-    let in_use = |i: usize, b: &BucketRow| -> Cell {
-        m.guards
-            .as_ref()
-            .filter(|g| !g.in_use_area.is_empty())
-            .and_then(|g| g.in_use_mean(i, m.width(b)))
-            .map_or(Cell::Empty, Cell::float)
-    };
     let mut cells = m
         .buckets
         .iter()
@@ -254,13 +263,12 @@ pub fn timeseries_rows_laid(
         .enumerate()
         .map(|(i, (b, &outage_ns))| {
             let mut row = timeseries_cells(r, dependency_servers, b, outage_ns).to_vec();
-            if queue {
-                row.extend(queue_cells(r, i));
-            }
-            match pools {
-                Some(true) => row.push(in_use(i, b)),
-                Some(false) => row.push(Cell::Empty),
-                None => {}
+            for (g, used) in groups {
+                if *used {
+                    (g.series_cells)(m, i, &mut row);
+                } else {
+                    row.resize(row.len() + g.series.len(), Cell::Empty);
+                }
             }
             row
         });
@@ -279,33 +287,13 @@ pub fn timeseries_rows_laid(
     w.text()
 }
 
-/// The queue columns of bucket `i` of a run, laid out on [`QUEUE_SERIES_COLUMNS`].
-fn queue_cells(r: &RunResult, i: usize) -> [Cell; QUEUE_SERIES_COLUMNS.len()] {
-    let m = &r.metrics;
-    match m.queue.as_ref().zip(m.buckets.get(i)) {
-        Some((q, b)) => {
-            let row = q.rows.get(i).copied().unwrap_or_default();
-            [
-                Cell::float(row.depth_area as f64 / m.width(b) as f64),
-                Cell::float(to_secs(row.oldest_age)),
-                Cell::Int(row.redeliveries),
-                Cell::Int(row.dlq),
-            ]
-        }
-        None => std::array::from_fn(|_| Cell::Empty),
-    }
-}
-
-/// The header of `timeseries.csv`, with the queue columns when `queue` and
-/// `pool_in_use` last when `pools`.
-pub fn timeseries_header(queue: bool, pools: bool) -> String {
-    let extra: &[&str] = if queue { &QUEUE_SERIES_COLUMNS } else { &[] };
-    let pool: &[&str] = if pools {
-        &[crate::metrics::columns::TS_POOL_IN_USE.name]
-    } else {
-        &[]
-    };
-    record(TIMESERIES_COLUMNS.iter().chain(extra).chain(pool))
+/// The header of `timeseries.csv` of a folder of `layout`: the fixed columns, then
+/// those of its groups ([`Layout::series_groups`]).
+pub fn timeseries_header(layout: &Layout) -> String {
+    let extra = layout
+        .used_groups()
+        .flat_map(|(g, _)| g.series.iter().map(|c| c.name));
+    record(TIMESERIES_COLUMNS.iter().copied().chain(extra))
 }
 
 /// One `timeseries.csv` row, laid out on [`TIMESERIES_COLUMNS`].

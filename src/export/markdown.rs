@@ -1,7 +1,8 @@
 //! Reference tables as Markdown, for the book: the column dictionary (one table per
-//! results file: column, unit, kind, description) and the presets (what each expands
-//! to, and its source).
+//! results file: column, unit, kind, description), the lints, and the presets (what
+//! each expands to, and its source).
 
+use crate::explain::lint::Rule;
 use crate::metrics::columns::Entry;
 use crate::scenario::preset::{Preset, LAYER_PRESETS, PARTS, PART_ONLY_PRESETS};
 
@@ -122,6 +123,30 @@ pub fn presets() -> String {
             prose(p.about),
             part_line(part, p),
             prose(p.source)
+        ));
+    }
+    out
+}
+
+/// The lint table as Markdown (id, why, fires when), as `retrysim lints --markdown`
+/// prints it and the README's Lints section shows it.
+///
+/// ```
+/// use retrysim::explain::lint::{LINTS, TOO_MANY_ATTEMPTS};
+/// use retrysim::export::markdown::lints;
+/// let md = lints(&LINTS);
+/// assert!(md.starts_with("| id | why | fires when |\n| --- | --- | --- |\n"));
+/// assert!(md.contains(&format!("| `{}` | {} | {} |\n", TOO_MANY_ATTEMPTS.id, TOO_MANY_ATTEMPTS.why, TOO_MANY_ATTEMPTS.fires_when)));
+/// assert_eq!(md.lines().count(), 2 + LINTS.len());
+/// ```
+pub fn lints(rules: &[Rule]) -> String {
+    let mut out = String::from("| id | why | fires when |\n| --- | --- | --- |\n");
+    for r in rules {
+        out.push_str(&format!(
+            "| `{}` | {} | {} |\n",
+            r.id,
+            cell(r.why),
+            cell(r.fires_when)
         ));
     }
     out

@@ -9,21 +9,9 @@ use crate::model::outage::Window;
 use crate::model::outcome::Class;
 
 use super::collapse;
-use super::columns::{
-    fleet_column, layer_column, service_column, BULKHEAD_COLUMNS, FLEET_COLUMNS, HEDGE_COLUMNS,
-    OVERLOADED, POOL_COLUMNS, QUEUE_SUMMARY, SERVICE_COLUMNS, SUMMARY_BASE, SUMMARY_EXTRA,
-};
+use super::columns::{group_index, layer_column, Group, GROUPS, SUMMARY_BASE, SUMMARY_EXTRA};
 use super::recorder::RunMetrics;
 use super::recovery;
-
-/// The `q`-quantile of a histogram in µs, in ms (`Empty` when it is empty).
-fn quantile_ms(h: &hdrhistogram::Histogram<u64>, q: f64) -> Cell {
-    if h.is_empty() {
-        Cell::Empty
-    } else {
-        Cell::float(h.value_at_quantile(q) as f64 / 1000.0)
-    }
-}
 
 /// The queue length the servers clear within one attempt timeout: `servers ×
 /// attempt_timeout / mean service time`, with the shortest attempt timeout of the
@@ -75,6 +63,15 @@ impl Cell {
         }
     }
 
+    /// The `q`-quantile of a histogram in µs, in ms (`Empty` when it is empty).
+    pub fn quantile_ms(h: &hdrhistogram::Histogram<u64>, q: f64) -> Cell {
+        if h.is_empty() {
+            Cell::Empty
+        } else {
+            Cell::float(h.value_at_quantile(q) as f64 / 1000.0)
+        }
+    }
+
     /// `num / den`, or `Empty` when `den` is 0.
     pub fn ratio(num: f64, den: f64) -> Cell {
         if den == 0.0 {
@@ -99,24 +96,16 @@ impl Cell {
 /// The CSV float format ([`shortest`](super::format::shortest)), by its older name.
 pub use super::format::shortest as format_float;
 
-/// Columns every run shares: which layer depths and fleets to report.
+/// Columns every run shares: which layer depths to report, and which optional column
+/// groups ([`GROUPS`]) with which instances.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Layout {
     /// Deepest layer stack over all fleets (and all cells of a sweep).
     pub max_layers: usize,
-    /// Fleet names, when there is more than one fleet.
-    pub fleets: Vec<String>,
-    /// Service names, for a service graph (`[[services]]`).
-    pub services: Vec<String>,
-    /// Whether a fleet is a queue fleet: the queue columns are written.
-    pub queue: bool,
-    /// Whether a fleet or a call has a bulkhead (`bulkhead_full`).
-    pub bulkheads: bool,
-    /// Whether a fleet or a call has a connection pool (the `pool_` columns, and
-    /// `pool_in_use` in `timeseries.csv`).
-    pub pools: bool,
-    /// Whether a layer hedges (`hedges`, `hedge_wins`, `hedge_losers`).
-    pub hedging: bool,
+    /// Per group of [`GROUPS`], in its order, the instances written (see
+    /// [`Group::instances_of`]): fleet or service names, `[""]` for a group written
+    /// once, none when no scenario (no cell of a sweep) uses it.
+    pub groups: Vec<Vec<String>>,
 }
 
 impl Layout {
@@ -124,40 +113,45 @@ impl Layout {
     pub fn of(scn: &Scenario) -> Layout {
         Layout {
             max_layers: scn.fleets.iter().map(|f| f.layers.len()).max().unwrap_or(0),
-            fleets: if scn.fleets.len() > 1 {
-                scn.fleets.iter().map(|f| f.name.clone()).collect()
-            } else {
-                Vec::new()
-            },
-            services: if scn.graph {
-                scn.services.iter().map(|s| s.name.clone()).collect()
-            } else {
-                Vec::new()
-            },
-            queue: scn.fleets.iter().any(|f| f.queue.is_some()),
-            bulkheads: scn.uses_bulkheads(),
-            pools: scn.uses_pools(),
-            hedging: scn.uses_hedging(),
+            groups: GROUPS.iter().map(|g| g.instances_of(scn)).collect(),
         }
     }
 
     /// The union of two layouts (for a sweep over cells).
     pub fn merge(&mut self, other: &Layout) {
         self.max_layers = self.max_layers.max(other.max_layers);
-        self.queue |= other.queue;
-        for f in &other.fleets {
-            if !self.fleets.contains(f) {
-                self.fleets.push(f.clone());
+        for (mine, theirs) in self.groups.iter_mut().zip(&other.groups) {
+            for name in theirs {
+                if !mine.contains(name) {
+                    mine.push(name.clone());
+                }
             }
         }
-        for sv in &other.services {
-            if !self.services.contains(sv) {
-                self.services.push(sv.clone());
-            }
-        }
-        self.bulkheads |= other.bulkheads;
-        self.pools |= other.pools;
-        self.hedging |= other.hedging;
+    }
+
+    /// Whether the columns of group `g` are written.
+    pub fn uses(&self, g: &Group) -> bool {
+        self.groups
+            .get(group_index(g))
+            .is_some_and(|names| !names.is_empty())
+    }
+
+    /// The groups written, in [`GROUPS`] order, with their instances.
+    pub fn used_groups(&self) -> impl Iterator<Item = (&'static Group, &[String])> {
+        GROUPS
+            .iter()
+            .zip(&self.groups)
+            .filter(|(_, names)| !names.is_empty())
+            .map(|(g, names)| (*g, names.as_slice()))
+    }
+
+    /// The groups written that have `timeseries.csv` columns, in order, each with
+    /// whether `scn` (a run's scenario) uses it.
+    pub fn series_groups(&self, scn: &Scenario) -> Vec<(&'static Group, bool)> {
+        self.used_groups()
+            .filter(|(g, _)| !g.series.is_empty())
+            .map(|(g, _)| (g, g.used_by(scn)))
+            .collect()
     }
 
     /// The column names, in order.
@@ -165,26 +159,10 @@ impl Layout {
         let mut c: Vec<String> = SUMMARY_BASE.iter().map(|c| c.name.to_string()).collect();
         c.extend((0..self.max_layers).map(layer_column));
         c.extend(SUMMARY_EXTRA.iter().map(|c| c.name.to_string()));
-        for f in &self.fleets {
-            c.extend(FLEET_COLUMNS.iter().map(|k| fleet_column(f, k)));
-        }
-        if !self.services.is_empty() {
-            c.push(OVERLOADED.name.to_string());
-        }
-        for sv in &self.services {
-            c.extend(SERVICE_COLUMNS.iter().map(|k| service_column(sv, k)));
-        }
-        if self.queue {
-            c.extend(QUEUE_SUMMARY.iter().map(|k| k.name.to_string()));
-        }
-        if self.bulkheads {
-            c.extend(BULKHEAD_COLUMNS.iter().map(|k| k.name.to_string()));
-        }
-        if self.pools {
-            c.extend(POOL_COLUMNS.iter().map(|k| k.name.to_string()));
-        }
-        if self.hedging {
-            c.extend(HEDGE_COLUMNS.iter().map(|k| k.name.to_string()));
+        for (g, names) in self.used_groups() {
+            for name in names {
+                c.extend(g.summary.iter().map(|k| g.column(name, k)));
+            }
         }
         c
     }
@@ -235,7 +213,7 @@ impl Summary {
         let t = &m.totals;
         let logical = t.logical as f64;
         let o = |c: Class| Cell::Int(t.outcomes[c as usize]);
-        let q = |p: f64| quantile_ms(&m.latency, p);
+        let q = |p: f64| Cell::quantile_ms(&m.latency, p);
         let completed = t.succeeded + t.failed;
         let samples = recovery::samples(&m.buckets);
         let span = windows
@@ -357,20 +335,20 @@ impl Summary {
             Cell::Bool(t.truncated.is_some()),
             // success_latency_mean_ms .. _p999_ms
             Cell::ratio(t.success_latency_sum_ns as f64 / 1e6, t.succeeded as f64),
-            quantile_ms(&m.success_latency, 0.5),
-            quantile_ms(&m.success_latency, 0.9),
-            quantile_ms(&m.success_latency, 0.99),
-            quantile_ms(&m.success_latency, 0.999),
+            Cell::quantile_ms(&m.success_latency, 0.5),
+            Cell::quantile_ms(&m.success_latency, 0.9),
+            Cell::quantile_ms(&m.success_latency, 0.99),
+            Cell::quantile_ms(&m.success_latency, 0.999),
             // failure_latency_mean_ms, _p50_ms, _p99_ms
             Cell::ratio(t.failure_latency_sum_ns as f64 / 1e6, t.failed as f64),
-            quantile_ms(&m.failure_latency, 0.5),
-            quantile_ms(&m.failure_latency, 0.99),
+            Cell::quantile_ms(&m.failure_latency, 0.5),
+            Cell::quantile_ms(&m.failure_latency, 0.99),
             Cell::Int(t.admitted),
             Cell::Int(t.waited),
             Cell::Int(t.blocked),
             // wait_mean_ms, wait_p99_ms
             Cell::ratio(t.wait_ns as f64 / 1e6, t.started as f64),
-            quantile_ms(&m.wait, 0.99),
+            Cell::quantile_ms(&m.wait, 0.99),
             Cell::ratio(t.waited as f64, t.admitted as f64), // p_wait
             Cell::ratio(t.blocked as f64, t.attempts as f64), // blocking_fraction
             Cell::ratio(served_in_series as f64, series_s),  // carried_rate
@@ -381,104 +359,118 @@ impl Summary {
             opt(recovery_queue),
         ];
         cells.extend(SUMMARY_EXTRA.iter().map(|c| c.name.to_string()).zip(extra));
-        for name in &layout.fleets {
-            let ft = scn
-                .fleets
-                .iter()
-                .position(|f| &f.name == name)
-                .and_then(|i| t.fleets.get(i));
-            let (l, s, a, f) = ft.map_or((0, 0, 0, 0), |x| {
-                (x.logical, x.succeeded, x.attempts, x.failed)
-            });
-            let values: [Cell; FLEET_COLUMNS.len()] = [
-                Cell::Int(l),
-                Cell::ratio(s as f64, l as f64),
-                Cell::ratio(a as f64, l as f64),
-                Cell::Int(f),
-            ];
-            cells.extend(
-                FLEET_COLUMNS
-                    .iter()
-                    .map(|c| fleet_column(name, c))
-                    .zip(values),
-            );
-        }
-        if !layout.services.is_empty() {
-            cells.push((OVERLOADED.name.to_string(), o(Class::Overloaded)));
-        }
-        for name in &layout.services {
-            let i = scn.services.iter().position(|s| &s.name == name);
-            let track = i.zip(m.services.as_ref());
-            let values: [Cell; SERVICE_COLUMNS.len()] = match track {
-                Some((i, s)) => {
-                    let t = &s.services[i].totals;
-                    [
-                        Cell::ratio(t.inbound as f64, logical),
-                        Cell::Int(t.rejected),
-                        Cell::Int(t.shed),
-                        s.utilisation_peak(i).map_or(Cell::Empty, Cell::float),
-                    ]
-                }
-                None => [Cell::Empty, Cell::Empty, Cell::Empty, Cell::Empty],
-            };
-            cells.extend(
-                SERVICE_COLUMNS
-                    .iter()
-                    .map(|c| service_column(name, c))
-                    .zip(values),
-            );
-        }
-        if layout.queue {
-            let values: [Cell; QUEUE_SUMMARY.len()] = match &m.queue {
-                Some(q) => {
-                    let t = &q.totals;
-                    [
-                        Cell::Int(t.messages),
-                        Cell::Int(t.deliveries),
-                        Cell::Int(t.redeliveries),
-                        Cell::Int(t.duplicate_deliveries),
-                        Cell::Int(t.dlq),
-                        Cell::Int(t.left),
-                        quantile_ms(&q.end_to_end, 0.5),
-                        quantile_ms(&q.end_to_end, 0.99),
-                    ]
-                }
-                None => std::array::from_fn(|_| Cell::Empty),
-            };
-            cells.extend(QUEUE_SUMMARY.iter().map(|c| c.name.to_string()).zip(values));
-        }
-        let g = m.guards.as_ref();
-        if layout.bulkheads {
-            let full = match g {
-                Some(g) if scn.uses_bulkheads() => Cell::Int(g.bulkhead_full),
-                _ => Cell::Empty,
-            };
-            cells.push((BULKHEAD_COLUMNS[0].name.to_string(), full));
-        }
-        if layout.pools {
-            let pool = scn.uses_pools();
-            let values: [Cell; POOL_COLUMNS.len()] = match g {
-                Some(g) if pool => [
-                    Cell::Int(g.pool_exhausted),
-                    Cell::ratio(g.pool_wait_ns as f64 / 1e6, g.pool_waits as f64),
-                    quantile_ms(&g.pool_wait, 0.99),
-                ],
-                _ => [Cell::Empty, Cell::Empty, Cell::Empty],
-            };
-            cells.extend(POOL_COLUMNS.iter().map(|c| c.name.to_string()).zip(values));
-        }
-        if layout.hedging {
-            let values: [Cell; HEDGE_COLUMNS.len()] = if scn.uses_hedging() {
-                [
-                    Cell::Int(t.hedges),
-                    Cell::Int(t.hedge_wins),
-                    Cell::Int(t.hedge_losers),
-                ]
-            } else {
-                [Cell::Empty, Cell::Empty, Cell::Empty]
-            };
-            cells.extend(HEDGE_COLUMNS.iter().map(|c| c.name.to_string()).zip(values));
+        let mut values = Vec::new();
+        for (g, names) in layout.used_groups() {
+            for name in names {
+                g.summary_cells(m, scn, name, &mut values);
+                cells.extend(
+                    g.summary
+                        .iter()
+                        .map(|c| g.column(name, c))
+                        .zip(values.drain(..)),
+                );
+            }
         }
         Summary { cells }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::csv::{timeseries_header, timeseries_rows_laid};
+    use crate::metrics::columns::{dictionary, HEDGE_GROUP, POOL_GROUP, TS_POOL_IN_USE};
+    use crate::run::run_one;
+    use crate::scenario::{load, Source};
+
+    const PLAIN: &str = "duration = \"2s\"\n[dependency]\nservers = 4\nservice_time = \"1ms\"\n\
+        [[fleets]]\nname = \"web\"\narrival = { kind = \"constant\", rate = 10 }\n\
+        [[fleets.layers]]\nmax_attempts = 2\n";
+
+    /// Two fleets, the second with a pool and a hedging layer.
+    const GUARDED: &str = "duration = \"2s\"\n[dependency]\nservers = 4\nservice_time = \"1ms\"\n\
+        [[fleets]]\nname = \"web\"\narrival = { kind = \"constant\", rate = 10 }\n\
+        [[fleets.layers]]\nmax_attempts = 2\n\
+        [[fleets]]\nname = \"api\"\narrival = { kind = \"constant\", rate = 10 }\n\
+        pool = { size = 2, acquire_timeout = \"10ms\" }\n\
+        [[fleets.layers]]\nmax_attempts = 1\n\
+        hedging = { max_attempts = 2, delay = \"1ms\", non_fatal = [] }\n\
+        [[fleets.layers]]\nmax_attempts = 1\n";
+
+    fn scenario(text: &str) -> Scenario {
+        let src = Source {
+            path: "t.toml".into(),
+            stem: "t".into(),
+            text: text.into(),
+        };
+        load(src, &[]).expect("scenario loads").scenario
+    }
+
+    #[test]
+    fn a_group_is_written_only_when_used_and_empty_in_a_cell_without_it() {
+        let (plain, guarded) = (scenario(PLAIN), scenario(GUARDED));
+        let alone = Layout::of(&plain);
+        assert!(alone.groups.iter().all(Vec::is_empty));
+        assert!(!alone.columns().iter().any(|c| c == "hedges"));
+        let mut sweep = alone.clone();
+        sweep.merge(&Layout::of(&guarded));
+        assert!(sweep.uses(&HEDGE_GROUP) && sweep.uses(&POOL_GROUP));
+        let header = sweep.columns();
+        let tail: Vec<&str> = header[header.len() - 14..]
+            .iter()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            tail,
+            [
+                "fleet_web_logical",
+                "fleet_web_success_fraction",
+                "fleet_web_amplification",
+                "fleet_web_failed",
+                "fleet_api_logical",
+                "fleet_api_success_fraction",
+                "fleet_api_amplification",
+                "fleet_api_failed",
+                "pool_exhausted",
+                "pool_wait_mean_ms",
+                "pool_wait_p99_ms",
+                "hedges",
+                "hedge_wins",
+                "hedge_losers",
+            ]
+        );
+        // The cell without them: empty hedging and pool cells; its missing fleet counts 0.
+        let r = run_one(&plain, &sweep, 0, 0);
+        let names: Vec<&str> = r.summary.cells.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, header);
+        for c in ["hedges", "pool_exhausted", "pool_wait_p99_ms"] {
+            assert_eq!(r.summary.get(c), Some(&Cell::Empty), "{c}");
+        }
+        assert_eq!(r.summary.get("fleet_api_logical"), Some(&Cell::Int(0)));
+        assert_eq!(r.summary.get("fleet_web_logical"), Some(&Cell::Int(20)));
+        let g = run_one(&guarded, &sweep, 1, 0);
+        assert!(matches!(g.summary.get("hedges"), Some(Cell::Int(n)) if *n > 0));
+        assert_eq!(g.summary.get("pool_exhausted"), Some(&Cell::Int(0)));
+        // timeseries.csv: pool_in_use last, empty for the cell without a pool.
+        assert!(timeseries_header(&sweep).ends_with(",pool_in_use\n"));
+        assert!(!timeseries_header(&alone).contains("pool_in_use"));
+        let last = |r: &crate::run::RunResult, s: &Scenario| {
+            let text = timeseries_rows_laid(r, Some(4), &sweep.series_groups(s));
+            let row = text.lines().next().unwrap().to_string();
+            row.rsplit(',').next().unwrap().to_string()
+        };
+        assert_eq!(last(&r, &plain), "");
+        assert!(last(&g, &guarded).parse::<f64>().unwrap() > 0.0);
+        // The folder's dictionary lists the same columns.
+        let d = dictionary(Some(&sweep));
+        let listed: Vec<&str> = d
+            .iter()
+            .filter(|e| e.file == "summary.csv" && !e.column.starts_with("param_"))
+            .map(|e| e.column.as_str())
+            .collect();
+        assert_eq!(listed, header);
+        assert!(d
+            .iter()
+            .any(|e| e.file == "timeseries.csv" && e.column == TS_POOL_IN_USE.name));
     }
 }

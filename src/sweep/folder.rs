@@ -142,7 +142,10 @@ pub fn run_folder(
     };
     let claimed = claim(dir, &want, force)?;
     let aggregate = plan.replications > 1;
-    let mut files = store::table_files(aggregate, !plan.layout.services.is_empty());
+    let mut files = store::table_files(
+        aggregate,
+        plan.layout.uses(&crate::metrics::columns::SERVICE_GROUP),
+    );
     let trace = loaded.scenario.trace;
     if trace.is_some() {
         files.extend(TRACE_FILES.map(String::from));

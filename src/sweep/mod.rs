@@ -252,7 +252,10 @@ fn claim_folder(
         shard: shard.map(|s| format!("{}/{}", s.index, s.count)),
     };
     let claimed = claim(dir, &want, force)?;
-    let mut files = sweep_files(shard.is_none(), !plan.layout.services.is_empty());
+    let mut files = sweep_files(
+        shard.is_none(),
+        plan.layout.uses(&crate::metrics::columns::SERVICE_GROUP),
+    );
     write_manifest(&claimed, &mut files, |f| {
         manifest_text(plan, shard, origin, f)
     })?;

@@ -14,7 +14,7 @@ use crate::export::csv::{
 };
 use crate::export::AtomicFile;
 use crate::metrics::columns::{param_column, TRUNCATED};
-use crate::metrics::columns::{COLUMNS_FILE, SERVICES_COLUMNS, SERVICES_FILE};
+use crate::metrics::columns::{COLUMNS_FILE, SERVICES_COLUMNS, SERVICES_FILE, SERVICE_GROUP};
 use crate::metrics::summary::Cell;
 use crate::run::RunResult;
 use crate::scenario::Scenario;
@@ -62,8 +62,7 @@ pub(crate) fn render_chunk(plan: &Plan, r: &RunResult, scn: &Scenario) -> Chunk 
         timeseries: timeseries_rows_laid(
             r,
             scn.dependency.servers,
-            plan.layout.queue,
-            plan.layout.pools.then(|| scn.uses_pools()),
+            &plan.layout.series_groups(scn),
         ),
         herd: herd_rows(r),
         ordinals: ordinal_rows(r),
@@ -337,7 +336,7 @@ pub(crate) fn table_files(aggregate: bool, graph: bool) -> Vec<String> {
 
 /// The header line of the `timeseries.csv` of a folder of `plan`'s runs.
 pub(crate) fn timeseries_header_of(plan: &Plan) -> String {
-    timeseries_header(plan.layout.queue, plan.layout.pools)
+    timeseries_header(&plan.layout)
 }
 
 /// The header line of `herd.csv`.
@@ -398,7 +397,7 @@ impl Tables {
         herd.write_all(herd_header().as_bytes())?;
         let mut ordinals = AtomicFile::create(&dir.join("attempts_by_ordinal.csv"))?;
         ordinals.write_all(record(ATTEMPTS_BY_ORDINAL_COLUMNS).as_bytes())?;
-        let services = if plan.layout.services.is_empty() {
+        let services = if !plan.layout.uses(&SERVICE_GROUP) {
             None
         } else {
             let mut f = AtomicFile::create(&dir.join(SERVICES_FILE))?;

@@ -122,6 +122,7 @@ fn every_numeric_option_names_its_range_for_negative_non_numeric_and_huge_values
         "search",
         "diff",
         "explain",
+        "lints",
         "completions",
         "man",
     ] {

@@ -147,13 +147,14 @@ fn sweep_dry_run_prints_the_plan_and_writes_nothing() {
     assert!(out.stderr.is_empty() && out.stdout.is_empty());
 }
 
-const SUBCOMMANDS: [&str; 12] = [
+const SUBCOMMANDS: [&str; 13] = [
     "run",
     "sweep",
     "merge",
     "validate",
     "columns",
     "explain",
+    "lints",
     "plot",
     "check",
     "search",
@@ -219,6 +220,8 @@ fn every_subcommand_takes_q_and_quiet_ones_print_nothing_but_their_result() {
     assert!(String::from_utf8_lossy(&o).starts_with("file,column,"));
     let (o, _) = quiet(&["explain", "sw.toml", "-q"]);
     assert!(!o.is_empty());
+    let (o, _) = quiet(&["lints", "-q"]);
+    assert!(String::from_utf8_lossy(&o).starts_with("id,why,"));
     // check and search had -q already: the help check above covers them.
 }
 
@@ -312,7 +315,7 @@ fn man_prints_the_page_and_writes_one_per_subcommand() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        "wrote 13 manual pages to man1/\n"
+        "wrote 14 manual pages to man1/\n"
     );
     let sweep = std::fs::read_to_string(d.path().join("man1/retrysim-sweep.1")).unwrap();
     assert!(sweep.contains(".TH retrysim-sweep 1"), "{sweep}");

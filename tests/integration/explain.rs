@@ -71,7 +71,7 @@ backoff = { kind = "exponential", base = "50ms", cap = "1s", jitter = "full" }
 
 #[test]
 fn every_lint_fires_on_its_anti_pattern_and_nothing_else_does() {
-    for (id, _) in LINTS {
+    for id in LINTS.map(|r| r.id) {
         let e = explain_fixture(id, &[]);
         assert_eq!(
             ids(&e),
@@ -86,7 +86,7 @@ fn every_lint_fires_on_its_anti_pattern_and_nothing_else_does() {
 
 #[test]
 fn every_fixed_twin_is_silent() {
-    for (id, _) in LINTS {
+    for id in LINTS.map(|r| r.id) {
         let e = explain_fixture(&format!("{id}_fixed"), &[]);
         assert!(
             !ids(&e).contains(id),
@@ -119,7 +119,7 @@ fn one_budgeted_layer_leaves_two_unbudgeted_retrying_layers_to_lint() {
     let e = explain_fixture("multi-layer-retries-without-budget", &[budget]);
     assert_eq!(
         ids(&e),
-        BTreeSet::from([lint::MULTI_LAYER_RETRIES_WITHOUT_BUDGET])
+        BTreeSet::from([lint::MULTI_LAYER_RETRIES_WITHOUT_BUDGET.id])
     );
     assert!(
         e.lints[0].message.contains("3 × 3 = 9"),
@@ -147,7 +147,7 @@ backoff = { kind = "fixed", delay = "100ms" }
     let e = explain_text(&text);
     assert_eq!(
         ids(&e),
-        BTreeSet::from([lint::UNJITTERED_BACKOFF_MANY_CLIENTS])
+        BTreeSet::from([lint::UNJITTERED_BACKOFF_MANY_CLIENTS.id])
     );
     assert!(e.lints[0].message.contains("the 500 requests of the burst"));
     assert!(e.lints[0].message.contains("fixed backoff of 100ms"));
@@ -195,7 +195,7 @@ max_attempts = 1
 breaker = { kind = "consecutive", failures = 5, open_for = "1s", placement = "outside" }
 "#;
     let e = explain_text(&scenario("", "", layers));
-    assert_eq!(ids(&e), BTreeSet::from([lint::RETRIES_BREAKER_OPEN]));
+    assert_eq!(ids(&e), BTreeSet::from([lint::RETRIES_BREAKER_OPEN.id]));
     assert_eq!(e.lints[0].layer.as_deref(), Some("client"));
     assert!(e.lints[0].message.contains("layer 'sdk' below"));
 }
@@ -226,10 +226,13 @@ backoff = { kind = "exponential", base = "10ms", cap = "100ms", jitter = "full" 
         layers_hit,
         vec![
             (
-                lint::NO_ATTEMPT_TIMEOUT_UNDER_DEADLINE,
+                lint::NO_ATTEMPT_TIMEOUT_UNDER_DEADLINE.id,
                 "client".to_string()
             ),
-            (lint::NO_ATTEMPT_TIMEOUT_UNDER_DEADLINE, "sdk".to_string()),
+            (
+                lint::NO_ATTEMPT_TIMEOUT_UNDER_DEADLINE.id,
+                "sdk".to_string()
+            ),
         ]
     );
 }
@@ -244,7 +247,10 @@ fn overload_counts_the_peak_of_a_load_profile_and_names_the_largest_fleet() {
     .replace("queue_limit = 100", "queue_limit = \"unlimited\"");
     let e = explain_text(&text);
     // 100/s, 1200/s from 5 s on: the mean is 650/s, the peak 1200/s > 1000/s.
-    assert_eq!(ids(&e), BTreeSet::from([lint::OVERLOAD_WITHOUT_SHEDDING]));
+    assert_eq!(
+        ids(&e),
+        BTreeSet::from([lint::OVERLOAD_WITHOUT_SHEDDING.id])
+    );
     assert!((e.offered_peak - 1200.0).abs() < 1e-9);
     assert!((e.offered_mean - 650.0).abs() < 1.0, "{}", e.offered_mean);
     assert_eq!(e.fleets[0].utilisation, Some(1.2));
@@ -264,7 +270,10 @@ fn overload_counts_the_peak_of_a_load_profile_and_names_the_largest_fleet() {
         scenario("", "", CLEAN_LAYER).replace("queue_limit = 100", "queue_limit = \"unlimited\"")
     );
     let e = explain_text(&two);
-    assert_eq!(ids(&e), BTreeSet::from([lint::OVERLOAD_WITHOUT_SHEDDING]));
+    assert_eq!(
+        ids(&e),
+        BTreeSet::from([lint::OVERLOAD_WITHOUT_SHEDDING.id])
+    );
     assert_eq!(e.lints[0].fleet, "batch");
     assert!(e.lints[0]
         .message
@@ -383,9 +392,9 @@ fn unlimited_attempts_and_overflowing_products_print_unbounded() {
         .contains("unbounded attempts per request (worst case)"));
     let got = ids(&e);
     for id in [
-        lint::TOO_MANY_ATTEMPTS,
-        lint::BACKOFF_EXCEEDS_DEADLINE,
-        lint::TIMEOUTS_EXCEED_DEADLINE,
+        lint::TOO_MANY_ATTEMPTS.id,
+        lint::BACKOFF_EXCEEDS_DEADLINE.id,
+        lint::TIMEOUTS_EXCEED_DEADLINE.id,
     ] {
         assert!(got.contains(id), "{id} missing from {got:?}");
     }
@@ -393,7 +402,7 @@ fn unlimited_attempts_and_overflowing_products_print_unbounded() {
 
 #[test]
 fn explain_is_deterministic() {
-    for (id, _) in LINTS {
+    for id in LINTS.map(|r| r.id) {
         let a = explain_fixture(id, &[]);
         let b = explain_fixture(id, &[]);
         assert_eq!(a, b);
@@ -626,7 +635,7 @@ proptest! {
         let text = e.render();
         prop_assert!(text.contains("lints: "));
         for l in &e.lints {
-            prop_assert!(LINTS.iter().any(|(id, _)| *id == l.id));
+            prop_assert!(LINTS.iter().any(|r| r.id == l.id));
         }
     }
 }
@@ -721,7 +730,7 @@ fn an_unknown_lint_is_bad_input_and_lists_the_known_ones() {
         err.contains("error: --deny: unknown lint \"too-many\""),
         "{err}"
     );
-    for (id, _) in LINTS {
+    for id in LINTS.map(|r| r.id) {
         assert!(err.contains(id), "{id} not listed: {err}");
     }
     assert!(o.stdout.is_empty());
@@ -745,21 +754,83 @@ fn a_missing_or_invalid_file_is_bad_input() {
     assert!(err.contains("fleets[0].layers[0].max_attempts"), "{err}");
 }
 
+/// The README's Lints section is the lint table, as `retrysim lints --markdown` prints
+/// it. `RETRYSIM_BLESS=1` rewrites the section.
 #[test]
-fn the_readme_lists_every_lint_and_no_other() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-        .expect("README.md is readable");
-    let section = readme
-        .split("## Lints")
-        .nth(1)
-        .expect("README has a Lints section");
-    let listed: BTreeSet<&str> = section
+fn the_readme_lists_every_lint_as_the_table_says() {
+    const BEGIN: &str = "<!-- lints:begin -->\n";
+    const END: &str = "<!-- lints:end -->";
+    let o = retrysim(&["lints", "--markdown"]);
+    assert_eq!(code(&o), 0);
+    let want = String::from_utf8(o.stdout).unwrap();
+    let readme_path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let readme = std::fs::read_to_string(&readme_path).expect("README.md is readable");
+    let start = readme.find(BEGIN).expect("README has the lints section") + BEGIN.len();
+    let end = readme[start..].find(END).expect("the section ends") + start;
+    if std::env::var_os("RETRYSIM_BLESS").is_some() {
+        let text = format!("{}{want}{}", &readme[..start], &readme[end..]);
+        std::fs::write(&readme_path, text).unwrap();
+        return;
+    }
+    assert_eq!(
+        &readme[start..end],
+        want,
+        "README's lint table differs from the lint table: RETRYSIM_BLESS=1 cargo test --release --test integration explain::"
+    );
+    // One row per lint, in table order, with its id, why and rule.
+    let listed: Vec<&str> = want
         .lines()
+        .skip(2)
         .filter_map(|l| l.strip_prefix("| `"))
         .filter_map(|l| l.split('`').next())
         .collect();
-    let known: BTreeSet<&str> = LINTS.iter().map(|(id, _)| *id).collect();
-    assert_eq!(listed, known);
+    assert_eq!(listed, LINTS.map(|r| r.id));
+    for r in LINTS {
+        assert!(
+            want.contains(&format!("| `{}` | {} | {} |", r.id, r.why, r.fires_when)),
+            "{}",
+            r.id
+        );
+    }
+}
+
+#[test]
+fn retrysim_lints_prints_the_table_as_csv() {
+    let o = retrysim(&["lints", "-q"]);
+    assert_eq!(code(&o), 0);
+    assert!(o.stderr.is_empty());
+    let mut r = csv::Reader::from_reader(&o.stdout[..]);
+    assert_eq!(
+        r.headers().unwrap().iter().collect::<Vec<_>>(),
+        ["id", "why", "fires_when"]
+    );
+    let rows: Vec<Vec<String>> = r
+        .records()
+        .map(|rec| rec.unwrap().iter().map(String::from).collect())
+        .collect();
+    let want: Vec<Vec<String>> = LINTS
+        .iter()
+        .map(|l| vec![l.id.into(), l.why.into(), l.fires_when.into()])
+        .collect();
+    assert_eq!(rows, want);
+}
+
+/// Every lint of the table has its pair of fixtures, and every fixture is a lint's
+/// (the tests above run each lint on its pair).
+#[test]
+fn the_lint_fixtures_are_exactly_the_tables_pairs() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lints");
+    let mut found: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    found.sort();
+    let mut want: Vec<String> = LINTS
+        .iter()
+        .flat_map(|r| [format!("{}.toml", r.id), format!("{}_fixed.toml", r.id)])
+        .collect();
+    want.sort();
+    assert_eq!(found, want);
 }
 
 // ----- service graphs (issue 19) ---------------------------------------------------------
@@ -972,7 +1043,10 @@ fn unlimited_attempts_in_a_graph_print_unlimited() {
 #[test]
 fn retries_at_several_tiers_fires_on_the_cascade_and_not_on_one_retrying_tier() {
     let e = explain_text(&chain_of(4));
-    assert_eq!(ids(&e), BTreeSet::from([lint::RETRIES_AT_SEVERAL_TIERS]));
+    assert_eq!(
+        ids(&e),
+        BTreeSet::from([lint::tiers::RETRIES_AT_SEVERAL_TIERS.id])
+    );
     let l = &e.lints[0];
     assert_eq!(
         (l.fleet.as_str(), l.layer.as_deref(), l.call.as_deref()),
@@ -1027,7 +1101,10 @@ fn retries_at_several_tiers_fires_on_the_cascade_and_not_on_one_retrying_tier() 
         )
     };
     let e = explain_text(&two(""));
-    assert_eq!(ids(&e), BTreeSet::from([lint::RETRIES_AT_SEVERAL_TIERS]));
+    assert_eq!(
+        ids(&e),
+        BTreeSet::from([lint::tiers::RETRIES_AT_SEVERAL_TIERS.id])
+    );
     assert!(
         e.lints[0].message.contains("(fleet 'users' 3, frontend ─▶ db 3), fleet 'users' without a retry budget, so their attempts multiply to 3 × 3 = 9 attempts at 'db'"),
         "{}",
@@ -1052,7 +1129,10 @@ fn retries_at_several_tiers_names_the_path_that_multiplies_most() {
         "",
     );
     let e = explain_text(&text);
-    assert_eq!(ids(&e), BTreeSet::from([lint::RETRIES_AT_SEVERAL_TIERS]));
+    assert_eq!(
+        ids(&e),
+        BTreeSet::from([lint::tiers::RETRIES_AT_SEVERAL_TIERS.id])
+    );
     let m = &e.lints[0].message;
     assert!(m.contains("on the path users → frontend → db,"), "{m}");
     assert!(m.contains("2 × 3 = 6 attempts at 'db'"), "{m}");
@@ -1107,9 +1187,14 @@ fn retries_overloaded_fires_at_a_call_and_a_fleet_layer_and_not_without_overload
     assert_eq!(
         hit,
         vec![
-            (lint::RETRIES_AT_SEVERAL_TIERS, "users", None, None),
             (
-                lint::RETRIES_OVERLOADED,
+                lint::tiers::RETRIES_AT_SEVERAL_TIERS.id,
+                "users",
+                None,
+                None
+            ),
+            (
+                lint::tiers::RETRIES_OVERLOADED.id,
                 "users",
                 Some("frontend ─▶ backend"),
                 Some("rpc")
@@ -1124,7 +1209,10 @@ fn retries_overloaded_fires_at_a_call_and_a_fleet_layer_and_not_without_overload
     assert!(shown.contains("leave overloaded out of retry_on"));
     // Without overloaded in retry_on only the tiers rule remains.
     let e = explain_text(&retrying(without, without));
-    assert_eq!(ids(&e), BTreeSet::from([lint::RETRIES_AT_SEVERAL_TIERS]));
+    assert_eq!(
+        ids(&e),
+        BTreeSet::from([lint::tiers::RETRIES_AT_SEVERAL_TIERS.id])
+    );
 
     // A fleet layer retrying a target with overloaded_status.
     let fleet = |retry_on: &str| {
@@ -1135,7 +1223,10 @@ fn retries_overloaded_fires_at_a_call_and_a_fleet_layer_and_not_without_overload
         )
     };
     let e = explain_text(&fleet(with));
-    assert_eq!(ids(&e), BTreeSet::from([lint::RETRIES_OVERLOADED]));
+    assert_eq!(
+        ids(&e),
+        BTreeSet::from([lint::tiers::RETRIES_OVERLOADED.id])
+    );
     assert_eq!(e.lints[0].layer.as_deref(), Some("rpc"));
     assert!(e.lints[0].message.contains("overloaded_status = true"));
     assert!(explain_text(&fleet(without)).lints.is_empty());
@@ -1159,7 +1250,7 @@ fn ignores_retry_after_counts_overloaded_rejections_with_overloaded_status() {
     };
     // Rejections are `rejected`: the default retry_on retries them.
     let e = explain_text(&front("", ""));
-    assert_eq!(ids(&e), BTreeSet::from([lint::IGNORES_RETRY_AFTER]));
+    assert_eq!(ids(&e), BTreeSet::from([lint::IGNORES_RETRY_AFTER.id]));
     assert!(e.lints[0]
         .message
         .starts_with("service 'frontend' rejects with Retry-After 1s"));
@@ -1209,7 +1300,7 @@ fn a_handler_without_any_time_bound_outlives_any_visibility_timeout() {
     let e = explain_text(&queue_fleet("max_receive_count = 1", ""));
     assert_eq!(
         ids(&e),
-        BTreeSet::from([lint::VISIBILITY_TIMEOUT_BELOW_HANDLER_TIME])
+        BTreeSet::from([lint::queue::VISIBILITY_TIMEOUT_BELOW_HANDLER_TIME.id])
     );
     assert!(
         e.lints[0].message.contains("nothing bounds"),
@@ -1231,7 +1322,7 @@ fn a_handler_without_any_time_bound_outlives_any_visibility_timeout() {
     );
     assert_eq!(
         ids(&e),
-        BTreeSet::from([lint::VISIBILITY_TIMEOUT_BELOW_HANDLER_TIME])
+        BTreeSet::from([lint::queue::VISIBILITY_TIMEOUT_BELOW_HANDLER_TIME.id])
     );
     // total_timeout caps the layer.
     let e = explain_text(&queue_fleet(
@@ -1246,7 +1337,7 @@ fn a_budget_or_a_single_receive_ends_the_double_retry_loop() {
     let layer = "[[fleets.layers]]\nmax_attempts = 3\nattempt_timeout = \"1s\"";
     let e = explain_text(&queue_fleet("", layer));
     // Unlimited receives by default: unbounded attempts per message.
-    assert_eq!(ids(&e), BTreeSet::from([lint::DOUBLE_RETRY_LOOP]));
+    assert_eq!(ids(&e), BTreeSet::from([lint::queue::DOUBLE_RETRY_LOOP.id]));
     assert!(
         e.lints[0]
             .message
@@ -1292,7 +1383,10 @@ backoff = { kind = "exponential", base = "100ms", cap = "1s", jitter = "full" }
     };
     let held = "pool = { size = 20, hold_during_backoff = true }";
     let e = explain_text(&scn(held, 3));
-    assert_eq!(ids(&e), BTreeSet::from([lint::POOL_HELD_DURING_BACKOFF]));
+    assert_eq!(
+        ids(&e),
+        BTreeSet::from([lint::guards::POOL_HELD_DURING_BACKOFF.id])
+    );
     assert_eq!(e.lints[0].layer.as_deref(), Some("sdk"));
     assert!(e.lints[0].message.contains("pool of 20 connections"));
     // Given back during the backoff, or no retries: silent.

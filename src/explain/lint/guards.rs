@@ -3,7 +3,15 @@
 
 use crate::model::config::{Guards, LayerConfig, Scenario};
 
-use super::{retries, Found, POOL_HELD_DURING_BACKOFF};
+use super::{retries, Found, Rule};
+
+/// A connection pool held through a retrying layer's backoff.
+pub const POOL_HELD_DURING_BACKOFF: Rule = Rule {
+    id: "pool-held-during-backoff",
+    why: "a connection pool is held through the backoff of a layer that retries, so the dependency's slowdown becomes the caller's pool exhaustion (at most size / (service time + backoff) attempts per second)",
+    fires_when: "a fleet or call has a `pool` with `hold_during_backoff = true` and its innermost layer (whose attempts hold the connections) retries. A call's lint names the first fleet whose requests reach it",
+    check: held_during_backoff,
+};
 
 /// The message of a pool with `size` connections held through `l`'s backoff.
 fn message(size: u32, l: &LayerConfig) -> String {
@@ -22,10 +30,10 @@ fn held<'a>(g: &Guards, layers: &'a [LayerConfig]) -> Option<(u32, usize, &'a La
 }
 
 /// `pool-held-during-backoff`: fleets and calls (on the first fleet that reaches them).
-pub(super) fn held_during_backoff(found: &mut Found, scn: &Scenario) {
+fn held_during_backoff(found: &mut Found, scn: &Scenario) {
     for (fi, f) in scn.fleets.iter().enumerate() {
         if let Some((size, li, l)) = held(&f.guards, &f.layers) {
-            found.push(fi, f, Some(li), POOL_HELD_DURING_BACKOFF, message(size, l));
+            found.push(fi, f, Some(li), &POOL_HELD_DURING_BACKOFF, message(size, l));
         }
     }
     let reach: Vec<Vec<bool>> = scn
@@ -49,7 +57,7 @@ pub(super) fn held_during_backoff(found: &mut Found, scn: &Scenario) {
                 Some(((si, j), call)),
                 Some(li),
                 Some(l.name.clone()),
-                POOL_HELD_DURING_BACKOFF,
+                &POOL_HELD_DURING_BACKOFF,
                 message(size, l),
             );
         }

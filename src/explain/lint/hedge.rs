@@ -3,7 +3,15 @@
 
 use crate::model::config::Scenario;
 
-use super::{Found, HEDGES_WRITES};
+use super::{Found, Rule};
+
+/// Hedging non-idempotent writes without idempotency keys.
+pub const HEDGES_WRITES: Rule = Rule {
+    id: "hedges-writes",
+    why: "a layer hedges non-idempotent writes that carry no idempotency key: its concurrent copies are ambiguous duplicates, each applied",
+    fires_when: "the fleet has `writes` > 0 without `idempotency_keys`, and one of its layers, or a layer of a call its requests reach, has `hedging`",
+    check: writes,
+};
 
 /// The message of a hedging layer with `copies` copies on a fleet's keyless writes.
 fn message(copies: u32, writes: f64) -> String {
@@ -15,7 +23,7 @@ fn message(copies: u32, writes: f64) -> String {
 
 /// `hedges-writes`: a fleet with keyless writes, and a hedging layer of its own or of
 /// a call its requests reach.
-pub(super) fn writes(found: &mut Found, scn: &Scenario) {
+fn writes(found: &mut Found, scn: &Scenario) {
     for (fi, f) in scn.fleets.iter().enumerate() {
         if f.writes <= 0.0 || f.idempotency_keys {
             continue;
@@ -26,7 +34,7 @@ pub(super) fn writes(found: &mut Found, scn: &Scenario) {
                     fi,
                     f,
                     Some(li),
-                    HEDGES_WRITES,
+                    &HEDGES_WRITES,
                     message(h.max_attempts, f.writes),
                 );
             }
@@ -47,7 +55,7 @@ pub(super) fn writes(found: &mut Found, scn: &Scenario) {
                         Some(((si, j), super::tiers::call_label(scn, s, c))),
                         Some(li),
                         Some(l.name.clone()),
-                        HEDGES_WRITES,
+                        &HEDGES_WRITES,
                         message(h.max_attempts, f.writes),
                     );
                 }

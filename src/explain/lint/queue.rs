@@ -6,7 +6,23 @@ use crate::model::config::{Attempts, FleetConfig, Scenario};
 use crate::model::text::{fmt_count, fmt_duration, fmt_time};
 
 use super::super::{retries, worst_case_attempts, Bound};
-use super::{Found, DOUBLE_RETRY_LOOP, VISIBILITY_TIMEOUT_BELOW_HANDLER_TIME};
+use super::{Found, Rule};
+
+/// A queue handler that can outlive its visibility timeout.
+pub const VISIBILITY_TIMEOUT_BELOW_HANDLER_TIME: Rule = Rule {
+    id: "visibility-timeout-below-handler-time",
+    why: "a queue handler's worst case (its retries, their timeouts and its backoff) exceeds the visibility timeout, so its message is delivered again while it still runs",
+    fires_when: "a queue fleet's handler can run longer than its `visibility_timeout`: its worst case (layer by layer from the bottom, `max_attempts` × the attempt's bound, its `attempt_timeout` or the layer below's worst case, plus the longest backoff schedule, capped by `total_timeout`, then by the fleet's `deadline`; hop latencies not counted) exceeds it, or nothing bounds it (no attempt timeout, total timeout or deadline)",
+    check: visibility_timeout,
+};
+
+/// Handler retries inside broker redelivery, without a budget.
+pub const DOUBLE_RETRY_LOOP: Rule = Rule {
+    id: "double-retry-loop",
+    why: "a queue handler retries and the broker redelivers too, with no budget, so the two loops multiply (3 attempts × 5 receives = 15 per message)",
+    fires_when: "a queue fleet's handler retries (a layer retries) and the broker redelivers (`max_receive_count` above 1 or unlimited), and no retrying layer has a `budget`",
+    check: double_retry_loop,
+};
 
 /// The smaller of two bounds.
 fn min(a: Bound, b: Bound) -> Bound {
@@ -56,8 +72,8 @@ pub fn handler_worst_case(f: &FleetConfig) -> Bound {
     }
 }
 
-/// `visibility-timeout-below-handler-time` and `double-retry-loop`, per queue fleet.
-pub(super) fn queue_lints(found: &mut Found, scn: &Scenario) {
+/// `visibility-timeout-below-handler-time`, per queue fleet.
+fn visibility_timeout(found: &mut Found, scn: &Scenario) {
     for (fi, f) in scn.fleets.iter().enumerate() {
         let Some(q) = &f.queue else { continue };
         let worst = handler_worst_case(f);
@@ -77,12 +93,19 @@ pub(super) fn queue_lints(found: &mut Found, scn: &Scenario) {
                 fi,
                 f,
                 None,
-                VISIBILITY_TIMEOUT_BELOW_HANDLER_TIME,
+                &VISIBILITY_TIMEOUT_BELOW_HANDLER_TIME,
                 format!(
                     "{why}: its message is delivered again while the handler still runs (a duplicate delivery, applied twice if not idempotent); make the visibility timeout at least the handler's worst case"
                 ),
             );
         }
+    }
+}
+
+/// `double-retry-loop`, per queue fleet.
+fn double_retry_loop(found: &mut Found, scn: &Scenario) {
+    for (fi, f) in scn.fleets.iter().enumerate() {
+        let Some(q) = &f.queue else { continue };
         let receives = q
             .max_receive_count
             .map_or(Attempts::Unlimited, Attempts::Limited);
@@ -94,7 +117,7 @@ pub(super) fn queue_lints(found: &mut Found, scn: &Scenario) {
                 fi,
                 f,
                 None,
-                DOUBLE_RETRY_LOOP,
+                &DOUBLE_RETRY_LOOP,
                 format!(
                     "the handler makes up to {} attempts per receive and the broker delivers each message up to {} times (max_receive_count), with no retry budget: {} attempts per message at the dependency when it fails; retry in one loop (max_attempts = 1 in the handler, or max_receive_count = 1) or give the handler's retries a budget",
                     fmt_count(handler),

@@ -9,7 +9,23 @@ use crate::model::outcome::Class;
 use super::super::graph::{paths, Step};
 use super::super::render::fmt_count;
 use super::super::{retries, Bound};
-use super::{Found, RETRIES_AT_SEVERAL_TIERS, RETRIES_OVERLOADED};
+use super::{Found, Rule};
+
+/// Retries at more than one tier of a service graph's path, not all budgeted.
+pub const RETRIES_AT_SEVERAL_TIERS: Rule = Rule {
+    id: "retries-at-several-tiers",
+    why: "more than one tier on a path of a service graph retries, not every one with a budget, so the attempts multiply tier by tier (4 × 4 × 4 = 64 at the database)",
+    fires_when: "on a path of a service graph from a fleet to a service that calls nobody, more than one tier retries (a tier is the fleet's layers, or one call's layers; it retries when one of its layers does) and at least one retrying tier has a layer without a `budget`. One lint per fleet, naming the path with the largest product",
+    check: several_tiers,
+};
+
+/// A layer retries a callee's `overloaded` answers.
+pub const RETRIES_OVERLOADED: Rule = Rule {
+    id: "retries-overloaded",
+    why: "a layer retries a callee's overloaded answers, which mean \"overloaded; don't retry\", so tiers above the one that rejected retry too",
+    fires_when: "a retrying fleet or call layer has `overloaded` in `retry_on` and a callee can answer overloaded (`on_failure = \"overloaded\"` or `overloaded_status = true`). A call's lint names the first fleet whose requests reach it; a call no fleet reaches is not linted",
+    check: overloaded,
+};
 
 /// Most paths of one fleet examined for `retries-at-several-tiers`.
 const MAX_LINTED_PATHS: usize = 4096;
@@ -44,7 +60,7 @@ pub(super) fn call_label(scn: &Scenario, caller: &ServiceConfig, c: &CallConfig)
 type Offending<'a> = (&'a Vec<Step>, Vec<(String, String)>, Vec<String>);
 
 /// `retries-at-several-tiers`: per fleet, the offending path with the largest product.
-pub(super) fn several_tiers(found: &mut Found, scn: &Scenario) {
+fn several_tiers(found: &mut Found, scn: &Scenario) {
     if !scn.graph {
         return;
     }
@@ -102,7 +118,7 @@ pub(super) fn several_tiers(found: &mut Found, scn: &Scenario) {
             fi,
             f,
             None,
-            RETRIES_AT_SEVERAL_TIERS,
+            &RETRIES_AT_SEVERAL_TIERS,
             format!(
                 "on the path {} → {}, {} tiers retry ({}), {}, so their attempts multiply to {} = {} attempts at '{last}' per request when it fails{others}; retry at one tier only (the one immediately above the failing service, answering overloaded above it), or give each retrying tier a budget",
                 f.name,
@@ -160,7 +176,7 @@ pub(super) fn reached(scn: &Scenario, f: &FleetConfig) -> Vec<bool> {
 
 /// `retries-overloaded`: fleet layers calling their target, and call layers calling
 /// their callees, that retry overloaded answers a callee can give.
-pub(super) fn overloaded(found: &mut Found, scn: &Scenario) {
+fn overloaded(found: &mut Found, scn: &Scenario) {
     for (fi, f) in scn.fleets.iter().enumerate() {
         let Some(t) = scn.services.get(usize::from(f.target)) else {
             continue;
@@ -170,7 +186,7 @@ pub(super) fn overloaded(found: &mut Found, scn: &Scenario) {
         };
         for (li, l) in f.layers.iter().enumerate() {
             if retries_overloaded(l) {
-                found.push(fi, f, Some(li), RETRIES_OVERLOADED, message(&t.name, why));
+                found.push(fi, f, Some(li), &RETRIES_OVERLOADED, message(&t.name, why));
             }
         }
     }
@@ -197,7 +213,7 @@ pub(super) fn overloaded(found: &mut Found, scn: &Scenario) {
                         Some(((si, j), call.clone())),
                         Some(li),
                         Some(l.name.clone()),
-                        RETRIES_OVERLOADED,
+                        &RETRIES_OVERLOADED,
                         message(&callee.name, why),
                     );
                 }

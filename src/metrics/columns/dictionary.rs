@@ -51,6 +51,29 @@ fn entry(file: &'static str, column: String, c: &Column) -> Entry {
     }
 }
 
+/// The groups a folder of `layout` writes, with their instances; every group, with
+/// its template instance, without a layout.
+fn groups(layout: Option<&Layout>) -> Vec<(&'static Group, Vec<String>)> {
+    match layout {
+        Some(l) => l
+            .used_groups()
+            .map(|(g, names)| (g, names.to_vec()))
+            .collect(),
+        None => GROUPS
+            .iter()
+            .map(|g| (*g, vec![g.template().to_string()]))
+            .collect(),
+    }
+}
+
+/// Entry `e` of group `g`, with the group's note when the dictionary lists templates.
+fn noted(mut e: Entry, g: &Group, layout: Option<&Layout>) -> Entry {
+    if layout.is_none() && !g.note.is_empty() {
+        e.description = format!("{} ({})", e.description, g.note);
+    }
+    e
+}
+
 /// The rows of `summary.csv`: its columns, then the `param_` ones.
 fn summary(layout: Option<&Layout>, params: Option<&[String]>) -> Vec<Entry> {
     let file = "summary.csv";
@@ -78,67 +101,14 @@ fn summary(layout: Option<&Layout>, params: Option<&[String]>) -> Vec<Entry> {
             .iter()
             .map(|c| entry(file, c.name.to_string(), c)),
     );
-    let fleets: Vec<String> = match layout {
-        Some(l) => l.fleets.clone(),
-        None => vec!["<name>".to_string()],
-    };
-    for f in &fleets {
-        for c in &FLEET_COLUMNS {
-            let mut e = entry(file, fleet_column(f, c), c);
-            if layout.is_none() {
-                e.description = format!(
-                    "{} (only when a scenario has several fleets)",
-                    e.description
-                );
-            }
-            out.push(e);
+    for (g, names) in groups(layout) {
+        for name in &names {
+            out.extend(
+                g.summary
+                    .iter()
+                    .map(|c| noted(entry(file, g.column(name, c), c), g, layout)),
+            );
         }
-    }
-    let services: Vec<String> = match layout {
-        Some(l) => l.services.clone(),
-        None => vec!["<name>".to_string()],
-    };
-    if !services.is_empty() {
-        out.push(entry(file, OVERLOADED.name.to_string(), &OVERLOADED));
-    }
-    for sv in &services {
-        for c in &SERVICE_COLUMNS {
-            let mut e = entry(file, service_column(sv, c), c);
-            if layout.is_none() {
-                e.description = format!("{} (service graphs only)", e.description);
-            }
-            out.push(e);
-        }
-    }
-    if layout.is_none_or(|l| l.queue) {
-        out.extend(QUEUE_SUMMARY.iter().map(|c| {
-            let mut e = entry(file, c.name.to_string(), c);
-            if layout.is_none() {
-                e.description = format!("{} (queue fleets only)", e.description);
-            }
-            e
-        }));
-    }
-    if layout.is_none_or(|l| l.bulkheads) {
-        out.extend(
-            BULKHEAD_COLUMNS
-                .iter()
-                .map(|c| entry(file, c.name.to_string(), c)),
-        );
-    }
-    if layout.is_none_or(|l| l.pools) {
-        out.extend(
-            POOL_COLUMNS
-                .iter()
-                .map(|c| entry(file, c.name.to_string(), c)),
-        );
-    }
-    if layout.is_none_or(|l| l.hedging) {
-        out.extend(
-            HEDGE_COLUMNS
-                .iter()
-                .map(|c| entry(file, c.name.to_string(), c)),
-        );
     }
     let param = |column: String, description: String| Entry {
         file,
@@ -270,21 +240,14 @@ pub fn folder_dictionary(contents: Contents<'_>) -> Vec<Entry> {
             .iter()
             .map(|c| entry("timeseries.csv", c.name.to_string(), c)),
     );
-    if contents.layout.is_none_or(|l| l.queue) {
-        out.extend(QUEUE_SERIES.iter().map(|c| {
-            let mut e = entry("timeseries.csv", c.name.to_string(), c);
-            if templates {
-                e.description = format!("{} (queue fleets only)", e.description);
-            }
-            e
+    for (g, _) in groups(contents.layout) {
+        out.extend(g.series.iter().map(|c| {
+            noted(
+                entry("timeseries.csv", c.name.to_string(), c),
+                g,
+                contents.layout,
+            )
         }));
-    }
-    if contents.layout.is_none_or(|l| l.pools) {
-        out.push(entry(
-            "timeseries.csv",
-            TS_POOL_IN_USE.name.to_string(),
-            &TS_POOL_IN_USE,
-        ));
     }
     out.extend(
         HERD.iter()
@@ -295,14 +258,14 @@ pub fn folder_dictionary(contents: Contents<'_>) -> Vec<Entry> {
             .iter()
             .map(|c| entry("attempts_by_ordinal.csv", c.name.to_string(), c)),
     );
-    if contents.layout.is_none_or(|l| !l.services.is_empty()) {
-        out.extend(SERVICES.iter().map(|c| {
-            let mut e = entry(SERVICES_FILE, c.name.to_string(), c);
-            if templates {
-                e.description = format!("{} (service graphs only)", e.description);
-            }
-            e
-        }));
+    for (g, _) in groups(contents.layout) {
+        if let Some(f) = g.file {
+            out.extend(
+                f.columns
+                    .iter()
+                    .map(|c| noted(entry(f.name, c.name.to_string(), c), g, contents.layout)),
+            );
+        }
     }
     if contents.traces {
         out.extend(

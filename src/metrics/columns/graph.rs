@@ -3,6 +3,10 @@
 //! `services.csv`, one row per run, bucket and service.
 
 use super::*;
+use crate::metrics::summary::Cell;
+use crate::metrics::RunMetrics;
+use crate::model::config::Scenario;
+use crate::model::outcome::Class;
 
 /// `overloaded`.
 pub const OVERLOADED: Column = count(
@@ -45,7 +49,71 @@ pub const SERVICE_COLUMNS: [Column; 4] = [
 
 /// The name of service `service`'s column `c` (one of [`SERVICE_COLUMNS`]).
 pub fn service_column(service: &str, c: &Column) -> String {
-    format!("service_{service}_{}", c.name)
+    SERVICE_GROUP.column(service, c)
+}
+
+/// The `overloaded` column of a service graph.
+pub const GRAPH_GROUP: Group = Group {
+    name: "graph",
+    instances: Instances::Once(is_graph),
+    summary: &[OVERLOADED],
+    cells: overloaded_cells,
+    series: &[],
+    series_cells: no_series,
+    file: None,
+    note: "",
+};
+
+fn is_graph(scn: &Scenario) -> bool {
+    scn.graph && !scn.services.is_empty()
+}
+
+fn overloaded_cells(m: &RunMetrics, _: &Scenario, _: &str, out: &mut Vec<Cell>) {
+    out.push(Cell::Int(m.totals.outcomes[Class::Overloaded as usize]));
+}
+
+/// The per-service columns `service_<name>_<column>` of a service graph, and
+/// `services.csv`.
+pub const SERVICE_GROUP: Group = Group {
+    name: "services",
+    instances: Instances::Named {
+        prefix: "service_",
+        names: service_names,
+    },
+    summary: &SERVICE_COLUMNS,
+    cells: service_cells,
+    series: &[],
+    series_cells: no_series,
+    file: Some(GroupFile {
+        name: SERVICES_FILE,
+        columns: &SERVICES,
+    }),
+    note: "service graphs only",
+};
+
+fn service_names(scn: &Scenario) -> Vec<String> {
+    if scn.graph {
+        scn.services.iter().map(|s| s.name.clone()).collect()
+    } else {
+        Vec::new()
+    }
+}
+
+/// A service the run's scenario lacks has empty cells.
+fn service_cells(m: &RunMetrics, scn: &Scenario, name: &str, out: &mut Vec<Cell>) {
+    let i = scn.services.iter().position(|s| s.name == name);
+    match i.zip(m.services.as_ref()) {
+        Some((i, s)) => {
+            let t = &s.services[i].totals;
+            out.extend([
+                Cell::ratio(t.inbound as f64, m.totals.logical as f64),
+                Cell::Int(t.rejected),
+                Cell::Int(t.shed),
+                s.utilisation_peak(i).map_or(Cell::Empty, Cell::float),
+            ]);
+        }
+        None => out.extend([Cell::Empty, Cell::Empty, Cell::Empty, Cell::Empty]),
+    }
 }
 
 /// The file of the per-service series.

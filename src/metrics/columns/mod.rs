@@ -17,12 +17,16 @@
 //! - `trace`: `traces.csv`, the spans of the sampled requests;
 //! - [`aggregate`](self::aggregate): `aggregate.csv`, `aggregate_long.csv`, and which
 //!   interval each metric gets;
+//! - `group`: the optional column groups ([`GROUPS`]): a mechanism's
+//!   columns, written only when a scenario uses it, and how a run fills them;
 //! - [`dictionary`](self::dictionary()): the catalog as rows.
 
 mod aggregate;
 mod dictionary;
 mod graph;
+mod group;
 mod guards;
+mod hedge;
 mod ordinals;
 mod queue;
 mod series;
@@ -32,7 +36,9 @@ mod trace;
 pub use aggregate::*;
 pub use dictionary::*;
 pub use graph::*;
+pub use group::*;
 pub use guards::*;
+pub use hedge::*;
 pub use ordinals::*;
 pub use queue::*;
 pub use series::*;
@@ -162,8 +168,9 @@ pub const fn names<const N: usize>(columns: &[Column; N]) -> [&'static str; N] {
 /// The prefix of a swept parameter's summary column (`param_<dotted key>`).
 pub const PARAM_PREFIX: &str = "param_";
 
-/// The summary column `name`: a fixed column, `attempts_layer_<i>` or
-/// `fleet_<name>_<column>`. `None` for a `param_` column or an unknown name.
+/// The summary column `name`: a fixed column, `attempts_layer_<i>`, or a column of
+/// an optional group ([`GROUPS`]: `hedges`, `fleet_<name>_<column>`). `None` for a
+/// `param_` column or an unknown name.
 ///
 /// ```
 /// use retrysim::metrics::columns::summary_column;
@@ -176,33 +183,16 @@ pub fn summary_column(name: &str) -> Option<&'static Column> {
     if let Some(c) = SUMMARY_BASE
         .iter()
         .chain(&SUMMARY_EXTRA)
-        .chain([&OVERLOADED])
-        .chain(&QUEUE_SUMMARY)
-        .chain(&BULKHEAD_COLUMNS)
-        .chain(&POOL_COLUMNS)
-        .chain(&HEDGE_COLUMNS)
         .find(|c| c.name == name)
     {
         return Some(c);
-    }
-    if let Some(rest) = name.strip_prefix("service_") {
-        if let Some(c) = SERVICE_COLUMNS.iter().find(|c| {
-            rest.strip_suffix(c.name)
-                .is_some_and(|f| f.len() > 1 && f.ends_with('_'))
-        }) {
-            return Some(c);
-        }
     }
     if let Some(i) = name.strip_prefix(LAYER_COLUMN.name) {
         if !i.is_empty() && i.bytes().all(|b| b.is_ascii_digit()) {
             return Some(&LAYER_COLUMN);
         }
     }
-    let rest = name.strip_prefix("fleet_")?;
-    FLEET_COLUMNS.iter().find(|c| {
-        rest.strip_suffix(c.name)
-            .is_some_and(|f| f.len() > 1 && f.ends_with('_'))
-    })
+    GROUPS.iter().find_map(|g| g.find(name))
 }
 
 /// The name of the per-layer column of depth `i`.
@@ -212,7 +202,7 @@ pub fn layer_column(i: usize) -> String {
 
 /// The name of fleet `fleet`'s column `c` (one of [`FLEET_COLUMNS`]).
 pub fn fleet_column(fleet: &str, c: &Column) -> String {
-    format!("fleet_{fleet}_{}", c.name)
+    FLEET_GROUP.column(fleet, c)
 }
 
 /// Whether summary column `name` is a metric: not the run's identity, not a swept
@@ -273,16 +263,21 @@ mod tests {
 
     #[test]
     fn names_are_unique_within_each_table() {
+        let once = || {
+            GROUPS
+                .iter()
+                .filter(|g| matches!(g.instances, Instances::Once(_)))
+        };
         let summary: Vec<&str> = SUMMARY_BASE
             .iter()
             .chain(&SUMMARY_EXTRA)
-            .chain(&QUEUE_SUMMARY)
+            .chain(once().flat_map(|g| g.summary))
             .map(|c| c.name)
             .collect();
         let series: Vec<&str> = TIMESERIES_COLUMNS
             .iter()
-            .chain(&QUEUE_SERIES_COLUMNS)
             .copied()
+            .chain(once().flat_map(|g| g.series).map(|c| c.name))
             .collect();
         for t in [
             &summary[..],

@@ -3,6 +3,10 @@
 //! the others in `timeseries.csv` (see [`crate::metrics::queue`]).
 
 use super::*;
+use crate::engine::time::to_secs;
+use crate::metrics::summary::Cell;
+use crate::metrics::RunMetrics;
+use crate::model::config::Scenario;
 
 /// `messages`.
 pub const MESSAGES: Column = count("messages", "messages published to the queues");
@@ -104,3 +108,53 @@ pub const QUEUE_SERIES: [Column; 4] = [
 
 /// Names of [`QUEUE_SERIES`].
 pub const QUEUE_SERIES_COLUMNS: [&str; 4] = names(&QUEUE_SERIES);
+
+/// The columns of queue fleets: in `summary.csv` and `timeseries.csv`.
+pub const QUEUE_GROUP: Group = Group {
+    name: "queue",
+    instances: Instances::Once(has_queue),
+    summary: &QUEUE_SUMMARY,
+    cells: queue_cells,
+    series: &QUEUE_SERIES,
+    series_cells: queue_series_cells,
+    file: None,
+    note: "queue fleets only",
+};
+
+fn has_queue(scn: &Scenario) -> bool {
+    scn.fleets.iter().any(|f| f.queue.is_some())
+}
+
+fn queue_cells(m: &RunMetrics, _: &Scenario, _: &str, out: &mut Vec<Cell>) {
+    match &m.queue {
+        Some(q) => {
+            let t = &q.totals;
+            out.extend([
+                Cell::Int(t.messages),
+                Cell::Int(t.deliveries),
+                Cell::Int(t.redeliveries),
+                Cell::Int(t.duplicate_deliveries),
+                Cell::Int(t.dlq),
+                Cell::Int(t.left),
+                Cell::quantile_ms(&q.end_to_end, 0.5),
+                Cell::quantile_ms(&q.end_to_end, 0.99),
+            ]);
+        }
+        None => out.resize(out.len() + QUEUE_SUMMARY.len(), Cell::Empty),
+    }
+}
+
+fn queue_series_cells(m: &RunMetrics, i: usize, out: &mut Vec<Cell>) {
+    match m.queue.as_ref().zip(m.buckets.get(i)) {
+        Some((q, b)) => {
+            let row = q.rows.get(i).copied().unwrap_or_default();
+            out.extend([
+                Cell::float(row.depth_area as f64 / m.width(b) as f64),
+                Cell::float(to_secs(row.oldest_age)),
+                Cell::Int(row.redeliveries),
+                Cell::Int(row.dlq),
+            ]);
+        }
+        None => out.resize(out.len() + QUEUE_SERIES.len(), Cell::Empty),
+    }
+}

@@ -3,6 +3,9 @@
 //! per-fleet templates.
 
 use super::*;
+use crate::metrics::summary::Cell;
+use crate::metrics::RunMetrics;
+use crate::model::config::Scenario;
 
 /// `run`.
 pub const RUN: Column = id("run", "index", "global run index, in plan order");
@@ -381,3 +384,45 @@ pub const FLEET_COLUMNS: [Column; 4] = [
     FLEET_AMPLIFICATION,
     FLEET_FAILED,
 ];
+
+/// The per-fleet columns, `fleet_<name>_<column>` for each fleet of a scenario with
+/// several.
+pub const FLEET_GROUP: Group = Group {
+    name: "fleets",
+    instances: Instances::Named {
+        prefix: "fleet_",
+        names: fleet_names,
+    },
+    summary: &FLEET_COLUMNS,
+    cells: fleet_cells,
+    series: &[],
+    series_cells: no_series,
+    file: None,
+    note: "only when a scenario has several fleets",
+};
+
+fn fleet_names(scn: &Scenario) -> Vec<String> {
+    if scn.fleets.len() > 1 {
+        scn.fleets.iter().map(|f| f.name.clone()).collect()
+    } else {
+        Vec::new()
+    }
+}
+
+/// A fleet the run's scenario lacks counts 0 requests.
+fn fleet_cells(m: &RunMetrics, scn: &Scenario, name: &str, out: &mut Vec<Cell>) {
+    let ft = scn
+        .fleets
+        .iter()
+        .position(|f| f.name == name)
+        .and_then(|i| m.totals.fleets.get(i));
+    let (l, s, a, f) = ft.map_or((0, 0, 0, 0), |x| {
+        (x.logical, x.succeeded, x.attempts, x.failed)
+    });
+    out.extend([
+        Cell::Int(l),
+        Cell::ratio(s as f64, l as f64),
+        Cell::ratio(a as f64, l as f64),
+        Cell::Int(f),
+    ]);
+}
