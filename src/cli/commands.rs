@@ -175,6 +175,13 @@ fn sweep(args: SweepArgs) -> Result<i32> {
             outcome.runs - outcome.resumed,
             outcome.resumed,
         );
+        // A shard's cells are partial: the merge's folder has the whole table.
+        if args.shard.is_none() {
+            print!(
+                "{}",
+                retrysim::plot::sweep_summary(&out).map_err(retrysim::Error::from)?
+            );
+        }
         let files = if args.shard.is_some() {
             "summary.csv, timeseries.csv, herd.csv, attempts_by_ordinal.csv, columns.csv, manifest.toml, runs/"
         } else {
