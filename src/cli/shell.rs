@@ -127,9 +127,14 @@ fn synopsis(a: &clap::Arg) -> String {
     let many = a.get_num_args().is_some_and(|n| n.max_values() > 1)
         || matches!(a.get_action(), clap::ArgAction::Append);
     if a.is_positional() {
-        let v = values.join(" ");
+        // As clap's usage writes it: `[SCENARIO]`, `<DIR>...`.
+        let v = values
+            .iter()
+            .map(|n| n.trim_matches(['<', '>']))
+            .collect::<Vec<_>>()
+            .join(" ");
         let v = if a.is_required_set() {
-            v
+            format!("<{v}>")
         } else {
             format!("[{v}]")
         };
@@ -209,21 +214,10 @@ fn first_line(s: Option<&clap::builder::StyledStr>) -> String {
         .to_string()
 }
 
-/// Help text as a Markdown paragraph: `<` and `>` outside code spans escaped, so a
+/// Help text as a Markdown paragraph: a tag-like `<` outside code spans escaped, so a
 /// placeholder such as `output/<name>/` is not read as HTML.
 fn text(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for (i, part) in s.split('`').enumerate() {
-        if i > 0 {
-            out.push('`');
-        }
-        if i % 2 == 1 {
-            out.push_str(part);
-        } else {
-            out.push_str(&part.replace('<', "&lt;").replace('>', "&gt;"));
-        }
-    }
-    out
+    retrysim::export::markdown::prose(s)
 }
 
 /// Help text as one table cell: one line, `|` escaped.

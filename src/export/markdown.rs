@@ -6,14 +6,15 @@ use crate::explain::lint::Rule;
 use crate::metrics::columns::Entry;
 use crate::scenario::preset::{Preset, LAYER_PRESETS, PARTS, PART_ONLY_PRESETS};
 
-/// Escapes text for a Markdown table cell: `|` everywhere, `<` and `>` outside code
+/// Escapes text for a Markdown table cell: `|` everywhere, a tag-like `<` outside code
 /// spans (so `attempts_layer_<i>` in prose is not read as an HTML tag).
 fn cell(text: &str) -> String {
     prose(text).replace('|', "\\|")
 }
 
-/// Escapes `<` and `>` outside code spans.
-fn prose(text: &str) -> String {
+/// Escapes what would start an HTML tag (`<name`) outside code spans, for Markdown
+/// prose (the book's generated pages).
+pub fn prose(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for (i, part) in text.split('`').enumerate() {
         if i > 0 {
@@ -22,13 +23,13 @@ fn prose(text: &str) -> String {
         if i % 2 == 1 {
             out.push_str(part);
         } else {
-            out.push_str(&part.replace('<', "&lt;").replace('>', "&gt;"));
+            out.push_str(&no_tags(part));
         }
     }
     out
 }
 
-/// The dictionary as Markdown: a `#### `file`` heading and a table per file, in the
+/// The dictionary as Markdown: a `## `file`` heading (a section of the book's columns page) and a table per file, in the
 /// entries' order.
 ///
 /// ```
@@ -42,7 +43,7 @@ fn prose(text: &str) -> String {
 ///     description: "a | b".into(),
 /// };
 /// let md = dictionary(&[e("t")]);
-/// assert_eq!(md, "#### `herd.csv`\n\n| column | unit | kind | description |\n| --- | --- | --- | --- |\n| `t` | s | measure | a \\| b |\n");
+/// assert_eq!(md, "## `herd.csv`\n\n| column | unit | kind | description |\n| --- | --- | --- | --- |\n| `t` | s | measure | a \\| b |\n");
 /// ```
 pub fn dictionary(entries: &[Entry]) -> String {
     let mut out = String::new();
@@ -54,7 +55,7 @@ pub fn dictionary(entries: &[Entry]) -> String {
             }
             file = Some(e.file);
             out.push_str(&format!(
-                "#### `{}`\n\n| column | unit | kind | description |\n| --- | --- | --- | --- |\n",
+                "## `{}`\n\n| column | unit | kind | description |\n| --- | --- | --- | --- |\n",
                 e.file
             ));
         }
@@ -129,7 +130,7 @@ pub fn presets() -> String {
 }
 
 /// The lint table as Markdown (id, why, fires when), as `retrysim lints --markdown`
-/// prints it and the README's Lints section shows it.
+/// prints it and the book's lints page shows it.
 ///
 /// ```
 /// use retrysim::explain::lint::{LINTS, TOO_MANY_ATTEMPTS};
@@ -148,6 +149,25 @@ pub fn lints(rules: &[Rule]) -> String {
             cell(r.why),
             cell(r.fires_when)
         ));
+    }
+    out
+}
+
+/// `<` as `&lt;` where Markdown would read it as the start of an HTML tag (before a
+/// letter, `/`, `!` or `?`); `a < b` and `a > b` stay as written.
+fn no_tags(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let tag = c == '<'
+            && chars
+                .peek()
+                .is_some_and(|n| n.is_ascii_alphabetic() || matches!(n, '/' | '!' | '?'));
+        if tag {
+            out.push_str("&lt;");
+        } else {
+            out.push(c);
+        }
     }
     out
 }

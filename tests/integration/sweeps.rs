@@ -388,12 +388,14 @@ fn the_slurm_array_script_runs_shards_and_merges_them_into_the_unsharded_bytes()
     same_files(&p.join("all"), &p.join("slurm/merged"));
 }
 
-/// The README's cluster example sweeps a scenario with a grid, with as many array tasks
+/// The book's cluster example sweeps a scenario with a grid, with as many array tasks
 /// as the merge expects; its command lines run as written (shards as processes).
 #[test]
-fn the_readme_cluster_example_names_a_sweep_and_one_shard_count() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+fn the_book_cluster_example_names_a_sweep_and_one_shard_count() {
+    let readme = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/src/guide/sweeps.md"),
+    )
+    .unwrap();
     let lines: Vec<&str> = readme
         .lines()
         .filter(|l| {
