@@ -186,6 +186,24 @@ pub enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Print the scenario file's reference: every key of every table with its type,
+    /// allowed values, default and doc, from the parser's own schema; as Markdown (the
+    /// book's scenario-key page) or, with --json, as JSON Schema.
+    #[command(after_help = "Examples:
+  retrysim reference --markdown
+  retrysim reference --json > scenario.schema.json")]
+    Reference {
+        /// Print the book's scenario-key page as Markdown (the default).
+        #[arg(long, conflicts_with = "json")]
+        markdown: bool,
+        /// Print the JSON Schema (draft 2020-12) of a scenario file instead, for editors
+        /// that complete and check TOML against a schema.
+        #[arg(long)]
+        json: bool,
+        /// Accepted for uniformity; the reference is the only output.
+        #[arg(long, short)]
+        quiet: bool,
+    },
     /// Print a shell completion script on stdout (bash, zsh, fish, powershell, elvish).
     #[command(after_help = "Examples:
   retrysim completions bash > ~/.local/share/bash-completion/completions/retrysim

@@ -44,6 +44,15 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
             markdown,
             quiet: _,
         } => super::presets::presets(name.as_deref(), markdown),
+        Command::Reference { json, .. } => {
+            if json {
+                let schema = retrysim::scenario::reference::schema();
+                println!("{}", serde_json::to_string_pretty(&schema)?);
+            } else {
+                print!("{}", retrysim::scenario::reference::markdown());
+            }
+            Ok(exit::OK)
+        }
         Command::Completions { shell, quiet: _ } => super::shell::completions(shell),
         Command::Man { markdown: true, .. } => super::shell::man_markdown(),
         Command::Man {

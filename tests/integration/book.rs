@@ -380,7 +380,7 @@ fn printed(args: &[&str]) -> String {
 #[test]
 fn the_book_cli_page_is_the_argument_definitions() {
     let want = printed(&["man", "--markdown"]);
-    for sub in ["run", "sweep", "check", "search", "presets"] {
+    for sub in ["run", "sweep", "check", "search", "presets", "reference"] {
         assert!(want.contains(&format!("## `retrysim {sub}`")), "{sub}");
     }
     pinned_section(
@@ -490,4 +490,218 @@ fn the_readme_set_up_commands_are_what_ci_runs() {
         "README.md is {} bytes",
         readme.len()
     );
+}
+
+/// The scenario-key page is the schema, as `retrysim reference --markdown` prints it.
+#[test]
+fn the_book_scenario_page_is_the_schema() {
+    let want = printed(&["reference", "--markdown"]);
+    for table in [
+        "`[[fleets]]`",
+        "`[[fleets.layers]]`",
+        "`[dependency]`",
+        "`[[services]]`",
+    ] {
+        assert!(want.contains(&format!(" {table}\n")), "{table}");
+    }
+    // `--json` is the same schema as JSON Schema.
+    let json: serde_json::Value = serde_json::from_str(&printed(&["reference", "--json"])).unwrap();
+    assert_eq!(json, retrysim::scenario::reference::schema());
+    assert_eq!(json["properties"]["drain"]["default"], "60s");
+    pinned_section(
+        "reference/scenario.md",
+        "scenario",
+        &want,
+        "retrysim reference --markdown",
+        "book::the_book_scenario_page",
+    );
+}
+
+/// A key the schema gives a default: the table it is in (its path from the top, and
+/// the `kind` of that table when it is one of several), its name and the default.
+struct Defaulted {
+    path: Vec<String>,
+    kind: Option<String>,
+    table: serde_json::Value,
+    key: String,
+    default: serde_json::Value,
+}
+
+/// `s` with its `$ref` followed and its `null` alternative (an optional key) dropped.
+fn resolved<'a>(defs: &'a serde_json::Value, s: &'a serde_json::Value) -> &'a serde_json::Value {
+    let s = match s.get("$ref").and_then(|r| r.as_str()) {
+        Some(r) => &defs[r.trim_start_matches("#/$defs/")],
+        None => s,
+    };
+    if let Some(alts) = s.get("anyOf").and_then(|a| a.as_array()) {
+        let real: Vec<&serde_json::Value> = alts
+            .iter()
+            .filter(|a| a.get("type").and_then(|t| t.as_str()) != Some("null"))
+            .collect();
+        if real.len() == 1 {
+            return resolved(defs, real[0]);
+        }
+    }
+    s
+}
+
+/// Every defaulted key under `s`, a table at `path` (of kind `kind`).
+fn defaulted(
+    defs: &serde_json::Value,
+    s: &serde_json::Value,
+    path: &[String],
+    kind: Option<&str>,
+    out: &mut Vec<Defaulted>,
+) {
+    let s = resolved(defs, s);
+    if let Some(items) = s.get("items") {
+        return defaulted(defs, items, path, kind, out);
+    }
+    if let Some(alts) = s.get("oneOf").and_then(|a| a.as_array()) {
+        for a in alts {
+            if let Some(k) = a.pointer("/properties/kind/const").and_then(|k| k.as_str()) {
+                defaulted(defs, a, path, Some(k), out);
+            }
+        }
+        return;
+    }
+    let Some(props) = s.get("properties").and_then(|p| p.as_object()) else {
+        return;
+    };
+    for (key, prop) in props {
+        if let Some(d) = prop.get("default") {
+            out.push(Defaulted {
+                path: path.to_vec(),
+                kind: kind.map(str::to_string),
+                table: s.clone(),
+                key: key.clone(),
+                default: d.clone(),
+            });
+        }
+        let mut p = path.to_vec();
+        p.push(key.clone());
+        defaulted(defs, prop, &p, None, out);
+    }
+}
+
+/// A JSON value (a default, a sample) as TOML.
+fn toml_of(v: &serde_json::Value) -> toml::Value {
+    match v {
+        serde_json::Value::String(s) => toml::Value::String(s.clone()),
+        serde_json::Value::Bool(b) => toml::Value::Boolean(*b),
+        serde_json::Value::Number(n) if n.is_f64() => toml::Value::Float(n.as_f64().unwrap()),
+        serde_json::Value::Number(n) => toml::Value::Integer(n.as_i64().unwrap()),
+        serde_json::Value::Array(a) => toml::Value::Array(a.iter().map(toml_of).collect()),
+        other => panic!("no TOML for the default {other}"),
+    }
+}
+
+/// A value of a required key that validation accepts where no other key constrains
+/// it: its least.
+fn sample(defs: &serde_json::Value, s: &serde_json::Value) -> toml::Value {
+    let s = resolved(defs, s);
+    if let Some(c) = s.get("const") {
+        return toml_of(c);
+    }
+    if let Some(e) = s.get("enum").and_then(|e| e.as_array()) {
+        return toml_of(&e[0]);
+    }
+    if let Some(alts) = s.get("anyOf").or(s.get("oneOf")).and_then(|a| a.as_array()) {
+        return sample(defs, &alts[0]);
+    }
+    let ty = match s.get("type") {
+        Some(serde_json::Value::Array(ts)) => ts[0].as_str().unwrap_or_default(),
+        Some(t) => t.as_str().unwrap_or_default(),
+        None => "",
+    };
+    match (ty, s.get("format").and_then(|f| f.as_str())) {
+        ("string", Some("duration")) => toml::Value::String("10ms".into()),
+        ("integer", _) => toml::Value::Integer(1),
+        ("number", _) => toml::Value::Float(1.0),
+        ("boolean", _) => toml::Value::Boolean(false),
+        _ => toml::Value::String("x".into()),
+    }
+}
+
+/// Every default the scenario-key page shows is what validation uses: a scenario with
+/// the key written at that default validates to the same scenario as one without it,
+/// so a default stated in the schema cannot drift from the constant validation reads.
+#[test]
+fn every_default_on_the_scenario_page_is_what_validation_uses() {
+    let schema = retrysim::scenario::reference::schema();
+    let defs = &schema["$defs"];
+    let mut keys = Vec::new();
+    defaulted(defs, &schema, &[], None, &mut keys);
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for d in keys
+        .iter()
+        .filter(|d| d.path.first().map(String::as_str) != Some("services"))
+    {
+        // The base with the table at the key's path, of the key's kind.
+        let mut base: toml::Table = toml::from_str(BASE).unwrap();
+        let mut at = &mut base;
+        for seg in &d.path {
+            let v = at
+                .entry(seg.clone())
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            let v = match v {
+                toml::Value::Array(a) => &mut a[0],
+                v => v,
+            };
+            at = v.as_table_mut().unwrap();
+        }
+        if let Some(k) = &d.kind {
+            if at.get("kind").and_then(|v| v.as_str()) != Some(k) {
+                at.clear();
+                at.insert("kind".into(), toml::Value::String(k.clone()));
+            }
+            let required = d.table["required"].as_array().cloned().unwrap_or_default();
+            for r in required.iter().filter_map(|r| r.as_str()) {
+                if !at.contains_key(r) {
+                    at.insert(r.into(), sample(defs, &d.table["properties"][r]));
+                }
+            }
+        }
+        at.remove(&d.key);
+        let without = toml::to_string(&base).unwrap();
+        let mut with_default = base.clone();
+        let mut at = &mut with_default;
+        for seg in &d.path {
+            let v = at.get_mut(seg).unwrap();
+            let v = match v {
+                toml::Value::Array(a) => &mut a[0],
+                v => v,
+            };
+            at = v.as_table_mut().unwrap();
+        }
+        at.insert(d.key.clone(), toml_of(&d.default));
+        let with = toml::to_string(&with_default).unwrap();
+        let shown = format!(
+            "{}{}: {} = {}",
+            if d.path.is_empty() {
+                "(top level)".to_string()
+            } else {
+                d.path.join(".")
+            },
+            d.kind
+                .as_ref()
+                .map_or(String::new(), |k| format!(" (kind = {k:?})")),
+            d.key,
+            toml_of(&d.default)
+        );
+        let load = |text: &str| {
+            retrysim::scenario::load(retrysim::scenario::Source::from_text("d.toml", text), &[])
+                .map(|l| format!("{:?}", l.scenario))
+                .map_err(|e| e.to_string())
+        };
+        match (load(&without), load(&with)) {
+            (Ok(a), Ok(b)) if a == b => checked += 1,
+            (Ok(_), Ok(_)) => failures.push(format!("{shown}: the default changes the scenario")),
+            (Err(e), _) => failures.push(format!("{shown}: the base does not load: {e}")),
+            (_, Err(e)) => failures.push(format!("{shown}: the default does not load: {e}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(checked >= 30, "only {checked} defaults checked");
 }
