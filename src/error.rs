@@ -15,7 +15,7 @@ use crate::plot::PlotError;
 use crate::scenario::ScenarioError;
 use crate::sweep::SweepError;
 
-/// Process exit codes (MODEL.md §8, README "Exit codes").
+/// Process exit codes (MODEL.md §8, the book's command-line page).
 pub mod exit {
     /// Success.
     pub const OK: i32 = 0;

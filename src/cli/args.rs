@@ -166,6 +166,44 @@ pub enum Command {
     /// Compare two result folders metric by metric: paired runs, the mean difference
     /// B − A with its 95% interval; exit 1 when a `--fail-on` bound is crossed.
     Diff(super::diff::DiffArgs),
+    /// Print the presets (`preset = "NAME"` in a retry layer): every one and what it
+    /// is, the keys one expands to as TOML, or with --markdown the book's presets page.
+    #[command(after_help = "Examples:
+  retrysim presets
+  retrysim presets grpc
+  retrysim presets budget.envoy_retry_budget
+  retrysim presets --markdown")]
+    Presets {
+        /// A preset: a layer preset's name (`grpc`), or `PART.NAME` for a preset of one
+        /// part only (`budget.envoy_retry_budget`).
+        #[arg(value_name = "NAME")]
+        name: Option<String>,
+        /// Print the presets page of the book as Markdown: every preset, the keys it
+        /// sets, its source.
+        #[arg(long, conflicts_with = "name")]
+        markdown: bool,
+        /// Accepted for uniformity; the presets are the only output.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Print the scenario file's reference: every key of every table with its type,
+    /// allowed values, default and doc, from the parser's own schema; as Markdown (the
+    /// book's scenario-key page) or, with --json, as JSON Schema.
+    #[command(after_help = "Examples:
+  retrysim reference --markdown
+  retrysim reference --json > scenario.schema.json")]
+    Reference {
+        /// Print the book's scenario-key page as Markdown (the default).
+        #[arg(long, conflicts_with = "json")]
+        markdown: bool,
+        /// Print the JSON Schema (draft 2020-12) of a scenario file instead, for editors
+        /// that complete and check TOML against a schema.
+        #[arg(long)]
+        json: bool,
+        /// Accepted for uniformity; the reference is the only output.
+        #[arg(long, short)]
+        quiet: bool,
+    },
     /// Print a shell completion script on stdout (bash, zsh, fish, powershell, elvish).
     #[command(after_help = "Examples:
   retrysim completions bash > ~/.local/share/bash-completion/completions/retrysim
@@ -181,14 +219,20 @@ pub enum Command {
         quiet: bool,
     },
     /// Print the manual page (roff) on stdout, or with --out write retrysim.1 and a
-    /// retrysim-<subcommand>.1 page per subcommand into a folder.
+    /// retrysim-<subcommand>.1 page per subcommand into a folder, or with --markdown
+    /// print the command-line reference as Markdown.
     #[command(after_help = "Examples:
   retrysim man | man -l -
-  retrysim man --out /usr/local/share/man/man1")]
+  retrysim man --out /usr/local/share/man/man1
+  retrysim man --markdown > cli.md")]
     Man {
         /// Folder for retrysim.1 and the subcommands' pages (created if missing).
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
+        /// Print the reference of every command as Markdown (the book's command-line
+        /// page) instead of roff.
+        #[arg(long, conflicts_with = "out")]
+        markdown: bool,
         /// Print nothing but errors (the page itself is still printed without --out).
         #[arg(long, short)]
         quiet: bool,

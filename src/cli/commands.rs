@@ -39,8 +39,27 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Check(args) => super::check::check(args),
         Command::Search(args) => super::search::search(args),
         Command::Diff(args) => super::diff::diff(args),
+        Command::Presets {
+            name,
+            markdown,
+            quiet: _,
+        } => super::presets::presets(name.as_deref(), markdown),
+        Command::Reference { json, .. } => {
+            if json {
+                let schema = retrysim::scenario::reference::schema();
+                println!("{}", serde_json::to_string_pretty(&schema)?);
+            } else {
+                print!("{}", retrysim::scenario::reference::markdown());
+            }
+            Ok(exit::OK)
+        }
         Command::Completions { shell, quiet: _ } => super::shell::completions(shell),
-        Command::Man { out, quiet } => super::shell::man(out.as_deref(), quiet),
+        Command::Man { markdown: true, .. } => super::shell::man_markdown(),
+        Command::Man {
+            out,
+            quiet,
+            markdown: false,
+        } => super::shell::man(out.as_deref(), quiet),
     }
 }
 
@@ -165,6 +184,13 @@ fn sweep(args: SweepArgs) -> Result<i32> {
             outcome.runs - outcome.resumed,
             outcome.resumed,
         );
+        // A shard's cells are partial: the merge's folder has the whole table.
+        if args.shard.is_none() {
+            print!(
+                "{}",
+                retrysim::plot::sweep_summary(&out).map_err(retrysim::Error::from)?
+            );
+        }
         let files = if args.shard.is_some() {
             "summary.csv, timeseries.csv, herd.csv, attempts_by_ordinal.csv, columns.csv, manifest.toml, runs/"
         } else {

@@ -1,13 +1,15 @@
 //! The command line: [`args`] parses, [`commands`] holds one thin function per
 //! subcommand (call the library, print), [`progress`] and [`signal`] are the terminal
 //! side of a sweep (a progress bar, Ctrl-C), [`color`] decides `--color`, [`shell`]
-//! writes completion scripts and manual pages.
+//! writes completion scripts, manual pages and the Markdown command reference,
+//! [`presets`] prints the preset registry.
 
 pub mod args;
 pub mod check;
 pub mod color;
 pub mod commands;
 pub mod diff;
+pub mod presets;
 pub mod progress;
 pub mod search;
 pub mod shell;

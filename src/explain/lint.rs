@@ -7,7 +7,7 @@
 //!
 //! Every lint is one [`Rule`] of the table [`LINTS`]: its id, why it matters, exactly
 //! when it fires, and the check that finds it. `retrysim lints` prints the table (with
-//! `--markdown`, the README's Lints section, which a test checks against it). A lint of
+//! `--markdown`, the book's lints page, which a test checks against it). A lint of
 //! one mechanism is defined with it (`lint/queue.rs`, `lint/guards.rs`, `lint/hedge.rs`,
 //! `lint/tiers.rs`) and registered by its line in [`LINTS`].
 //!

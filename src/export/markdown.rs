@@ -1,16 +1,35 @@
-//! The column dictionary as Markdown: one table per results file (column, unit, kind,
-//! description), as the README's column reference shows it; and the lint table, as
-//! its Lints section shows it.
+//! Reference tables as Markdown, for the book: the column dictionary (one table per
+//! results file: column, unit, kind, description), the lints, and the presets (what
+//! each expands to, and its source).
 
 use crate::explain::lint::Rule;
 use crate::metrics::columns::Entry;
+use crate::scenario::preset::{Preset, LAYER_PRESETS, PARTS, PART_ONLY_PRESETS};
 
-/// Escapes text for a Markdown table cell.
+/// Escapes text for a Markdown table cell: `|` everywhere, a tag-like `<` outside code
+/// spans (so `attempts_layer_<i>` in prose is not read as an HTML tag).
 fn cell(text: &str) -> String {
-    text.replace('|', "\\|")
+    prose(text).replace('|', "\\|")
 }
 
-/// The dictionary as Markdown: a `#### `file`` heading and a table per file, in the
+/// Escapes what would start an HTML tag (`<name`) outside code spans, for Markdown
+/// prose (the book's generated pages).
+pub fn prose(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, part) in text.split('`').enumerate() {
+        if i > 0 {
+            out.push('`');
+        }
+        if i % 2 == 1 {
+            out.push_str(part);
+        } else {
+            out.push_str(&no_tags(part));
+        }
+    }
+    out
+}
+
+/// The dictionary as Markdown: a `## `file`` heading (a section of the book's columns page) and a table per file, in the
 /// entries' order.
 ///
 /// ```
@@ -24,7 +43,7 @@ fn cell(text: &str) -> String {
 ///     description: "a | b".into(),
 /// };
 /// let md = dictionary(&[e("t")]);
-/// assert_eq!(md, "#### `herd.csv`\n\n| column | unit | kind | description |\n| --- | --- | --- | --- |\n| `t` | s | measure | a \\| b |\n");
+/// assert_eq!(md, "## `herd.csv`\n\n| column | unit | kind | description |\n| --- | --- | --- | --- |\n| `t` | s | measure | a \\| b |\n");
 /// ```
 pub fn dictionary(entries: &[Entry]) -> String {
     let mut out = String::new();
@@ -36,7 +55,7 @@ pub fn dictionary(entries: &[Entry]) -> String {
             }
             file = Some(e.file);
             out.push_str(&format!(
-                "#### `{}`\n\n| column | unit | kind | description |\n| --- | --- | --- | --- |\n",
+                "## `{}`\n\n| column | unit | kind | description |\n| --- | --- | --- | --- |\n",
                 e.file
             ));
         }
@@ -51,8 +70,67 @@ pub fn dictionary(entries: &[Entry]) -> String {
     out
 }
 
+/// A preset's keys as one TOML line per key, as a layer table holds them.
+fn preset_keys(p: &Preset) -> String {
+    p.toml.trim().to_string() + "\n"
+}
+
+/// A part-only preset's table as the one line a layer writes: `budget = { ... }`.
+fn part_line(part: &str, p: &Preset) -> String {
+    let t: toml::Table = toml::from_str(p.toml).expect("preset TOML parses");
+    let fields: Vec<String> = t.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+    format!("{part} = {{ {} }}\n", fields.join(", "))
+}
+
+/// The presets as Markdown (`retrysim presets --markdown`, the book's presets page): a
+/// table of the layer presets, then per preset what it is, the keys it sets (a TOML
+/// fragment of a layer, checked by the book's snippet test) and its source; then the
+/// part presets, and those no layer preset sets.
+pub fn presets() -> String {
+    let mut out = String::from("| preset | what it is |\n| --- | --- |\n");
+    for p in LAYER_PRESETS {
+        out.push_str(&format!(
+            "| [`{}`](#{}) | {} |\n",
+            p.name,
+            p.name,
+            cell(p.about)
+        ));
+    }
+    for p in LAYER_PRESETS {
+        out.push_str(&format!(
+            "\n## `{}`\n\n{}\n\n`preset = \"{}\"` sets these keys of the layer:\n\n```toml,fragment=fleets.layers\n{}```\n\nSource: {}.\n",
+            p.name,
+            prose(p.about),
+            p.name,
+            preset_keys(p),
+            prose(p.source)
+        ));
+    }
+    out.push_str("\n## Part presets\n\n| part | `{ preset = \"NAME\" }` names |\n| --- | --- |\n");
+    for part in PARTS {
+        let names: Vec<String> = crate::scenario::preset::names(part)
+            .into_iter()
+            .map(|n| format!("`{n}`"))
+            .collect();
+        out.push_str(&format!("| `{part}` | {} |\n", names.join(", ")));
+    }
+    out.push_str(
+        "\nA part preset of a layer preset's name is that preset's table of the part, above.\n",
+    );
+    for (part, p) in PART_ONLY_PRESETS {
+        out.push_str(&format!(
+            "\n### `{part} = {{ preset = \"{}\" }}`\n\n{}\n\n```toml,fragment=fleets.layers\n{}```\n\nSource: {}.\n",
+            p.name,
+            prose(p.about),
+            part_line(part, p),
+            prose(p.source)
+        ));
+    }
+    out
+}
+
 /// The lint table as Markdown (id, why, fires when), as `retrysim lints --markdown`
-/// prints it and the README's Lints section shows it.
+/// prints it and the book's lints page shows it.
 ///
 /// ```
 /// use retrysim::explain::lint::{LINTS, TOO_MANY_ATTEMPTS};
@@ -71,6 +149,25 @@ pub fn lints(rules: &[Rule]) -> String {
             cell(r.why),
             cell(r.fires_when)
         ));
+    }
+    out
+}
+
+/// `<` as `&lt;` where Markdown would read it as the start of an HTML tag (before a
+/// letter, `/`, `!` or `?`); `a < b` and `a > b` stay as written.
+fn no_tags(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let tag = c == '<'
+            && chars
+                .peek()
+                .is_some_and(|n| n.is_ascii_alphabetic() || matches!(n, '/' | '!' | '?'));
+        if tag {
+            out.push_str("&lt;");
+        } else {
+            out.push(c);
+        }
     }
     out
 }

@@ -325,7 +325,9 @@ pub struct PartPresets {
 }
 
 /// Queue discipline of the dependency (`discipline = "fifo" | "lifo"`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Discipline {
     /// First in, first out.
@@ -335,7 +337,9 @@ pub enum Discipline {
 }
 
 /// What kind of dependency the fleets call (`kind = "queue" | "occ"`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum DependencyKind {
     /// Servers and a queue (MODEL.md §4).
@@ -427,7 +431,9 @@ pub struct OutageConfig {
 }
 
 /// How a service answers a request it could not complete.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum OnFailure {
     /// `error`: retryable by the default `retry_on`.

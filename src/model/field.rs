@@ -280,7 +280,7 @@ impl<'de> Deserialize<'de> for Span {
 }
 
 /// A random delay: `{ kind = "...", ... }`, or a plain duration string (deterministic).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum DistFile {
     /// Exponential with the given mean.
@@ -407,4 +407,62 @@ pub fn clip(s: &str, max: usize) -> String {
         }
     }
     out
+}
+
+/// A JSON Schema for a type written as a string or a table in a way serde's derive
+/// does not describe: always inlined where it is used.
+macro_rules! inline_schema {
+    ($ty:ty, $name:literal, |$g:ident| $schema:expr) => {
+        impl schemars::JsonSchema for $ty {
+            fn inline_schema() -> bool {
+                true
+            }
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                $name.into()
+            }
+            fn json_schema($g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                $schema
+            }
+        }
+    };
+}
+pub(crate) use inline_schema;
+
+inline_schema!(Dur, "Duration", |_g| schemars::json_schema!({
+    "type": "string",
+    "format": "duration",
+}));
+
+inline_schema!(Limit, "Limit", |_g| schemars::json_schema!({
+    "anyOf": [{ "type": "integer", "minimum": 0 }, { "const": "unlimited" }],
+}));
+
+inline_schema!(Span, "Span", |_g| schemars::json_schema!({
+    "anyOf": [{ "type": "string", "format": "duration" }, { "const": "unlimited" }],
+}));
+
+inline_schema!(DistOrDur, "DistOrDur", |g| schemars::json_schema!({
+    "anyOf": [{ "type": "string", "format": "duration" }, g.subschema_for::<DistFile>()],
+}));
+
+/// A duration as a scenario file writes it, in the largest unit up to seconds that
+/// divides it (`"60s"`, `"10ms"`, `"0s"`): what the schema gives as a default.
+///
+/// ```
+/// use retrysim::model::field::duration_text;
+/// assert_eq!(duration_text(60_000_000_000), "60s");
+/// assert_eq!(duration_text(10_000_000), "10ms");
+/// assert_eq!(duration_text(1_500_000_000), "1500ms");
+/// assert_eq!(duration_text(0), "0s");
+/// ```
+pub fn duration_text(n: Nanos) -> String {
+    if n == 0 {
+        return "0s".into();
+    }
+    for (unit, size) in [("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)] {
+        if n.is_multiple_of(size) {
+            return format!("{}{unit}", n / size);
+        }
+    }
+    format!("{n}ns")
 }

@@ -299,7 +299,7 @@ mod tests {
     #[test]
     fn a_node_keeps_its_size() {
         // The memory caps count bytes per node (`limits::bytes_per_node`): the memo
-        // keeps the node at the size the README states.
+        // keeps the node at the size the book states (reference/robustness.md).
         assert_eq!(std::mem::size_of::<Node>(), 56);
         assert_eq!(std::mem::size_of::<Memo>(), 12);
         for v in [0, 1, u64::from(u32::MAX), u64::from(u32::MAX) + 1, u64::MAX] {

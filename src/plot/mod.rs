@@ -74,6 +74,8 @@ pub(crate) mod series;
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod services;
 #[cfg(not(target_arch = "wasm32"))]
+pub(crate) mod summary;
+#[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod sweep;
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod swimlane;
@@ -104,6 +106,8 @@ use {
 
 pub use chart_data::{run_charts, RunCharts};
 pub use series::{HerdSeries, RunSeries};
+#[cfg(not(target_arch = "wasm32"))]
+pub use summary::sweep_summary;
 pub use trajectory::Branch;
 
 #[cfg(not(target_arch = "wasm32"))]

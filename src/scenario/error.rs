@@ -473,9 +473,17 @@ name = "every"
         for f in files {
             let text = std::fs::read_to_string(&f).unwrap();
             let mut derives = false;
+            // A derive list rustfmt wrapped over several lines, until its `)]`.
+            let mut open_derive = false;
             for line in text.lines().map(str::trim) {
+                if open_derive {
+                    derives |= line.contains("Deserialize");
+                    open_derive = !line.ends_with(")]");
+                    continue;
+                }
                 if line.starts_with("#[derive(") {
                     derives = line.contains("Deserialize");
+                    open_derive = !line.ends_with(")]");
                     continue;
                 }
                 if let Some(rest) = line.strip_prefix("impl<'de> Deserialize<'de> for ") {

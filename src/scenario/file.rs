@@ -15,7 +15,7 @@ pub use crate::model::guard::PoolFile;
 pub use crate::model::hedge::HedgingFile;
 
 /// How a fleet's logical requests arrive.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ArrivalFile {
     /// Open loop, exponential inter-arrival times.
@@ -48,12 +48,13 @@ pub enum ArrivalFile {
         /// Clients the requests are spread over (default: one per request).
         clients: Option<u64>,
     },
-    /// A message queue the fleet consumes (see `model::broker`).
+    /// A message queue the fleet consumes: messages published by an open process
+    /// (`publish`), each handled by one of the fleet's `consumers`.
     Queue(crate::model::broker::Written),
 }
 
 /// One point of a load profile.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProfilePoint {
     /// From when.
@@ -102,7 +103,7 @@ impl<'de> Deserialize<'de> for LoadProfileFile {
 }
 
 /// A client fleet.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FleetFile {
     /// Unique name.
@@ -144,7 +145,7 @@ pub struct FleetFile {
 }
 
 /// A retry layer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LayerFile {
     /// Name (default `layer<i>`).
@@ -187,7 +188,7 @@ pub struct LayerFile {
 }
 
 /// The dependency every fleet calls.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DependencyFile {
     /// `"queue"` (default) or `"occ"` (one record under optimistic concurrency).
@@ -213,7 +214,7 @@ pub struct DependencyFile {
 }
 
 /// What an outage does.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ModeFile {
     /// Every attempt fails after `after`.
@@ -241,7 +242,7 @@ pub enum ModeFile {
 }
 
 /// How an outage is timed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OutageKind {
     /// From `start` to `end`.
@@ -251,7 +252,7 @@ pub enum OutageKind {
 }
 
 /// A correlated fault: a window, or a Markov on/off process.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OutageFile {
     /// `"window"` (default) or `"markov"`.
@@ -272,7 +273,7 @@ pub struct OutageFile {
 
 /// A service of a graph (`[[services]]`): the dependency's capacity keys, a name,
 /// and the calls it makes while serving a request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ServiceFile {
     /// Unique name.
@@ -401,7 +402,7 @@ impl<'de> Deserialize<'de> for JoinFile {
 }
 
 /// One downstream call of a service (`[[services.calls]]`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CallFile {
     /// Callee, or callees of a fan-out.
@@ -426,7 +427,7 @@ pub struct CallFile {
 }
 
 /// What an expectation's bound applies to in a sweep.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Per {
     /// The mean over a cell's replications.
@@ -436,7 +437,7 @@ pub enum Per {
 }
 
 /// An assertion on a summary column.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExpectFile {
     /// Summary column.
@@ -447,6 +448,7 @@ pub struct ExpectFile {
     pub max: Option<f64>,
     /// Cell filter: swept key → value.
     #[serde(rename = "where")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub where_: Option<toml::Table>,
     /// What a bound applies to in a sweep: `"cell"` (the mean over a cell's
     /// replications, the default) or `"run"` (every run).
@@ -454,15 +456,16 @@ pub struct ExpectFile {
 }
 
 /// Settings of `retrysim check`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CheckFile {
     /// Per-metric baseline tolerance (`latency_p99_ms = "20%"`), overriding `--tolerance`.
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub tolerance: Option<toml::Table>,
 }
 
 /// Safety caps on one run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LimitsFile {
     /// Logical requests in flight at once.
@@ -472,7 +475,7 @@ pub struct LimitsFile {
 }
 
 /// Request traces (`trace = { sample = 20, seed = 7 }`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TraceFile {
     /// Logical requests to trace, drawn uniformly over the run.
@@ -482,30 +485,38 @@ pub struct TraceFile {
 }
 
 /// The whole scenario file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioFile {
     /// Name (default: the file stem).
     pub name: Option<String>,
     /// Free text.
     pub description: Option<String>,
-    /// Base seed (default 1).
+    /// Base seed.
+    #[schemars(extend("default" = crate::scenario::validate::DEFAULT_SEED))]
     pub seed: Option<u64>,
     /// Arrival window.
     pub duration: Dur,
-    /// Longest drain after `duration` (default 60s).
+    /// Longest drain after `duration`.
+    #[schemars(extend("default" = crate::model::field::duration_text(crate::scenario::validate::DEFAULT_DRAIN)))]
     pub drain: Option<Dur>,
-    /// Time-series bucket (default 1s).
+    /// Time-series bucket.
+    #[schemars(extend("default" = crate::model::field::duration_text(crate::scenario::validate::DEFAULT_BUCKET)))]
     pub bucket: Option<Dur>,
-    /// Start of the recovery baseline (default 0s).
+    /// Start of the recovery baseline.
+    #[schemars(extend("default" = crate::model::field::duration_text(crate::scenario::validate::DEFAULT_WARMUP)))]
     pub warmup: Option<Dur>,
-    /// Tolerance below baseline that counts as recovered (default 0.02).
+    /// Tolerance below baseline that counts as recovered.
+    #[schemars(extend("default" = crate::scenario::validate::DEFAULT_RECOVERY_TOLERANCE))]
     pub recovery_tolerance: Option<f64>,
-    /// Buckets the success rate must hold (default 10).
+    /// Buckets the success rate must hold.
+    #[schemars(extend("default" = crate::scenario::validate::DEFAULT_RECOVERY_HOLD))]
     pub recovery_hold: Option<u64>,
-    /// Repetitions with derived seeds (default 1).
+    /// Repetitions with derived seeds.
+    #[schemars(extend("default" = crate::scenario::validate::DEFAULT_REPLICATIONS))]
     pub replications: Option<u64>,
-    /// Fine bucket of the herd series (default 10ms).
+    /// Fine bucket of the herd series.
+    #[schemars(extend("default" = crate::model::field::duration_text(crate::scenario::validate::DEFAULT_HERD_BUCKET)))]
     pub herd_bucket: Option<Dur>,
     /// The dependency (or `[[services]]`).
     pub dependency: Option<DependencyFile>,
@@ -518,6 +529,7 @@ pub struct ScenarioFile {
     #[serde(default)]
     pub outages: Vec<OutageFile>,
     /// Swept keys.
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub sweep: Option<toml::Table>,
     /// Expectations.
     #[serde(default)]
@@ -529,3 +541,29 @@ pub struct ScenarioFile {
     /// Request traces of `retrysim run`.
     pub trace: Option<TraceFile>,
 }
+
+crate::model::field::inline_schema!(LoadProfileFile, "LoadProfile", |g| schemars::json_schema!({
+    "anyOf": [
+        { "type": "array", "items": g.subschema_for::<ProfilePoint>() },
+        {
+            "type": "object",
+            "properties": { "ramp": { "type": "array", "items": g.subschema_for::<ProfilePoint>() } },
+            "required": ["ramp"],
+        },
+    ],
+}));
+
+crate::model::field::inline_schema!(ToFile, "To", |_g| schemars::json_schema!({
+    "anyOf": [{ "type": "string" }, { "type": "array", "items": { "type": "string" } }],
+}));
+
+crate::model::field::inline_schema!(JoinFile, "Join", |_g| schemars::json_schema!({
+    "anyOf": [
+        { "enum": ["all", "any"] },
+        {
+            "type": "object",
+            "properties": { "quorum": { "type": "integer", "minimum": 1 } },
+            "required": ["quorum"],
+        },
+    ],
+}));

@@ -10,6 +10,7 @@ pub mod file;
 pub mod guard;
 pub mod overrides;
 pub mod preset;
+pub mod reference;
 pub mod suggest;
 pub mod validate;
 

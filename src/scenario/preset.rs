@@ -14,8 +14,9 @@
 //! with another `kind`, or its own `preset`, replaces the preset's. A part preset fills
 //! its table the same way; a `kind` that differs from the preset's is an error.
 //!
-//! Each preset's values, and where they come from, are in [`LAYER_PRESETS`] and the
-//! part lists; the README's scenario reference has them as a table.
+//! Each preset's values, and where they come from, are in [`LAYER_PRESETS`] and
+//! [`PART_ONLY_PRESETS`]; `retrysim presets --markdown` prints them as the book's
+//! presets page ([`crate::export::markdown::presets`]).
 //!
 //! ```
 //! use retrysim::scenario::preset::resolve;
@@ -38,6 +39,8 @@ use crate::model::config::PartPresets;
 pub struct Preset {
     /// The name written in `preset = "..."`.
     pub name: &'static str,
+    /// What it is: the library, its version, and where the preset deliberately differs.
+    pub about: &'static str,
     /// The source of its arithmetic and defaults (repository and path, or page).
     pub source: &'static str,
     /// Keys it sets, as TOML.
@@ -52,6 +55,7 @@ pub struct Preset {
 /// server pushback. gRPC itself ships no default retry policy.
 pub const GRPC: Preset = Preset {
     name: "grpc",
+    about: "gRFC A6's example policy, all of it, with the jitter of A6 as updated 2024-08-29 (C-core, grpc-go ≥ 1.69, grpc-java ≥ 1.71; `formula = \"pre_2024\"` for older clients); retries UNAVAILABLE (a rejection, an error), a rejection's Retry-After is the server pushback. gRPC ships no default retry policy, so this is A6's example, not a gRPC default.",
     source: "grpc/proposal A6-client-retries.md; grpc/grpc-java core/src/main/java/io/grpc/internal/RetriableStream.java; grpc/grpc src/core/client_channel/retry_throttle.cc",
     toml: r#"
 max_attempts = 4
@@ -72,6 +76,7 @@ budget = { kind = "token_bucket", max_tokens = 10, token_ratio = 0.1 }
 /// The optional `RetryBudget` (20% / 3) is `budget = { preset = "envoy_retry_budget" }`.
 pub const ENVOY: Preset = Preset {
     name: "envoy",
+    about: "Envoy as it ships: the backoff of Envoy ≥ 1.14, `num_retries` 1, `retry_on = \"5xx\"` (`rejected_5xx`: a 503 but not a 429), the route timeout over all attempts, the cluster circuit breaker's concurrent retries, no `RetryBudget` (the optional one is `budget = { preset = \"envoy_retry_budget\" }`).",
     source: "envoyproxy/envoy source/common/common/backoff_strategy.cc, source/common/router/retry_state_impl.cc, source/common/upstream/resource_manager_impl.h; docs/root/configuration/http/http_filters/router_filter.rst; api/envoy/config/cluster/v3/circuit_breaker.proto",
     toml: r#"
 max_attempts = 2
@@ -89,6 +94,7 @@ budget = { kind = "envoy_max_retries", max_retries = 3 }
 /// Finagle has no default number of tries: 3 is this preset's choice.
 pub const FINAGLE: Preset = Preset {
     name: "finagle",
+    about: "Finagle's `RetryBudget()` and `RetryPolicy.tries` backoff (twitter/finagle default branch); 3 tries is ours, Finagle has no default.",
     source: "twitter/finagle finagle-core/src/main/scala/com/twitter/finagle/service/RetryBudget.scala, RetryPolicy.scala, Backoff.scala; twitter/util util-core/src/main/scala/com/twitter/util/TokenBucket.scala, WindowedAdder.scala",
     toml: r#"
 max_attempts = 3
@@ -104,6 +110,7 @@ budget = { kind = "finagle", ttl = "10s", min_per_sec = 10, percent = 20 }
 /// documented policy does.
 pub const TOWER: Preset = Preset {
     name: "tower",
+    about: "tower 0.5 defaults (`TpsBudget::default()`, `ExponentialBackoffMaker::default()`): no attempt cap (tower's `Retry` has none), deposits per success (tower's documented policy), with the `1/p` truncation of tower issue #857 that PR #863 removes (`truncate = false` for the fix).",
     source: "tower-rs/tower tower/src/retry/budget/tps_budget.rs, tower/src/retry/budget/mod.rs, tower/src/retry/backoff.rs",
     toml: r#"
 max_attempts = "unlimited"
@@ -116,6 +123,7 @@ budget = { kind = "tower", ttl = "10s", min_per_sec = 10, percent = 20, truncate
 /// AWS SDK legacy mode (botocore `_retry.json`): 5 attempts, `rand·2^(n−1)` s, no quota.
 pub const AWS_LEGACY: Preset = Preset {
     name: "aws_legacy",
+    about: "botocore legacy retry mode.",
     source: "boto/botocore botocore/data/_retry.json, botocore/retryhandler.py",
     toml: r#"
 max_attempts = 5
@@ -128,6 +136,7 @@ backoff = { kind = "aws_legacy" }
 /// 3 attempts, `rand·min(2^(n−1), 20)` s, the retry quota 500 / 5 / 10 / 1.
 pub const AWS_STANDARD: Preset = Preset {
     name: "aws_standard",
+    about: "botocore standard mode, `STANDARD_RETRY_MODE_VERSION` 2.0.",
     source: "boto/botocore botocore/retries/standard.py, botocore/retries/quota.py; docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html",
     toml: r#"
 max_attempts = 3
@@ -142,6 +151,7 @@ budget = { kind = "aws_standard", capacity = 500, retry_cost = 5, timeout_cost =
 /// `[t, t + 5 s]`, a retry costs 14 (5 after throttling).
 pub const AWS_STANDARD_2026: Preset = Preset {
     name: "aws_standard_2026",
+    about: "botocore standard mode 2.1, the 2026 update (opt-in `AWS_NEW_RETRIES_2026`).",
     source: "boto/botocore botocore/retries/standard.py (STANDARD_RETRY_MODE_VERSION 2.1); aws/aws-sdk-cpp issue #3832",
     toml: r#"
 max_attempts = 3
@@ -155,6 +165,7 @@ budget = { kind = "aws_standard", capacity = 500, retry_cost = 14, timeout_cost 
 /// client-side rate limiter.
 pub const AWS_ADAPTIVE: Preset = Preset {
     name: "aws_adaptive",
+    about: "botocore adaptive mode: standard mode 2.0 and the CUBIC client-side rate limiter.",
     source: "boto/botocore botocore/retries/adaptive.py, botocore/retries/throttling.py, botocore/retries/bucket.py",
     toml: r#"
 max_attempts = 3
@@ -173,6 +184,7 @@ limiter = { kind = "aws_adaptive" }
 /// (`BudgetRetryImpl`) is opt-in: `budget = { preset = "resilience4j" }`.
 pub const RESILIENCE4J: Preset = Preset {
     name: "resilience4j",
+    about: "Resilience4j 2.x `RetryConfig` and `CircuitBreakerConfig` defaults, in the Spring aspect order Retry(CircuitBreaker(call)), retrying every exception (`breaker_open` too); no retry budget, as in every release (`budget = { preset = \"resilience4j\" }` is the proposed one).",
     source: "resilience4j/resilience4j resilience4j-retry/.../RetryConfig.java, resilience4j-core/.../IntervalFunction.java, resilience4j-circuitbreaker/.../CircuitBreakerConfig.java, internal/CircuitBreakerStateMachine.java",
     toml: r#"
 max_attempts = 3
@@ -190,6 +202,7 @@ breaker = { kind = "resilience4j", window_type = "count", window_size = 100, min
 /// ratio over 30 s with 100 calls minimum, 5 s open.
 pub const POLLY: Preset = Preset {
     name: "polly",
+    about: "Polly v8 `RetryStrategyOptions` and `CircuitBreakerStrategyOptions` defaults, in the standard pipeline's order Retry(CircuitBreaker(call)), retrying `breaker_open` too; a cancelled call is a breaker success, as in Polly.",
     source: "App-vNext/Polly src/Polly.Core/Retry/RetryConstants.cs, RetryHelper.cs; src/Polly.Core/CircuitBreaker/CircuitBreakerConstants.cs, Controller/CircuitStateController.cs, Health/RollingHealthMetrics.cs",
     toml: r#"
 max_attempts = 4
@@ -208,6 +221,7 @@ breaker = { kind = "polly", failure_ratio = 0.1, min_throughput = 100, sampling_
 /// from 100 ms ×2 up to 10 s is this preset's choice.
 pub const SRE: Preset = Preset {
     name: "sre",
+    about: "Google SRE book's rules; the backoff constants are ours (the book names none); throttling counts accepts as grpc-go's adaptive throttler does (`accepts = \"success\"` counts successes only).",
     source: "https://sre.google/sre-book/handling-overload/ ; https://sre.google/sre-book/addressing-cascading-failures/",
     toml: r#"
 max_attempts = 3
@@ -234,15 +248,30 @@ pub const LAYER_PRESETS: &[Preset] = &[
 
 /// Envoy's optional `RetryBudget` with its defaults (20% of the requests in flight, at
 /// least 3), which replaces the circuit breaker's `max_retries` when configured.
-const ENVOY_RETRY_BUDGET: &str = r#"kind = "envoy"
+const ENVOY_RETRY_BUDGET: Preset = Preset {
+    name: "envoy_retry_budget",
+    about: "Envoy's optional `RetryBudget` with its defaults, which replaces the cluster circuit breaker's `max_retries` when configured.",
+    source: "envoyproxy/envoy api/envoy/config/cluster/v3/circuit_breaker.proto (RetryBudget), source/common/upstream/resource_manager_impl.h",
+    toml: r#"kind = "envoy"
 percent = 20
-min_concurrency = 3"#;
+min_concurrency = 3"#,
+};
 
 /// The budget part of Resilience4j: `BudgetRetryImpl` with `RetryConfig`'s defaults.
-const R4J_BUDGET: &str = r#"kind = "resilience4j"
+const R4J_BUDGET: Preset = Preset {
+    name: "resilience4j",
+    about: "`BudgetRetryImpl` of Resilience4j **pull request #2373, an unreleased proposal** (head `044025bd`), in no release, as its synchronous path runs.",
+    source: "resilience4j/resilience4j pull request #2373, resilience4j-retry/.../BudgetRetryImpl.java",
+    toml: r#"kind = "resilience4j"
 window = "10s"
 max_retry_ratio = 10
-min_sample_size = 100"#;
+min_sample_size = 100"#,
+};
+
+/// Part presets that no layer preset sets: (the part, the preset), its `toml` the part
+/// table's keys.
+pub const PART_ONLY_PRESETS: &[(&str, Preset)] =
+    &[("budget", ENVOY_RETRY_BUDGET), ("budget", R4J_BUDGET)];
 
 /// Presets of one part: (name, its part table as TOML) — the layer presets' parts,
 /// plus parts no layer preset sets by default.
@@ -254,9 +283,10 @@ fn part_presets(part: &str) -> Vec<(&'static str, String)> {
             out.push((p.name, toml::to_string(part_table).unwrap_or_default()));
         }
     }
-    if part == "budget" {
-        out.push(("envoy_retry_budget", ENVOY_RETRY_BUDGET.to_string()));
-        out.push(("resilience4j", R4J_BUDGET.to_string()));
+    for (p, preset) in PART_ONLY_PRESETS {
+        if *p == part {
+            out.push((preset.name, preset.toml.to_string()));
+        }
     }
     out
 }

@@ -177,30 +177,20 @@ fn without_a_scenario_the_dictionary_lists_the_templates() {
     assert_eq!(o.status.code(), Some(2));
 }
 
-/// The README's column reference is the catalog, as `retrysim columns --markdown`
-/// prints it. `RETRYSIM_BLESS=1` rewrites the section (refused under CI).
+/// The book's columns page is the catalog, as `retrysim columns --markdown` prints it.
+/// `RETRYSIM_BLESS=1` rewrites the page's tables (refused under CI).
 #[test]
-fn the_readme_lists_every_column_with_its_unit() {
-    const BEGIN: &str = "<!-- columns:begin -->\n";
-    const END: &str = "<!-- columns:end -->";
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+fn the_book_lists_every_column_with_its_unit() {
     let d = tempfile::tempdir().unwrap();
     let o = retrysim(d.path(), &["columns", "--markdown"]);
     assert!(o.status.success());
     let want = String::from_utf8(o.stdout).unwrap();
-    let readme_path = root.join("README.md");
-    let readme = std::fs::read_to_string(&readme_path).unwrap();
-    let start = readme.find(BEGIN).expect("README has the columns section") + BEGIN.len();
-    let end = readme[start..].find(END).expect("the section ends") + start;
-    if crate::common::bless() {
-        let text = format!("{}{want}{}", &readme[..start], &readme[end..]);
-        std::fs::write(&readme_path, text).unwrap();
-        return;
-    }
-    assert_eq!(
-        &readme[start..end],
-        want,
-        "README's column tables differ from the catalog: RETRYSIM_BLESS=1 cargo test --release --test integration columns::"
+    crate::common::pinned_section(
+        "reference/columns.md",
+        "columns",
+        &want,
+        "retrysim columns --markdown",
+        "columns::the_book_lists",
     );
     // Every column of a run's files has a row there, with a unit.
     let dict = dictionary(d.path(), &[]);

@@ -53,8 +53,8 @@ pub fn mean_se(xs: &[f64]) -> (f64, f64) {
     (m, (v / n).sqrt())
 }
 
-/// Whether `RETRYSIM_BLESS` asks a pinning test (golden values, the README's column
-/// tables) to rewrite its pins. Refused under CI (`CI` set and not `0` or `false`, as
+/// Whether `RETRYSIM_BLESS` asks a pinning test (golden values, the book's generated
+/// pages) to rewrite its pins. Refused under CI (`CI` set and not `0` or `false`, as
 /// CI services and `.ci/run` set it): pins are re-blessed by a person, in a commit that
 /// says why, never by the pipeline that checks them.
 pub fn bless() -> bool {
@@ -134,4 +134,34 @@ pub fn comparable(path: &Path) -> Vec<u8> {
         .collect::<Vec<_>>()
         .join("\n")
         .into_bytes()
+}
+
+/// Checks that the part of the book page `docs/src/<page>` between `<!-- NAME:begin -->`
+/// and `<!-- NAME:end -->` is `want` (what `command` prints); `RETRYSIM_BLESS=1`
+/// rewrites it instead (refused under CI, as every pin); `filter` names the test in
+/// the message.
+pub fn pinned_section(page: &str, name: &str, want: &str, command: &str, filter: &str) {
+    let begin = format!("<!-- {name}:begin -->\n");
+    let end = format!("<!-- {name}:end -->");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("docs/src")
+        .join(page);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{page}: {e}"));
+    let start = text
+        .find(&begin)
+        .unwrap_or_else(|| panic!("docs/src/{page} has no {begin:?}"))
+        + begin.len();
+    let stop = text[start..]
+        .find(&end)
+        .unwrap_or_else(|| panic!("docs/src/{page} has no {end:?}"))
+        + start;
+    if bless() {
+        let new = format!("{}{want}{}", &text[..start], &text[stop..]);
+        std::fs::write(&path, new).unwrap();
+        return;
+    }
+    assert!(
+        text[start..stop] == *want,
+        "docs/src/{page} differs from `{command}`: RETRYSIM_BLESS=1 cargo test --release --test integration {filter}"
+    );
 }

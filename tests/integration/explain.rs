@@ -754,28 +754,19 @@ fn a_missing_or_invalid_file_is_bad_input() {
     assert!(err.contains("fleets[0].layers[0].max_attempts"), "{err}");
 }
 
-/// The README's Lints section is the lint table, as `retrysim lints --markdown` prints
-/// it. `RETRYSIM_BLESS=1` rewrites the section.
+/// The book's lints page is the lint table, as `retrysim lints --markdown` prints it.
+/// `RETRYSIM_BLESS=1` rewrites the page's table.
 #[test]
-fn the_readme_lists_every_lint_as_the_table_says() {
-    const BEGIN: &str = "<!-- lints:begin -->\n";
-    const END: &str = "<!-- lints:end -->";
+fn the_book_lists_every_lint_as_the_table_says() {
     let o = retrysim(&["lints", "--markdown"]);
     assert_eq!(code(&o), 0);
     let want = String::from_utf8(o.stdout).unwrap();
-    let readme_path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("README.md");
-    let readme = std::fs::read_to_string(&readme_path).expect("README.md is readable");
-    let start = readme.find(BEGIN).expect("README has the lints section") + BEGIN.len();
-    let end = readme[start..].find(END).expect("the section ends") + start;
-    if std::env::var_os("RETRYSIM_BLESS").is_some() {
-        let text = format!("{}{want}{}", &readme[..start], &readme[end..]);
-        std::fs::write(&readme_path, text).unwrap();
-        return;
-    }
-    assert_eq!(
-        &readme[start..end],
-        want,
-        "README's lint table differs from the lint table: RETRYSIM_BLESS=1 cargo test --release --test integration explain::"
+    crate::common::pinned_section(
+        "reference/lints.md",
+        "lints",
+        &want,
+        "retrysim lints --markdown",
+        "explain::the_book_lists",
     );
     // One row per lint, in table order, with its id, why and rule.
     let listed: Vec<&str> = want

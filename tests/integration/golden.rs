@@ -338,11 +338,11 @@ fn a_golden_diff_names_the_file_and_the_values_that_moved() {
 }
 
 /// The pinning tests refuse `RETRYSIM_BLESS` under CI: run here as a child test with
-/// both set, the README's column tables (the cheaper of the two) must fail with the
+/// both set, the book's column tables (the cheaper of the two) must fail with the
 /// refusal rather than rewrite their pin.
 #[test]
 fn the_bless_variable_is_refused_under_ci() {
-    let test = "columns::the_readme_lists_every_column_with_its_unit";
+    let test = "columns::the_book_lists_every_column_with_its_unit";
     for ci in ["true", "1"] {
         let out = std::process::Command::new(std::env::current_exe().unwrap())
             .args([test, "--exact", "--nocapture", "--test-threads", "1"])

@@ -5,6 +5,7 @@ mod common;
 
 mod arithmetic;
 mod bad_input;
+mod book;
 mod budgets_breakers;
 mod cancellation;
 mod check;

@@ -388,12 +388,14 @@ fn the_slurm_array_script_runs_shards_and_merges_them_into_the_unsharded_bytes()
     same_files(&p.join("all"), &p.join("slurm/merged"));
 }
 
-/// The README's cluster example sweeps a scenario with a grid, with as many array tasks
+/// The book's cluster example sweeps a scenario with a grid, with as many array tasks
 /// as the merge expects; its command lines run as written (shards as processes).
 #[test]
-fn the_readme_cluster_example_names_a_sweep_and_one_shard_count() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+fn the_book_cluster_example_names_a_sweep_and_one_shard_count() {
+    let readme = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/src/guide/sweeps.md"),
+    )
+    .unwrap();
     let lines: Vec<&str> = readme
         .lines()
         .filter(|l| {
@@ -1055,4 +1057,66 @@ fn merge_refuses_a_run_whose_files_were_cut_short_and_names_it() {
         String::from_utf8_lossy(&out.stderr)
     );
     same_files(&p.join("all"), &p.join("m"));
+}
+
+/// `sweep` ends, as `run` does, with numbers: a line per cell with its swept values,
+/// runs and headline means (as `aggregate.csv` has them), then the expectations' rows
+/// and a pass count; `-q` prints none of it.
+#[test]
+fn a_sweep_prints_a_line_per_cell_with_its_headline_means_and_the_expectations() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let text = SWEEP.replace(
+        "[sweep]",
+        "[[expect]]\nmetric = \"success_fraction\"\nmin = 0.5\n[[expect]]\nmetric = \"amplification\"\nmax = 1.0\nwhere = { \"fleets.0.layers.0.max_attempts\" = 4 }\n[sweep]",
+    );
+    std::fs::write(p.join("sw.toml"), text).unwrap();
+    let out = retrysim(p, &["sweep", "sw.toml", "--no-plots", "--out", "o"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("cell  max_attempts  rate  runs  success  amplif."))
+        .unwrap_or_else(|| panic!("no cell table:\n{stdout}"));
+    // The means are aggregate.csv's, for the 9 cells in grid order.
+    let agg = std::fs::read_to_string(p.join("o/aggregate.csv")).unwrap();
+    let head: Vec<&str> = agg.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| head.iter().position(|h| *h == name).unwrap();
+    for (i, row) in agg.lines().skip(1).enumerate() {
+        let f: Vec<&str> = row.split(',').collect();
+        let success: f64 = f[col("success_fraction_mean")].parse().unwrap();
+        let amp: f64 = f[col("amplification_mean")].parse().unwrap();
+        let line = lines[at + 1 + i];
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(words[0], i.to_string(), "{line}");
+        assert_eq!(words[3], "3", "{line}");
+        assert_eq!(words[4], format!("{:.2}%", 100.0 * success), "{line}");
+        assert_eq!(words[5], format!("{amp:.3}"), "{line}");
+    }
+    assert!(lines[at + 10].starts_with("cell "), "{stdout}");
+    // 9 cells pass the success bound; the 3 cells of 4 attempts make more than one
+    // attempt per request during the outage.
+    assert_eq!(
+        stdout.matches(" pass\n").count() + stdout.matches(" FAIL\n").count(),
+        12,
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("expectations: 9 of 12 pass (retrysim check exits 1 on these runs)"),
+        "{stdout}"
+    );
+    assert!(stdout.ends_with("runs/}\n"), "{stdout}");
+    // -q: nothing on stdout.
+    let out = retrysim(p, &["sweep", "sw.toml", "--no-plots", "--out", "q", "-q"]);
+    assert!(out.status.success());
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }

@@ -13,12 +13,13 @@ use crate::model::text::{fmt_num, fmt_time};
 pub const DEFAULT_GROWTH: f64 = 2.0;
 
 /// `{ kind = "aws_legacy", base = "100ms", growth_factor = 2 }`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Written {
     /// Fixed base (default: a uniform draw in [0, 1) seconds).
     pub base: Option<Dur>,
-    /// Growth factor (default 2).
+    /// Growth factor.
+    #[schemars(extend("default" = DEFAULT_GROWTH))]
     pub growth_factor: Option<f64>,
 }
 

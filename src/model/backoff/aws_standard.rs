@@ -16,7 +16,9 @@ use crate::model::text::fmt_time;
 pub const DEFAULT_MAX_BACKOFF: Nanos = 20 * SECOND;
 
 /// Version of botocore's standard retry mode.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub enum Version {
     /// `STANDARD_RETRY_MODE_VERSION = "2.0"`: `rand·min(2^(n-1), 20 s)` (the default).
     #[default]
@@ -29,12 +31,13 @@ pub enum Version {
 }
 
 /// `{ kind = "aws_standard", version = "2.1", max_backoff = "20s", dynamodb = false }`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Written {
     /// `"2.0"` (default) or `"2.1"`.
     pub version: Option<Version>,
-    /// Largest wait (default 20s).
+    /// Largest wait.
+    #[schemars(extend("default" = crate::model::field::duration_text(DEFAULT_MAX_BACKOFF)))]
     pub max_backoff: Option<Dur>,
     /// DynamoDB's 25ms scale in version 2.1 (default false).
     pub dynamodb: Option<bool>,

@@ -18,7 +18,9 @@ pub const DEFAULT_BASE: Nanos = 25 * MILLISECOND;
 pub const DEFAULT_MAX_FACTOR: u64 = 10;
 
 /// Which arithmetic of Envoy's jittered exponential backoff.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Formula {
     /// The code since Envoy 1.14 (PR #10417): retry N waits `U[0, min(2^(N-1)·base, max))`
@@ -30,10 +32,11 @@ pub enum Formula {
 }
 
 /// `{ kind = "envoy", base = "25ms", max = "250ms" }`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Written {
-    /// `base_interval` (default 25ms).
+    /// `base_interval`.
+    #[schemars(extend("default" = crate::model::field::duration_text(DEFAULT_BASE)))]
     pub base: Option<Dur>,
     /// `max_interval` (default 10 × base).
     pub max: Option<Dur>,

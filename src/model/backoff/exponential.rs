@@ -21,7 +21,9 @@ use crate::model::text::{fmt_num, fmt_time};
 pub const DEFAULT_MULTIPLIER: f64 = 2.0;
 
 /// Jitter mode of exponential backoff.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Jitter {
     /// `e_k` (the default).
@@ -47,14 +49,15 @@ impl Jitter {
 }
 
 /// `{ kind = "exponential", base = "50ms", cap = "1s", multiplier = 2, jitter = "full" }`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Written {
     /// First wait.
     pub base: Dur,
     /// Largest wait (default: none).
     pub cap: Option<Dur>,
-    /// Growth factor (default 2).
+    /// Growth factor.
+    #[schemars(extend("default" = DEFAULT_MULTIPLIER))]
     pub multiplier: Option<f64>,
     /// Jitter mode (default none).
     pub jitter: Option<Jitter>,

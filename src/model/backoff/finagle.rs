@@ -15,12 +15,14 @@ pub const DEFAULT_START: Nanos = 5 * MILLISECOND;
 pub const DEFAULT_MAX: Nanos = 200 * MILLISECOND;
 
 /// `{ kind = "finagle", start = "5ms", max = "200ms" }`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Written {
-    /// First wait (default 5ms).
+    /// First wait.
+    #[schemars(extend("default" = crate::model::field::duration_text(DEFAULT_START)))]
     pub start: Option<Dur>,
-    /// Largest wait (default 200ms).
+    /// Largest wait.
+    #[schemars(extend("default" = crate::model::field::duration_text(DEFAULT_MAX)))]
     pub max: Option<Dur>,
 }
 

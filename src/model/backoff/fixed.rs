@@ -8,7 +8,7 @@ use crate::model::field::{Ctx, Dur, R};
 use crate::model::text::fmt_time;
 
 /// `{ kind = "fixed", delay = "100ms" }`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Written {
     /// The delay.

@@ -14,7 +14,9 @@ use crate::model::field::{at_most_dur, in_range, Ctx, Dur, R};
 use crate::model::text::{fmt_num, fmt_time};
 
 /// Which jitter of gRPC's retry backoff (gRFC A6).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub enum Formula {
     /// gRFC A6 since its 2024-08-29 update, and C-core, grpc-go ≥ 1.69, grpc-java ≥ 1.71:
     /// `interval · U[0.8, 1.2)`, the jitter applied after the cap (the default).
@@ -28,7 +30,7 @@ pub enum Formula {
 
 /// `{ kind = "grpc", initial = "100ms", max = "1s", multiplier = 2 }` (all required, as
 /// in gRFC A6).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Written {
     /// `initialBackoff`.

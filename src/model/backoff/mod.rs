@@ -142,7 +142,7 @@ pub trait Kind {
 macro_rules! kinds {
     ($($(#[$doc:meta])* $variant:ident($module:ident::$valid:ident)),* $(,)?) => {
         /// Wait after a failed attempt, as written: `{ kind = "...", ... }`.
-        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
         #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
         pub enum BackoffFile {
             $($(#[$doc])* $variant($module::Written),)*

@@ -7,7 +7,7 @@ use crate::engine::Nanos;
 use crate::model::field::{Ctx, R};
 
 /// `{ kind = "none" }`: no other key is allowed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Written {}
 

@@ -19,7 +19,9 @@ pub const DEFAULT_DELAY: Nanos = 2 * SECOND;
 pub const MAX_DELAY: Nanos = 86_400 * SECOND;
 
 /// Polly's `DelayBackoffType`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum BackoffType {
     /// The same delay every time (the default).
@@ -32,10 +34,11 @@ pub enum BackoffType {
 }
 
 /// `{ kind = "polly", delay = "2s", backoff_type = "exponential", jitter = true }`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Written {
-    /// `Delay` (default 2s).
+    /// `Delay`.
+    #[schemars(extend("default" = crate::model::field::duration_text(DEFAULT_DELAY)))]
     pub delay: Option<Dur>,
     /// `"constant"` (default), `"linear"` or `"exponential"`.
     pub backoff_type: Option<BackoffType>,

@@ -16,10 +16,11 @@ use crate::model::text::{fmt_num, fmt_time};
 pub const DEFAULT_INITIAL: Nanos = 500 * MILLISECOND;
 
 /// `{ kind = "resilience4j", initial = "500ms", multiplier = 1.5, randomization_factor = 0.5 }`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Written {
-    /// First interval (default 500ms).
+    /// First interval.
+    #[schemars(extend("default" = crate::model::field::duration_text(DEFAULT_INITIAL)))]
     pub initial: Option<Dur>,
     /// Growth factor (default 1: a fixed interval).
     pub multiplier: Option<f64>,

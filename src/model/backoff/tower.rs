@@ -15,14 +15,16 @@ pub const DEFAULT_MIN: Nanos = 50 * MILLISECOND;
 pub const DEFAULT_JITTER: f64 = 0.99;
 
 /// `{ kind = "tower", min = "50ms", max = "5s", jitter = 0.99 }`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Written {
-    /// `min` (default 50ms).
+    /// `min`.
+    #[schemars(extend("default" = crate::model::field::duration_text(DEFAULT_MIN)))]
     pub min: Option<Dur>,
     /// `max` (default none).
     pub max: Option<Dur>,
-    /// Jitter ratio (default 0.99).
+    /// Jitter ratio.
+    #[schemars(extend("default" = DEFAULT_JITTER))]
     pub jitter: Option<f64>,
 }
 

@@ -10,7 +10,7 @@ use crate::model::field::{Ctx, Dur, R};
 use crate::model::text::plural;
 
 /// `{ kind = "consecutive", ... }` as written.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Written {
     /// Threshold.

@@ -43,7 +43,7 @@ use crate::model::field::{Ctx, R};
 use crate::model::text::{fmt_time, plural};
 
 /// Circuit breaker of a layer instance, as written: `{ kind = "...", ... }`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum BreakerFile {
     /// Opens after `failures` consecutive failures.
@@ -69,7 +69,9 @@ impl BreakerFile {
 }
 
 /// Where a breaker sits relative to the retry loop (written `"inside"` or `"outside"`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Placement {
     /// Retry(Breaker(call)).

@@ -28,7 +28,7 @@ const DEFAULT_SAMPLING: Nanos = 30 * SECOND;
 const DEFAULT_BREAK: Nanos = 5 * SECOND;
 
 /// `{ kind = "polly", ... }` as written.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Written {
     /// `FailureRatio` (default 0.1).

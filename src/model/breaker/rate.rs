@@ -14,7 +14,7 @@ use crate::model::text::fmt_num;
 pub const MAX_WINDOW_CALLS: u64 = 100_000;
 
 /// `{ kind = "rate", ... }` as written.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Written {
     /// Calls in the window.

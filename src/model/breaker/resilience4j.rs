@@ -39,7 +39,9 @@ const DEFAULT_HALF_OPEN_CALLS: u64 = 10;
 const MAX_OPEN_FOR: Nanos = crate::model::field::MAX_HORIZON;
 
 /// Which sliding window, as written.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum WindowType {
     /// `COUNT_BASED`: the last `window_size` calls.
@@ -50,7 +52,7 @@ pub enum WindowType {
 }
 
 /// `{ kind = "resilience4j", ... }` as written.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Written {
     /// `"count"` (default) or `"time"`.

@@ -17,7 +17,7 @@ pub const DEFAULT_VISIBILITY_TIMEOUT: Nanos = 30 * SECOND;
 /// `arrival = { kind = "queue", ... }` as written: a message queue the fleet
 /// consumes, messages published by an open process (`publish`), each handled by one
 /// of the fleet's `consumers`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Written {
     /// Messages published per second (poisson and constant publishing).
@@ -31,7 +31,7 @@ pub struct Written {
 }
 
 /// The publish process of a queue fleet, one of the open arrival kinds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PublishKind {
     /// Exponential gaps at `rate`.

@@ -22,16 +22,20 @@ pub const DEFAULT_TIMEOUT_COST: u64 = 10;
 pub const DEFAULT_SUCCESS_REFUND: u64 = 1;
 
 /// The `aws_standard` table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Written {
-    /// Bucket size (default 500).
+    /// Bucket size.
+    #[schemars(extend("default" = DEFAULT_CAPACITY))]
     pub capacity: Option<u64>,
-    /// Cost of a retry (default 5).
+    /// Cost of a retry.
+    #[schemars(extend("default" = DEFAULT_RETRY_COST))]
     pub retry_cost: Option<u64>,
-    /// Cost of a retry after a timeout (default 10).
+    /// Cost of a retry after a timeout.
+    #[schemars(extend("default" = DEFAULT_TIMEOUT_COST))]
     pub timeout_cost: Option<u64>,
-    /// Refund of a success without retry (default 1).
+    /// Refund of a success without retry.
+    #[schemars(extend("default" = DEFAULT_SUCCESS_REFUND))]
     pub success_refund: Option<u64>,
     /// Cost of a retry after a throttling error (default: `retry_cost`).
     pub throttling_cost: Option<u64>,

@@ -22,12 +22,14 @@ pub const DEFAULT_PERCENT: f64 = 20.0;
 pub const DEFAULT_MIN_CONCURRENCY: u64 = 3;
 
 /// The `envoy` table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Written {
-    /// `budget_percent` (default 20).
+    /// `budget_percent`.
+    #[schemars(extend("default" = DEFAULT_PERCENT))]
     pub percent: Option<f64>,
-    /// `min_retry_concurrency` (default 3).
+    /// `min_retry_concurrency`.
+    #[schemars(extend("default" = DEFAULT_MIN_CONCURRENCY))]
     pub min_concurrency: Option<u64>,
     /// Count retries in backoff as pending requests (default false: Envoy as shipped).
     pub count_backoff: Option<bool>,

@@ -14,10 +14,11 @@ use super::{across, envoy, BudgetBound, BudgetPolicy};
 pub const DEFAULT_MAX_RETRIES: u64 = 3;
 
 /// The `envoy_max_retries` table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Written {
-    /// Concurrent retries allowed per instance (default 3).
+    /// Concurrent retries allowed per instance.
+    #[schemars(extend("default" = DEFAULT_MAX_RETRIES))]
     pub max_retries: Option<u64>,
 }
 

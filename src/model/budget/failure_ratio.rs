@@ -23,10 +23,11 @@ pub const DEFAULT_MAX_RATIO: f64 = 0.1;
 pub const MAX_WINDOW: Nanos = crate::model::field::MAX_HORIZON;
 
 /// The `failure_ratio` table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Written {
-    /// Largest failures / first tries that still allows a retry (default 0.1).
+    /// Largest failures / first tries that still allows a retry.
+    #[schemars(extend("default" = DEFAULT_MAX_RATIO))]
     pub max_ratio: Option<f64>,
     /// `"unlimited"` (default: cumulative since the start) or a duration (a sliding
     /// ratio over that time, in 10 slices).

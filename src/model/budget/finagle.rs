@@ -24,14 +24,17 @@ pub const DEFAULT_MIN_PER_SEC: u64 = 10;
 pub const DEFAULT_PERCENT: f64 = 20.0;
 
 /// The `finagle` table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Written {
-    /// Deposit lifetime (default 10s, between 1s and 60s).
+    /// Deposit lifetime, between 1s and 60s.
+    #[schemars(extend("default" = crate::model::field::duration_text(DEFAULT_TTL)))]
     pub ttl: Option<Dur>,
-    /// Retries per second always allowed (default 10).
+    /// Retries per second always allowed.
+    #[schemars(extend("default" = DEFAULT_MIN_PER_SEC))]
     pub min_per_sec: Option<u64>,
-    /// Percentage of calls that may be retried (default 20).
+    /// Percentage of calls that may be retried.
+    #[schemars(extend("default" = DEFAULT_PERCENT))]
     pub percent: Option<f64>,
 }
 
@@ -211,7 +214,7 @@ impl BudgetState for State {
 pub struct Cap {
     /// "Finagle" or "tower".
     pub library: &'static str,
-    /// Deposit lifetime.
+    /// Deposit lifetime, between 1s and 60s.
     pub ttl: Nanos,
     /// Retries per second of reserve.
     pub min_per_sec: u64,

@@ -174,7 +174,7 @@ pub(crate) fn across(per_instance: Bound, instances: u64) -> String {
 macro_rules! budget_family {
     ($($(#[doc = $doc:literal])+ $Kind:ident($vendor:ident),)+) => {
         /// Retry budget of a layer instance, as written: `kind` names the vendor.
-        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
         #[serde(tag = "kind", rename_all = "snake_case")]
         pub enum BudgetFile {
             $($(#[doc = $doc])+ $Kind($vendor::Written),)+

@@ -15,7 +15,7 @@ use super::{BudgetBound, BudgetPolicy, BudgetState, RetryCause};
 pub const DEFAULT_WINDOW: Nanos = 10 * SECOND;
 
 /// The `ratio` table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Written {
     /// Percentage of calls (20 = 20%).

@@ -36,14 +36,17 @@ pub const DEFAULT_MAX_RETRY_RATIO: f64 = 10.0;
 pub const DEFAULT_MIN_SAMPLE_SIZE: u64 = 100;
 
 /// The `resilience4j` table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Written {
-    /// Sliding time window, whole seconds (default 10s).
+    /// Sliding time window, whole seconds.
+    #[schemars(extend("default" = crate::model::field::duration_text(DEFAULT_WINDOW)))]
     pub window: Option<Dur>,
-    /// Largest failure rate in percent that allows a retry (default 10).
+    /// Largest failure rate in percent that allows a retry.
+    #[schemars(extend("default" = DEFAULT_MAX_RETRY_RATIO))]
     pub max_retry_ratio: Option<f64>,
-    /// Warm-up: calls in the window up to which retries are always allowed (default 100).
+    /// Warm-up: calls in the window up to which retries are always allowed.
+    #[schemars(extend("default" = DEFAULT_MIN_SAMPLE_SIZE))]
     pub min_sample_size: Option<u64>,
 }
 

@@ -18,12 +18,14 @@ pub const DEFAULT_PERCENT: f64 = 10.0;
 pub const DEFAULT_WINDOW: Nanos = 120 * SECOND;
 
 /// The `sre` table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Written {
-    /// Retries per request, in percent (default 10).
+    /// Retries per request, in percent.
+    #[schemars(extend("default" = DEFAULT_PERCENT))]
     pub percent: Option<f64>,
-    /// Window (default 2m).
+    /// Window.
+    #[schemars(extend("default" = crate::model::field::duration_text(DEFAULT_WINDOW)))]
     pub window: Option<Dur>,
 }
 

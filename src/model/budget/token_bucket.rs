@@ -13,7 +13,7 @@ use crate::model::text::fmt_num;
 use super::{across, BudgetBound, BudgetPolicy, BudgetState, RetryCause};
 
 /// The `token_bucket` table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Written {
     /// Bucket size.

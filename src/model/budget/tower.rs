@@ -15,7 +15,9 @@ use super::finagle::{Cap, DEFAULT_MIN_PER_SEC, DEFAULT_PERCENT, DEFAULT_TTL};
 use super::{BudgetPolicy, BudgetState, RetryCause};
 
 /// What deposits into the bucket.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Deposit {
     /// Each success (tower's documented policy).
@@ -26,14 +28,17 @@ pub enum Deposit {
 }
 
 /// The `tower` table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Written {
-    /// Deposit lifetime (default 10s, between 1s and 60s).
+    /// Deposit lifetime, between 1s and 60s.
+    #[schemars(extend("default" = crate::model::field::duration_text(DEFAULT_TTL)))]
     pub ttl: Option<Dur>,
-    /// Retries per second always allowed (default 10).
+    /// Retries per second always allowed.
+    #[schemars(extend("default" = DEFAULT_MIN_PER_SEC))]
     pub min_per_sec: Option<u64>,
-    /// Percentage of deposits that may be retried (default 20).
+    /// Percentage of deposits that may be retried.
+    #[schemars(extend("default" = DEFAULT_PERCENT))]
     pub percent: Option<f64>,
     /// tower's truncation of `1/percent` (default true).
     pub truncate: Option<bool>,

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::model::field::Dur;
 
 /// A connection pool (`pool = { size, acquire_timeout, hold_during_backoff }`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PoolFile {
     /// Connections.

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::model::field::Dur;
 
 /// Hedged requests (`hedging = { max_attempts, delay, non_fatal, cancel_losers }`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HedgingFile {
     /// Copies sent at most, the first included.

@@ -41,7 +41,9 @@ const DEFAULT_WINDOW: Nanos = 120 * SECOND;
 const DEFAULT_PADDING: f64 = 1.0;
 
 /// What counts as accepted, as written.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum AcceptsWritten {
     /// [`Accepts::NotRejected`] (the default).
@@ -52,7 +54,7 @@ pub enum AcceptsWritten {
 }
 
 /// `{ kind = "adaptive_throttling", ... }` as written.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Written {
     /// `K` (default 2).

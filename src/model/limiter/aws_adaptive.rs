@@ -19,7 +19,7 @@ use crate::engine::{math, Nanos};
 use crate::model::field::{Ctx, R};
 
 /// `{ kind = "aws_adaptive" }` as written: it has no settings.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Written {}
 

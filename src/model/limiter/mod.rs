@@ -37,7 +37,7 @@ pub use adaptive_throttling::AdaptiveThrottle;
 pub use aws_adaptive::AwsAdaptive;
 
 /// Client-side rate limiter of a layer, as written: `{ kind = "...", ... }`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum LimiterFile {
     /// Google SRE client-side adaptive throttling.

@@ -19,6 +19,14 @@ pub const DEFAULT_HERD_BUCKET: Nanos = 10_000_000;
 /// Default seed.
 pub const DEFAULT_SEED: u64 = 1;
 pub use crate::model::attempts::MAX_ATTEMPTS_CAP;
+/// Default start of the recovery baseline.
+pub const DEFAULT_WARMUP: Nanos = 0;
+/// Default tolerance below the baseline that counts as recovered.
+pub const DEFAULT_RECOVERY_TOLERANCE: f64 = 0.02;
+/// Default buckets the success rate must hold to count as recovered.
+pub const DEFAULT_RECOVERY_HOLD: u64 = 10;
+/// Default repetitions of a scenario.
+pub const DEFAULT_REPLICATIONS: u64 = 1;
 pub use crate::model::config::MAX_HORIZON;
 
 mod dependency;
@@ -124,19 +132,28 @@ fn rules(file: &ScenarioFile, stem: &str) -> R<Scenario> {
         Some(b) => c.positive_dur("herd_bucket", b)?,
         None => DEFAULT_HERD_BUCKET,
     };
-    let warmup = file.warmup.map_or(0, |d| d.0);
+    let warmup = file.warmup.map_or(DEFAULT_WARMUP, |d| d.0);
     if warmup >= duration {
         return c.err("warmup", "must be shorter than duration");
     }
     let recovery_tolerance = c.probability(
         "recovery_tolerance",
-        file.recovery_tolerance.unwrap_or(0.02),
+        file.recovery_tolerance
+            .unwrap_or(DEFAULT_RECOVERY_TOLERANCE),
     )?;
     let recovery_hold = c.u32_field(
         "recovery_hold",
-        c.at_least("recovery_hold", file.recovery_hold.unwrap_or(10), 1)?,
+        c.at_least(
+            "recovery_hold",
+            file.recovery_hold.unwrap_or(DEFAULT_RECOVERY_HOLD),
+            1,
+        )?,
     )?;
-    let replications = c.at_least("replications", file.replications.unwrap_or(1), 1)?;
+    let replications = c.at_least(
+        "replications",
+        file.replications.unwrap_or(DEFAULT_REPLICATIONS),
+        1,
+    )?;
     if replications > 100_000 {
         return c.err(
             "replications",
