@@ -184,6 +184,8 @@ pub struct RunMetrics {
     pub queue: Option<super::queue::QueueMetrics>,
     /// Bulkheads and pools (`None` when the scenario has none).
     pub guards: Option<GuardMetrics>,
+    /// The tiers' limiters (`None` when no tier has `admission`).
+    pub admission: Option<crate::model::admission::Counts>,
 }
 
 impl RunMetrics {
@@ -242,6 +244,8 @@ pub struct Recorder {
     ordinals: Ordinals,
     services: Option<ServiceSeries>,
     guards: Option<Box<GuardMetrics>>,
+    /// Admission counts, when a tier has a limiter.
+    pub(crate) admission: Option<Box<crate::model::admission::Counts>>,
 }
 
 /// A latency in whole microseconds, rounded up, at least 1 (the histograms' unit).
@@ -300,6 +304,7 @@ impl Recorder {
             ordinals: Ordinals::new(layers),
             services: None,
             guards: None,
+            admission: None,
         }
     }
 
@@ -753,6 +758,7 @@ impl Recorder {
             services: self.services,
             queue: None,
             guards: self.guards.map(|g| *g),
+            admission: self.admission.map(|c| *c),
         }
     }
 }

@@ -229,7 +229,9 @@ impl World {
             self.rec
                 .attempt_end(depth, u32::from(copy) + 1, End::Class(outcome.class));
         }
-        let status = self.svcs[self.stacks[st].target as usize].cfg.reject_status;
+        let status = self.svcs[self.stacks[st].target as usize]
+            .cfg
+            .status_of(outcome.class);
         let layer = &mut self.stacks[st].layers[depth];
         let Some(h) = layer.cfg.hedging else {
             return;

@@ -107,7 +107,7 @@ impl Layer {
             b.on_done();
         }
         if let (Some(l), Some(c)) = (self.limiters.get_mut(inst as usize), answer) {
-            let rejected = c == Class::Rejected;
+            let rejected = matches!(c, Class::Rejected | Class::RateLimited);
             l.on_answer(now, c == Class::Success, rejected, rejected && throttled);
         }
     }
@@ -145,7 +145,8 @@ impl World {
         if layer.budgets.is_empty() && layer.limiters.is_empty() {
             return; // nothing counts attempts in flight or answers
         }
-        let throttled = self.svcs[stack.target as usize].cfg.reject_status == 429;
+        let cfg = &self.svcs[stack.target as usize].cfg;
+        let throttled = answer.map_or(cfg.reject_status, |c| cfg.status_of(c)) == 429;
         layer.attempt_over(inst, now, answer, throttled);
     }
 
