@@ -5,6 +5,8 @@
 use std::process::Command;
 
 use retrysim::engine::time::{MILLISECOND, SECOND};
+use retrysim::metrics::ordinal::End;
+use retrysim::model::outcome::Class;
 
 use crate::common::{count, run};
 
@@ -185,6 +187,14 @@ fn clients_wait_the_computed_retry_after_in_whole_seconds() {
     // Counted per refused attempt, where it arises, as `rejected` counts a full queue.
     assert_eq!(count(&r, "rate_limited"), 17 + 18 + 19);
     assert_eq!(count(&r, "admission_rejected"), 17 + 18 + 19);
+    // attempts_by_ordinal: 19 first attempts, 18 second, 17 third ended rate_limited.
+    let rl = End::Class(Class::RateLimited);
+    let o = &r.metrics.ordinals;
+    assert_eq!(
+        [o.count(0, 1, rl), o.count(0, 2, rl), o.count(0, 3, rl)],
+        [19, 18, 17]
+    );
+    assert_eq!(o.count(0, 1, End::Cancelled), 0);
     // Without a Retry-After (or ignoring it) they retry at once.
     for sets in [
         &["dependency.admission.retry_after=\"none\""][..],
