@@ -23,6 +23,7 @@ use crate::model::config::{
 };
 use crate::model::outcome::Class;
 
+pub mod admission;
 pub mod guards;
 pub mod hedge;
 pub mod queue;
@@ -56,7 +57,7 @@ pub const LINTS_HEADER: [&str; 3] = ["id", "why", "fires_when"];
 
 /// Every lint, in report order: a new lint is a [`Rule`] beside its check and one line
 /// here.
-pub const LINTS: [Rule; 16] = [
+pub const LINTS: [Rule; 17] = [
     MULTI_LAYER_RETRIES_WITHOUT_BUDGET,
     UNJITTERED_BACKOFF_MANY_CLIENTS,
     RETRIES_AMBIGUOUS_WRITES,
@@ -73,6 +74,7 @@ pub const LINTS: [Rule; 16] = [
     queue::DOUBLE_RETRY_LOOP,
     guards::POOL_HELD_DURING_BACKOFF,
     hedge::HEDGES_WRITES,
+    admission::COMPUTED_RETRY_AFTER_UNJITTERED,
 ];
 
 /// Retries at two or more layers without a budget.

@@ -119,6 +119,10 @@ pub struct DependencyExplanation {
     pub sheds: bool,
     /// Whether an attempt can be rejected (finite servers and a finite queue).
     pub can_reject: bool,
+    /// What its limiter (`admission`) does, if it has one.
+    pub admission: Option<String>,
+    /// Server time a rejection takes.
+    pub reject_cost: Nanos,
 }
 
 /// Offered load of a fleet.
@@ -315,6 +319,8 @@ pub(crate) fn explain_dependency(d: &DependencyConfig) -> DependencyExplanation 
         drop_expired: d.drop_expired,
         sheds: d.queue_limit.is_some() || d.drop_expired,
         can_reject: d.servers.is_some() && d.queue_limit.is_some(),
+        admission: d.admission.map(|a| a.describe()),
+        reject_cost: d.reject_cost,
     }
 }
 

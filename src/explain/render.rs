@@ -156,6 +156,16 @@ pub(super) fn render_dependency(o: &mut String, label: &str, d: &DependencyExpla
         (false, false) => "sheds nothing",
     };
     let _ = writeln!(o, "  {queue}{reject}; {shed}");
+    if let Some(a) = &d.admission {
+        let _ = writeln!(o, "  admission, before the queue: {a}");
+    }
+    if d.reject_cost > 0 {
+        let _ = writeln!(
+            o,
+            "  reject_cost {}: each rejection (by the limiter or a full queue) holds a server that long, ahead of the queue, before its answer leaves",
+            fmt_time(d.reject_cost)
+        );
+    }
 }
 
 /// One fleet; `at` names the service it calls in the worst-case line.

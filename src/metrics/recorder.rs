@@ -186,6 +186,8 @@ pub struct RunMetrics {
     pub queue: Option<super::queue::QueueMetrics>,
     /// Bulkheads and pools (`None` when the scenario has none).
     pub guards: Option<GuardMetrics>,
+    /// The tiers' limiters (`None` when no tier has `admission`).
+    pub admission: Option<crate::model::admission::Counts>,
 }
 
 impl RunMetrics {
@@ -244,6 +246,8 @@ pub struct Recorder {
     ordinals: Ordinals,
     services: Option<ServiceSeries>,
     guards: Option<Box<GuardMetrics>>,
+    /// Admission counts, when a tier has a limiter.
+    pub(crate) admission: Option<Box<crate::model::admission::Counts>>,
 }
 
 /// A latency in whole microseconds, rounded up, at least 1 (the histograms' unit).
@@ -302,6 +306,7 @@ impl Recorder {
             ordinals: Ordinals::new(layers),
             services: None,
             guards: None,
+            admission: None,
         }
     }
 
@@ -755,6 +760,7 @@ impl Recorder {
             services: self.services,
             queue: None,
             guards: self.guards.map(|g| *g),
+            admission: self.admission.map(|c| *c),
         }
     }
 }
@@ -957,6 +963,10 @@ impl CallObserver for Recorder {
         if svc.primary {
             Recorder::service_started(self, wait);
         }
+        self.thread_released(svc, busy, now);
+    }
+
+    fn rejection_started(&mut self, svc: SvcAt, busy: u32, now: Nanos) {
         self.thread_released(svc, busy, now);
     }
 

@@ -473,13 +473,14 @@ impl<T: CallObserver> World<T> {
         let deadline = self.deadline_of(node);
         let keys = self.fleets.list[fi].cfg.idempotency_keys;
         let callee = &self.services.list[self.calls.stacks[st].target as usize].cfg;
-        let (dep_retry_after, reject_status) = (callee.retry_after, callee.reject_status);
+        let (dep_retry_after, reject_status) =
+            (callee.retry_after, callee.status_of(outcome.class));
         let call_deadline = self.calls.call_deadline_of(node, st, depth, deadline);
         let cls = outcome.class;
         if n.guard != 0 {
             self.attempt_left_guards(node, s);
         }
-        let throttled = cls == Class::Rejected && reject_status == 429;
+        let throttled = matches!(cls, Class::Rejected | Class::RateLimited) && reject_status == 429;
         // A retry granted before this attempt is resolved by its outcome.
         self.release_retry(node);
         let layer = &mut self.calls.stacks[st].layers[depth];
@@ -509,8 +510,8 @@ impl<T: CallObserver> World<T> {
         let mut prev = n.memo.backoff();
         let failure = Failure {
             throttled,
-            retry_after: (outcome.retry_after && layer.cfg.respect_retry_after)
-                .then(|| dep_retry_after.unwrap_or(0)),
+            retry_after: (outcome.retry_after() && layer.cfg.respect_retry_after)
+                .then(|| outcome.retry_after_ns(dep_retry_after)),
         };
         let wait = backoff::next_wait(
             &layer.cfg.backoff,

@@ -372,9 +372,23 @@ pub struct DependencyConfig {
     pub drop_expired: bool,
     /// Independent transient failure probability.
     pub error_rate: f64,
+    /// The limiter in front of the queue (`admission`).
+    pub admission: Option<crate::model::admission::AdmissionConfig>,
+    /// Server time a rejection takes (`reject_cost`; 0 = free).
+    pub reject_cost: Nanos,
 }
 
 impl DependencyConfig {
+    /// The status a rejection of class `c` carries: the limiter's for `rate_limited`,
+    /// `reject_status` otherwise.
+    #[inline]
+    pub fn status_of(&self, c: crate::model::outcome::Class) -> u16 {
+        match (c, &self.admission) {
+            (crate::model::outcome::Class::RateLimited, Some(a)) => a.status(),
+            _ => self.reject_status,
+        }
+    }
+
     /// Attempts per second the dependency completes at full load, if finite.
     pub fn capacity(&self) -> Option<f64> {
         if self.kind == DependencyKind::Occ {

@@ -51,6 +51,11 @@ pub(super) struct Service {
     version: Option<u64>,
     /// The indices of the active windows that hit it.
     active: Vec<u32>,
+    /// Its limiter (`admission`), checked before the queue.
+    admission: Option<super::admission::Admission>,
+    /// Rejections waiting for a server to spend `reject_cost` on them, as (node,
+    /// generation); served before the queue.
+    rejecting: VecDeque<(u32, u32)>,
 }
 
 impl Service {
@@ -80,6 +85,8 @@ impl Service {
             effect: Effect::default(),
             version: (c.kind == DependencyKind::Occ).then_some(0),
             active: Vec::new(),
+            admission: c.admission.map(super::admission::Admission::new),
+            rejecting: VecDeque::new(),
         }
     }
 
@@ -188,6 +195,13 @@ impl<T: CallObserver> World<T> {
             return;
         }
         let svc = &mut self.services.list[sv];
+        if svc.admission.is_some() {
+            if let Some(outcome) = self.admit(sv, now) {
+                self.reject(node, sv, outcome, s);
+                return;
+            }
+        }
+        let svc = &mut self.services.list[sv];
         if svc.busy < svc.capacity() {
             self.obs.admitted(at, None, now);
             self.start_service(node, sv, 0, s);
@@ -205,16 +219,87 @@ impl<T: CallObserver> World<T> {
             } else {
                 Class::Rejected
             };
-            let outcome = Outcome {
-                class,
-                retry_after: svc.cfg.retry_after.is_some(),
-            };
+            let outcome = Outcome::configured(class, svc.cfg.retry_after.is_some());
             self.obs.rejected(at, now);
-            if at.primary {
-                self.fail_call(node, outcome, s);
-            } else {
-                self.finish_call(node, outcome, s);
+            self.reject(node, sv, outcome, s);
+        }
+    }
+
+    /// Asks service `sv`'s limiter about an attempt arriving at `now`: `None` admits
+    /// it, else the `rate_limited` outcome it is answered with.
+    #[cold]
+    fn admit(&mut self, sv: usize, now: Nanos) -> Option<Outcome> {
+        let svc = &mut self.services.list[sv];
+        let a = svc.admission.as_mut()?;
+        let verdict = a.admit(now);
+        let counts = self.obs.rec.admission.as_mut();
+        match verdict {
+            super::admission::Verdict::Admit => {
+                if let Some(c) = counts {
+                    c.admit(now, sv);
+                }
+                None
             }
+            super::admission::Verdict::Limit(secs) => {
+                if let Some(c) = counts {
+                    c.limit(now, sv);
+                }
+                Some(match secs {
+                    Some(secs) => Outcome::computed(Class::RateLimited, secs),
+                    None => Outcome::of(Class::RateLimited),
+                })
+            }
+        }
+    }
+
+    /// Service `sv` rejects the attempt at `node` with `outcome`: at once, or after a
+    /// server has spent the tier's `reject_cost` on it (waiting for one, ahead of the
+    /// queue, when none is free).
+    fn reject(&mut self, node: u32, sv: usize, outcome: Outcome, s: &mut Scheduler<Packed>) {
+        let svc = &mut self.services.list[sv];
+        let cost = svc.cfg.reject_cost;
+        if cost == 0 {
+            self.deliver_rejection(node, sv, outcome, s);
+            return;
+        }
+        let nm = &mut self.arena.nodes[node as usize];
+        // In service from here: a cancel leaves it be, as work in service runs on.
+        nm.state = NodeState::InService;
+        nm.memo = Memo::Service {
+            time: Halves::new(0),
+            outcome,
+        };
+        let gen = nm.gen;
+        if svc.busy < svc.capacity() {
+            self.start_rejection(node, sv, s);
+        } else {
+            svc.rejecting.push_back((node, gen));
+        }
+    }
+
+    /// A server starts spending `reject_cost` on the rejection at `node`.
+    fn start_rejection(&mut self, node: u32, sv: usize, s: &mut Scheduler<Packed>) {
+        let svc = &mut self.services.list[sv];
+        svc.busy += 1;
+        let (busy, cost) = (svc.busy, svc.cfg.reject_cost);
+        let at = self.services.at(sv);
+        self.obs.rejection_started(at, busy, s.now());
+        let gen = self.arena.nodes[node as usize].gen;
+        s.after(cost, Event::ServiceDone { node, gen });
+    }
+
+    /// Sends a rejection to the caller of `node`.
+    fn deliver_rejection(
+        &mut self,
+        node: u32,
+        sv: usize,
+        outcome: Outcome,
+        s: &mut Scheduler<Packed>,
+    ) {
+        if self.services.at(sv).primary {
+            self.fail_call(node, outcome, s);
+        } else {
+            self.finish_call(node, outcome, s);
         }
     }
 
@@ -264,6 +349,13 @@ impl<T: CallObserver> World<T> {
         let Memo::Service { time, outcome } = n.memo else {
             unreachable!("a served attempt's memo is its service, not {:?}", n.memo)
         };
+        if !matches!(outcome.class, Class::Success | Class::Error) {
+            // A rejection whose `reject_cost` is spent.
+            self.services.release_thread(sv, now, &mut self.obs);
+            self.deliver_rejection(node, sv, outcome, s);
+            self.dispatch(sv, s);
+            return;
+        }
         if self.services.list[sv].calls
             && outcome.class == Class::Success
             && !self.services.list[sv].effect.blackhole
@@ -378,11 +470,23 @@ impl<T: CallObserver> World<T> {
 
     /// Starts queued attempts of service `sv` while servers are free.
     pub(super) fn dispatch(&mut self, sv: usize, s: &mut Scheduler<Packed>) {
-        if self.services.list[sv].queue.is_empty() {
+        if self.services.list[sv].queue.is_empty() && self.services.list[sv].rejecting.is_empty() {
             return; // the usual case below capacity: nothing waits
         }
         let now = s.now();
         let at = self.services.at(sv);
+        while !self.services.list[sv].rejecting.is_empty() {
+            let svc = &mut self.services.list[sv];
+            if svc.busy >= svc.capacity() {
+                return;
+            }
+            let Some((node, gen)) = svc.rejecting.pop_front() else {
+                break;
+            };
+            if self.arena.nodes[node as usize].gen == gen {
+                self.start_rejection(node, sv, s);
+            }
+        }
         loop {
             let svc = &mut self.services.list[sv];
             if svc.busy >= svc.capacity() {

@@ -8,9 +8,9 @@
 //! they cannot disagree. Decoding is exhaustive: a tag (or an outcome class) that no
 //! variant has is a [`DecodeError`], never some other event.
 //!
-//! Layout: word 0 holds the tag (bits 0–7), the outcome class (8–15), the
-//! Retry-After flag (16) and slot `A` (32–63); word 1 holds slot `B` (0–31), or slot
-//! `W1` (all of it).
+//! Layout: word 0 holds the tag (bits 0–7), the outcome class (8–15) and slot `A`
+//! (32–63); word 1 holds slot `B` (0–31) and an outcome's Retry-After code (32–47),
+//! or slot `W1` (all of it).
 
 use std::fmt;
 
@@ -61,7 +61,8 @@ struct A;
 struct B;
 /// Word 1, whole.
 struct W1;
-/// Word 0, bits 8–16: an [`Outcome`].
+/// Word 0, bits 8–15 (class) and word 1, bits 32–47 (Retry-After code): an
+/// [`Outcome`].
 struct Aux;
 /// Word 0, bits 24–31.
 struct Cp;
@@ -127,10 +128,11 @@ impl Slot<u64> for W1 {
 }
 
 impl Slot<Outcome> for Aux {
-    const MASK: [u64; 2] = [0x1ff << 8, 0];
+    const MASK: [u64; 2] = [0xff << 8, 0xffff << 32];
     #[inline(always)]
     fn put(w: &mut [u64; 2], v: Outcome) {
-        w[0] |= (u64::from(v.class as u8) << 8) | (u64::from(v.retry_after) << 16);
+        w[0] |= u64::from(v.class as u8) << 8;
+        w[1] |= u64::from(v.code()) << 32;
     }
     #[inline(always)]
     fn get(w: &[u64; 2]) -> Result<Outcome, DecodeError> {
@@ -139,10 +141,7 @@ impl Slot<Outcome> for Aux {
         if class as u8 != raw {
             return Err(DecodeError::UnknownClass(raw));
         }
-        Ok(Outcome {
-            class,
-            retry_after: (w[0] >> 16) & 1 == 1,
-        })
+        Ok(Outcome::with_code(class, (w[1] >> 32) as u16))
     }
 }
 
@@ -377,10 +376,7 @@ mod tests {
             Event::Answer {
                 node: max,
                 gen: max,
-                outcome: Outcome {
-                    class: Class::Rejected,
-                    retry_after: true,
-                },
+                outcome: Outcome::configured(Class::Rejected, true),
                 copy: u8::MAX,
             },
             Event::Answer {
@@ -429,11 +425,11 @@ mod tests {
             assert_eq!(Event::try_from(Packed::from(e)), Ok(e));
         }
         for class in [Class::Success].into_iter().chain(Class::FAILURES) {
-            for retry_after in [false, true] {
+            for code in [0, 1, 17, Outcome::MAX_SECS as u16, Outcome::CONFIGURED] {
                 let e = Event::Answer {
                     node: 1,
                     gen: 2,
-                    outcome: Outcome { class, retry_after },
+                    outcome: Outcome::with_code(class, code),
                     copy: 15,
                 };
                 assert_eq!(Event::try_from(Packed::from(e)), Ok(e));

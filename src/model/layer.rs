@@ -118,7 +118,7 @@ impl Layer {
             b.on_done();
         }
         if let (Some(l), Some(c)) = (self.limiters.get_mut(inst as usize), answer) {
-            let rejected = c == Class::Rejected;
+            let rejected = matches!(c, Class::Rejected | Class::RateLimited);
             l.on_answer(now, c == Class::Success, rejected, rejected && throttled);
         }
     }
@@ -141,7 +141,8 @@ impl<T: CallObserver> World<T> {
         if layer.budgets.is_empty() && layer.limiters.is_empty() {
             return; // nothing counts attempts in flight or answers
         }
-        let throttled = self.services.list[stack.target as usize].cfg.reject_status == 429;
+        let cfg = &self.services.list[stack.target as usize].cfg;
+        let throttled = answer.map_or(cfg.reject_status, |c| cfg.status_of(c)) == 429;
         layer.attempt_over(inst, now, answer, throttled);
     }
 

@@ -2,6 +2,7 @@
 //! capacity-limited dependency and correlated outages, as an event handler for the
 //! engine. It takes validated configuration values, never files.
 
+pub mod admission;
 pub(crate) mod arrival;
 pub mod attempts;
 pub mod backoff;

@@ -168,6 +168,9 @@ transitions! {
     fn service_started(&mut self, arena: &Arena, node: u32, svc: SvcAt, wait: Nanos, busy: u32, now: Nanos);
     /// A thread of the service was freed: `busy` threads now.
     fn thread_released(&mut self, svc: SvcAt, busy: u32, now: Nanos);
+    /// A thread of the service started spending its `reject_cost` on a rejection:
+    /// `busy` threads now.
+    fn rejection_started(&mut self, svc: SvcAt, busy: u32, now: Nanos);
     /// The service answered an attempt with `class` after `held` ns of its threads;
     /// `useful` when its answer can still reach its request.
     fn served(&mut self, svc: SvcAt, held: Nanos, class: Class, useful: bool, now: Nanos);

@@ -31,11 +31,14 @@ pub enum Class {
     BulkheadFull = 9,
     /// No pooled connection within `acquire_timeout`: never sent.
     PoolExhausted = 10,
+    /// Refused before the queue by the service's limiter (`admission`): definitely
+    /// not applied; a rejection as the client sees it, with the limiter's status.
+    RateLimited = 11,
 }
 
 impl Class {
     /// Every failure class, in column order.
-    pub const FAILURES: [Class; 10] = [
+    pub const FAILURES: [Class; 11] = [
         Class::Rejected,
         Class::Error,
         Class::Timeout,
@@ -46,10 +49,11 @@ impl Class {
         Class::Overloaded,
         Class::BulkheadFull,
         Class::PoolExhausted,
+        Class::RateLimited,
     ];
 
     /// Classes, success included: the length of arrays indexed by class.
-    pub const COUNT: usize = 11;
+    pub const COUNT: usize = 12;
 
     /// The name used in scenario files and CSV columns.
     pub fn name(self) -> &'static str {
@@ -65,6 +69,7 @@ impl Class {
             Class::Overloaded => "overloaded",
             Class::BulkheadFull => "bulkhead_full",
             Class::PoolExhausted => "pool_exhausted",
+            Class::RateLimited => "rate_limited",
         }
     }
 
@@ -82,6 +87,7 @@ impl Class {
             8 => Class::Overloaded,
             9 => Class::BulkheadFull,
             10 => Class::PoolExhausted,
+            11 => Class::RateLimited,
             _ => Class::Success,
         }
     }
@@ -98,22 +104,71 @@ impl fmt::Display for Class {
     }
 }
 
-/// The outcome delivered to a caller.
+/// The outcome delivered to a caller: its class and the Retry-After it carries.
+///
+/// Three bytes, 1-aligned, so a node's memo stays 12 bytes: the Retry-After is a
+/// `u16` kept as bytes, 0 for none, [`Outcome::CONFIGURED`] for the callee's
+/// `retry_after`, any other value whole seconds computed by the callee's limiter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Outcome {
     /// What happened.
     pub class: Class,
-    /// Whether a rejection carried a Retry-After delay.
-    pub retry_after: bool,
+    ra: [u8; 2],
 }
 
 impl Outcome {
+    /// The Retry-After code of a rejection carrying the callee's `retry_after`.
+    pub const CONFIGURED: u16 = u16::MAX;
+
+    /// The most seconds a computed Retry-After carries (longer ones are capped).
+    pub const MAX_SECS: u64 = u16::MAX as u64 - 1;
+
     /// An outcome of `class` without Retry-After.
     #[inline]
     pub const fn of(class: Class) -> Outcome {
+        Outcome { class, ra: [0, 0] }
+    }
+
+    /// An outcome of `class` with the Retry-After code `code` (see the type's docs).
+    #[inline]
+    pub const fn with_code(class: Class, code: u16) -> Outcome {
         Outcome {
             class,
-            retry_after: false,
+            ra: code.to_le_bytes(),
+        }
+    }
+
+    /// An outcome of `class` carrying the callee's configured Retry-After if `yes`.
+    #[inline]
+    pub const fn configured(class: Class, yes: bool) -> Outcome {
+        Outcome::with_code(class, if yes { Outcome::CONFIGURED } else { 0 })
+    }
+
+    /// An outcome of `class` carrying a computed Retry-After of `secs` whole seconds
+    /// (at least 1, at most [`Outcome::MAX_SECS`]).
+    #[inline]
+    pub fn computed(class: Class, secs: u64) -> Outcome {
+        Outcome::with_code(class, secs.clamp(1, Outcome::MAX_SECS) as u16)
+    }
+
+    /// The Retry-After code.
+    #[inline]
+    pub const fn code(self) -> u16 {
+        u16::from_le_bytes(self.ra)
+    }
+
+    /// Whether it carries a Retry-After.
+    #[inline]
+    pub const fn retry_after(self) -> bool {
+        self.code() != 0
+    }
+
+    /// The Retry-After it carries, in ns, given the callee's configured one.
+    #[inline]
+    pub fn retry_after_ns(self, configured: Option<crate::engine::Nanos>) -> crate::engine::Nanos {
+        match self.code() {
+            Outcome::CONFIGURED | 0 => configured.unwrap_or(0),
+            s => u64::from(s) * crate::engine::time::SECOND,
         }
     }
 }
@@ -151,9 +206,10 @@ impl ClassSet {
         self.0 & Self::REJECTED_5XX_BIT != 0
     }
 
-    /// Whether an outcome of class `c` is retried when the dependency rejects with
-    /// `reject_status`: `c` is in the set, or it is a rejection, the status is not 429
-    /// and the set holds `"rejected_5xx"`.
+    /// Whether an outcome of class `c` is retried when the dependency rejects it with
+    /// `reject_status`: `c` is in the set, or it is a rejection (a full queue's or a
+    /// limiter's, which the client cannot tell apart: `rejected` retries both), the
+    /// status is not 429 and the set holds `"rejected_5xx"`.
     ///
     /// ```
     /// use retrysim::model::outcome::{Class, ClassSet};
@@ -165,7 +221,10 @@ impl ClassSet {
     #[inline]
     pub const fn retries(self, c: Class, reject_status: u16) -> bool {
         self.contains(c)
-            || (matches!(c, Class::Rejected) && reject_status != 429 && self.has_rejected_5xx())
+            || (matches!(c, Class::RateLimited) && self.contains(Class::Rejected))
+            || (matches!(c, Class::Rejected | Class::RateLimited)
+                && reject_status != 429
+                && self.has_rejected_5xx())
     }
 
     /// `["rejected", "error", "timeout"]`.

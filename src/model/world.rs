@@ -115,6 +115,11 @@ impl World {
             rec.track_services(scn.services.iter().map(|s| s.capacity.servers).collect());
         }
         let lanes = Lanes::new(layer_index.len(), scn.fleets.len());
+        if scn.services.iter().any(|s| s.capacity.admission.is_some()) {
+            let n = scn.services.len();
+            let counts = crate::model::admission::Counts::new(scn.duration, scn.bucket, n);
+            rec.admission = Some(Box::new(counts));
+        }
         let mut w = World {
             arena: Arena::default(),
             calls: Calls {

@@ -322,6 +322,8 @@ name = "every"
     hold_threads = true
     on_failure = "overloaded"
     overloaded_status = true
+    reject_cost = "1us"
+    admission = { kind = "gcra", rate = 100, period = "1s", max_burst = 2, retry_after = "computed", status = 429 }
 
     [[services.calls]]
     to = ["a", "b"]
@@ -339,11 +341,13 @@ name = "every"
     name = "a"
     servers = 2
     service_time = { kind = "uniform", min = "1ms", max = "2ms" }
+    admission = { kind = "token_bucket", max_tokens = 5, tokens_per_fill = 1, fill_interval = "50ms", status = 503 }
 
     [[services]]
     name = "b"
     servers = 2
     service_time = { kind = "normal", mean = "1ms", sd = "1ms" }
+    admission = { kind = "fixed_window", limit = 10, window = "1s" }
 
     [[fleets]]
     name = "web"
@@ -514,7 +518,7 @@ name = "every"
     /// types with their own `expecting` ("a duration string such as ..."); tables only
     /// ever reached through a table (a variant's content `Written`, a `DistFile` inside
     /// `DistOrDur`); enums of names, which serde calls "string or map".
-    const NEVER_NAMED: [&str; 26] = [
+    const NEVER_NAMED: [&str; 27] = [
         "ScenarioFile",
         "Dur",
         "Limit",
@@ -541,6 +545,7 @@ name = "every"
         "Discipline",
         "DependencyKind",
         "OnFailure",
+        "RetryAfter",
     ];
 
     /// Words of Rust's or serde's, never the file's.

@@ -211,6 +211,10 @@ pub struct DependencyFile {
     pub drop_expired: Option<bool>,
     /// Independent transient failure probability.
     pub error_rate: Option<f64>,
+    /// A limiter in front of the queue.
+    pub admission: Option<crate::model::admission::AdmissionFile>,
+    /// Server time a rejection takes (default 0).
+    pub reject_cost: Option<Dur>,
 }
 
 /// What an outage does.
@@ -302,6 +306,10 @@ pub struct ServiceFile {
     pub on_failure: Option<crate::model::config::OnFailure>,
     /// Whether a rejection for capacity is answered `overloaded` (default false).
     pub overloaded_status: Option<bool>,
+    /// A limiter in front of the queue.
+    pub admission: Option<crate::model::admission::AdmissionFile>,
+    /// Server time a rejection takes (default 0).
+    pub reject_cost: Option<Dur>,
     /// Downstream calls, in order.
     #[serde(default)]
     pub calls: Vec<CallFile>,
@@ -321,6 +329,8 @@ impl ServiceFile {
             discipline: self.discipline,
             drop_expired: self.drop_expired,
             error_rate: self.error_rate,
+            admission: self.admission.clone(),
+            reject_cost: self.reject_cost,
         }
     }
 }

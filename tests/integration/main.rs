@@ -3,6 +3,7 @@
 
 mod common;
 
+mod admission;
 mod arithmetic;
 mod bad_input;
 mod book;

@@ -72,7 +72,7 @@ pub struct Group {
 /// Every optional column group, in the order their columns come in each file.
 ///
 /// A new group is one line here, and a [`Group`] beside its mechanism's columns.
-pub const GROUPS: [&Group; 7] = [
+pub const GROUPS: [&Group; 9] = [
     &FLEET_GROUP,
     &GRAPH_GROUP,
     &SERVICE_GROUP,
@@ -80,6 +80,8 @@ pub const GROUPS: [&Group; 7] = [
     &BULKHEAD_GROUP,
     &POOL_GROUP,
     &HEDGE_GROUP,
+    &ADMISSION_GROUP,
+    &TIER_ADMISSION_GROUP,
 ];
 
 /// For a group without `timeseries.csv` columns.

@@ -21,6 +21,7 @@
 //!   columns, written only when a scenario uses it, and how a run fills them;
 //! - [`dictionary`](self::dictionary()): the catalog as rows.
 
+mod admission;
 mod aggregate;
 mod dictionary;
 mod graph;
@@ -33,6 +34,7 @@ mod summary;
 mod trace;
 
 pub use crate::model::hedge::columns::*;
+pub use admission::*;
 pub use aggregate::*;
 pub use dictionary::*;
 pub use graph::*;

@@ -243,7 +243,7 @@ impl<T: CallObserver> World<T> {
         self.attempt_over(st, depth, n.instance, now, Some(outcome.class));
         let status = self.services.list[self.calls.stacks[st].target as usize]
             .cfg
-            .reject_status;
+            .status_of(outcome.class);
         let layer = &mut self.calls.stacks[st].layers[depth];
         let Some(h) = layer.cfg.hedging else {
             return;

@@ -67,6 +67,11 @@ pub(super) fn validate_capacity(c: &Ctx, p: &str, d: &DependencyFile) -> R<Depen
         discipline,
         drop_expired: d.drop_expired.unwrap_or(false),
         error_rate: c.probability(&format!("{p}.error_rate"), d.error_rate.unwrap_or(0.0))?,
+        admission: match &d.admission {
+            Some(a) => Some(a.validate(c, &format!("{p}.admission"))?),
+            None => None,
+        },
+        reject_cost: d.reject_cost.map_or(0, |r| r.0),
     })
 }
 
@@ -83,6 +88,8 @@ pub(super) fn validate_occ(c: &Ctx, d: &DependencyFile) -> R<DependencyConfig> {
         ("discipline", d.discipline.is_some()),
         ("drop_expired", d.drop_expired.is_some()),
         ("error_rate", d.error_rate.is_some()),
+        ("admission", d.admission.is_some()),
+        ("reject_cost", d.reject_cost.is_some()),
     ];
     if let Some((k, _)) = queue_only.iter().find(|(_, set)| *set) {
         return c.err(
@@ -101,5 +108,7 @@ pub(super) fn validate_occ(c: &Ctx, d: &DependencyFile) -> R<DependencyConfig> {
         discipline: Discipline::Fifo,
         drop_expired: false,
         error_rate: 0.0,
+        admission: None,
+        reject_cost: 0,
     })
 }

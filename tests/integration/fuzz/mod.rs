@@ -50,8 +50,11 @@ const FUZZ_MAX_EVENTS: u64 = 200_000;
 mod schema;
 
 /// Keys filled with a duration.
-const DUR_KEYS: [&str; 46] = [
+const DUR_KEYS: [&str; 49] = [
     "duration",
+    "reject_cost",
+    "fill_interval",
+    "period",
     "visibility_timeout",
     "redelivery_delay",
     "drain",
@@ -99,7 +102,11 @@ const DUR_KEYS: [&str; 46] = [
     "formula",
 ];
 /// Keys filled with a count.
-const COUNT_KEYS: [&str; 26] = [
+const COUNT_KEYS: [&str; 30] = [
+    "limit",
+    "max_burst",
+    "status",
+    "tokens_per_fill",
     "bulkhead_queue",
     "seed",
     "consumers",
@@ -187,7 +194,8 @@ const LIMIT_KEYS: [&str; 5] = [
     "max_concurrent",
 ];
 /// Keys with a generator of their own (or, for whole tables, any value).
-const TABLE_KEYS: [&str; 24] = [
+const TABLE_KEYS: [&str; 25] = [
+    "admission",
     "hedging",
     "trace",
     "pool",
@@ -841,6 +849,7 @@ fn value_for(path: &'static str) -> BoxedStrategy<Value> {
         "budget" => prop_oneof![budget(), tagged("fleets.0.layers.0.budget")].boxed(),
         "breaker" => prop_oneof![breaker(), tagged("fleets.0.layers.0.breaker")].boxed(),
         "limiter" => tagged("fleets.0.layers.0.limiter"),
+        "admission" => tagged("dependency.admission"),
         "preset" => preset(),
         "pool" => pool().boxed(),
         "trace" => trace().boxed(),

@@ -1,0 +1,131 @@
+//! The columns of server-side admission control (a tier's `admission`): written only
+//! when a scenario (or a cell of a sweep) gives a tier a limiter.
+
+use super::*;
+use crate::metrics::summary::Cell;
+use crate::metrics::RunMetrics;
+use crate::model::config::Scenario;
+use crate::model::outcome::Class;
+
+/// `admission_admitted`.
+pub const ADMISSION_ADMITTED: Column = count(
+    "admission_admitted",
+    "attempts the tiers' limiters (admission) let through to their queues, summed over the tiers (only with admission)",
+);
+/// `admission_rejected`.
+pub const ADMISSION_REJECTED: Column = count(
+    "admission_rejected",
+    "attempts the tiers' limiters refused (answered rate_limited), summed over the tiers (only with admission)",
+);
+/// `rate_limited`.
+pub const RATE_LIMITED: Column = count(
+    "rate_limited",
+    "attempts the limiter of the service the fleets call refused, counted where they arise as `rejected` counts its full queue's refusals (only with admission)",
+);
+/// The summary columns of admission.
+pub const ADMISSION_COLUMNS: [Column; 3] = [ADMISSION_ADMITTED, ADMISSION_REJECTED, RATE_LIMITED];
+
+/// `timeseries.csv` columns of admission.
+pub const ADMISSION_SERIES: [Column; 2] = [
+    Column {
+        name: "admitted",
+        unit: "count",
+        kind: Kind::Count,
+        compared: false,
+        floor: AMOUNT,
+        description: "attempts the limiters admitted in the bucket (every tier with admission)",
+    },
+    Column {
+        name: "rate_limited",
+        unit: "count",
+        kind: Kind::Count,
+        compared: false,
+        floor: AMOUNT,
+        description: "attempts the limiters refused in the bucket (every tier with admission)",
+    },
+];
+
+/// The columns of admission control.
+pub const ADMISSION_GROUP: Group = Group {
+    name: "admission",
+    instances: Instances::Once(uses_admission),
+    summary: &ADMISSION_COLUMNS,
+    cells: admission_cells,
+    series: &ADMISSION_SERIES,
+    series_cells: admission_series_cells,
+    file: None,
+    note: "",
+};
+
+/// Per graph tier with a limiter: `admission_<name>_admitted`, `_rejected`.
+pub const TIER_ADMISSION_COLUMNS: [Column; 2] = [
+    count(
+        "admitted",
+        "attempts this tier's limiter let through (tiers with admission)",
+    ),
+    count(
+        "rejected",
+        "attempts this tier's limiter refused (tiers with admission)",
+    ),
+];
+
+/// The per-tier columns of admission in a service graph.
+pub const TIER_ADMISSION_GROUP: Group = Group {
+    name: "tier_admission",
+    instances: Instances::Named {
+        prefix: "admission_",
+        names: tiers_with_admission,
+    },
+    summary: &TIER_ADMISSION_COLUMNS,
+    cells: tier_cells,
+    series: &[],
+    series_cells: no_series,
+    file: None,
+    note: "service graphs only",
+};
+
+fn uses_admission(scn: &Scenario) -> bool {
+    scn.services.iter().any(|s| s.capacity.admission.is_some())
+}
+
+fn tiers_with_admission(scn: &Scenario) -> Vec<String> {
+    if !scn.graph {
+        return Vec::new();
+    }
+    scn.services
+        .iter()
+        .filter(|s| s.capacity.admission.is_some())
+        .map(|s| s.name.clone())
+        .collect()
+}
+
+fn admission_cells(m: &RunMetrics, _: &Scenario, _: &str, out: &mut Vec<Cell>) {
+    let (a, r) = m
+        .admission
+        .as_ref()
+        .map_or((0, 0), |c| (c.total_admitted(), c.total_limited()));
+    out.extend([
+        Cell::Int(a),
+        Cell::Int(r),
+        Cell::Int(m.totals.outcomes[Class::RateLimited as usize]),
+    ]);
+}
+
+/// A tier the run's scenario lacks has empty cells.
+fn tier_cells(m: &RunMetrics, scn: &Scenario, name: &str, out: &mut Vec<Cell>) {
+    let i = scn.services.iter().position(|s| s.name == name);
+    match i.zip(m.admission.as_ref()) {
+        Some((i, c)) => out.extend([Cell::Int(c.admitted[i]), Cell::Int(c.limited[i])]),
+        None => out.extend([Cell::Empty, Cell::Empty]),
+    }
+}
+
+fn admission_series_cells(m: &RunMetrics, i: usize, out: &mut Vec<Cell>) {
+    match m.admission.as_ref() {
+        Some(c) => out.extend([
+            Cell::Int(c.admitted_series.get(i).copied().unwrap_or(0)),
+            Cell::Int(c.limited_series.get(i).copied().unwrap_or(0)),
+        ]),
+        None => out.extend([Cell::Empty, Cell::Empty]),
+    }
+}
