@@ -232,7 +232,7 @@ pub struct Plot {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub worst_case_attempts: Vec<Limit<f64>>,
     /// A sweep whose keys shape the retry stack but whose grid is too large to build
-    /// every cell of (more than `plot::sweep::MAX_WORST_CASE_CELLS`): its number of
+    /// every cell of (more than [`MAX_WORST_CASE_CELLS`]): its number of
     /// cells, and `worst_case_attempts` is empty (0: not left out).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub worst_case_cells: u64,
@@ -422,6 +422,15 @@ impl GraphShape {
                 .collect(),
         }
     }
+}
+
+/// The most cells whose N^L a sweep's manifest records: each is a build of the cell's
+/// scenario when the sweep is written, and a chart of more points says no more.
+pub(crate) const MAX_WORST_CASE_CELLS: usize = 10_000;
+
+/// Whether a swept key changes the retry stack's worst case.
+pub(crate) fn shapes_attempts(key: &str) -> bool {
+    key.ends_with("max_attempts") || key.split('.').any(|p| p == "layers")
 }
 
 /// The worst-case attempts per logical request of a scenario: the largest N^L of its

@@ -177,7 +177,7 @@ pub(crate) fn render(folder: &Folder, drawn: &[Drawn], expectations: &Expectatio
             h,
             "<p>Left out: the amplification chart (<code>amplification</code>). The sweep has {} cells, more than the {} whose N^L its manifest records.</p>",
             folder.too_many_cells,
-            super::sweep::MAX_WORST_CASE_CELLS
+            crate::export::manifest::MAX_WORST_CASE_CELLS
         );
     }
     if drawn.is_empty() {

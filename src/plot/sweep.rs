@@ -16,7 +16,7 @@
 //!   over the layers (the largest over fleets when there are several), as the manifest
 //!   records it for each cell (`[plot] worst_case_attempts`, worked out from the
 //!   cell's scenario when the sweep was written, for a grid of at most
-//!   [`MAX_WORST_CASE_CELLS`] cells). Drawn when a swept key ends in `max_attempts` or
+//!   [`MAX_WORST_CASE_CELLS`](crate::export::manifest::MAX_WORST_CASE_CELLS) cells). Drawn when a swept key ends in `max_attempts` or
 //!   passes through `layers`, and every cell's N^L is finite; the diagonal y = N^L is
 //!   the bound.
 
@@ -28,7 +28,7 @@ use plotters::prelude::*;
 use super::canvas::{
     axis_font, frame, padded, tick, tick_font, upper, Chart, DrawResult, Entry, Swatch,
 };
-use crate::export::manifest::Limit;
+use crate::export::manifest::{shapes_attempts, Limit};
 use crate::metrics::columns::{
     AMPLIFICATION, EVENTS, OFFERED_RATE, PEAK_INBOUND, RECOVERY_TIME_S, SUCCESS_FRACTION,
 };
@@ -684,15 +684,6 @@ pub(crate) fn metric_charts(ctx: &SweepContext, palette: &Palette) -> Vec<LinesC
         }
     }
     out
-}
-
-/// The most cells whose N^L a sweep's manifest records: each is a build of the cell's
-/// scenario when the sweep is written, and a chart of more points says no more.
-pub(crate) const MAX_WORST_CASE_CELLS: usize = 10_000;
-
-/// Whether a swept key changes the retry stack's worst case.
-pub(crate) fn shapes_attempts(key: &str) -> bool {
-    key.ends_with("max_attempts") || key.split('.').any(|p| p == "layers")
 }
 
 /// Whether the sweep is one the `amplification` chart is drawn for, given every

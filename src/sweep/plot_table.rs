@@ -4,8 +4,10 @@
 //! never reads the scenario again.
 
 use crate::check::{resolve, Expectation};
-use crate::export::manifest::{cell_worst_case, Expect, ExpectPer, FolderKind, GraphShape, Plot};
-use crate::plot::sweep::{shapes_attempts, MAX_WORST_CASE_CELLS};
+use crate::export::manifest::{
+    cell_worst_case, shapes_attempts, Expect, ExpectPer, FolderKind, GraphShape, Plot,
+    MAX_WORST_CASE_CELLS,
+};
 use crate::scenario::file::Per;
 use crate::scenario::ScenarioError;
 
