@@ -285,7 +285,20 @@ impl<T: CallObserver> World<T> {
         let at = self.services.at(sv);
         self.obs.rejection_started(at, busy, s.now());
         let gen = self.arena.nodes[node as usize].gen;
-        s.after(cost, Event::ServiceDone { node, gen });
+        s.after(cost, Event::RejectDone { node, gen });
+    }
+
+    /// [`Event::RejectDone`]: the server spent `reject_cost` on the rejection at
+    /// `node`; the caller gets it and the server takes the next waiting work.
+    #[cold]
+    pub(super) fn on_reject_done(&mut self, node: u32, s: &mut Scheduler<Packed>) {
+        let sv = self.service_of(node);
+        let Memo::Service { outcome, .. } = self.arena.nodes[node as usize].memo else {
+            unreachable!("a rejection's memo is its outcome")
+        };
+        self.services.release_thread(sv, s.now(), &mut self.obs);
+        self.deliver_rejection(node, sv, outcome, s);
+        self.dispatch(sv, s);
     }
 
     /// Sends a rejection to the caller of `node`.
@@ -349,13 +362,6 @@ impl<T: CallObserver> World<T> {
         let Memo::Service { time, outcome } = n.memo else {
             unreachable!("a served attempt's memo is its service, not {:?}", n.memo)
         };
-        if !matches!(outcome.class, Class::Success | Class::Error) {
-            // A rejection whose `reject_cost` is spent.
-            self.services.release_thread(sv, now, &mut self.obs);
-            self.deliver_rejection(node, sv, outcome, s);
-            self.dispatch(sv, s);
-            return;
-        }
         if self.services.list[sv].calls
             && outcome.class == Class::Success
             && !self.services.list[sv].effect.blackhole
@@ -470,23 +476,16 @@ impl<T: CallObserver> World<T> {
 
     /// Starts queued attempts of service `sv` while servers are free.
     pub(super) fn dispatch(&mut self, sv: usize, s: &mut Scheduler<Packed>) {
-        if self.services.list[sv].queue.is_empty() && self.services.list[sv].rejecting.is_empty() {
-            return; // the usual case below capacity: nothing waits
+        let svc = &self.services.list[sv];
+        // One test for both: the usual case below capacity is that nothing waits.
+        if (svc.queue.len() | svc.rejecting.len()) == 0 {
+            return;
+        }
+        if !svc.rejecting.is_empty() && !self.dispatch_rejections(sv, s) {
+            return;
         }
         let now = s.now();
         let at = self.services.at(sv);
-        while !self.services.list[sv].rejecting.is_empty() {
-            let svc = &mut self.services.list[sv];
-            if svc.busy >= svc.capacity() {
-                return;
-            }
-            let Some((node, gen)) = svc.rejecting.pop_front() else {
-                break;
-            };
-            if self.arena.nodes[node as usize].gen == gen {
-                self.start_rejection(node, sv, s);
-            }
-        }
         loop {
             let svc = &mut self.services.list[sv];
             if svc.busy >= svc.capacity() {
@@ -514,6 +513,24 @@ impl<T: CallObserver> World<T> {
                 unreachable!("a queued attempt's memo is its arrival, not {:?}", n.memo)
             };
             self.start_service(node, sv, now - since.get(), s);
+        }
+    }
+
+    /// Starts waiting rejections of service `sv` while servers are free; whether a
+    /// server is left for the queue.
+    #[cold]
+    fn dispatch_rejections(&mut self, sv: usize, s: &mut Scheduler<Packed>) -> bool {
+        loop {
+            let svc = &mut self.services.list[sv];
+            if svc.busy >= svc.capacity() {
+                return false;
+            }
+            let Some((node, gen)) = svc.rejecting.pop_front() else {
+                return true;
+            };
+            if self.arena.nodes[node as usize].gen == gen {
+                self.start_rejection(node, sv, s);
+            }
         }
     }
 

@@ -355,6 +355,13 @@ events! {
         /// Its timer sequence number when armed.
         seq @ B: u32,
     },
+    /// A server finished spending the tier's `reject_cost` on a rejection.
+    17 => RejectDone {
+        /// Node.
+        node @ A: u32,
+        /// Generation.
+        gen @ B: u32,
+    },
 }
 
 #[cfg(test)]
@@ -409,6 +416,7 @@ mod tests {
             Event::Receive { queue: u16::MAX },
             Event::GuardTimer { node: max, gen: 9 },
             Event::HedgeTimer { node: 3, seq: max },
+            Event::RejectDone { node: max, gen: 2 },
         ]
     }
 

@@ -388,6 +388,11 @@ impl<T: CallObserver> Handler<Packed> for World<T> {
             Event::Receive { queue } => self.on_receive(queue, s),
             Event::GuardTimer { node, gen } => self.on_guard_timer(node, gen, s),
             Event::HedgeTimer { node, seq } => self.on_hedge_timer(node, seq, s),
+            Event::RejectDone { node, gen } => {
+                if self.arena.nodes[node as usize].gen == gen {
+                    self.on_reject_done(node, s);
+                }
+            }
         }
         // The drain ends when every logical request is over and so is the work they
         // left behind (orphaned attempts, retries below a timed-out layer): the summary
