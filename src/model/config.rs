@@ -326,11 +326,20 @@ pub struct PartPresets {
 
 /// Queue discipline of the dependency (`discipline = "fifo" | "lifo"`).
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum Discipline {
     /// First in, first out.
+    #[default]
     Fifo,
     /// Last in, first out.
     Lifo,
@@ -338,11 +347,20 @@ pub enum Discipline {
 
 /// What kind of dependency the fleets call (`kind = "queue" | "occ"`).
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum DependencyKind {
     /// Servers and a queue (MODEL.md §4).
+    #[default]
     Queue,
     /// One versioned record under optimistic concurrency: an attempt reads the version,
     /// then writes conditionally; a write after another's success is a `conflict`.
@@ -446,11 +464,20 @@ pub struct OutageConfig {
 
 /// How a service answers a request it could not complete.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum OnFailure {
     /// `error`: retryable by the default `retry_on`.
+    #[default]
     Error,
     /// `overloaded`: "overloaded; don't retry", left out of `retry_on` by a caller
     /// that retries only at the layer immediately above the one that rejected.
@@ -516,3 +543,56 @@ pub struct ServiceConfig {
     /// Whether a rejection for capacity is answered `overloaded`.
     pub overloaded_status: bool,
 }
+
+/// The status a full queue's rejection is answered with when `reject_status` is not
+/// written (a tier's own rejection, not its limiter's).
+pub const DEFAULT_REJECT_STATUS: u16 = 503;
+
+/// Server time a rejection takes when `reject_cost` is not written: none.
+pub const DEFAULT_REJECT_COST: Nanos = 0;
+
+/// Whether a tier holds a thread for the whole request when `hold_threads` is not
+/// written.
+pub const DEFAULT_HOLD_THREADS: bool = true;
+
+/// Whether a capacity rejection is answered `overloaded` when `overloaded_status` is
+/// not written.
+pub const DEFAULT_OVERLOADED_STATUS: bool = false;
+
+/// Whether the callees still going are cancelled once a join is decided, when
+/// `cancel_rest` is not written.
+pub const DEFAULT_CANCEL_REST: bool = true;
+
+/// Whether the remaining deadline travels with the attempts when
+/// `propagate_deadline` is not written.
+pub const DEFAULT_PROPAGATE_DEADLINE: bool = false;
+
+/// How long a `fail` outage's attempts take to fail when `after` is not written.
+pub const DEFAULT_FAIL_AFTER: Nanos = 1_000_000;
+
+/// Fraction of non-idempotent writes when `writes` is not written: none.
+pub const DEFAULT_WRITES: f64 = 0.0;
+
+/// Whether writes carry an idempotency key when `idempotency_keys` is not written.
+pub const DEFAULT_IDEMPOTENCY_KEYS: bool = false;
+
+/// Whether a timed-out attempt cancels the work below when `cancel_on_timeout` is not
+/// written.
+pub const DEFAULT_CANCEL_ON_TIMEOUT: bool = false;
+
+/// Whether ambiguous writes without keys are retried when `retry_ambiguous_writes` is
+/// not written.
+pub const DEFAULT_RETRY_AMBIGUOUS_WRITES: bool = false;
+
+/// Whether a layer honours Retry-After when `respect_retry_after` is not written.
+pub const DEFAULT_RESPECT_RETRY_AFTER: bool = true;
+
+/// Extra service time per attempt already in service when `per_concurrent` is not
+/// written: none.
+pub const DEFAULT_PER_CONCURRENT: Nanos = 0;
+
+/// Whether queued work nobody waits for is skipped when `drop_expired` is not written.
+pub const DEFAULT_DROP_EXPIRED: bool = false;
+
+/// Independent transient failure probability when `error_rate` is not written: none.
+pub const DEFAULT_ERROR_RATE: f64 = 0.0;

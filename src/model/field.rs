@@ -466,3 +466,15 @@ pub fn duration_text(n: Nanos) -> String {
     }
     format!("{n}ns")
 }
+
+/// The default of a written enum as the scenario file writes it (`"fifo"`): what the
+/// schema gives as a default for a key that validation fills with `unwrap_or_default`.
+///
+/// ```
+/// use retrysim::model::config::Discipline;
+/// use retrysim::model::field::default_of;
+/// assert_eq!(default_of::<Discipline>(), serde_json::json!("fifo"));
+/// ```
+pub fn default_of<T: Default + Serialize>() -> serde_json::Value {
+    serde_json::to_value(T::default()).unwrap_or(serde_json::Value::Null)
+}

@@ -114,9 +114,11 @@ pub struct FleetFile {
     pub load_profile: Option<LoadProfileFile>,
     /// End-to-end budget of a logical request.
     pub deadline: Option<Dur>,
-    /// Fraction of non-idempotent writes.
+    /// Fraction of non-idempotent writes (default 0).
+    #[schemars(extend("default" = crate::model::config::DEFAULT_WRITES))]
     pub writes: Option<f64>,
-    /// Whether writes carry an idempotency key.
+    /// Whether writes carry an idempotency key (default false).
+    #[schemars(extend("default" = crate::model::config::DEFAULT_IDEMPOTENCY_KEYS))]
     pub idempotency_keys: Option<bool>,
     /// Retry layers, top first.
     #[serde(default)]
@@ -124,21 +126,26 @@ pub struct FleetFile {
     /// The service the fleet calls (default: the only service).
     pub target: Option<String>,
     /// Whether the remaining deadline travels with the attempts (default false).
+    #[schemars(extend("default" = crate::model::config::DEFAULT_PROPAGATE_DEADLINE))]
     pub propagate_deadline: Option<bool>,
     /// Queue fleets: concurrent handlers.
     pub consumers: Option<u64>,
     /// Queue fleets: a received message reappears after this (default 30s).
+    #[schemars(extend("default" = crate::model::field::duration_text(crate::model::broker::DEFAULT_VISIBILITY_TIMEOUT)))]
     pub visibility_timeout: Option<Dur>,
     /// Queue fleets: receives before the dead-letter queue (default unlimited).
     pub max_receive_count: Option<Limit>,
     /// Queue fleets: extra delay before a failed message is visible again (default 0s).
+    #[schemars(extend("default" = crate::model::field::duration_text(crate::model::broker::DEFAULT_REDELIVERY_DELAY)))]
     pub redelivery_delay: Option<Dur>,
     /// Queue fleets: fraction of messages whose handling always fails (default 0).
+    #[schemars(extend("default" = crate::model::broker::DEFAULT_POISON))]
     pub poison: Option<f64>,
     /// Bulkhead: attempts the innermost layer may have in flight at once
     /// (`"unlimited"`: no bulkhead).
     pub max_concurrent: Option<Limit>,
     /// Attempts that may wait for a bulkhead slot (default 0: refuse at once).
+    #[schemars(extend("default" = crate::model::guard::DEFAULT_BULKHEAD_QUEUE))]
     pub bulkhead_queue: Option<u64>,
     /// Connection pool of the innermost layer's attempts.
     pub pool: Option<PoolFile>,
@@ -154,15 +161,18 @@ pub struct LayerFile {
     pub max_attempts: Limit,
     /// Per-attempt timeout.
     pub attempt_timeout: Option<Dur>,
-    /// Whether a timed-out attempt cancels the work below.
+    /// Whether a timed-out attempt cancels the work below (default false).
+    #[schemars(extend("default" = crate::model::config::DEFAULT_CANCEL_ON_TIMEOUT))]
     pub cancel_on_timeout: Option<bool>,
     /// Backoff (default none).
     pub backoff: Option<crate::model::backoff::BackoffFile>,
     /// Retried outcome classes.
     pub retry_on: Option<Vec<String>>,
-    /// Whether ambiguous writes without keys are retried.
+    /// Whether ambiguous writes without keys are retried (default false).
+    #[schemars(extend("default" = crate::model::config::DEFAULT_RETRY_AMBIGUOUS_WRITES))]
     pub retry_ambiguous_writes: Option<bool>,
-    /// Whether Retry-After is honoured.
+    /// Whether Retry-After is honoured (default true).
+    #[schemars(extend("default" = crate::model::config::DEFAULT_RESPECT_RETRY_AFTER))]
     pub respect_retry_after: Option<bool>,
     /// Independent copies of the layer's state.
     pub instances: Option<u64>,
@@ -192,28 +202,35 @@ pub struct LayerFile {
 #[serde(deny_unknown_fields)]
 pub struct DependencyFile {
     /// `"queue"` (default) or `"occ"` (one record under optimistic concurrency).
+    #[schemars(extend("default" = crate::model::field::default_of::<crate::model::config::DependencyKind>()))]
     pub kind: Option<crate::model::config::DependencyKind>,
     /// Attempts served at once (queue only; required there).
     pub servers: Option<Limit>,
     /// Attempts that may wait (default unlimited).
     pub queue_limit: Option<Limit>,
     /// 503 (default) or 429.
+    #[schemars(extend("default" = crate::model::config::DEFAULT_REJECT_STATUS))]
     pub reject_status: Option<u16>,
     /// Retry-After carried by rejections.
     pub retry_after: Option<Dur>,
     /// Service time (queue only; required there).
     pub service_time: Option<DistOrDur>,
-    /// Extra service time per attempt already in service.
+    /// Extra service time per attempt already in service (default 0s).
+    #[schemars(extend("default" = crate::model::field::duration_text(crate::model::config::DEFAULT_PER_CONCURRENT)))]
     pub per_concurrent: Option<Dur>,
     /// `"fifo"` (default) or `"lifo"`.
+    #[schemars(extend("default" = crate::model::field::default_of::<crate::model::config::Discipline>()))]
     pub discipline: Option<crate::model::config::Discipline>,
-    /// Skip queued attempts nobody waits for.
+    /// Skip queued attempts nobody waits for (default false).
+    #[schemars(extend("default" = crate::model::config::DEFAULT_DROP_EXPIRED))]
     pub drop_expired: Option<bool>,
-    /// Independent transient failure probability.
+    /// Independent transient failure probability (default 0).
+    #[schemars(extend("default" = crate::model::config::DEFAULT_ERROR_RATE))]
     pub error_rate: Option<f64>,
     /// A limiter in front of the queue.
     pub admission: Option<crate::model::admission::AdmissionFile>,
-    /// Server time a rejection takes (default 0).
+    /// Server time a rejection takes (default 0s).
+    #[schemars(extend("default" = crate::model::field::duration_text(crate::model::config::DEFAULT_REJECT_COST)))]
     pub reject_cost: Option<Dur>,
 }
 
@@ -224,6 +241,7 @@ pub enum ModeFile {
     /// Every attempt fails after `after`.
     Fail {
         /// Time to fail (default 1ms).
+        #[schemars(extend("default" = crate::model::field::duration_text(crate::model::config::DEFAULT_FAIL_AFTER)))]
         after: Option<Dur>,
     },
     /// Attempts fail with probability `p`.
@@ -246,10 +264,13 @@ pub enum ModeFile {
 }
 
 /// How an outage is timed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum OutageKind {
     /// From `start` to `end`.
+    #[default]
     Window,
     /// Alternating up and down times, exponentially distributed.
     Markov,
@@ -260,6 +281,7 @@ pub enum OutageKind {
 #[serde(deny_unknown_fields)]
 pub struct OutageFile {
     /// `"window"` (default) or `"markov"`.
+    #[schemars(extend("default" = crate::model::field::default_of::<OutageKind>()))]
     pub kind: Option<OutageKind>,
     /// Window start.
     pub start: Option<Dur>,
@@ -287,28 +309,37 @@ pub struct ServiceFile {
     /// Requests that may wait (default unlimited).
     pub queue_limit: Option<Limit>,
     /// 503 (default) or 429.
+    #[schemars(extend("default" = crate::model::config::DEFAULT_REJECT_STATUS))]
     pub reject_status: Option<u16>,
     /// Retry-After carried by rejections.
     pub retry_after: Option<Dur>,
     /// The service's own work per request; required.
     pub service_time: Option<DistOrDur>,
-    /// Extra service time per request already in service.
+    /// Extra service time per request already in service (default 0s).
+    #[schemars(extend("default" = crate::model::field::duration_text(crate::model::config::DEFAULT_PER_CONCURRENT)))]
     pub per_concurrent: Option<Dur>,
     /// `"fifo"` (default) or `"lifo"`.
+    #[schemars(extend("default" = crate::model::field::default_of::<crate::model::config::Discipline>()))]
     pub discipline: Option<crate::model::config::Discipline>,
-    /// Skip queued requests nobody waits for.
+    /// Skip queued requests nobody waits for (default false).
+    #[schemars(extend("default" = crate::model::config::DEFAULT_DROP_EXPIRED))]
     pub drop_expired: Option<bool>,
-    /// Independent transient failure probability of its own work.
+    /// Independent transient failure probability of its own work (default 0).
+    #[schemars(extend("default" = crate::model::config::DEFAULT_ERROR_RATE))]
     pub error_rate: Option<f64>,
     /// Whether a thread is held for the whole request (default true).
+    #[schemars(extend("default" = crate::model::config::DEFAULT_HOLD_THREADS))]
     pub hold_threads: Option<bool>,
     /// `"error"` (default) or `"overloaded"`: how a failed request is answered.
+    #[schemars(extend("default" = crate::model::field::default_of::<crate::model::config::OnFailure>()))]
     pub on_failure: Option<crate::model::config::OnFailure>,
     /// Whether a rejection for capacity is answered `overloaded` (default false).
+    #[schemars(extend("default" = crate::model::config::DEFAULT_OVERLOADED_STATUS))]
     pub overloaded_status: Option<bool>,
     /// A limiter in front of the queue.
     pub admission: Option<crate::model::admission::AdmissionFile>,
-    /// Server time a rejection takes (default 0).
+    /// Server time a rejection takes (default 0s).
+    #[schemars(extend("default" = crate::model::field::duration_text(crate::model::config::DEFAULT_REJECT_COST)))]
     pub reject_cost: Option<Dur>,
     /// Downstream calls, in order.
     #[serde(default)]
@@ -418,11 +449,14 @@ pub struct CallFile {
     /// Callee, or callees of a fan-out.
     pub to: ToFile,
     /// When a fan-out succeeds (default `"all"`).
+    #[schemars(extend("default" = "all"))]
     pub join: Option<JoinFile>,
     /// Whether the callees still going are cancelled once the join is decided
     /// (default true).
+    #[schemars(extend("default" = crate::model::config::DEFAULT_CANCEL_REST))]
     pub cancel_rest: Option<bool>,
     /// Whether the remaining deadline travels with the attempts (default false).
+    #[schemars(extend("default" = crate::model::config::DEFAULT_PROPAGATE_DEADLINE))]
     pub propagate_deadline: Option<bool>,
     /// The call's retry layers, outermost first.
     #[serde(default)]
@@ -431,6 +465,7 @@ pub struct CallFile {
     /// (`"unlimited"`: no bulkhead).
     pub max_concurrent: Option<Limit>,
     /// Attempts that may wait for a bulkhead slot (default 0: refuse at once).
+    #[schemars(extend("default" = crate::model::guard::DEFAULT_BULKHEAD_QUEUE))]
     pub bulkhead_queue: Option<u64>,
     /// Connection pool of the innermost layer's attempts.
     pub pool: Option<PoolFile>,

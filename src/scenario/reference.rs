@@ -119,6 +119,14 @@ fn section<'a>(out: &mut String, defs: &Defs<'a>, t: &Table<'a>, inner: &mut Vec
         let default = match prop.get("default") {
             Some(v) => format!("`{}`", toml_value(v)),
             None if required.contains(&key.as_str()) => "required".to_string(),
+            // Optional to the parser, required by validation (its doc says so).
+            None if prop
+                .get("description")
+                .and_then(Value::as_str)
+                .is_some_and(|d| d.contains("(required") || d.contains("; required")) =>
+            {
+                "required".to_string()
+            }
             None => "—".to_string(),
         };
         let doc = prop
@@ -316,4 +324,106 @@ fn toml_value(v: &Value) -> String {
 /// A doc comment on one line.
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The literal a description names as the default, if it names one: `(default X)`,
+    /// `(default X: why)`, `(default X, ...)`, or `` `X` (default `` / `X (default`.
+    /// Absences (`none`, `unlimited`) and prose (`(default: ...)`) are not literals.
+    fn literal_default(desc: &str) -> Option<String> {
+        let d = one_line(desc);
+        let literal = |x: &str| {
+            let x = x.trim().trim_matches('`');
+            let number = x.parse::<f64>().is_ok();
+            let digits = x.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+            let unit = &x[digits.len()..];
+            let duration = !digits.is_empty()
+                && digits.parse::<f64>().is_ok()
+                && ["ns", "us", "ms", "s", "m", "h"].contains(&unit);
+            let quoted = x.len() > 1 && x.starts_with('"') && x.ends_with('"');
+            (number || duration || quoted || x == "true" || x == "false").then(|| x.to_string())
+        };
+        if let Some(i) = d.find("(default ") {
+            let rest = &d[i + "(default ".len()..];
+            let end = rest.find([')', ':', ',', ' ']).unwrap_or(rest.len());
+            // `(default 10 × base)` names a formula, not a literal.
+            if !rest[end..].starts_with([')', ':', ',']) {
+                return None;
+            }
+            return literal(&rest[..end]);
+        }
+        let i = d.find(" (default")?;
+        let before = d[..i].rsplit(['(', ' ']).next()?;
+        literal(before)
+    }
+
+    /// A duration literal in ns (`2m`, `120s`), for comparing defaults by value.
+    fn ns(x: &str) -> Option<f64> {
+        let digits = x.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+        let unit = match &x[digits.len()..] {
+            "ns" => 1.0,
+            "us" => 1e3,
+            "ms" => 1e6,
+            "s" => 1e9,
+            "m" => 60e9,
+            "h" => 3600e9,
+            _ => return None,
+        };
+        Some(digits.parse::<f64>().ok()? * unit)
+    }
+
+    /// Every property of every table, as (path, schema).
+    fn properties(v: &Value, path: &str, out: &mut Vec<(String, Value)>) {
+        match v {
+            Value::Object(o) => {
+                if let Some(Value::Object(props)) = o.get("properties") {
+                    for (k, p) in props {
+                        out.push((format!("{path}.{k}"), p.clone()));
+                    }
+                }
+                for (k, x) in o {
+                    properties(x, &format!("{path}/{k}"), out);
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|x| properties(x, path, out)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn every_default_a_key_description_names_is_the_schema_default() {
+        let mut props = Vec::new();
+        properties(&schema(), "", &mut props);
+        let mut wrong = Vec::new();
+        for (path, p) in props {
+            let Some(desc) = p.get("description").and_then(Value::as_str) else {
+                continue;
+            };
+            let Some(named) = literal_default(desc) else {
+                continue;
+            };
+            let schema_default = p.get("default").map(toml_value);
+            let same = schema_default.as_deref().is_some_and(|s| {
+                s == named
+                    || ns(s.trim_matches('"')).is_some() && ns(s.trim_matches('"')) == ns(&named)
+                    || s.trim_matches('"') == named
+                    || s.parse::<f64>().ok() == named.parse::<f64>().ok()
+                        && s.parse::<f64>().is_ok()
+            });
+            if !same {
+                wrong.push(format!(
+                    "{path}: doc says {named}, schema {schema_default:?}"
+                ));
+            }
+        }
+        assert!(
+            wrong.is_empty(),
+            "{} keys:\n{}",
+            wrong.len(),
+            wrong.join("\n")
+        );
+    }
 }

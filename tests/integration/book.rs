@@ -521,6 +521,8 @@ fn the_book_scenario_page_is_the_schema() {
 /// the `kind` of that table when it is one of several), its name and the default.
 struct Defaulted {
     path: Vec<String>,
+    /// Which segments of `path` are lists of tables (`[[fleets]]`).
+    lists: Vec<bool>,
     kind: Option<String>,
     table: serde_json::Value,
     key: String,
@@ -550,17 +552,22 @@ fn defaulted(
     defs: &serde_json::Value,
     s: &serde_json::Value,
     path: &[String],
+    lists: &[bool],
     kind: Option<&str>,
     out: &mut Vec<Defaulted>,
 ) {
     let s = resolved(defs, s);
     if let Some(items) = s.get("items") {
-        return defaulted(defs, items, path, kind, out);
+        let mut l = lists.to_vec();
+        if let Some(last) = l.last_mut() {
+            *last = true;
+        }
+        return defaulted(defs, items, path, &l, kind, out);
     }
     if let Some(alts) = s.get("oneOf").and_then(|a| a.as_array()) {
         for a in alts {
             if let Some(k) = a.pointer("/properties/kind/const").and_then(|k| k.as_str()) {
-                defaulted(defs, a, path, Some(k), out);
+                defaulted(defs, a, path, lists, Some(k), out);
             }
         }
         return;
@@ -572,6 +579,7 @@ fn defaulted(
         if let Some(d) = prop.get("default") {
             out.push(Defaulted {
                 path: path.to_vec(),
+                lists: lists.to_vec(),
                 kind: kind.map(str::to_string),
                 table: s.clone(),
                 key: key.clone(),
@@ -580,9 +588,54 @@ fn defaulted(
         }
         let mut p = path.to_vec();
         p.push(key.clone());
-        defaulted(defs, prop, &p, None, out);
+        let mut l = lists.to_vec();
+        l.push(false);
+        defaulted(defs, prop, &p, &l, None, out);
     }
 }
+
+/// Keys that apply only beside others (the table's path, the key or `*`), and what they
+/// need, as TOML merged into the base (a list's first table takes a list's first).
+const CONTEXT: &[(&str, &str, &str)] = &[
+    ("fleets", "bulkhead_queue", "[[fleets]]\nmax_concurrent = 1"),
+    ("fleets", "poison", QUEUE_FLEET),
+    ("fleets", "redelivery_delay", QUEUE_FLEET),
+    ("fleets", "visibility_timeout", QUEUE_FLEET),
+    ("fleets.arrival", "*", QUEUE_FLEET),
+    (
+        "fleets.layers.hedging",
+        "*",
+        "[[fleets]]\n[[fleets.layers]]\nmax_attempts = 1\nhedging = { max_attempts = 2 }",
+    ),
+    ("outages", "*", OUTAGE),
+    ("outages.mode", "*", OUTAGE),
+];
+
+/// `extra` merged into `base`: tables key by key, a list's first table into the
+/// first.
+fn merge_first(base: &mut toml::Table, extra: toml::Table) {
+    for (k, v) in extra {
+        match (base.get_mut(&k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(e)) => merge_first(b, e),
+            (Some(toml::Value::Array(b)), toml::Value::Array(e)) => {
+                if let (Some(toml::Value::Table(b0)), Some(toml::Value::Table(e0))) =
+                    (b.first_mut(), e.into_iter().next())
+                {
+                    merge_first(b0, e0);
+                }
+            }
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+}
+
+/// A queue fleet's keys.
+const QUEUE_FLEET: &str = "[[fleets]]\nconsumers = 1\narrival = { kind = \"queue\", rate = 10 }";
+
+/// A window outage.
+const OUTAGE: &str = "[[outages]]\nstart = \"1s\"\nend = \"2s\"\nmode = { kind = \"fail\" }";
 
 /// A JSON value (a default, a sample) as TOML.
 fn toml_of(v: &serde_json::Value) -> toml::Value {
@@ -615,7 +668,7 @@ fn sample(defs: &serde_json::Value, s: &serde_json::Value) -> toml::Value {
         None => "",
     };
     match (ty, s.get("format").and_then(|f| f.as_str())) {
-        ("string", Some("duration")) => toml::Value::String("10ms".into()),
+        ("string", Some("duration")) => toml::Value::String("1s".into()),
         ("integer", _) => toml::Value::Integer(1),
         ("number", _) => toml::Value::Float(1.0),
         ("boolean", _) => toml::Value::Boolean(false),
@@ -631,7 +684,7 @@ fn every_default_on_the_scenario_page_is_what_validation_uses() {
     let schema = retrysim::scenario::reference::schema();
     let defs = &schema["$defs"];
     let mut keys = Vec::new();
-    defaulted(defs, &schema, &[], None, &mut keys);
+    defaulted(defs, &schema, &[], &[], None, &mut keys);
     let mut failures = Vec::new();
     let mut checked = 0;
     for d in keys
@@ -640,11 +693,22 @@ fn every_default_on_the_scenario_page_is_what_validation_uses() {
     {
         // The base with the table at the key's path, of the key's kind.
         let mut base: toml::Table = toml::from_str(BASE).unwrap();
+        // Keys that apply only beside others: what they need.
+        for (path, key, needs) in CONTEXT {
+            if d.path.join(".") == *path && (*key == "*" || d.key == *key) {
+                merge_first(&mut base, toml::from_str(needs).unwrap());
+            }
+        }
         let mut at = &mut base;
-        for seg in &d.path {
-            let v = at
-                .entry(seg.clone())
-                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        for (seg, &list) in d.path.iter().zip(&d.lists) {
+            let v = at.entry(seg.clone()).or_insert_with(|| {
+                let t = toml::Value::Table(toml::Table::new());
+                if list {
+                    toml::Value::Array(vec![t])
+                } else {
+                    t
+                }
+            });
             let v = match v {
                 toml::Value::Array(a) => &mut a[0],
                 v => v,
@@ -656,11 +720,19 @@ fn every_default_on_the_scenario_page_is_what_validation_uses() {
                 at.clear();
                 at.insert("kind".into(), toml::Value::String(k.clone()));
             }
-            let required = d.table["required"].as_array().cloned().unwrap_or_default();
-            for r in required.iter().filter_map(|r| r.as_str()) {
-                if !at.contains_key(r) {
-                    at.insert(r.into(), sample(defs, &d.table["properties"][r]));
-                }
+        }
+        // Keys the parser requires, and those validation requires (their doc says so).
+        let props = d.table["properties"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        let required = d.table["required"].as_array().cloned().unwrap_or_default();
+        for (r, prop) in &props {
+            let by_doc = prop["description"]
+                .as_str()
+                .is_some_and(|t| t.contains("(required") || t.contains("; required"));
+            if (by_doc || required.iter().any(|x| x == r.as_str())) && !at.contains_key(r) {
+                at.insert(r.clone(), sample(defs, prop));
             }
         }
         at.remove(&d.key);
@@ -703,5 +775,5 @@ fn every_default_on_the_scenario_page_is_what_validation_uses() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(checked >= 30, "only {checked} defaults checked");
+    assert!(checked >= 100, "only {checked} defaults checked");
 }

@@ -18,6 +18,7 @@ pub struct Written {
     /// The window (required).
     pub window: Option<Dur>,
     /// Status of a rejection: 429 (default) or 503.
+    #[schemars(extend("default" = super::DEFAULT_STATUS))]
     pub status: Option<u16>,
 }
 

@@ -23,14 +23,23 @@ use crate::model::field::{Ctx, Dur, R};
 use crate::model::text::{fmt_num, fmt_time};
 
 /// Whether a rejection carries the computed Retry-After.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum RetryAfter {
     /// `CL.THROTTLE`'s `retry_after`, in whole seconds rounded up (the default).
+    #[default]
     Computed,
     /// No Retry-After.
     None,
 }
+
+/// The period when `period` is not written.
+pub const DEFAULT_PERIOD: Nanos = SECOND;
+
+/// Attempts beyond the steady rate when `max_burst` is not written.
+pub const DEFAULT_MAX_BURST: u64 = 0;
 
 /// `{ kind = "gcra", ... }` as written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -39,12 +48,16 @@ pub struct Written {
     /// Attempts per period (required, at least 1).
     pub rate: Option<u64>,
     /// The period (default 1s).
+    #[schemars(extend("default" = crate::model::field::duration_text(DEFAULT_PERIOD)))]
     pub period: Option<Dur>,
     /// Attempts beyond the steady rate allowed at once (default 0).
+    #[schemars(extend("default" = DEFAULT_MAX_BURST))]
     pub max_burst: Option<u64>,
     /// `"computed"` (default) or `"none"`.
+    #[schemars(extend("default" = crate::model::field::default_of::<RetryAfter>()))]
     pub retry_after: Option<RetryAfter>,
     /// Status of a rejection: 429 (default) or 503.
+    #[schemars(extend("default" = super::DEFAULT_STATUS))]
     pub status: Option<u16>,
 }
 
@@ -63,7 +76,7 @@ impl Written {
         let rate = c.at_least(&format!("{p}.rate"), rate, 1)?;
         let period = match self.period {
             Some(d) => c.positive_dur(&format!("{p}.period"), d)?,
-            None => SECOND,
+            None => DEFAULT_PERIOD,
         };
         let interval = period / rate;
         if interval == 0 {
@@ -75,7 +88,7 @@ impl Written {
                 ),
             );
         }
-        let max_burst = self.max_burst.unwrap_or(0);
+        let max_burst = self.max_burst.unwrap_or(DEFAULT_MAX_BURST);
         let tolerance = interval.checked_mul(max_burst.saturating_add(1));
         let Some(tolerance) = tolerance.filter(|&t| t <= MAX_TOLERANCE) else {
             return c.err(
@@ -89,7 +102,7 @@ impl Written {
         Ok(AdmissionConfig::Gcra(Config {
             interval,
             tolerance,
-            computed: self.retry_after.unwrap_or(RetryAfter::Computed) == RetryAfter::Computed,
+            computed: self.retry_after.unwrap_or_default() == RetryAfter::Computed,
             status: status_of(c, p, self.status)?,
         }))
     }

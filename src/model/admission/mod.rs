@@ -60,9 +60,12 @@ impl AdmissionFile {
     }
 }
 
+/// The status a limiter's rejection is answered with when none is written.
+pub const DEFAULT_STATUS: u16 = 429;
+
 /// The status a rejection is answered with: 429 (default) or 503.
 pub(crate) fn status_of(c: &Ctx, p: &str, status: Option<u16>) -> R<u16> {
-    match status.unwrap_or(429) {
+    match status.unwrap_or(DEFAULT_STATUS) {
         s @ (429 | 503) => Ok(s),
         s => c.err(
             format!("{p}.status"),

@@ -22,6 +22,9 @@ use crate::model::text::{fmt_num, fmt_time};
 /// Envoy refuses a fill interval shorter than this.
 pub const MIN_FILL_INTERVAL: Nanos = 50 * MILLISECOND;
 
+/// Tokens added per fill when `tokens_per_fill` is not written.
+pub const DEFAULT_TOKENS_PER_FILL: u64 = 1;
+
 /// `{ kind = "token_bucket", ... }` as written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -29,10 +32,12 @@ pub struct Written {
     /// Bucket size and initial content (required; 0 rejects everything).
     pub max_tokens: Option<u64>,
     /// Tokens added per fill (default 1).
+    #[schemars(extend("default" = DEFAULT_TOKENS_PER_FILL))]
     pub tokens_per_fill: Option<u64>,
     /// Time between fills (required, at least 50ms).
     pub fill_interval: Option<Dur>,
     /// Status of a rejection: 429 (default) or 503.
+    #[schemars(extend("default" = super::DEFAULT_STATUS))]
     pub status: Option<u16>,
 }
 
@@ -46,7 +51,7 @@ impl Written {
             );
         };
         let max_tokens = c.u32_field(&format!("{p}.max_tokens"), max_tokens)?;
-        let per_fill = self.tokens_per_fill.unwrap_or(1);
+        let per_fill = self.tokens_per_fill.unwrap_or(DEFAULT_TOKENS_PER_FILL);
         let per_fill = c.at_least(&format!("{p}.tokens_per_fill"), per_fill, 1)?;
         let per_fill = c.u32_field(&format!("{p}.tokens_per_fill"), per_fill)?;
         let Some(fill) = self.fill_interval else {

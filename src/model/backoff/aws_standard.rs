@@ -15,6 +15,9 @@ use crate::model::text::fmt_time;
 /// Largest wait when none is written (`_MAX_BACKOFF`).
 pub const DEFAULT_MAX_BACKOFF: Nanos = 20 * SECOND;
 
+/// DynamoDB's scale when `dynamodb` is not written.
+pub const DEFAULT_DYNAMODB: bool = false;
+
 /// Version of botocore's standard retry mode.
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
@@ -35,11 +38,13 @@ pub enum Version {
 #[serde(deny_unknown_fields)]
 pub struct Written {
     /// `"2.0"` (default) or `"2.1"`.
+    #[schemars(extend("default" = crate::model::field::default_of::<Version>()))]
     pub version: Option<Version>,
     /// Largest wait.
     #[schemars(extend("default" = crate::model::field::duration_text(DEFAULT_MAX_BACKOFF)))]
     pub max_backoff: Option<Dur>,
     /// DynamoDB's 25ms scale in version 2.1 (default false).
+    #[schemars(extend("default" = DEFAULT_DYNAMODB))]
     pub dynamodb: Option<bool>,
 }
 
@@ -59,7 +64,7 @@ impl Written {
         Ok(AwsStandard {
             version: self.version.unwrap_or_default(),
             max_backoff,
-            dynamodb: self.dynamodb.unwrap_or(false),
+            dynamodb: self.dynamodb.unwrap_or(DEFAULT_DYNAMODB),
         })
     }
 }

@@ -41,6 +41,7 @@ pub struct Written {
     /// `max_interval` (default 10 × base).
     pub max: Option<Dur>,
     /// `"current"` (default) or `"documented"`.
+    #[schemars(extend("default" = crate::model::field::default_of::<Formula>()))]
     pub formula: Option<Formula>,
 }
 

@@ -60,6 +60,7 @@ pub struct Written {
     #[schemars(extend("default" = DEFAULT_MULTIPLIER))]
     pub multiplier: Option<f64>,
     /// Jitter mode (default none).
+    #[schemars(extend("default" = crate::model::field::default_of::<Jitter>()))]
     pub jitter: Option<Jitter>,
 }
 

@@ -41,6 +41,7 @@ pub struct Written {
     pub multiplier: f64,
     /// `"current"` (default: `interval · U[0.8, 1.2)`, gRFC A6 since 2024) or
     /// `"pre_2024"` (`U[0, interval)`, clients before grpc-go 1.69 / grpc-java 1.71).
+    #[schemars(extend("default" = crate::model::field::default_of::<Formula>()))]
     pub formula: Option<Formula>,
 }
 

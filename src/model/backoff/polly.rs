@@ -15,6 +15,9 @@ use crate::model::text::fmt_time;
 
 /// `Delay` when none is written.
 pub const DEFAULT_DELAY: Nanos = 2 * SECOND;
+
+/// `UseJitter` when `jitter` is not written.
+pub const DEFAULT_JITTER: bool = false;
 /// The longest `Delay` and `MaxDelay` Polly's options accept: one day.
 pub const MAX_DELAY: Nanos = 86_400 * SECOND;
 
@@ -41,8 +44,10 @@ pub struct Written {
     #[schemars(extend("default" = crate::model::field::duration_text(DEFAULT_DELAY)))]
     pub delay: Option<Dur>,
     /// `"constant"` (default), `"linear"` or `"exponential"`.
+    #[schemars(extend("default" = crate::model::field::default_of::<BackoffType>()))]
     pub backoff_type: Option<BackoffType>,
     /// `UseJitter` (default false).
+    #[schemars(extend("default" = DEFAULT_JITTER))]
     pub jitter: Option<bool>,
     /// `MaxDelay` (default none).
     pub max_delay: Option<Dur>,
@@ -61,7 +66,7 @@ impl Written {
         Ok(Polly {
             delay_ticks: delay / 100,
             backoff_type: self.backoff_type.unwrap_or_default(),
-            jitter: self.jitter.unwrap_or(false),
+            jitter: self.jitter.unwrap_or(DEFAULT_JITTER),
             max_delay_ticks: max_delay,
         })
     }

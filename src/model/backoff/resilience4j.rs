@@ -15,6 +15,12 @@ use crate::model::text::{fmt_num, fmt_time};
 /// First interval when none is written.
 pub const DEFAULT_INITIAL: Nanos = 500 * MILLISECOND;
 
+/// Growth factor when `multiplier` is not written (a fixed interval).
+pub const DEFAULT_MULTIPLIER: f64 = 1.0;
+
+/// Randomization factor when `randomization_factor` is not written.
+pub const DEFAULT_RANDOMIZATION: f64 = 0.0;
+
 /// `{ kind = "resilience4j", initial = "500ms", multiplier = 1.5, randomization_factor = 0.5 }`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -23,8 +29,10 @@ pub struct Written {
     #[schemars(extend("default" = crate::model::field::duration_text(DEFAULT_INITIAL)))]
     pub initial: Option<Dur>,
     /// Growth factor (default 1: a fixed interval).
+    #[schemars(extend("default" = DEFAULT_MULTIPLIER))]
     pub multiplier: Option<f64>,
     /// Randomization factor in [0, 1] (default 0).
+    #[schemars(extend("default" = DEFAULT_RANDOMIZATION))]
     pub randomization_factor: Option<f64>,
     /// Largest interval (default none).
     pub max_interval: Option<Dur>,
@@ -55,14 +63,14 @@ impl Written {
             multiplier: in_range(
                 c,
                 &f("multiplier"),
-                self.multiplier.unwrap_or(1.0),
+                self.multiplier.unwrap_or(DEFAULT_MULTIPLIER),
                 1.0,
                 1000.0,
             )?,
             randomization: in_range(
                 c,
                 &f("randomization_factor"),
-                self.randomization_factor.unwrap_or(0.0),
+                self.randomization_factor.unwrap_or(DEFAULT_RANDOMIZATION),
                 0.0,
                 1.0,
             )?,

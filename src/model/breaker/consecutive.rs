@@ -18,8 +18,10 @@ pub struct Written {
     /// Time open before half-open.
     pub open_for: Dur,
     /// Successful probes needed to close (default 1).
+    #[schemars(extend("default" = super::DEFAULT_HALF_OPEN_PROBES))]
     pub half_open_probes: Option<u64>,
     /// Inside or outside the retry loop (default inside).
+    #[schemars(extend("default" = crate::model::field::default_of::<super::Placement>()))]
     pub placement: Option<Placement>,
 }
 

@@ -180,10 +180,16 @@ impl BreakerConfig {
     }
 }
 
+/// Successful probes needed to close when `half_open_probes` is not written.
+pub const DEFAULT_HALF_OPEN_PROBES: u64 = 1;
+
 /// `half_open_probes` as written (default 1), at least 1 (consecutive and rate).
 fn half_open_probes(c: &Ctx, p: &str, v: Option<u64>) -> R<u32> {
     let f = format!("{p}.half_open_probes");
-    c.u32_field(&f, c.at_least(&f, v.unwrap_or(1), 1)?)
+    c.u32_field(
+        &f,
+        c.at_least(&f, v.unwrap_or(DEFAULT_HALF_OPEN_PROBES), 1)?,
+    )
 }
 
 /// Breaker state.

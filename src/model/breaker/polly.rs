@@ -32,14 +32,19 @@ const DEFAULT_BREAK: Nanos = 5 * SECOND;
 #[serde(deny_unknown_fields)]
 pub struct Written {
     /// `FailureRatio` (default 0.1).
+    #[schemars(extend("default" = DEFAULT_FAILURE_RATIO))]
     pub failure_ratio: Option<f64>,
     /// `MinimumThroughput` (default 100).
+    #[schemars(extend("default" = DEFAULT_MIN_THROUGHPUT))]
     pub min_throughput: Option<u64>,
     /// `SamplingDuration` (default 30s).
+    #[schemars(extend("default" = crate::model::field::duration_text(DEFAULT_SAMPLING)))]
     pub sampling_duration: Option<Dur>,
     /// `BreakDuration` (default 5s).
+    #[schemars(extend("default" = crate::model::field::duration_text(DEFAULT_BREAK)))]
     pub break_duration: Option<Dur>,
     /// Inside or outside the retry loop (default inside).
+    #[schemars(extend("default" = crate::model::field::default_of::<super::Placement>()))]
     pub placement: Option<Placement>,
 }
 

@@ -56,22 +56,31 @@ pub enum WindowType {
 #[serde(deny_unknown_fields)]
 pub struct Written {
     /// `"count"` (default) or `"time"`.
+    #[schemars(extend("default" = crate::model::field::default_of::<WindowType>()))]
     pub window_type: Option<WindowType>,
     /// Calls, or seconds when time-based (default 100).
+    #[schemars(extend("default" = DEFAULT_WINDOW))]
     pub window_size: Option<u64>,
     /// `minimumNumberOfCalls` (default 100).
+    #[schemars(extend("default" = DEFAULT_MIN_CALLS))]
     pub min_calls: Option<u64>,
     /// `failureRateThreshold` in percent (default 50).
+    #[schemars(extend("default" = DEFAULT_FAILURE_RATE))]
     pub failure_rate: Option<f64>,
     /// `slowCallRateThreshold` in percent (default 100).
+    #[schemars(extend("default" = DEFAULT_SLOW_CALL_RATE))]
     pub slow_call_rate: Option<f64>,
     /// `slowCallDurationThreshold` (default 60s).
+    #[schemars(extend("default" = crate::model::field::duration_text(DEFAULT_SLOW_CALL_DURATION)))]
     pub slow_call_duration: Option<Dur>,
     /// `waitDurationInOpenState` (default 60s).
+    #[schemars(extend("default" = crate::model::field::duration_text(DEFAULT_OPEN_FOR)))]
     pub open_for: Option<Dur>,
     /// `permittedNumberOfCallsInHalfOpenState` (default 10).
+    #[schemars(extend("default" = DEFAULT_HALF_OPEN_CALLS))]
     pub half_open_calls: Option<u64>,
     /// Inside or outside the retry loop (default inside).
+    #[schemars(extend("default" = crate::model::field::default_of::<super::Placement>()))]
     pub placement: Option<Placement>,
 }
 

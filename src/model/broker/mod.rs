@@ -49,7 +49,10 @@ pub mod written;
 
 pub use explain::QueueExplanation;
 pub use validate::{check_dependency, validate, MAX_CONSUMERS};
-pub use written::{Keys, PublishKind, Written, DEFAULT_VISIBILITY_TIMEOUT};
+pub use written::{
+    Keys, PublishKind, Written, DEFAULT_POISON, DEFAULT_REDELIVERY_DELAY,
+    DEFAULT_VISIBILITY_TIMEOUT,
+};
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

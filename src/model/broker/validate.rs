@@ -40,7 +40,7 @@ pub fn validate(c: &Ctx, p: &str, f: &Keys) -> R<Option<(Arrival, u64, QueueConf
         return Ok(None);
     };
     let a = format!("{p}.arrival");
-    let publish = publish.unwrap_or(PublishKind::Poisson);
+    let publish = publish.unwrap_or_default();
     let arrival = match publish {
         PublishKind::Poisson | PublishKind::Constant => {
             for (key, on) in [("at", at.is_some()), ("count", count.is_some())] {
@@ -131,7 +131,9 @@ pub fn validate(c: &Ctx, p: &str, f: &Keys) -> R<Option<(Arrival, u64, QueueConf
             Some(n as u32)
         }
     };
-    let redelivery_delay = f.redelivery_delay.map_or(0, |d| d.0);
+    let redelivery_delay = f
+        .redelivery_delay
+        .map_or(super::DEFAULT_REDELIVERY_DELAY, |d| d.0);
     if redelivery_delay > MAX_HORIZON {
         return c.err(
             format!("{p}.redelivery_delay"),
@@ -142,7 +144,10 @@ pub fn validate(c: &Ctx, p: &str, f: &Keys) -> R<Option<(Arrival, u64, QueueConf
             ),
         );
     }
-    let poison = c.probability(&format!("{p}.poison"), f.poison.unwrap_or(0.0))?;
+    let poison = c.probability(
+        &format!("{p}.poison"),
+        f.poison.unwrap_or(super::DEFAULT_POISON),
+    )?;
     Ok(Some((
         arrival,
         consumers,

@@ -14,6 +14,13 @@ use crate::model::field::{Dur, Limit};
 /// Default `visibility_timeout` (Amazon SQS's default).
 pub const DEFAULT_VISIBILITY_TIMEOUT: Nanos = 30 * SECOND;
 
+/// Extra delay before a failed message is visible again when `redelivery_delay` is
+/// not written: none.
+pub const DEFAULT_REDELIVERY_DELAY: Nanos = 0;
+
+/// Fraction of poison messages when `poison` is not written: none.
+pub const DEFAULT_POISON: f64 = 0.0;
+
 /// `arrival = { kind = "queue", ... }` as written: a message queue the fleet
 /// consumes, messages published by an open process (`publish`), each handled by one
 /// of the fleet's `consumers`.
@@ -23,6 +30,7 @@ pub struct Written {
     /// Messages published per second (poisson and constant publishing).
     pub rate: Option<f64>,
     /// `"poisson"` (default), `"constant"` or `"burst"` (`count` messages at `at`).
+    #[schemars(extend("default" = crate::model::field::default_of::<PublishKind>()))]
     pub publish: Option<PublishKind>,
     /// Burst publishing: when.
     pub at: Option<Dur>,
@@ -31,10 +39,13 @@ pub struct Written {
 }
 
 /// The publish process of a queue fleet, one of the open arrival kinds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum PublishKind {
     /// Exponential gaps at `rate`.
+    #[default]
     Poisson,
     /// Evenly spaced at `rate`.
     Constant,

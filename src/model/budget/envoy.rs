@@ -21,6 +21,10 @@ pub const DEFAULT_PERCENT: f64 = 20.0;
 /// Default `min_retry_concurrency`.
 pub const DEFAULT_MIN_CONCURRENCY: u64 = 3;
 
+/// Whether retries in backoff count as pending when `count_backoff` is not written
+/// (Envoy as shipped: they do not).
+pub const DEFAULT_COUNT_BACKOFF: bool = false;
+
 /// The `envoy` table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -32,6 +36,7 @@ pub struct Written {
     #[schemars(extend("default" = DEFAULT_MIN_CONCURRENCY))]
     pub min_concurrency: Option<u64>,
     /// Count retries in backoff as pending requests (default false: Envoy as shipped).
+    #[schemars(extend("default" = DEFAULT_COUNT_BACKOFF))]
     pub count_backoff: Option<bool>,
 }
 
@@ -69,7 +74,7 @@ impl Written {
                 100.0,
             )?,
             min_concurrency: mc as u32,
-            count_backoff: self.count_backoff.unwrap_or(false),
+            count_backoff: self.count_backoff.unwrap_or(DEFAULT_COUNT_BACKOFF),
         })
     }
 }

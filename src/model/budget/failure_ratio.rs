@@ -31,6 +31,7 @@ pub struct Written {
     pub max_ratio: Option<f64>,
     /// `"unlimited"` (default: cumulative since the start) or a duration (a sliding
     /// ratio over that time, in 10 slices).
+    #[schemars(extend("default" = "unlimited"))]
     pub window: Option<Span>,
 }
 

@@ -14,6 +14,9 @@ use super::{BudgetBound, BudgetPolicy, BudgetState, RetryCause};
 /// Default window.
 pub const DEFAULT_WINDOW: Nanos = 10 * SECOND;
 
+/// Retries per second always allowed when `min_per_sec` is not written.
+pub const DEFAULT_MIN_PER_SEC: f64 = 0.0;
+
 /// The `ratio` table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -21,8 +24,10 @@ pub struct Written {
     /// Percentage of calls (20 = 20%).
     pub percent: f64,
     /// Retries per second always allowed (default 0).
+    #[schemars(extend("default" = DEFAULT_MIN_PER_SEC))]
     pub min_per_sec: Option<f64>,
     /// Window length (default 10s).
+    #[schemars(extend("default" = crate::model::field::duration_text(DEFAULT_WINDOW)))]
     pub window: Option<Dur>,
 }
 
@@ -47,7 +52,10 @@ impl Written {
                 format!("must be between 0 and 100000 (found {pc})"),
             );
         }
-        let mps = c.finite(&format!("{p}.min_per_sec"), self.min_per_sec.unwrap_or(0.0))?;
+        let mps = c.finite(
+            &format!("{p}.min_per_sec"),
+            self.min_per_sec.unwrap_or(DEFAULT_MIN_PER_SEC),
+        )?;
         if mps < 0.0 {
             return c.err(
                 format!("{p}.min_per_sec"),

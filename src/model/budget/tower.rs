@@ -14,6 +14,9 @@ use crate::model::windows::TpsBucket;
 use super::finagle::{Cap, DEFAULT_MIN_PER_SEC, DEFAULT_PERCENT, DEFAULT_TTL};
 use super::{BudgetPolicy, BudgetState, RetryCause};
 
+/// tower's truncation of `1/percent` when `truncate` is not written.
+pub const DEFAULT_TRUNCATE: bool = true;
+
 /// What deposits into the bucket.
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
@@ -41,8 +44,10 @@ pub struct Written {
     #[schemars(extend("default" = DEFAULT_PERCENT))]
     pub percent: Option<f64>,
     /// tower's truncation of `1/percent` (default true).
+    #[schemars(extend("default" = DEFAULT_TRUNCATE))]
     pub truncate: Option<bool>,
     /// `"success"` (default, tower's documented policy) or `"call"`.
+    #[schemars(extend("default" = crate::model::field::default_of::<Deposit>()))]
     pub deposit: Option<Deposit>,
 }
 
@@ -93,7 +98,7 @@ impl Written {
             ttl,
             min_per_sec: mps as u32,
             retry_percent: (pc / 100.0) as f32,
-            truncate: self.truncate.unwrap_or(true),
+            truncate: self.truncate.unwrap_or(DEFAULT_TRUNCATE),
             deposit_on_success: self.deposit.unwrap_or_default() == Deposit::Success,
         })
     }

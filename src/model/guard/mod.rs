@@ -29,7 +29,9 @@ pub mod validate;
 pub mod written;
 
 pub use validate::{validate, MAX_GUARD_SIZE};
-pub use written::PoolFile;
+pub use written::{
+    PoolFile, DEFAULT_ACQUIRE_TIMEOUT, DEFAULT_BULKHEAD_QUEUE, DEFAULT_HOLD_DURING_BACKOFF,
+};
 
 use crate::engine::{Nanos, Scheduler};
 

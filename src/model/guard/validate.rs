@@ -43,7 +43,11 @@ pub fn validate(
         }
         (Some(Limit::Finite(m)), q) => Some(BulkheadConfig {
             max_concurrent: count(&format!("{p}.max_concurrent"), m, 1)?,
-            queue: count(&format!("{p}.bulkhead_queue"), q.unwrap_or(0), 0)?,
+            queue: count(
+                &format!("{p}.bulkhead_queue"),
+                q.unwrap_or(super::DEFAULT_BULKHEAD_QUEUE),
+                0,
+            )?,
         }),
     };
     let pool = match pool {
@@ -52,13 +56,16 @@ pub fn validate(
             let acquire_timeout: Nanos = at_most_dur(
                 c,
                 &format!("{p}.pool.acquire_timeout"),
-                pf.acquire_timeout.map_or(0, |d| d.0),
+                pf.acquire_timeout
+                    .map_or(super::DEFAULT_ACQUIRE_TIMEOUT, |d| d.0),
                 MAX_HORIZON,
             )?;
             Some(PoolConfig {
                 size: count(&format!("{p}.pool.size"), pf.size, 1)?,
                 acquire_timeout,
-                hold_during_backoff: pf.hold_during_backoff.unwrap_or(false),
+                hold_during_backoff: pf
+                    .hold_during_backoff
+                    .unwrap_or(super::DEFAULT_HOLD_DURING_BACKOFF),
             })
         }
     };

@@ -6,7 +6,19 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::engine::Nanos;
 use crate::model::field::Dur;
+
+/// Attempts that may wait for a bulkhead slot when `bulkhead_queue` is not written:
+/// none (refuse at once).
+pub const DEFAULT_BULKHEAD_QUEUE: u64 = 0;
+
+/// Longest wait for a pooled connection when `acquire_timeout` is not written: none.
+pub const DEFAULT_ACQUIRE_TIMEOUT: Nanos = 0;
+
+/// Whether a call keeps its connection through its backoff when
+/// `hold_during_backoff` is not written.
+pub const DEFAULT_HOLD_DURING_BACKOFF: bool = false;
 
 /// A connection pool (`pool = { size, acquire_timeout, hold_during_backoff }`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -15,7 +27,9 @@ pub struct PoolFile {
     /// Connections.
     pub size: u64,
     /// Longest wait for a connection (default 0s: fail at once).
+    #[schemars(extend("default" = crate::model::field::duration_text(DEFAULT_ACQUIRE_TIMEOUT)))]
     pub acquire_timeout: Option<Dur>,
     /// Whether a call keeps its connection through its backoff (default false).
+    #[schemars(extend("default" = DEFAULT_HOLD_DURING_BACKOFF))]
     pub hold_during_backoff: Option<bool>,
 }

@@ -34,7 +34,7 @@ pub mod written;
 
 pub use config::HedgingConfig;
 pub use validate::{check_guarded, Host, MAX_HEDGES};
-pub use written::HedgingFile;
+pub use written::{HedgingFile, DEFAULT_CANCEL_LOSERS, DEFAULT_DELAY};
 
 use crate::engine::Scheduler;
 

@@ -66,7 +66,7 @@ impl HedgingFile {
         let delay = at_most_dur(
             c,
             &format!("{q}.delay"),
-            h.delay.map_or(0, |d| d.0),
+            h.delay.map_or(super::DEFAULT_DELAY, |d| d.0),
             MAX_HORIZON,
         )?;
         let non_fatal = match &h.non_fatal {
@@ -77,7 +77,7 @@ impl HedgingFile {
             max_attempts: h.max_attempts as u32,
             delay,
             non_fatal,
-            cancel_losers: h.cancel_losers.unwrap_or(true),
+            cancel_losers: h.cancel_losers.unwrap_or(super::DEFAULT_CANCEL_LOSERS),
         })
     }
 }

@@ -58,14 +58,18 @@ pub enum AcceptsWritten {
 #[serde(deny_unknown_fields)]
 pub struct Written {
     /// `K` (default 2).
+    #[schemars(extend("default" = DEFAULT_K))]
     pub k: Option<f64>,
     /// Window (default 2m).
+    #[schemars(extend("default" = crate::model::field::duration_text(DEFAULT_WINDOW)))]
     pub window: Option<Dur>,
     /// Added to the requests in the denominator (default 1).
+    #[schemars(extend("default" = DEFAULT_PADDING))]
     pub padding: Option<f64>,
     /// `"not_rejected"` (default: every answer but a rejection, as the book's
     /// "accepted by the backend" and grpc-go's adaptive throttler count) or
     /// `"success"` (successes only).
+    #[schemars(extend("default" = crate::model::field::default_of::<AcceptsWritten>()))]
     pub accepts: Option<AcceptsWritten>,
 }
 

@@ -44,14 +44,16 @@ pub(super) fn validate_capacity(c: &Ctx, p: &str, d: &DependencyFile) -> R<Depen
         None | Some(Limit::Unlimited) => None,
         Some(Limit::Finite(n)) => Some(n),
     };
-    let reject_status = d.reject_status.unwrap_or(503);
+    let reject_status = d
+        .reject_status
+        .unwrap_or(crate::model::config::DEFAULT_REJECT_STATUS);
     if reject_status != 503 && reject_status != 429 {
         return c.err(
             format!("{p}.reject_status"),
             format!("must be 503 or 429 (found {reject_status})"),
         );
     }
-    let discipline = d.discipline.unwrap_or(Discipline::Fifo);
+    let discipline = d.discipline.unwrap_or_default();
     let service_time = c.dist(&format!("{p}.service_time"), &service_time.0)?;
     if service_time.mean_ns() <= 0.0 {
         return c.err(format!("{p}.service_time"), "must have a positive mean");
@@ -63,15 +65,25 @@ pub(super) fn validate_capacity(c: &Ctx, p: &str, d: &DependencyFile) -> R<Depen
         reject_status,
         retry_after: d.retry_after.map(|r| r.0),
         service_time,
-        per_concurrent: d.per_concurrent.map_or(0, |p| p.0),
+        per_concurrent: d
+            .per_concurrent
+            .map_or(crate::model::config::DEFAULT_PER_CONCURRENT, |p| p.0),
         discipline,
-        drop_expired: d.drop_expired.unwrap_or(false),
-        error_rate: c.probability(&format!("{p}.error_rate"), d.error_rate.unwrap_or(0.0))?,
+        drop_expired: d
+            .drop_expired
+            .unwrap_or(crate::model::config::DEFAULT_DROP_EXPIRED),
+        error_rate: c.probability(
+            &format!("{p}.error_rate"),
+            d.error_rate
+                .unwrap_or(crate::model::config::DEFAULT_ERROR_RATE),
+        )?,
         admission: match &d.admission {
             Some(a) => Some(a.validate(c, &format!("{p}.admission"))?),
             None => None,
         },
-        reject_cost: d.reject_cost.map_or(0, |r| r.0),
+        reject_cost: d
+            .reject_cost
+            .map_or(crate::model::config::DEFAULT_REJECT_COST, |r| r.0),
     })
 }
 

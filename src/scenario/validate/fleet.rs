@@ -157,7 +157,10 @@ pub(super) fn validate_fleet(c: &Ctx, i: usize, f: &FleetFile, occ: bool) -> R<F
         Some(d) => Some(c.positive_dur(&format!("{p}.deadline"), d)?),
         None => None,
     };
-    let writes = c.probability(&format!("{p}.writes"), f.writes.unwrap_or(0.0))?;
+    let writes = c.probability(
+        &format!("{p}.writes"),
+        f.writes.unwrap_or(crate::model::config::DEFAULT_WRITES),
+    )?;
     if f.layers.len() > 16 {
         return c.err(
             format!("{p}.layers"),
@@ -190,11 +193,15 @@ pub(super) fn validate_fleet(c: &Ctx, i: usize, f: &FleetFile, occ: bool) -> R<F
         load_profile,
         deadline,
         writes,
-        idempotency_keys: f.idempotency_keys.unwrap_or(false),
+        idempotency_keys: f
+            .idempotency_keys
+            .unwrap_or(crate::model::config::DEFAULT_IDEMPOTENCY_KEYS),
         layers,
         // Resolved against the services by the caller.
         target: 0,
-        propagate_deadline: f.propagate_deadline.unwrap_or(false),
+        propagate_deadline: f
+            .propagate_deadline
+            .unwrap_or(crate::model::config::DEFAULT_PROPAGATE_DEADLINE),
         queue: queue.map(|(_, _, q)| q),
         guards,
     })
@@ -303,11 +310,17 @@ pub(super) fn validate_layer(
         name,
         max_attempts,
         attempt_timeout,
-        cancel_on_timeout: l.cancel_on_timeout.unwrap_or(false),
+        cancel_on_timeout: l
+            .cancel_on_timeout
+            .unwrap_or(crate::model::config::DEFAULT_CANCEL_ON_TIMEOUT),
         backoff,
         retry_on,
-        retry_ambiguous_writes: l.retry_ambiguous_writes.unwrap_or(false),
-        respect_retry_after: l.respect_retry_after.unwrap_or(true),
+        retry_ambiguous_writes: l
+            .retry_ambiguous_writes
+            .unwrap_or(crate::model::config::DEFAULT_RETRY_AMBIGUOUS_WRITES),
+        respect_retry_after: l
+            .respect_retry_after
+            .unwrap_or(crate::model::config::DEFAULT_RESPECT_RETRY_AFTER),
         instances,
         budget,
         breaker,

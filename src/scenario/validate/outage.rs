@@ -5,7 +5,7 @@ use crate::model::field::{Ctx, R};
 
 pub(super) fn validate_outage(c: &Ctx, i: usize, o: &OutageFile) -> R<OutageConfig> {
     let p = format!("outages[{i}]");
-    let timing = match o.kind.unwrap_or(OutageKind::Window) {
+    let timing = match o.kind.unwrap_or_default() {
         OutageKind::Window => {
             for (k, v) in [("mean_up", o.mean_up), ("mean_down", o.mean_down)] {
                 if v.is_some() {
@@ -59,7 +59,9 @@ pub(super) fn validate_outage(c: &Ctx, i: usize, o: &OutageFile) -> R<OutageConf
         }
     };
     let mode = match o.mode {
-        ModeFile::Fail { after } => OutageMode::Fail(after.map_or(1_000_000, |a| a.0)),
+        ModeFile::Fail { after } => {
+            OutageMode::Fail(after.map_or(crate::model::config::DEFAULT_FAIL_AFTER, |a| a.0))
+        }
         ModeFile::ErrorRate { p: prob } => {
             OutageMode::ErrorRate(c.probability(&format!("{p}.mode.p"), prob)?)
         }

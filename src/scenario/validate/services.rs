@@ -173,8 +173,12 @@ fn graph(c: &Ctx, files: &[ServiceFile]) -> R<Vec<ServiceConfig>> {
             calls.push(CallConfig {
                 to,
                 join,
-                cancel_rest: cf.cancel_rest.unwrap_or(true),
-                propagate_deadline: cf.propagate_deadline.unwrap_or(false),
+                cancel_rest: cf
+                    .cancel_rest
+                    .unwrap_or(crate::model::config::DEFAULT_CANCEL_REST),
+                propagate_deadline: cf
+                    .propagate_deadline
+                    .unwrap_or(crate::model::config::DEFAULT_PROPAGATE_DEADLINE),
                 layers,
                 guards,
             });
@@ -183,9 +187,13 @@ fn graph(c: &Ctx, files: &[ServiceFile]) -> R<Vec<ServiceConfig>> {
             name: sf.name.trim().to_string(),
             capacity,
             calls,
-            hold_threads: sf.hold_threads.unwrap_or(true),
-            on_failure: sf.on_failure.unwrap_or(OnFailure::Error),
-            overloaded_status: sf.overloaded_status.unwrap_or(false),
+            hold_threads: sf
+                .hold_threads
+                .unwrap_or(crate::model::config::DEFAULT_HOLD_THREADS),
+            on_failure: sf.on_failure.unwrap_or_default(),
+            overloaded_status: sf
+                .overloaded_status
+                .unwrap_or(crate::model::config::DEFAULT_OVERLOADED_STATUS),
         });
     }
     acyclic(c, &out)?;
