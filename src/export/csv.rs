@@ -421,6 +421,10 @@ pub fn services_rows(r: &RunResult, names: &[String]) -> String {
                 sv.utilisation(k, i).map_or(Cell::Empty, Cell::float),
                 Cell::float(sv.threads_busy(k, i)),
                 Cell::Int(b.wasted),
+                r.metrics
+                    .reject_busy
+                    .as_ref()
+                    .map_or(Cell::Float(0.0), |rb| Cell::float(rb.rejecting(k, i))),
             ];
             w.record(row.iter().map(Cell::render));
         }

@@ -13,6 +13,7 @@ pub mod quantiles;
 pub mod queue;
 pub mod recorder;
 pub mod recovery;
+pub mod reject;
 pub mod services;
 pub mod summary;
 pub mod trace;

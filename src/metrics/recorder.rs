@@ -188,6 +188,8 @@ pub struct RunMetrics {
     pub guards: Option<GuardMetrics>,
     /// The tiers' limiters (`None` when no tier has `admission`).
     pub admission: Option<crate::model::admission::Counts>,
+    /// The tiers' threads busy rejecting (`None` when no tier has `reject_cost`).
+    pub reject_busy: Option<super::reject::RejectBusy>,
 }
 
 impl RunMetrics {
@@ -248,6 +250,8 @@ pub struct Recorder {
     guards: Option<Box<GuardMetrics>>,
     /// Admission counts, when a tier has a limiter.
     pub(crate) admission: Option<Box<crate::model::admission::Counts>>,
+    /// Threads busy rejecting, when a tier has a `reject_cost`.
+    reject_busy: Option<Box<super::reject::RejectBusy>>,
 }
 
 /// A latency in whole microseconds, rounded up, at least 1 (the histograms' unit).
@@ -307,7 +311,15 @@ impl Recorder {
             services: None,
             guards: None,
             admission: None,
+            reject_busy: None,
         }
+    }
+
+    /// Tracks the threads busy rejecting of tiers with `servers` threads each,
+    /// `primary` the one the first fleet calls.
+    pub fn track_reject_busy(&mut self, servers: Vec<Option<u32>>, primary: usize) {
+        let r = super::reject::RejectBusy::new(self.duration, self.bucket, servers, primary);
+        self.reject_busy = Some(Box::new(r));
     }
 
     /// Tracks the services of a graph, with `servers` threads each.
@@ -744,6 +756,9 @@ impl Recorder {
         if let Some(g) = &mut self.guards {
             g.finish(stop);
         }
+        if let Some(r) = &mut self.reject_busy {
+            r.finish(stop);
+        }
         RunMetrics {
             buckets: self.buckets,
             bucket: self.bucket,
@@ -761,6 +776,7 @@ impl Recorder {
             queue: None,
             guards: self.guards.map(|g| *g),
             admission: self.admission.map(|c| *c),
+            reject_busy: self.reject_busy.map(|r| *r),
         }
     }
 }
@@ -968,6 +984,16 @@ impl CallObserver for Recorder {
 
     fn rejection_started(&mut self, svc: SvcAt, busy: u32, now: Nanos) {
         self.thread_released(svc, busy, now);
+        if let Some(r) = &mut self.reject_busy {
+            r.change(now, svc.sv, true);
+        }
+    }
+
+    fn rejection_done(&mut self, svc: SvcAt, busy: u32, now: Nanos) {
+        self.thread_released(svc, busy, now);
+        if let Some(r) = &mut self.reject_busy {
+            r.change(now, svc.sv, false);
+        }
     }
 
     #[inline(always)]

@@ -53,6 +53,13 @@ pub struct Scenario {
     pub trace: Option<TraceConfig>,
 }
 
+impl Scenario {
+    /// Whether some tier spends server time on its rejections (`reject_cost > 0`).
+    pub fn uses_reject_cost(&self) -> bool {
+        self.services.iter().any(|s| s.capacity.reject_cost > 0)
+    }
+}
+
 /// Most logical requests a run traces: each keeps a row per attempt in memory.
 pub const MAX_TRACE_SAMPLE: u64 = 10_000;
 

@@ -296,7 +296,9 @@ impl<T: CallObserver> World<T> {
         let Memo::Service { outcome, .. } = self.arena.nodes[node as usize].memo else {
             unreachable!("a rejection's memo is its outcome")
         };
-        self.services.release_thread(sv, s.now(), &mut self.obs);
+        self.services.list[sv].busy -= 1;
+        let (at, busy) = (self.services.at(sv), self.services.list[sv].busy);
+        self.obs.rejection_done(at, busy, s.now());
         self.deliver_rejection(node, sv, outcome, s);
         self.dispatch(sv, s);
     }

@@ -171,6 +171,8 @@ transitions! {
     /// A thread of the service started spending its `reject_cost` on a rejection:
     /// `busy` threads now.
     fn rejection_started(&mut self, svc: SvcAt, busy: u32, now: Nanos);
+    /// The thread finished spending its `reject_cost` and was freed: `busy` threads now.
+    fn rejection_done(&mut self, svc: SvcAt, busy: u32, now: Nanos);
     /// The service answered an attempt with `class` after `held` ns of its threads;
     /// `useful` when its answer can still reach its request.
     fn served(&mut self, svc: SvcAt, held: Nanos, class: Class, useful: bool, now: Nanos);

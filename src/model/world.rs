@@ -120,6 +120,11 @@ impl World {
             let counts = crate::model::admission::Counts::new(scn.duration, scn.bucket, n);
             rec.admission = Some(Box::new(counts));
         }
+        if scn.uses_reject_cost() {
+            let servers = scn.services.iter().map(|s| s.capacity.servers).collect();
+            let primary = scn.fleets.first().map_or(0, |f| f.target as usize);
+            rec.track_reject_busy(servers, primary);
+        }
         let mut w = World {
             arena: Arena::default(),
             calls: Calls {

@@ -363,12 +363,16 @@ fn apply_cell(
 }
 
 /// Whether sweeping `key` can change the summary's columns (the number of layers, the
-/// fleets' or the services' names): only then must every cell be built to know them.
+/// fleets' or the services' names, a tier's limiter or rejection cost): only then must
+/// every cell be built to know them.
 fn shapes_columns(key: &str) -> bool {
     let parts: Vec<&str> = key.split('.').collect();
+    // A tier's key below `dependency` or `services.<i>`.
+    let tier = |k: Option<&&str>| k.is_none_or(|k| matches!(*k, "admission" | "reject_cost"));
     match parts[0] {
         "fleets" => parts.len() <= 2 || (parts.len() == 3 && matches!(parts[2], "layers" | "name")),
-        "services" => parts.len() <= 2 || (parts.len() == 3 && parts[2] == "name"),
+        "services" => parts.len() <= 2 || parts[2] == "name" || tier(parts.get(2)),
+        "dependency" => tier(parts.get(1)),
         _ => false,
     }
 }
@@ -668,6 +672,20 @@ mod tests {
             2
         );
         assert!(p.columns.iter().any(|c| c == "param_fleets.0.arrival.rate"));
+    }
+
+    #[test]
+    fn sweeping_a_tiers_limiter_or_rejection_cost_from_none_writes_their_columns() {
+        let has = |sweep: &str, col: &str| base(sweep).unwrap().columns.iter().any(|c| c == col);
+        let cost = r#""dependency.reject_cost" = ["0s", "1ms"]"#;
+        assert!(has(cost, "reject_busy_fraction"));
+        let limiter =
+            r#""dependency.admission" = [{ kind = "fixed_window", limit = 5, window = "1s" }]"#;
+        assert!(has(limiter, "admission_rejected"));
+        assert!(!has(
+            r#""dependency.servers" = [1, 2]"#,
+            "reject_busy_fraction"
+        ));
     }
 
     #[test]

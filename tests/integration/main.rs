@@ -36,6 +36,7 @@ mod policies;
 mod presets;
 mod queue_consumers;
 mod queueing_theory;
+mod reject_busy;
 mod retry_counts;
 mod runaway;
 mod scenarios;

@@ -120,7 +120,7 @@ fn service_cells(m: &RunMetrics, scn: &Scenario, name: &str, out: &mut Vec<Cell>
 pub const SERVICES_FILE: &str = "services.csv";
 
 /// `services.csv`, in order.
-pub const SERVICES: [Column; 13] = [
+pub const SERVICES: [Column; 14] = [
     RUN,
     REPLICATION,
     id("t", "s", "start of the bucket"),
@@ -161,7 +161,13 @@ pub const SERVICES: [Column; 13] = [
         "wasted",
         "answers nobody waited for any more, in the bucket",
     ),
+    measure(
+        "rejecting",
+        "threads",
+        AMOUNT,
+        "time-averaged threads busy rejecting (reject_cost; 0 when rejections are free)",
+    ),
 ];
 
 /// The header of `services.csv`.
-pub const SERVICES_COLUMNS: [&str; 13] = names(&SERVICES);
+pub const SERVICES_COLUMNS: [&str; 14] = names(&SERVICES);
