@@ -188,6 +188,8 @@ pub struct RunMetrics {
     pub guards: Option<GuardMetrics>,
     /// The tiers' limiters (`None` when no tier has `admission`).
     pub admission: Option<crate::model::admission::Counts>,
+    /// Attempts the tiers shed by criticality, per class.
+    pub priority_shed: crate::model::criticality::ShedCounts,
 }
 
 impl RunMetrics {
@@ -248,6 +250,8 @@ pub struct Recorder {
     guards: Option<Box<GuardMetrics>>,
     /// Admission counts, when a tier has a limiter.
     pub(crate) admission: Option<Box<crate::model::admission::Counts>>,
+    /// Attempts the tiers shed by criticality, per class.
+    pub(crate) priority_shed: crate::model::criticality::ShedCounts,
 }
 
 /// A latency in whole microseconds, rounded up, at least 1 (the histograms' unit).
@@ -307,6 +311,7 @@ impl Recorder {
             services: None,
             guards: None,
             admission: None,
+            priority_shed: [0; 4],
         }
     }
 
@@ -761,6 +766,7 @@ impl Recorder {
             queue: None,
             guards: self.guards.map(|g| *g),
             admission: self.admission.map(|c| *c),
+            priority_shed: self.priority_shed,
         }
     }
 }

@@ -183,6 +183,13 @@ pub(super) fn validate_fleet(c: &Ctx, i: usize, f: &FleetFile, occ: bool) -> R<F
         f.pool.as_ref(),
         &layers,
     )?;
+    let criticality = f.criticality;
+    crate::model::criticality::check_retries(
+        c,
+        &p,
+        criticality.unwrap_or(crate::model::criticality::Criticality::Critical),
+        &layers,
+    )?;
     Ok(FleetConfig {
         name,
         arrival,
@@ -197,6 +204,7 @@ pub(super) fn validate_fleet(c: &Ctx, i: usize, f: &FleetFile, occ: bool) -> R<F
         propagate_deadline: f.propagate_deadline.unwrap_or(false),
         queue: queue.map(|(_, _, q)| q),
         guards,
+        criticality,
     })
 }
 
@@ -318,5 +326,6 @@ pub(super) fn validate_layer(
         preset: l.preset.clone(),
         part_presets: l.part_presets.clone(),
         capped_from,
+        retry_criticality: l.retry_criticality,
     })
 }
