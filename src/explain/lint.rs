@@ -24,6 +24,7 @@ use crate::model::config::{
 use crate::model::outcome::Class;
 
 pub mod admission;
+pub mod criticality;
 pub mod guards;
 pub mod hedge;
 pub mod queue;
@@ -57,7 +58,7 @@ pub const LINTS_HEADER: [&str; 3] = ["id", "why", "fires_when"];
 
 /// Every lint, in report order: a new lint is a [`Rule`] beside its check and one line
 /// here.
-pub const LINTS: [Rule; 17] = [
+pub const LINTS: [Rule; 18] = [
     MULTI_LAYER_RETRIES_WITHOUT_BUDGET,
     UNJITTERED_BACKOFF_MANY_CLIENTS,
     RETRIES_AMBIGUOUS_WRITES,
@@ -75,6 +76,7 @@ pub const LINTS: [Rule; 17] = [
     guards::POOL_HELD_DURING_BACKOFF,
     hedge::HEDGES_WRITES,
     admission::COMPUTED_RETRY_AFTER_UNJITTERED,
+    criticality::RETRIES_AT_FIRST_ATTEMPT_CRITICALITY,
 ];
 
 /// Retries at two or more layers without a budget.

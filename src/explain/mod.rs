@@ -123,6 +123,8 @@ pub struct DependencyExplanation {
     pub admission: Option<String>,
     /// Server time a rejection takes.
     pub reject_cost: Nanos,
+    /// What its priority shedding (`shed_by_criticality`) does, if it has it.
+    pub shed_by_criticality: Option<String>,
 }
 
 /// Offered load of a fleet.
@@ -212,6 +214,8 @@ pub struct LayerExplanation {
     pub capped_from: Option<Attempts>,
     /// Hedged requests instead of retries.
     pub hedging: Option<crate::model::config::HedgingConfig>,
+    /// The class its retries are lowered to.
+    pub retry_criticality: Option<crate::model::criticality::Criticality>,
 }
 
 /// One fleet in numbers.
@@ -253,6 +257,8 @@ pub struct FleetExplanation {
     pub propagate_deadline: bool,
     /// Bulkhead and connection pool around its innermost layer's attempts.
     pub guards: crate::model::config::Guards,
+    /// The class of its requests, when it sets `criticality`.
+    pub criticality: Option<crate::model::criticality::Criticality>,
     /// Worst-case attempts at every service the fleet's requests reach, per logical
     /// request, callers before callees: the product of `max_attempts` along each path
     /// (the fleet's layers, then each call's), summed over the paths.
@@ -321,6 +327,9 @@ pub(crate) fn explain_dependency(d: &DependencyConfig) -> DependencyExplanation 
         can_reject: d.servers.is_some() && d.queue_limit.is_some(),
         admission: d.admission.map(|a| a.describe()),
         reject_cost: d.reject_cost,
+        shed_by_criticality: d
+            .shed_by_criticality
+            .map(|s| s.describe(d.servers, d.queue_limit)),
     }
 }
 
@@ -451,6 +460,7 @@ pub(crate) fn explain_layers(layers: &[LayerConfig], callees: &[Callee]) -> Vec<
                 part_presets: l.part_presets.clone(),
                 capped_from: l.capped_from,
                 hedging: l.hedging,
+                retry_criticality: l.retry_criticality,
             }
         })
         .collect()
@@ -528,6 +538,7 @@ fn explain_fleet(
             .map_or_else(String::new, |s| s.name.clone()),
         propagate_deadline: f.propagate_deadline,
         guards: f.guards,
+        criticality: f.criticality,
         per_service: reach.per_service,
         paths: reach.paths,
         path_count: reach.path_count,

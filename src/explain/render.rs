@@ -159,6 +159,9 @@ pub(super) fn render_dependency(o: &mut String, label: &str, d: &DependencyExpla
     if let Some(a) = &d.admission {
         let _ = writeln!(o, "  admission, before the queue: {a}");
     }
+    if let Some(s) = &d.shed_by_criticality {
+        let _ = writeln!(o, "  {s}");
+    }
     if d.reject_cost > 0 {
         let _ = writeln!(
             o,
@@ -194,6 +197,9 @@ fn render_fleet(o: &mut String, f: &FleetExplanation, dep: &DependencyExplanatio
         f.arrival,
         plural(f.clients, "client", "clients")
     );
+    if let Some(c) = f.criticality {
+        let _ = writeln!(o, "  {}", c.describe_fleet());
+    }
     if let Some(q) = &f.queue {
         for line in q.lines() {
             let _ = writeln!(o, "  {line}");
@@ -370,6 +376,9 @@ pub(super) fn render_layer(o: &mut String, l: &LayerExplanation, versus: &str) {
     render_presets(o, l);
     if let Some(h) = l.hedging {
         let _ = writeln!(o, "      {}", h.describe());
+    }
+    if let Some(c) = l.retry_criticality {
+        let _ = writeln!(o, "      {}", c.describe_retries());
     }
     match (l.attempt_timeout, l.timeouts_total) {
         (Some(t), Some(total)) => {

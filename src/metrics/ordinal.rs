@@ -47,8 +47,8 @@ pub enum End {
     InFlight,
 }
 
-/// Ways an attempt can end: the twelve classes, `cancelled`, `in_flight`.
-pub const ENDS: usize = 14;
+/// Ways an attempt can end: the thirteen classes, `cancelled`, `in_flight`.
+pub const ENDS: usize = 15;
 
 impl End {
     /// Every end, in file order: the classes in class order, then `cancelled`,
@@ -66,6 +66,7 @@ impl End {
         End::Class(Class::BulkheadFull),
         End::Class(Class::PoolExhausted),
         End::Class(Class::RateLimited),
+        End::Class(Class::PriorityShed),
         End::Cancelled,
         End::InFlight,
     ];
@@ -75,8 +76,8 @@ impl End {
     pub fn index(self) -> usize {
         match self {
             End::Class(c) => c as usize,
-            End::Cancelled => 12,
-            End::InFlight => 13,
+            End::Cancelled => 13,
+            End::InFlight => 14,
         }
     }
 
@@ -96,7 +97,7 @@ pub const MAX_ORDINAL: u32 = 1000;
 
 /// Counts per (layer, ordinal, end). Each layer's table grows with the largest
 /// ordinal seen up to [`MAX_ORDINAL`], whose row counts that ordinal and above: at
-/// most 1000 rows of 14 counts (112 KB) a layer.
+/// most 1000 rows of 15 counts (120 KB) a layer.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Ordinals {
     /// `layers[depth][ordinal - 1][end index]`.

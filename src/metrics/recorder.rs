@@ -190,6 +190,8 @@ pub struct RunMetrics {
     pub admission: Option<crate::model::admission::Counts>,
     /// The tiers' threads busy rejecting (`None` when no tier has `reject_cost`).
     pub reject_busy: Option<super::reject::RejectBusy>,
+    /// Attempts the tiers shed by criticality, per class.
+    pub priority_shed: crate::model::criticality::ShedCounts,
 }
 
 impl RunMetrics {
@@ -252,6 +254,8 @@ pub struct Recorder {
     pub(crate) admission: Option<Box<crate::model::admission::Counts>>,
     /// Threads busy rejecting, when a tier has a `reject_cost`.
     reject_busy: Option<Box<super::reject::RejectBusy>>,
+    /// Attempts the tiers shed by criticality, per class.
+    pub(crate) priority_shed: crate::model::criticality::ShedCounts,
 }
 
 /// A latency in whole microseconds, rounded up, at least 1 (the histograms' unit).
@@ -312,6 +316,7 @@ impl Recorder {
             guards: None,
             admission: None,
             reject_busy: None,
+            priority_shed: [0; 4],
         }
     }
 
@@ -777,6 +782,7 @@ impl Recorder {
             guards: self.guards.map(|g| *g),
             admission: self.admission.map(|c| *c),
             reject_busy: self.reject_busy.map(|r| *r),
+            priority_shed: self.priority_shed,
         }
     }
 }

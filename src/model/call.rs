@@ -23,6 +23,7 @@ use crate::model::breaker::Placement;
 
 use super::backoff::{self, Failure};
 use super::budget::RetryCause;
+use super::criticality::Criticality;
 use super::event::{Event, Packed};
 use super::hedge::Hedges;
 use super::limiter::Gate;
@@ -287,10 +288,11 @@ impl<T: CallObserver> World<T> {
             }
         }
         // What the rest needs of the layer, read once.
-        let (attempt_timeout, total_timeout, global) = (
+        let (attempt_timeout, total_timeout, global, retry_crit) = (
             layer.cfg.attempt_timeout,
             layer.cfg.total_timeout,
             layer.global,
+            layer.retry_crit,
         );
         let inside = layer.breaker_at(Placement::Inside);
         let attempts = n.attempts + 1;
@@ -310,9 +312,10 @@ impl<T: CallObserver> World<T> {
         }
         let gen = n.gen;
         let child_depth = depth as u8 + 1;
+        let crit = Criticality::of_attempt(n.crit, retry_crit, attempts);
         let child = self
             .arena
-            .alloc_node(n.req, child_depth, st as u16, node, gen);
+            .alloc_node(n.req, child_depth, st as u16, node, gen, crit);
         let child_gen = {
             let nodes = &mut self.arena.nodes;
             let nm = &mut nodes[node as usize];

@@ -251,6 +251,8 @@ pub struct FleetConfig {
     pub queue: Option<QueueConfig>,
     /// Bulkhead and connection pool on the attempts its innermost layer sends.
     pub guards: Guards,
+    /// The class of its requests (`criticality`; `None`: not written, `critical`).
+    pub criticality: Option<crate::model::criticality::Criticality>,
 }
 
 impl FleetConfig {
@@ -316,6 +318,8 @@ pub struct LayerConfig {
     pub part_presets: PartPresets,
     /// `max_attempts` as written when `max_attempts_cap` lowered it.
     pub capped_from: Option<Attempts>,
+    /// The class its retries are lowered to (`retry_criticality`).
+    pub retry_criticality: Option<crate::model::criticality::Criticality>,
 }
 
 /// Names of the presets a layer's parts were resolved from.
@@ -401,15 +405,18 @@ pub struct DependencyConfig {
     pub admission: Option<crate::model::admission::AdmissionConfig>,
     /// Server time a rejection takes (`reject_cost`; 0 = free).
     pub reject_cost: Nanos,
+    /// Priority shedding before the queue (`shed_by_criticality`).
+    pub shed_by_criticality: Option<crate::model::criticality::ShedConfig>,
 }
 
 impl DependencyConfig {
     /// The status a rejection of class `c` carries: the limiter's for `rate_limited`,
-    /// `reject_status` otherwise.
+    /// 503 for `priority_shed`, `reject_status` otherwise.
     #[inline]
     pub fn status_of(&self, c: crate::model::outcome::Class) -> u16 {
         match (c, &self.admission) {
             (crate::model::outcome::Class::RateLimited, Some(a)) => a.status(),
+            (crate::model::outcome::Class::PriorityShed, _) => 503,
             _ => self.reject_status,
         }
     }

@@ -56,6 +56,9 @@ pub(super) struct Service {
     /// Rejections waiting for a server to spend `reject_cost` on them, as (node,
     /// generation); served before the queue.
     rejecting: VecDeque<(u32, u32)>,
+    /// Whether it defends itself before the queue (`admission` or
+    /// `shed_by_criticality`): one test per arrival when it does not.
+    defended: bool,
 }
 
 impl Service {
@@ -87,11 +90,12 @@ impl Service {
             active: Vec::new(),
             admission: c.admission.map(super::admission::Admission::new),
             rejecting: VecDeque::new(),
+            defended: c.admission.is_some() || c.shed_by_criticality.is_some(),
         }
     }
 
     /// Servers available now: the configured ones, fewer during a capacity outage.
-    fn capacity(&self) -> u32 {
+    pub(super) fn capacity(&self) -> u32 {
         let base = self.cfg.servers.unwrap_or(u32::MAX);
         self.effect.capacity.map_or(base, |c| c.min(base))
     }
@@ -195,8 +199,8 @@ impl<T: CallObserver> World<T> {
             return;
         }
         let svc = &mut self.services.list[sv];
-        if svc.admission.is_some() {
-            if let Some(outcome) = self.admit(sv, now) {
+        if svc.defended {
+            if let Some(outcome) = self.defend(node, sv, now) {
                 self.reject(node, sv, outcome, s);
                 return;
             }
@@ -223,6 +227,14 @@ impl<T: CallObserver> World<T> {
             self.obs.rejected(at, now);
             self.reject(node, sv, outcome, s);
         }
+    }
+
+    /// A defended service `sv`'s checks before the queue on the attempt at `node`
+    /// arriving at `now`: its limiter, then its priority shedding. `None` lets it on.
+    #[cold]
+    fn defend(&mut self, node: u32, sv: usize, now: Nanos) -> Option<Outcome> {
+        self.admit(sv, now)
+            .or_else(|| self.shed_by_criticality(node, sv, now))
     }
 
     /// Asks service `sv`'s limiter about an attempt arriving at `now`: `None` admits

@@ -200,7 +200,8 @@ impl<T: CallObserver> World<T> {
                 .lanes
                 .set(lane, deadline, req, r.gen, &self.arena, s);
         }
-        let node = self.arena.alloc_node(req, 0, fleet as u16, NONE, 0);
+        let crit = self.calls.stacks[fleet].crit;
+        let node = self.arena.alloc_node(req, 0, fleet as u16, NONE, 0, crit);
         self.obs.call_made(&self.arena, node, s.now());
         if self.calls.deadlines {
             // The request gives up on its first node at its deadline.

@@ -34,6 +34,9 @@ pub(super) struct Layer {
     pub(super) limiter_rng: Option<ChaCha8Rng>,
     /// Global index (over all fleets): breaker timers and timeout lanes.
     pub(super) global: u16,
+    /// The class byte its retries are lowered to (`retry_criticality`), or
+    /// [`crate::model::criticality::NO_LOWERING`].
+    pub(super) retry_crit: u8,
 }
 
 impl Layer {
@@ -53,6 +56,9 @@ impl Layer {
                 .limiter
                 .map(|_| stream(seed, &format!("limiter/{fleet}/{li}"))),
             global,
+            retry_crit: l
+                .retry_criticality
+                .map_or(crate::model::criticality::NO_LOWERING, |c| c as u8),
         }
     }
 

@@ -12,6 +12,7 @@ pub mod broker;
 pub mod budget;
 mod call;
 pub mod config;
+pub mod criticality;
 mod dependency;
 pub mod dist;
 pub mod duration;

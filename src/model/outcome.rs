@@ -34,11 +34,15 @@ pub enum Class {
     /// Refused before the queue by the service's limiter (`admission`): definitely
     /// not applied; a rejection as the client sees it, with the limiter's status.
     RateLimited = 11,
+    /// Refused before the queue by the tier's priority shedding
+    /// (`shed_by_criticality`): definitely not applied; answered 503, which the client
+    /// cannot tell from a full queue's 503.
+    PriorityShed = 12,
 }
 
 impl Class {
     /// Every failure class, in column order.
-    pub const FAILURES: [Class; 11] = [
+    pub const FAILURES: [Class; 12] = [
         Class::Rejected,
         Class::Error,
         Class::Timeout,
@@ -50,10 +54,11 @@ impl Class {
         Class::BulkheadFull,
         Class::PoolExhausted,
         Class::RateLimited,
+        Class::PriorityShed,
     ];
 
     /// Classes, success included: the length of arrays indexed by class.
-    pub const COUNT: usize = 12;
+    pub const COUNT: usize = 13;
 
     /// The name used in scenario files and CSV columns.
     pub fn name(self) -> &'static str {
@@ -70,6 +75,7 @@ impl Class {
             Class::BulkheadFull => "bulkhead_full",
             Class::PoolExhausted => "pool_exhausted",
             Class::RateLimited => "rate_limited",
+            Class::PriorityShed => "priority_shed",
         }
     }
 
@@ -88,6 +94,7 @@ impl Class {
             9 => Class::BulkheadFull,
             10 => Class::PoolExhausted,
             11 => Class::RateLimited,
+            12 => Class::PriorityShed,
             _ => Class::Success,
         }
     }
@@ -207,9 +214,9 @@ impl ClassSet {
     }
 
     /// Whether an outcome of class `c` is retried when the dependency rejects it with
-    /// `reject_status`: `c` is in the set, or it is a rejection (a full queue's or a
-    /// limiter's, which the client cannot tell apart: `rejected` retries both), the
-    /// status is not 429 and the set holds `"rejected_5xx"`.
+    /// `reject_status`: `c` is in the set, or it is a rejection (a full queue's, a
+    /// limiter's or priority shedding's, which the client cannot tell apart: `rejected`
+    /// retries them all), the status is not 429 and the set holds `"rejected_5xx"`.
     ///
     /// ```
     /// use retrysim::model::outcome::{Class, ClassSet};
@@ -221,9 +228,12 @@ impl ClassSet {
     #[inline]
     pub const fn retries(self, c: Class, reject_status: u16) -> bool {
         self.contains(c)
-            || (matches!(c, Class::RateLimited) && self.contains(Class::Rejected))
-            || (matches!(c, Class::Rejected | Class::RateLimited)
-                && reject_status != 429
+            || (matches!(c, Class::RateLimited | Class::PriorityShed)
+                && self.contains(Class::Rejected))
+            || (matches!(
+                c,
+                Class::Rejected | Class::RateLimited | Class::PriorityShed
+            ) && reject_status != 429
                 && self.has_rejected_5xx())
     }
 

@@ -89,6 +89,9 @@ pub struct Node {
     /// What the call holds or waits for at its stack's guards (bits of
     /// `super::guard`; 0 without guards).
     pub guard: u8,
+    /// Its request class (a [`crate::model::criticality::Criticality`] as a byte): its
+    /// maker's, lowered for a layer's retries (in the node's padding: no bigger).
+    pub crit: u8,
     /// Lifecycle.
     pub state: NodeState,
     /// Attempts made by this call.
@@ -172,6 +175,7 @@ impl Node {
         outside_admitted: false,
         inside_admitted: false,
         guard: 0,
+        crit: crate::model::criticality::DEFAULT_CLASS,
         state: NodeState::Free,
         attempts: 0,
         instance: 0,
@@ -229,7 +233,8 @@ impl Arena {
         }
     }
 
-    /// Allocates a node for request `req` at `depth` of layer stack `stack`.
+    /// Allocates a node of class `crit` for request `req` at `depth` of layer stack
+    /// `stack`.
     #[inline(always)]
     pub fn alloc_node(
         &mut self,
@@ -238,6 +243,7 @@ impl Arena {
         stack: u16,
         parent: u32,
         parent_gen: u32,
+        crit: u8,
     ) -> u32 {
         self.reqs[req as usize].refs += 1;
         let n = Node {
@@ -246,6 +252,7 @@ impl Arena {
             parent_gen,
             depth,
             stack,
+            crit,
             state: NodeState::InTransit,
             ..Node::EMPTY
         };

@@ -24,6 +24,9 @@ pub(super) struct Stack {
     pub(super) propagate: bool,
     /// The bulkhead and pool around the innermost layer's attempts, if any.
     pub(super) guards: Option<Box<StackGuards>>,
+    /// A fleet's stack: the class byte of its requests' first nodes (a service
+    /// call's first nodes take their visit's).
+    pub(super) crit: u8,
 }
 
 impl Stack {
@@ -61,7 +64,8 @@ pub(super) fn build(scn: &Scenario, seed: u64) -> (Vec<Stack>, CallStacks, Vec<(
                     layers: &[crate::model::config::LayerConfig],
                     target: u16,
                     propagate: bool,
-                    guards: &crate::model::config::Guards| {
+                    guards: &crate::model::config::Guards,
+                    crit: u8| {
         let st = stacks.len() as u16;
         let layers = layers
             .iter()
@@ -77,6 +81,7 @@ pub(super) fn build(scn: &Scenario, seed: u64) -> (Vec<Stack>, CallStacks, Vec<(
             target,
             propagate,
             guards: StackGuards::new(guards),
+            crit,
         });
         st
     };
@@ -88,6 +93,7 @@ pub(super) fn build(scn: &Scenario, seed: u64) -> (Vec<Stack>, CallStacks, Vec<(
             f.target,
             f.propagate_deadline,
             &f.guards,
+            f.class() as u8,
         );
     }
     let mut calls = Vec::with_capacity(scn.services.len());
@@ -108,6 +114,7 @@ pub(super) fn build(scn: &Scenario, seed: u64) -> (Vec<Stack>, CallStacks, Vec<(
                         to,
                         call.propagate_deadline,
                         &call.guards,
+                        crate::model::criticality::DEFAULT_CLASS,
                     )
                 })
                 .collect();

@@ -68,7 +68,7 @@ pub(crate) fn utilisation_fill(u: Option<f64>) -> RGBColor {
 /// The swimlane's colour of each attempt outcome (`traces.csv`'s `outcome`), in
 /// legend order: success green, timeouts orange, errors red, capacity refusals brown,
 /// refusals before leaving in the breaker's and the budget's colours.
-pub(crate) const OUTCOMES: [(&str, RGBColor); 14] = [
+pub(crate) const OUTCOMES: [(&str, RGBColor); 15] = [
     ("success", SUCCESS),
     ("timeout", INBOUND),
     ("error", CAPACITY),
@@ -77,6 +77,7 @@ pub(crate) const OUTCOMES: [(&str, RGBColor); 14] = [
     ("bulkhead_full", RGBColor(140, 86, 75)),
     ("pool_exhausted", RGBColor(140, 86, 75)),
     ("rate_limited", RGBColor(140, 86, 75)),
+    ("priority_shed", RGBColor(140, 86, 75)),
     ("conflict", RGBColor(188, 189, 34)),
     ("deadline_exceeded", FAILURE),
     ("breaker_open", BREAKER),

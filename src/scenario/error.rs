@@ -348,6 +348,8 @@ name = "every"
     servers = 2
     service_time = { kind = "normal", mean = "1ms", sd = "1ms" }
     admission = { kind = "fixed_window", limit = 10, window = "1s" }
+    queue_limit = 10
+    shed_by_criticality = { signal = "queue_fill", sheddable = 0.5, sheddable_plus = 0.8, critical = 1.0 }
 
     [[fleets]]
     name = "web"
@@ -381,10 +383,12 @@ name = "every"
 
     [[fleets]]
     name = "batch"
+    criticality = "sheddable_plus"
     arrival = { kind = "constant", rate = 5 }
     load_profile = [{ at = "0s", multiplier = 1 }]
     [[fleets.layers]]
     max_attempts = 1
+    retry_criticality = "sheddable"
     hedging = { max_attempts = 2, delay = "5ms", non_fatal = ["error"], cancel_losers = true }
 
     [[outages]]
@@ -518,7 +522,7 @@ name = "every"
     /// types with their own `expecting` ("a duration string such as ..."); tables only
     /// ever reached through a table (a variant's content `Written`, a `DistFile` inside
     /// `DistOrDur`); enums of names, which serde calls "string or map".
-    const NEVER_NAMED: [&str; 27] = [
+    const NEVER_NAMED: [&str; 29] = [
         "ScenarioFile",
         "Dur",
         "Limit",
@@ -546,6 +550,8 @@ name = "every"
         "DependencyKind",
         "OnFailure",
         "RetryAfter",
+        "Criticality",
+        "Signal",
     ];
 
     /// Words of Rust's or serde's, never the file's.

@@ -149,6 +149,10 @@ pub struct FleetFile {
     pub bulkhead_queue: Option<u64>,
     /// Connection pool of the innermost layer's attempts.
     pub pool: Option<PoolFile>,
+    /// The class of its requests and of every call and attempt they cause, downstream
+    /// tiers included (default `"critical"`).
+    #[schemars(extend("default" = crate::model::field::default_of::<crate::model::criticality::Criticality>()))]
+    pub criticality: Option<crate::model::criticality::Criticality>,
 }
 
 /// A retry layer.
@@ -192,6 +196,10 @@ pub struct LayerFile {
     pub limiter: Option<crate::model::limiter::LimiterFile>,
     /// Hedged requests instead of retries.
     pub hedging: Option<crate::model::hedge::HedgingFile>,
+    /// The class its retries (attempts after the first) and all they cause are sent
+    /// at: the lower of it and the call's; a fleet layer's may not be above the
+    /// fleet's `criticality`.
+    pub retry_criticality: Option<crate::model::criticality::Criticality>,
     /// Presets of the parts, taken out of the part tables before parsing.
     #[serde(skip)]
     pub part_presets: crate::model::config::PartPresets,
@@ -232,6 +240,8 @@ pub struct DependencyFile {
     /// Server time a rejection takes (default 0s).
     #[schemars(extend("default" = crate::model::field::duration_text(crate::model::config::DEFAULT_REJECT_COST)))]
     pub reject_cost: Option<Dur>,
+    /// Priority shedding: the load from which each class is shed, lower first.
+    pub shed_by_criticality: Option<crate::model::criticality::ShedFile>,
 }
 
 /// What an outage does.
@@ -341,6 +351,8 @@ pub struct ServiceFile {
     /// Server time a rejection takes (default 0s).
     #[schemars(extend("default" = crate::model::field::duration_text(crate::model::config::DEFAULT_REJECT_COST)))]
     pub reject_cost: Option<Dur>,
+    /// Priority shedding: the load from which each class is shed, lower first.
+    pub shed_by_criticality: Option<crate::model::criticality::ShedFile>,
     /// Downstream calls, in order.
     #[serde(default)]
     pub calls: Vec<CallFile>,
@@ -362,6 +374,7 @@ impl ServiceFile {
             error_rate: self.error_rate,
             admission: self.admission.clone(),
             reject_cost: self.reject_cost,
+            shed_by_criticality: self.shed_by_criticality,
         }
     }
 }

@@ -13,6 +13,7 @@ mod check;
 mod cli_args;
 mod columns;
 mod conventions;
+mod criticality;
 mod determinism;
 mod diff;
 mod explain;

@@ -28,6 +28,14 @@ pub enum Instances {
         /// The names of the scenario's instances, in order.
         names: fn(&Scenario) -> Vec<String>,
     },
+    /// Once per name `names` gives (none when the scenario does not use the group),
+    /// each column as `<column>_<name>` (`success_fraction_critical`).
+    Suffixed {
+        /// The names of the scenario's instances, in order.
+        names: fn(&Scenario) -> Vec<String>,
+        /// What the dictionary writes for the name without a scenario (`<class>`).
+        template: &'static str,
+    },
 }
 
 /// A results file a group brings with it (`services.csv`).
@@ -72,7 +80,7 @@ pub struct Group {
 /// Every optional column group, in the order their columns come in each file.
 ///
 /// A new group is one line here, and a [`Group`] beside its mechanism's columns.
-pub const GROUPS: [&Group; 11] = [
+pub const GROUPS: [&Group; 12] = [
     &FLEET_GROUP,
     &GRAPH_GROUP,
     &SERVICE_GROUP,
@@ -84,6 +92,7 @@ pub const GROUPS: [&Group; 11] = [
     &TIER_ADMISSION_GROUP,
     &REJECT_GROUP,
     &TIER_REJECT_GROUP,
+    &CRITICALITY_GROUP,
 ];
 
 /// For a group without `timeseries.csv` columns.
@@ -101,7 +110,7 @@ impl Group {
                     Vec::new()
                 }
             }
-            Instances::Named { names, .. } => names(scn),
+            Instances::Named { names, .. } | Instances::Suffixed { names, .. } => names(scn),
         }
     }
 
@@ -109,7 +118,9 @@ impl Group {
     pub fn used_by(&self, scn: &Scenario) -> bool {
         match self.instances {
             Instances::Once(used) => used(scn),
-            Instances::Named { names, .. } => !names(scn).is_empty(),
+            Instances::Named { names, .. } | Instances::Suffixed { names, .. } => {
+                !names(scn).is_empty()
+            }
         }
     }
 
@@ -118,6 +129,7 @@ impl Group {
         match self.instances {
             Instances::Once(_) => c.name.to_string(),
             Instances::Named { prefix, .. } => format!("{prefix}{name}_{}", c.name),
+            Instances::Suffixed { .. } => format!("{}_{name}", c.name),
         }
     }
 
@@ -126,6 +138,7 @@ impl Group {
         match self.instances {
             Instances::Once(_) => "",
             Instances::Named { .. } => "<name>",
+            Instances::Suffixed { template, .. } => template,
         }
     }
 
@@ -158,6 +171,10 @@ impl Group {
                         .is_some_and(|f| f.len() > 1 && f.ends_with('_'))
                 })
             }
+            Instances::Suffixed { .. } => self.summary.iter().find(|c| {
+                name.strip_prefix(c.name)
+                    .is_some_and(|r| r.len() > 1 && r.starts_with('_'))
+            }),
         }
     }
 }
@@ -183,7 +200,7 @@ mod tests {
                 g.name
             );
             assert_eq!(group_index(g), i);
-            if let Instances::Named { .. } = g.instances {
+            if !matches!(g.instances, Instances::Once(_)) {
                 assert!(g.series.is_empty(), "{}", g.name);
             }
             for c in g.summary {

@@ -34,6 +34,7 @@ mod series;
 mod summary;
 mod trace;
 
+pub use crate::model::criticality::columns::*;
 pub use crate::model::hedge::columns::*;
 pub use admission::*;
 pub use aggregate::*;

@@ -170,9 +170,10 @@ impl<T: CallObserver> World<T> {
         if let Some(b) = layer.budget(n.instance) {
             b.on_sent(attempts >= 2);
         }
+        let crit = super::criticality::Criticality::of_attempt(n.crit, layer.retry_crit, attempts);
         let child = self
             .arena
-            .alloc_node(n.req, depth as u8 + 1, st as u16, node, n.gen);
+            .alloc_node(n.req, depth as u8 + 1, st as u16, node, n.gen, crit);
         let child_gen = self.arena.nodes[child as usize].gen;
         {
             let nm = &mut self.arena.nodes[node as usize];

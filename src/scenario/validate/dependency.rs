@@ -84,6 +84,16 @@ pub(super) fn validate_capacity(c: &Ctx, p: &str, d: &DependencyFile) -> R<Depen
         reject_cost: d
             .reject_cost
             .map_or(crate::model::config::DEFAULT_REJECT_COST, |r| r.0),
+        shed_by_criticality: match &d.shed_by_criticality {
+            Some(s) => {
+                let tier = crate::model::criticality::Tier {
+                    servers: servers.is_some(),
+                    queue_limit: queue_limit.is_some_and(|q| q >= 1),
+                };
+                Some(s.validate(c, p, tier)?)
+            }
+            None => None,
+        },
     })
 }
 
@@ -102,6 +112,7 @@ pub(super) fn validate_occ(c: &Ctx, d: &DependencyFile) -> R<DependencyConfig> {
         ("error_rate", d.error_rate.is_some()),
         ("admission", d.admission.is_some()),
         ("reject_cost", d.reject_cost.is_some()),
+        ("shed_by_criticality", d.shed_by_criticality.is_some()),
     ];
     if let Some((k, _)) = queue_only.iter().find(|(_, set)| *set) {
         return c.err(
@@ -122,5 +133,6 @@ pub(super) fn validate_occ(c: &Ctx, d: &DependencyFile) -> R<DependencyConfig> {
         error_rate: 0.0,
         admission: None,
         reject_cost: 0,
+        shed_by_criticality: None,
     })
 }

@@ -186,6 +186,8 @@ pub(super) fn validate_fleet(c: &Ctx, i: usize, f: &FleetFile, occ: bool) -> R<F
         f.pool.as_ref(),
         &layers,
     )?;
+    let criticality = f.criticality;
+    crate::model::criticality::check_retries(c, &p, criticality.unwrap_or_default(), &layers)?;
     Ok(FleetConfig {
         name,
         arrival,
@@ -204,6 +206,7 @@ pub(super) fn validate_fleet(c: &Ctx, i: usize, f: &FleetFile, occ: bool) -> R<F
             .unwrap_or(crate::model::config::DEFAULT_PROPAGATE_DEADLINE),
         queue: queue.map(|(_, _, q)| q),
         guards,
+        criticality,
     })
 }
 
@@ -331,5 +334,6 @@ pub(super) fn validate_layer(
         preset: l.preset.clone(),
         part_presets: l.part_presets.clone(),
         capped_from,
+        retry_criticality: l.retry_criticality,
     })
 }
