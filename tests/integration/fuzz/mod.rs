@@ -170,7 +170,9 @@ const BOOL_KEYS: [&str; 9] = [
     "truncate",
 ];
 /// Keys filled with a word.
-const WORD_KEYS: [&str; 13] = [
+const WORD_KEYS: [&str; 15] = [
+    "criticality",
+    "retry_criticality",
     "target",
     "publish",
     "name",
@@ -194,8 +196,9 @@ const LIMIT_KEYS: [&str; 5] = [
     "max_concurrent",
 ];
 /// Keys with a generator of their own (or, for whole tables, any value).
-const TABLE_KEYS: [&str; 25] = [
+const TABLE_KEYS: [&str; 26] = [
     "admission",
+    "shed_by_criticality",
     "hedging",
     "trace",
     "pool",
@@ -850,6 +853,10 @@ fn value_for(path: &'static str) -> BoxedStrategy<Value> {
         "breaker" => prop_oneof![breaker(), tagged("fleets.0.layers.0.breaker")].boxed(),
         "limiter" => tagged("fleets.0.layers.0.limiter"),
         "admission" => tagged("dependency.admission"),
+        "criticality" | "retry_criticality" => prop::sample::select(&CLASSES[..])
+            .prop_map(|c| Value::String(c.into()))
+            .boxed(),
+        "shed_by_criticality" => shed_by_criticality().boxed(),
         "preset" => preset(),
         "pool" => pool().boxed(),
         "trace" => trace().boxed(),
@@ -874,6 +881,35 @@ fn value_for(path: &'static str) -> BoxedStrategy<Value> {
         _ => count().boxed(),
     };
     prop_oneof![9 => fitting, 1 => any_value()].boxed()
+}
+
+/// The request classes, and a name that is none.
+const CLASSES: [&str; 5] = [
+    "critical_plus",
+    "critical",
+    "sheddable_plus",
+    "sheddable",
+    "x",
+];
+
+/// A `shed_by_criticality` table: a signal and thresholds, often monotone, sometimes not.
+fn shed_by_criticality() -> impl Strategy<Value = Value> {
+    (
+        prop::sample::select(&["queue_fill", "utilisation", "x"][..]),
+        opt(real()),
+        opt(real()),
+        opt(real()),
+    )
+        .prop_map(|(signal, a, b, c)| {
+            let mut t = toml::Table::new();
+            t.insert("signal".into(), Value::String(signal.into()));
+            for (k, v) in [("sheddable", a), ("sheddable_plus", b), ("critical", c)] {
+                if let Some(v) = v {
+                    t.insert(k.into(), v);
+                }
+            }
+            Value::Table(t)
+        })
 }
 
 /// A hedging table: copies, sometimes a delay, non-fatal classes and a cancel flag.
