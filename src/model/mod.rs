@@ -11,6 +11,7 @@ pub mod breaker;
 pub mod broker;
 pub mod budget;
 mod call;
+pub mod concurrency;
 pub mod config;
 mod dependency;
 pub mod dist;
