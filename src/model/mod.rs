@@ -27,6 +27,7 @@ pub mod limits;
 pub(crate) mod observe;
 pub mod outage;
 pub mod outcome;
+pub mod queue_policy;
 pub mod request;
 mod service;
 mod stack;
