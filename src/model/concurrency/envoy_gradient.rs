@@ -300,9 +300,8 @@ impl Controller {
         }
     }
 
-    /// Fires the timers due by `now`, in time order (`rng` draws the minRTT jitter).
-    pub fn on_tick<G: Rng + ?Sized>(&mut self, now: Nanos, rng: &mut G) {
-        let _ = rng;
+    /// Fires the timers due by `now`, in time order.
+    pub fn on_tick(&mut self, now: Nanos) {
         loop {
             let min_rtt_due = self.next_min_rtt.filter(|&t| t <= now);
             let update_due = self.next_update.filter(|&t| t <= now);
@@ -464,14 +463,14 @@ mod tests {
         }
         let due = c.next_tick().unwrap();
         assert_eq!(due, t + 100 * MILLISECOND);
-        c.on_tick(due, r);
+        c.on_tick(due);
         assert_eq!(c.sample_rtt(), 20_500 * MICROSECOND);
         // g = 12.5 / 20.5; limit = 100·g = 60.97...; + sqrt = 68.78 → 68
         let l = 100.0 * (12.5e6 / 20.5e6);
         assert_eq!(c.limit(), (l + f64::sqrt(l)) as u32);
         assert_eq!(c.samples(), 0);
         // no samples: the next update changes nothing and re-arms
-        c.on_tick(due + 100 * MILLISECOND, r);
+        c.on_tick(due + 100 * MILLISECOND);
         assert_eq!(c.limit(), (l + f64::sqrt(l)) as u32);
         assert_eq!(c.next_update, Some(due + 200 * MILLISECOND));
     }
@@ -486,7 +485,7 @@ mod tests {
         assert!(c.in_min_rtt_window());
         assert_eq!(c.limit(), 3);
         // the update timer fires during the window and gives up (not re-armed)
-        c.on_tick(100 * MILLISECOND, r);
+        c.on_tick(100 * MILLISECOND);
         assert_eq!(c.next_update, None);
         for i in 1..=3 {
             c.on_sample(0, i * 200 * MILLISECOND, r);
@@ -499,7 +498,7 @@ mod tests {
         assert_eq!(c.next_min_rtt, Some(600 * MILLISECOND + SECOND));
         assert_eq!(c.next_update, Some(700 * MILLISECOND));
         c.limit = 50;
-        c.on_tick(1600 * MILLISECOND, r); // updates with no samples, then the minRTT window
+        c.on_tick(1600 * MILLISECOND); // updates with no samples, then the minRTT window
         assert!(c.in_min_rtt_window());
         assert_eq!(c.limit(), 3);
         // a response to a request sent before the epoch is not sampled
@@ -541,7 +540,7 @@ mod tests {
             c.on_sample(t, t + 50 * MILLISECOND, r);
             t = c.next_tick().unwrap();
             assert_eq!(t, MILLISECOND + i * 100 * MILLISECOND);
-            c.on_tick(t, r);
+            c.on_tick(t);
             assert_eq!(c.limit(), 3);
             if i < 5 {
                 assert!(!c.in_min_rtt_window(), "update {i}");

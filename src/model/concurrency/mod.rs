@@ -242,9 +242,9 @@ impl ConcurrencyLimit {
     }
 
     /// Time has reached `now`: fires the timers due.
-    pub fn on_tick<G: Rng + ?Sized>(&mut self, now: Nanos, rng: &mut G) {
+    pub fn on_tick(&mut self, now: Nanos) {
         if let Algo::Envoy(e) = &mut self.algo {
-            e.on_tick(now, rng);
+            e.on_tick(now);
         }
     }
 }
@@ -385,7 +385,7 @@ mod tests {
         let mut l = ConcurrencyLimit::new(e, rng);
         assert_eq!(l.limit(), 3);
         assert_eq!(l.next_tick(), Some(100_000_000));
-        l.on_tick(100_000_000, rng);
+        l.on_tick(100_000_000);
         assert_eq!(
             l.next_tick(),
             None,
