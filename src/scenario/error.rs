@@ -554,6 +554,16 @@ name = "every"
         "Signal",
     ];
 
+    /// Written forms no scenario key reaches yet (issue 42: the algorithms land before
+    /// the keys). The step that adds `concurrency_limit` and `queue_policy` puts them
+    /// in EVERY and empties this list; the test fails until it does.
+    const NOT_YET_KEYS: [&str; 4] = [
+        "ConcurrencyLimitFile",
+        "QueuePolicyFile",
+        "StatusFile",
+        "WindowFile",
+    ];
+
     /// Words of Rust's or serde's, never the file's.
     const RUST_WORDS: [&str; 15] = [
         "struct",
@@ -649,9 +659,23 @@ name = "every"
         }
         assert!(tried > 1000, "{tried} errors");
         // Every type serde can name was put where a value of another type stood.
+        for n in NOT_YET_KEYS {
+            assert!(
+                types.contains(n),
+                "{n} is no longer deserialized: drop it here"
+            );
+            assert!(
+                !named.contains(n),
+                "{n} is reached by a key now: drop it from NOT_YET_KEYS"
+            );
+        }
         let unnamed: Vec<&String> = types
             .iter()
-            .filter(|t| !named.contains(*t) && !NEVER_NAMED.contains(&t.as_str()))
+            .filter(|t| {
+                !named.contains(*t)
+                    && !NEVER_NAMED.contains(&t.as_str())
+                    && !NOT_YET_KEYS.contains(&t.as_str())
+            })
             .collect();
         assert!(
             unnamed.is_empty(),
