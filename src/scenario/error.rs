@@ -349,6 +349,23 @@ name = "every"
     service_time = { kind = "normal", mean = "1ms", sd = "1ms" }
     admission = { kind = "fixed_window", limit = 10, window = "1s" }
 
+    [[services.calls]]
+    to = ["c", "d"]
+    [[services.calls.layers]]
+    max_attempts = 1
+
+    [[services]]
+    name = "c"
+    servers = 1
+    service_time = "1ms"
+    admission = { kind = "leaky_bucket", rate = 10, period = "1s", burst = 5, delay = 2, status = 429 }
+
+    [[services]]
+    name = "d"
+    servers = 1
+    service_time = "1ms"
+    admission = { kind = "probabilistic", capacity = 50.5, window = "500ms", status = 503 }
+
     [[fleets]]
     name = "web"
     arrival = { kind = "poisson", rate = 20, clients = 4 }
@@ -518,10 +535,11 @@ name = "every"
     /// types with their own `expecting` ("a duration string such as ..."); tables only
     /// ever reached through a table (a variant's content `Written`, a `DistFile` inside
     /// `DistOrDur`); enums of names, which serde calls "string or map".
-    const NEVER_NAMED: [&str; 27] = [
+    const NEVER_NAMED: [&str; 28] = [
         "ScenarioFile",
         "Dur",
         "Limit",
+        "DelayParam",
         "Span",
         "DistOrDur",
         "LoadProfileFile",

@@ -72,7 +72,7 @@ pub struct Group {
 /// Every optional column group, in the order their columns come in each file.
 ///
 /// A new group is one line here, and a [`Group`] beside its mechanism's columns.
-pub const GROUPS: [&Group; 9] = [
+pub const GROUPS: [&Group; 11] = [
     &FLEET_GROUP,
     &GRAPH_GROUP,
     &SERVICE_GROUP,
@@ -82,6 +82,8 @@ pub const GROUPS: [&Group; 9] = [
     &HEDGE_GROUP,
     &ADMISSION_GROUP,
     &TIER_ADMISSION_GROUP,
+    &ADMISSION_DELAY_GROUP,
+    &TIER_ADMISSION_DELAY_GROUP,
 ];
 
 /// For a group without `timeseries.csv` columns.
