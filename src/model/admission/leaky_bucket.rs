@@ -105,17 +105,13 @@ pub struct Written {
     /// 1s, `rate=Nr/m` with period 60s.
     pub rate: Option<u64>,
     /// The period of `rate` (default 1s).
-    #[schemars(extend("default" = "1s"))]
     pub period: Option<Dur>,
     /// Requests beyond the rate admitted (delayed or not), nginx's `burst=` (default 0).
-    #[schemars(extend("default" = 0))]
     pub burst: Option<u64>,
     /// Requests of a burst that pass without waiting: a number (nginx's `delay=`;
     /// default 0) or `"nodelay"`.
-    #[schemars(extend("default" = 0))]
     pub delay: Option<DelayParam>,
     /// Status of a rejection: 503 (default, nginx's `limit_req_status`) or 429.
-    #[schemars(extend("default" = 503))]
     pub status: Option<u16>,
 }
 

@@ -33,10 +33,8 @@ pub struct Written {
     /// Attempts per second it admits under overload (required, greater than 0).
     pub capacity: Option<f64>,
     /// The window the offered rate is measured over (default 1s).
-    #[schemars(extend("default" = "1s"))]
     pub window: Option<Dur>,
     /// Status of a rejection: 429 (default) or 503.
-    #[schemars(extend("default" = 429))]
     pub status: Option<u16>,
 }
 
