@@ -53,6 +53,9 @@ pub(super) struct Service {
     active: Vec<u32>,
     /// Its limiter (`admission`), checked before the queue.
     admission: Option<super::admission::Admission>,
+    /// The limiter's random stream, for a limiter that draws (`probabilistic`):
+    /// `admission/<name>`, or `admission` for `[dependency]`.
+    admission_rng: Option<Box<ChaCha8Rng>>,
     /// Rejections waiting for a server to spend `reject_cost` on them, as (node,
     /// generation); served before the queue.
     rejecting: VecDeque<(u32, u32)>,
@@ -89,6 +92,13 @@ impl Service {
             version: (c.kind == DependencyKind::Occ).then_some(0),
             active: Vec::new(),
             admission: c.admission.map(super::admission::Admission::new),
+            admission_rng: c.admission.filter(|a| a.draws()).map(|_| {
+                Box::new(if graph {
+                    stream(seed, &format!("admission/{}", cfg.name))
+                } else {
+                    stream(seed, "admission")
+                })
+            }),
             rejecting: VecDeque::new(),
             defended: c.admission.is_some() || c.shed_by_criticality.is_some(),
         }
@@ -198,13 +208,17 @@ impl<T: CallObserver> World<T> {
             self.drop_expired(node, sv, now);
             return;
         }
-        let svc = &mut self.services.list[sv];
-        if svc.defended {
-            if let Some(outcome) = self.defend(node, sv, now) {
-                self.reject(node, sv, outcome, s);
-                return;
-            }
+        if self.services.list[sv].defended && !self.defend(node, sv, now, s) {
+            return;
         }
+        self.enter(node, sv, now, s);
+    }
+
+    /// An attempt past the limiter enters service `sv`: served at once, queued, or
+    /// rejected by the full queue.
+    #[inline(always)]
+    fn enter(&mut self, node: u32, sv: usize, now: Nanos, s: &mut Scheduler<Packed>) {
+        let at = self.services.at(sv);
         let svc = &mut self.services.list[sv];
         if svc.busy < svc.capacity() {
             self.obs.admitted(at, None, now);
@@ -230,37 +244,87 @@ impl<T: CallObserver> World<T> {
     }
 
     /// A defended service `sv`'s checks before the queue on the attempt at `node`
-    /// arriving at `now`: its limiter, then its priority shedding. `None` lets it on.
+    /// arriving at `now`: its limiter, then its priority shedding. `true` lets it on
+    /// to the queue now; otherwise it was rejected, or delayed by the limiter.
     #[cold]
-    fn defend(&mut self, node: u32, sv: usize, now: Nanos) -> Option<Outcome> {
-        self.admit(sv, now)
-            .or_else(|| self.shed_by_criticality(node, sv, now))
+    fn defend(&mut self, node: u32, sv: usize, now: Nanos, s: &mut Scheduler<Packed>) -> bool {
+        self.admit(node, sv, now, s) && self.pass_shedding(node, sv, now, s)
     }
 
-    /// Asks service `sv`'s limiter about an attempt arriving at `now`: `None` admits
-    /// it, else the `rate_limited` outcome it is answered with.
+    /// Service `sv`'s priority shedding on the attempt at `node`, past its limiter:
+    /// `true` lets it on, else it is rejected `priority_shed`.
+    fn pass_shedding(
+        &mut self,
+        node: u32,
+        sv: usize,
+        now: Nanos,
+        s: &mut Scheduler<Packed>,
+    ) -> bool {
+        match self.shed_by_criticality(node, sv, now) {
+            None => true,
+            Some(outcome) => {
+                self.reject(node, sv, outcome, s);
+                false
+            }
+        }
+    }
+
+    /// Asks service `sv`'s limiter about the attempt at `node` arriving at `now`:
+    /// whether it goes on to the queue now. A refused attempt is rejected
+    /// `rate_limited`; a delayed one goes on at [`Event::AdmissionDelay`].
     #[cold]
-    fn admit(&mut self, sv: usize, now: Nanos) -> Option<Outcome> {
+    fn admit(&mut self, node: u32, sv: usize, now: Nanos, s: &mut Scheduler<Packed>) -> bool {
         let svc = &mut self.services.list[sv];
-        let a = svc.admission.as_mut()?;
-        let verdict = a.admit(now);
+        let Some(a) = svc.admission.as_mut() else {
+            return true;
+        };
+        let verdict = a.admit(now, svc.admission_rng.as_deref_mut());
         let counts = self.obs.rec.admission.as_mut();
         match verdict {
             super::admission::Verdict::Admit => {
                 if let Some(c) = counts {
                     c.admit(now, sv);
                 }
-                None
+                true
+            }
+            super::admission::Verdict::Delay(d) => {
+                if let Some(c) = counts {
+                    c.admit(now, sv);
+                    c.delay(sv, d);
+                }
+                // Still in transit to the servers: a cancel ends it silently, and
+                // frees the slot, so the event finds another generation.
+                let gen = self.arena.nodes[node as usize].gen;
+                s.after(d, Event::AdmissionDelay { node, gen });
+                false
             }
             super::admission::Verdict::Limit(secs) => {
                 if let Some(c) = counts {
                     c.limit(now, sv);
                 }
-                Some(match secs {
+                let outcome = match secs {
                     Some(secs) => Outcome::computed(Class::RateLimited, secs),
                     None => Outcome::of(Class::RateLimited),
-                })
+                };
+                self.reject(node, sv, outcome, s);
+                false
             }
+        }
+    }
+
+    /// [`Event::AdmissionDelay`]: the attempt at `node`, which its limiter admitted
+    /// with a delay, is done waiting: dropped if its propagated deadline passed
+    /// meanwhile, else on to the servers or the queue.
+    #[cold]
+    pub(super) fn on_admission_delay(&mut self, node: u32, s: &mut Scheduler<Packed>) {
+        let now = s.now();
+        let sv = self.service_of(node);
+        if self.calls.deadlines && now >= self.calls.times.deadline_at(node) {
+            self.drop_expired(node, sv, now);
+            return;
+        }
+        if self.pass_shedding(node, sv, now, s) {
+            self.enter(node, sv, now, s);
         }
     }
 

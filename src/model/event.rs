@@ -362,6 +362,14 @@ events! {
         /// Generation.
         gen @ B: u32,
     },
+    /// An attempt a limiter admitted with a delay (nginx `limit_req`) is done
+    /// waiting: it goes on to the servers or the queue.
+    18 => AdmissionDelay {
+        /// Node.
+        node @ A: u32,
+        /// Its generation when delayed.
+        gen @ B: u32,
+    },
 }
 
 #[cfg(test)]
@@ -417,6 +425,7 @@ mod tests {
             Event::GuardTimer { node: max, gen: 9 },
             Event::HedgeTimer { node: 3, seq: max },
             Event::RejectDone { node: max, gen: 2 },
+            Event::AdmissionDelay { node: 5, gen: max },
         ]
     }
 

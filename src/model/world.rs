@@ -398,6 +398,12 @@ impl<T: CallObserver> Handler<Packed> for World<T> {
                     self.on_reject_done(node, s);
                 }
             }
+            Event::AdmissionDelay { node, gen } => {
+                let n = self.arena.nodes[node as usize];
+                if n.gen == gen && n.state == NodeState::InTransit {
+                    self.on_admission_delay(node, s);
+                }
+            }
         }
         // The drain ends when every logical request is over and so is the work they
         // left behind (orphaned attempts, retries below a timed-out layer): the summary

@@ -351,6 +351,23 @@ name = "every"
     queue_limit = 10
     shed_by_criticality = { signal = "queue_fill", sheddable = 0.5, sheddable_plus = 0.8, critical = 1.0 }
 
+    [[services.calls]]
+    to = ["c", "d"]
+    [[services.calls.layers]]
+    max_attempts = 1
+
+    [[services]]
+    name = "c"
+    servers = 1
+    service_time = "1ms"
+    admission = { kind = "leaky_bucket", rate = 10, period = "1s", burst = 5, delay = 2, status = 429 }
+
+    [[services]]
+    name = "d"
+    servers = 1
+    service_time = "1ms"
+    admission = { kind = "probabilistic", capacity = 50.5, window = "500ms", status = 503 }
+
     [[fleets]]
     name = "web"
     arrival = { kind = "poisson", rate = 20, clients = 4 }
@@ -522,10 +539,11 @@ name = "every"
     /// types with their own `expecting` ("a duration string such as ..."); tables only
     /// ever reached through a table (a variant's content `Written`, a `DistFile` inside
     /// `DistOrDur`); enums of names, which serde calls "string or map".
-    const NEVER_NAMED: [&str; 29] = [
+    const NEVER_NAMED: [&str; 30] = [
         "ScenarioFile",
         "Dur",
         "Limit",
+        "DelayParam",
         "Span",
         "DistOrDur",
         "LoadProfileFile",

@@ -245,7 +245,9 @@ fn culprit(root: &toml::Table, path: &serde_path_to_error::Path, message: &str) 
         if let Some(x) = quoted("unknown variant `", '`') {
             return v.as_str() == Some(x.as_str());
         }
-        if let Some(x) = quoted("invalid type: string \"", '"') {
+        if let Some(x) = quoted("invalid type: string \"", '"')
+            .or_else(|| quoted("invalid value: string \"", '"'))
+        {
             return v.as_str() == Some(x.as_str());
         }
         if let Some(x) = quoted("invalid type: integer `", '`')

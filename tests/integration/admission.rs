@@ -8,7 +8,7 @@ use retrysim::engine::time::{MILLISECOND, SECOND};
 use retrysim::metrics::ordinal::End;
 use retrysim::model::outcome::Class;
 
-use crate::common::{count, run};
+use crate::common::{col, count, run, run_rep};
 
 /// One fleet of `rate`/s poisson requests (one attempt each unless `layer` says more)
 /// against a dependency with `dep` appended to its table.
@@ -371,4 +371,381 @@ max_attempts = 1
     assert_eq!(count(&r, "admission_db_rejected"), c.limited[1]);
     assert!(r.summary.get("admission_api_rejected").is_none());
     let _ = MILLISECOND;
+}
+
+/// A leaky bucket (nginx `limit_req`) of `rate`/s and `burst` on a dependency with
+/// `extra` appended to its admission table.
+fn leaky(rate: u32, burst: u32, extra: &str) -> String {
+    format!(r#"admission = {{ kind = "leaky_bucket", rate = {rate}, burst = {burst}{extra} }}"#)
+}
+
+/// Prefix sums of `s`: `p[j] − p[i]` is the sum of `s[i..j]`.
+fn prefix(s: &[u64]) -> Vec<u64> {
+    let mut p = vec![0];
+    for &x in s {
+        p.push(p.last().unwrap() + x);
+    }
+    p
+}
+
+/// Offered 80/s against 50/s with a burst of 20. The excess (milli-requests) rises
+/// 1000 per admission and drains `rate·ms/1000` (truncated: never more than
+/// `rate·T`) and stays within `[0, burst·1000]`, so over any interval `T` the admitted
+/// attempts are at most `burst + 1 + rate·(T + 1 ms)` (the first one's own 1000, the
+/// millisecond truncation). Delayed by `excess / rate`, they reach the servers at
+/// most one per `1/rate`: the delay shapes them to the rate.
+#[test]
+fn a_leaky_bucket_admits_at_most_burst_plus_rate_times_t_and_delays_the_rest_to_the_rate() {
+    let text = scenario(&leaky(50, 20, ""), 80, ONE_ATTEMPT);
+    let r = run(&text, &["bucket=\"100ms\""]);
+    let c = r.metrics.admission.as_ref().expect("admission counts");
+    let p = prefix(&c.admitted_series);
+    let n = c.admitted_series.len();
+    assert_eq!(n, 600);
+    for k in 1..=100 {
+        let t = k as f64 * 0.1;
+        let bound = 20.0 + 1.0 + 50.0 * (t + 0.001);
+        for i in 0..=n - k {
+            let got = (p[i + k] - p[i]) as f64;
+            assert!(got <= bound, "{t} s from bucket {i}: {got} > {bound}");
+        }
+    }
+    // Overloaded throughout: a second of admissions is the rate, give or take the
+    // burst's refill.
+    assert!(c.total_limited() > 1000, "{}", c.total_limited());
+    assert_eq!(
+        r.metrics.totals.logical,
+        c.total_admitted() + c.total_limited()
+    );
+    // Every admission but those at an empty bucket waits: the delay is excess/rate,
+    // at most burst/rate = 400 ms.
+    let delayed = count(&r, "admission_delayed");
+    let mean = col(&r, "admission_delay_mean_ms");
+    assert!(delayed > c.total_admitted() * 9 / 10, "{delayed}");
+    assert!(mean > 200.0 && mean <= 400.0, "mean delay {mean} ms");
+    // At the servers: at most rate·T + 1 in any interval of whole buckets (the
+    // delays are whole ms, so 1 more per ms of truncation at either end).
+    let arrived: Vec<u64> = r.metrics.buckets.iter().map(|b| b.admitted).collect();
+    let q = prefix(&arrived);
+    for k in 1..=100 {
+        let bound = 50.0 * k as f64 * 0.1 + 2.0;
+        for i in 0..=arrived.len() - k {
+            let got = (q[i + k] - q[i]) as f64;
+            assert!(
+                got <= bound,
+                "servers: {k} buckets from {i}: {got} > {bound}"
+            );
+        }
+    }
+    // What waited showed in the latency: the median is the delay, not the 1 ms.
+    assert!(col(&r, "latency_p50_ms") > 100.0);
+    assert_eq!(r.metrics.totals.served, c.total_admitted());
+}
+
+/// VA4 through the whole model: seven requests at once against rate=1r/s burst=5
+/// (`layer` appended to the client's layer, `fleet` to its fleet).
+fn va4(extra: &str, layer: &str, fleet: &str) -> String {
+    format!(
+        r#"
+duration = "10s"
+drain = "10s"
+bucket = "1s"
+[dependency]
+servers = 10
+service_time = "1ms"
+{}
+[[fleets]]
+name = "web"
+arrival = {{ kind = "burst", at = "1s", count = 7 }}
+{fleet}
+[[fleets.layers]]
+name = "client"
+max_attempts = 1
+{layer}
+"#,
+        leaky(1, 5, extra)
+    )
+}
+
+#[test]
+fn seven_at_once_at_1r_s_burst_5_one_goes_on_five_wait_1_to_5_s_the_seventh_gets_503() {
+    let r = run(&va4("", "", ""), &[]);
+    let reached: Vec<u64> = r.metrics.buckets.iter().map(|b| b.admitted).collect();
+    assert_eq!(
+        &reached[..8],
+        &[0, 1, 1, 1, 1, 1, 1, 0],
+        "one a second from 1 s"
+    );
+    assert_eq!(count(&r, "succeeded"), 6);
+    assert_eq!(count(&r, "rate_limited"), 1);
+    assert_eq!(count(&r, "admission_delayed"), 5);
+    assert_eq!(col(&r, "admission_delay_mean_ms"), 3000.0);
+    // 503: retried by `rejected_5xx`, unlike the 429 of the other kinds' default.
+    let r = run(
+        &va4("", r#"retry_on = ["rejected_5xx"]"#, ""),
+        &["fleets.0.layers.0.max_attempts=2"],
+    );
+    assert_eq!(r.metrics.totals.attempts, 8);
+    // nodelay: six at once, the seventh rejected.
+    let r = run(&va4(r#", delay = "nodelay""#, "", ""), &[]);
+    let reached: Vec<u64> = r.metrics.buckets.iter().map(|b| b.admitted).collect();
+    assert_eq!(&reached[..3], &[0, 6, 0]);
+    assert_eq!(count(&r, "admission_delayed"), 0);
+    assert!(r
+        .summary
+        .get("admission_delay_mean_ms")
+        .unwrap()
+        .as_f64()
+        .is_none());
+    assert_eq!(count(&r, "rate_limited"), 1);
+}
+
+/// A delayed attempt is still on its way to the servers: a timeout that cancels, or
+/// a hedging call's decision, cancels it there, and a propagated deadline that passes
+/// while it waits drops it as it comes out; either way it never takes a server. VA4's
+/// attempts wait 1..5 s; cut 2.5 s after they were sent, the three waiting 3, 4 and
+/// 5 s never reach the servers. A plain deadline cancels nothing, here as anywhere: the
+/// orphans are served.
+#[test]
+fn an_attempt_cancelled_while_delayed_never_reaches_the_servers() {
+    for (layer, fleet, reached_all) in [
+        (
+            "attempt_timeout = \"2500ms\"\ncancel_on_timeout = true",
+            "",
+            false,
+        ),
+        (
+            "",
+            "deadline = \"2500ms\"\npropagate_deadline = true",
+            false,
+        ),
+        ("", "deadline = \"2500ms\"", true),
+    ] {
+        let r = run(&va4("", layer, fleet), &[]);
+        let what = format!("{layer} {fleet}");
+        let reached: Vec<u64> = r.metrics.buckets.iter().map(|b| b.admitted).collect();
+        let want: &[u64] = if reached_all {
+            &[0, 1, 1, 1, 1, 1, 1, 0]
+        } else {
+            &[0, 1, 1, 1, 0, 0, 0, 0]
+        };
+        assert_eq!(&reached[..8], want, "{what}");
+        assert_eq!(r.metrics.totals.served, want.iter().sum::<u64>(), "{what}");
+        assert_eq!(count(&r, "succeeded"), 3, "{what}");
+        assert_eq!(count(&r, "admission_delayed"), 5, "{what}");
+        assert_eq!(count(&r, "failed"), 4, "{what}");
+    }
+    // Hedging, a second copy 100 ms after the first, two requests at 1 s: the first
+    // goes on at once; the second's first copy waits 1 s (excess 1000), its second,
+    // sent at 1.1 s, 1.9 s (excess 1000 − 100 + 1000). The first copy wins at 2 s and
+    // the second is cancelled with the call (cancel_losers) before it reaches them.
+    let r = run(
+        &va4(
+            "",
+            r#"hedging = { max_attempts = 2, delay = "100ms", cancel_losers = true }"#,
+            "",
+        ),
+        &["fleets.0.arrival.count=2"],
+    );
+    assert_eq!(r.metrics.totals.attempts, 3);
+    assert_eq!(count(&r, "admission_delayed"), 2);
+    assert_eq!(col(&r, "admission_delay_mean_ms"), 1450.0);
+    let reached: Vec<u64> = r.metrics.buckets.iter().map(|b| b.admitted).collect();
+    assert_eq!(
+        &reached[..5],
+        &[0, 1, 1, 0, 0],
+        "the second copy never gets there"
+    );
+    assert_eq!(r.metrics.totals.served, 2);
+    assert_eq!(count(&r, "succeeded"), 2);
+}
+
+/// Probabilistic admission under steady Poisson overload, `λ = 400/s` against
+/// `capacity c = 100/s`, window 1 s, measured over `T = 98 s` after the first two
+/// windows (the first has no previous window and admits more). Each attempt is
+/// admitted with probability `p_i ≈ c/λ`; given the estimates, the admitted count is a
+/// sum of independent Bernoulli draws, whose variance is `Σ p_i(1 − p_i) ≈
+/// cT(1 − c/λ)`: σ = √(9800 · 0.75) ≈ 86. The estimate's own noise nearly cancels
+/// over successive windows (a window counted high lowers `p` in the next), and
+/// `E[1/n] > 1/E[n]` biases it by about `1/(λ·window)` relative (0.25%, 25 of 9800).
+/// So `|admitted − cT| ≤ 4σ + 2·cT/(λ·window)`: 394, 4%. And its per-window counts
+/// spread binomially: their variance is within a factor of two of `c(1 − c/λ)`.
+#[test]
+fn probabilistic_admission_holds_the_admitted_rate_at_capacity_within_its_binomial_error() {
+    let (c, lambda, w) = (100.0, 400.0, 1.0);
+    let text = format!(
+        r#"
+duration = "100s"
+drain = "1s"
+bucket = "1s"
+[dependency]
+servers = 1000
+service_time = "1ms"
+admission = {{ kind = "probabilistic", capacity = {c}, window = "1s" }}
+[[fleets]]
+name = "web"
+arrival = {{ kind = "poisson", rate = {lambda}, clients = 1000 }}
+[[fleets.layers]]
+max_attempts = 1
+"#
+    );
+    let mut means = Vec::new();
+    for rep in 0..4 {
+        let r = run_rep(&text, &[], rep);
+        let s = &r.metrics.admission.as_ref().unwrap().admitted_series[2..];
+        let t = s.len() as f64;
+        let got = s.iter().sum::<u64>() as f64;
+        let sigma = (c * t * (1.0 - c / lambda)).sqrt();
+        let bound = 4.0 * sigma + 2.0 * c * t / (lambda * w);
+        assert!(
+            (got - c * t).abs() <= bound,
+            "rep {rep}: admitted {got} in {t} s, want {} ± {bound:.0}",
+            c * t
+        );
+        let m = got / t;
+        let var = s.iter().map(|&x| (x as f64 - m).powi(2)).sum::<f64>() / (t - 1.0);
+        let binomial = c * w * (1.0 - c / lambda);
+        assert!(
+            var > binomial / 2.0 && var < binomial * 2.0,
+            "rep {rep}: per-window variance {var:.1}, binomial {binomial:.1}"
+        );
+        means.push(m);
+        assert_eq!(
+            count(&r, "rate_limited"),
+            r.metrics.admission.as_ref().unwrap().total_limited()
+        );
+    }
+    // Four times the offered load admits the same rate.
+    let r = run(&text.replace("rate = 400", "rate = 1600"), &[]);
+    let s = &r.metrics.admission.as_ref().unwrap().admitted_series[2..];
+    let got = s.iter().sum::<u64>() as f64 / s.len() as f64;
+    assert!((got - c).abs() < 5.0, "at 1600/s: {got}/s");
+    eprintln!("means {means:?}");
+}
+
+/// The bound of a token bucket over every interval, not only those starting on a
+/// fill: 50 tokens, 10 per 100 ms, offered 300/s, counted per 10 ms. An interval of
+/// `T` holds at most `ceil(T / fill)` fills, so it admits at most `max_tokens +
+/// tokens_per_fill · ceil(T / fill)`: `max_tokens + rate·T` when `T` is whole fills.
+#[test]
+fn a_token_bucket_admits_at_most_max_tokens_plus_rate_times_t_in_every_sliding_interval() {
+    let r = run(
+        &scenario(
+            r#"admission = { kind = "token_bucket", max_tokens = 50, tokens_per_fill = 10, fill_interval = "100ms" }"#,
+            300,
+            ONE_ATTEMPT,
+        ),
+        &["bucket=\"10ms\"", "duration=\"20s\""],
+    );
+    let s = &r.metrics.admission.as_ref().unwrap().admitted_series;
+    assert_eq!(s.len(), 2000);
+    let p = prefix(s);
+    for k in 1..=300 {
+        let fills = (k as u64).div_ceil(10);
+        let bound = 50 + 10 * fills;
+        let mut most = 0;
+        for i in 0..=s.len() - k {
+            let got = p[i + k] - p[i];
+            assert!(
+                got <= bound,
+                "{} ms from {} ms: {got} > {bound}",
+                10 * k,
+                10 * i
+            );
+            most = most.max(got);
+        }
+        if k % 10 == 0 {
+            // Whole fills: max_tokens + rate·T (rate 100/s).
+            assert_eq!(bound, 50 + k as u64);
+        }
+        if k % 10 == 0 && k >= 100 {
+            // Not loose: from 0, the full bucket and the fills after 0 come within
+            // one fill of it.
+            assert!(most >= bound - 10, "{} ms: at most {most}", 10 * k);
+        }
+    }
+}
+
+#[test]
+fn bad_leaky_bucket_and_probabilistic_tables_are_refused_naming_the_field() {
+    bad(
+        "lb_no_rate",
+        r#"admission = { kind = "leaky_bucket", burst = 5 }"#,
+        &["dependency.admission.rate", "is required", "leaky_bucket"],
+    );
+    bad(
+        "lb_zero_rate",
+        r#"admission = { kind = "leaky_bucket", rate = 0 }"#,
+        &["dependency.admission.rate", "at least 1"],
+    );
+    bad(
+        "lb_negative_rate",
+        r#"admission = { kind = "leaky_bucket", rate = -5 }"#,
+        &["dependency.admission.rate", "-5", "whole number from 0"],
+    );
+    bad(
+        "lb_slow_rate",
+        r#"admission = { kind = "leaky_bucket", rate = 1, period = "10000s" }"#,
+        &["dependency.admission.rate", "0.001", "1 per"],
+    );
+    bad(
+        "lb_negative_burst",
+        r#"admission = { kind = "leaky_bucket", rate = 1, burst = -1 }"#,
+        &["dependency.admission.burst", "-1", "whole number from 0"],
+    );
+    bad(
+        "lb_long_delay",
+        r#"admission = { kind = "leaky_bucket", rate = 1, burst = 100000 }"#,
+        &["dependency.admission.burst", "at most 1 day", "27.8h"],
+    );
+    bad(
+        "lb_delay_word",
+        r#"admission = { kind = "leaky_bucket", rate = 1, burst = 5, delay = "later" }"#,
+        &[
+            "dependency.admission.delay",
+            "whole number of requests",
+            "\"nodelay\"",
+            "later",
+        ],
+    );
+    bad(
+        "lb_delay_float",
+        r#"admission = { kind = "leaky_bucket", rate = 1, burst = 5, delay = 1.5 }"#,
+        &["dependency.admission.delay", "\"nodelay\"", "1.5"],
+    );
+    bad(
+        "lb_delay_negative",
+        r#"admission = { kind = "leaky_bucket", rate = 1, burst = 5, delay = -2 }"#,
+        &["dependency.admission.delay", "\"nodelay\"", "-2"],
+    );
+    bad(
+        "lb_status",
+        r#"admission = { kind = "leaky_bucket", rate = 1, status = 500 }"#,
+        &["dependency.admission.status", "429 or 503", "500"],
+    );
+    bad(
+        "pr_no_capacity",
+        r#"admission = { kind = "probabilistic", window = "1s" }"#,
+        &["dependency.admission.capacity", "is required"],
+    );
+    bad(
+        "pr_zero_capacity",
+        r#"admission = { kind = "probabilistic", capacity = 0 }"#,
+        &["dependency.admission.capacity", "greater than 0", "0"],
+    );
+    bad(
+        "pr_negative_capacity",
+        r#"admission = { kind = "probabilistic", capacity = -3.5 }"#,
+        &["dependency.admission.capacity", "greater than 0", "-3.5"],
+    );
+    bad(
+        "pr_zero_window",
+        r#"admission = { kind = "probabilistic", capacity = 10, window = "0s" }"#,
+        &["dependency.admission.window"],
+    );
+    bad(
+        "pr_unknown_key",
+        r#"admission = { kind = "probabilistic", capacity = 10, burst = 3 }"#,
+        &["burst", "capacity", "window"],
+    );
 }

@@ -129,3 +129,102 @@ fn admission_series_cells(m: &RunMetrics, i: usize, out: &mut Vec<Cell>) {
         None => out.extend([Cell::Empty, Cell::Empty]),
     }
 }
+
+/// `admission_delayed`.
+pub const ADMISSION_DELAYED: Column = count(
+    "admission_delayed",
+    "attempts the tiers' leaky buckets (nginx limit_req) admitted with a delay, counted in admission_admitted too, summed over the tiers (only with a leaky_bucket)",
+);
+/// `admission_delay_mean_ms`.
+pub const ADMISSION_DELAY_MEAN_MS: Column = measure(
+    "admission_delay_mean_ms",
+    "ms",
+    TIME,
+    "mean delay of the attempts the leaky buckets delayed, over all their tiers; empty when none was (only with a leaky_bucket)",
+);
+/// The summary columns of delaying limiters.
+pub const ADMISSION_DELAY_COLUMNS: [Column; 2] = [ADMISSION_DELAYED, ADMISSION_DELAY_MEAN_MS];
+
+/// The columns of limiters that delay attempts (a `leaky_bucket`).
+pub const ADMISSION_DELAY_GROUP: Group = Group {
+    name: "admission_delay",
+    instances: Instances::Once(uses_delay),
+    summary: &ADMISSION_DELAY_COLUMNS,
+    cells: delay_cells,
+    series: &[],
+    series_cells: no_series,
+    file: None,
+    note: "",
+};
+
+/// Per graph tier with a leaky bucket: `admission_<name>_delayed`,
+/// `admission_<name>_delay_mean_ms`.
+pub const TIER_ADMISSION_DELAY_COLUMNS: [Column; 2] = [
+    count(
+        "delayed",
+        "attempts this tier's leaky bucket admitted with a delay (tiers with a leaky_bucket)",
+    ),
+    measure(
+        "delay_mean_ms",
+        "ms",
+        TIME,
+        "mean delay of the attempts this tier's leaky bucket delayed; empty when none was (tiers with a leaky_bucket)",
+    ),
+];
+
+/// The per-tier columns of delaying limiters in a service graph.
+pub const TIER_ADMISSION_DELAY_GROUP: Group = Group {
+    name: "tier_admission_delay",
+    instances: Instances::Named {
+        prefix: "admission_",
+        names: tiers_with_delay,
+    },
+    summary: &TIER_ADMISSION_DELAY_COLUMNS,
+    cells: tier_delay_cells,
+    series: &[],
+    series_cells: no_series,
+    file: None,
+    note: "service graphs only",
+};
+
+fn delays(s: &crate::model::config::ServiceConfig) -> bool {
+    s.capacity.admission.is_some_and(|a| a.delays())
+}
+
+fn uses_delay(scn: &Scenario) -> bool {
+    scn.services.iter().any(delays)
+}
+
+fn tiers_with_delay(scn: &Scenario) -> Vec<String> {
+    if !scn.graph {
+        return Vec::new();
+    }
+    scn.services
+        .iter()
+        .filter(|s| delays(s))
+        .map(|s| s.name.clone())
+        .collect()
+}
+
+fn delay_cells(m: &RunMetrics, scn: &Scenario, _: &str, out: &mut Vec<Cell>) {
+    match m.admission.as_ref() {
+        Some(c) => out.extend([
+            Cell::Int(c.total_delayed()),
+            c.mean_delay_ms(|i| delays(&scn.services[i]))
+                .map_or(Cell::Empty, Cell::float),
+        ]),
+        None => out.extend([Cell::Empty, Cell::Empty]),
+    }
+}
+
+/// A tier the run's scenario lacks has empty cells.
+fn tier_delay_cells(m: &RunMetrics, scn: &Scenario, name: &str, out: &mut Vec<Cell>) {
+    let i = scn.services.iter().position(|s| s.name == name);
+    match i.zip(m.admission.as_ref()) {
+        Some((i, c)) => out.extend([
+            Cell::Int(c.delayed[i]),
+            c.mean_delay_ms(|j| j == i).map_or(Cell::Empty, Cell::float),
+        ]),
+        None => out.extend([Cell::Empty, Cell::Empty]),
+    }
+}

@@ -8,7 +8,11 @@
 //! The kinds, one file each, as their upstream ships them:
 //! - [`token_bucket`]: Envoy's local rate limit (timer-driven discrete refill);
 //! - [`gcra`]: redis-cell's GCRA, with its computed Retry-After and whole-second test;
-//! - [`fixed_window`]: N per window.
+//! - [`fixed_window`]: N per window;
+//! - [`leaky_bucket`]: nginx's `limit_req`, whose admitted-but-early attempts wait
+//!   ([`Verdict::Delay`]) before they reach the servers or the queue;
+//! - [`probabilistic`]: admits with probability `min(1, capacity / offered rate)`,
+//!   drawing from the tier's own stream.
 //!
 //! This root holds the written form [`AdmissionFile`], the validated
 //! [`AdmissionConfig`], the per-tier state [`Admission`] and the counts a run keeps
@@ -20,16 +24,19 @@
 //! let cfg = AdmissionConfig::FixedWindow(fixed_window::Config {
 //!     limit: 2, window: 1_000_000_000, status: 429 });
 //! let mut a = Admission::new(cfg);
-//! assert_eq!(a.admit(0), Verdict::Admit);
-//! assert_eq!(a.admit(1), Verdict::Admit);
-//! assert_eq!(a.admit(2), Verdict::Limit(None));
+//! assert_eq!(a.admit(0, None), Verdict::Admit);
+//! assert_eq!(a.admit(1, None), Verdict::Admit);
+//! assert_eq!(a.admit(2, None), Verdict::Limit(None));
 //! ```
 
 pub mod fixed_window;
 pub mod gcra;
+pub mod leaky_bucket;
+pub mod probabilistic;
 mod record;
 pub mod token_bucket;
 
+use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::model::field::{Ctx, R};
@@ -37,7 +44,7 @@ use crate::model::field::{Ctx, R};
 pub use record::Counts;
 
 /// The limiter of a tier, as written: `admission = { kind = "...", ... }`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum AdmissionFile {
     /// Envoy's local rate limit.
@@ -46,6 +53,10 @@ pub enum AdmissionFile {
     Gcra(gcra::Written),
     /// N per fixed window.
     FixedWindow(fixed_window::Written),
+    /// nginx's `limit_req`.
+    LeakyBucket(leaky_bucket::Written),
+    /// Admission with probability `min(1, capacity / offered rate)`.
+    Probabilistic(probabilistic::Written),
 }
 
 impl AdmissionFile {
@@ -56,6 +67,8 @@ impl AdmissionFile {
             AdmissionFile::TokenBucket(w) => w.validate(c, p),
             AdmissionFile::Gcra(w) => w.validate(c, p),
             AdmissionFile::FixedWindow(w) => w.validate(c, p),
+            AdmissionFile::LeakyBucket(w) => w.validate(c, p),
+            AdmissionFile::Probabilistic(w) => w.validate(c, p),
         }
     }
 }
@@ -65,7 +78,12 @@ pub const DEFAULT_STATUS: u16 = 429;
 
 /// The status a rejection is answered with: 429 (default) or 503.
 pub(crate) fn status_of(c: &Ctx, p: &str, status: Option<u16>) -> R<u16> {
-    match status.unwrap_or(DEFAULT_STATUS) {
+    status_or(c, p, status, DEFAULT_STATUS)
+}
+
+/// The status a rejection is answered with: 429 or 503, `default` when not written.
+pub(crate) fn status_or(c: &Ctx, p: &str, status: Option<u16>, default: u16) -> R<u16> {
+    match status.unwrap_or(default) {
         s @ (429 | 503) => Ok(s),
         s => c.err(
             format!("{p}.status"),
@@ -75,7 +93,7 @@ pub(crate) fn status_of(c: &Ctx, p: &str, status: Option<u16>) -> R<u16> {
 }
 
 /// A tier's validated limiter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum AdmissionConfig {
     /// Envoy's local rate limit.
     TokenBucket(token_bucket::Config),
@@ -83,6 +101,10 @@ pub enum AdmissionConfig {
     Gcra(gcra::Config),
     /// N per fixed window.
     FixedWindow(fixed_window::Config),
+    /// nginx's `limit_req`.
+    LeakyBucket(leaky_bucket::Config),
+    /// Admission with probability `min(1, capacity / offered rate)`.
+    Probabilistic(probabilistic::Config),
 }
 
 impl AdmissionConfig {
@@ -92,6 +114,8 @@ impl AdmissionConfig {
             AdmissionConfig::TokenBucket(c) => c.status,
             AdmissionConfig::Gcra(c) => c.status,
             AdmissionConfig::FixedWindow(c) => c.status,
+            AdmissionConfig::LeakyBucket(c) => c.status,
+            AdmissionConfig::Probabilistic(c) => c.status,
         }
     }
 
@@ -100,12 +124,25 @@ impl AdmissionConfig {
         matches!(self, AdmissionConfig::Gcra(c) if c.computed)
     }
 
+    /// Whether it is of a kind that delays admitted attempts ([`Verdict::Delay`]):
+    /// its tier has the delay columns (even with `nodelay`).
+    pub fn delays(&self) -> bool {
+        matches!(self, AdmissionConfig::LeakyBucket(_))
+    }
+
+    /// Whether it draws random numbers (from the tier's stream `admission/<tier>`).
+    pub fn draws(&self) -> bool {
+        matches!(self, AdmissionConfig::Probabilistic(_))
+    }
+
     /// Its kind as written.
     pub fn kind(&self) -> &'static str {
         match self {
             AdmissionConfig::TokenBucket(_) => "token_bucket",
             AdmissionConfig::Gcra(_) => "gcra",
             AdmissionConfig::FixedWindow(_) => "fixed_window",
+            AdmissionConfig::LeakyBucket(_) => "leaky_bucket",
+            AdmissionConfig::Probabilistic(_) => "probabilistic",
         }
     }
 
@@ -115,6 +152,8 @@ impl AdmissionConfig {
             AdmissionConfig::TokenBucket(c) => c.describe(),
             AdmissionConfig::Gcra(c) => c.describe(),
             AdmissionConfig::FixedWindow(c) => c.describe(),
+            AdmissionConfig::LeakyBucket(c) => c.describe(),
+            AdmissionConfig::Probabilistic(c) => c.describe(),
         }
     }
 
@@ -131,10 +170,12 @@ pub enum Verdict {
     Admit,
     /// Refused, with the Retry-After it carries in whole seconds, if any.
     Limit(Option<u64>),
+    /// Admitted, on to the queue after waiting this long (ns, more than 0).
+    Delay(crate::engine::Nanos),
 }
 
 /// A tier's limiter state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Admission {
     /// Envoy's local rate limit.
     TokenBucket(token_bucket::Bucket),
@@ -142,6 +183,10 @@ pub enum Admission {
     Gcra(gcra::Gcra),
     /// N per fixed window.
     FixedWindow(fixed_window::Window),
+    /// nginx's `limit_req`.
+    LeakyBucket(leaky_bucket::Bucket),
+    /// Admission with probability `min(1, capacity / offered rate)`.
+    Probabilistic(probabilistic::Probabilistic),
 }
 
 impl Admission {
@@ -151,16 +196,26 @@ impl Admission {
             AdmissionConfig::TokenBucket(c) => Admission::TokenBucket(token_bucket::Bucket::new(c)),
             AdmissionConfig::Gcra(c) => Admission::Gcra(gcra::Gcra::new(c)),
             AdmissionConfig::FixedWindow(c) => Admission::FixedWindow(fixed_window::Window::new(c)),
+            AdmissionConfig::LeakyBucket(c) => Admission::LeakyBucket(leaky_bucket::Bucket::new(c)),
+            AdmissionConfig::Probabilistic(c) => {
+                Admission::Probabilistic(probabilistic::Probabilistic::new(c))
+            }
         }
     }
 
-    /// An attempt arrives at `now` (times never go back).
+    /// An attempt arrives at `now` (times never go back); `rng` is the tier's
+    /// admission stream, which only a limiter that [`AdmissionConfig::draws`] needs.
     #[inline]
-    pub fn admit(&mut self, now: crate::engine::Nanos) -> Verdict {
+    pub fn admit(&mut self, now: crate::engine::Nanos, rng: Option<&mut ChaCha8Rng>) -> Verdict {
         match self {
             Admission::TokenBucket(b) => b.admit(now),
             Admission::Gcra(g) => g.admit(now),
             Admission::FixedWindow(w) => w.admit(now),
+            Admission::LeakyBucket(b) => b.admit(now),
+            Admission::Probabilistic(p) => p.admit(
+                now,
+                rng.expect("a probabilistic limiter's tier has its admission stream"),
+            ),
         }
     }
 }

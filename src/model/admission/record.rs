@@ -18,6 +18,11 @@ pub struct Counts {
     pub admitted: Vec<u64>,
     /// Per tier, whole run: attempts its limiter refused.
     pub limited: Vec<u64>,
+    /// Per tier, whole run: attempts its limiter admitted with a delay (counted in
+    /// `admitted` too).
+    pub delayed: Vec<u64>,
+    /// Per tier, whole run: the sum of those delays (ns).
+    pub delay_sum: Vec<u128>,
 }
 
 impl Counts {
@@ -31,6 +36,8 @@ impl Counts {
             limited_series: vec![0; n],
             admitted: vec![0; tiers],
             limited: vec![0; tiers],
+            delayed: vec![0; tiers],
+            delay_sum: vec![0; tiers],
         }
     }
 
@@ -48,6 +55,28 @@ impl Counts {
         if now < self.duration {
             self.limited_series[(now / self.bucket) as usize] += 1;
         }
+    }
+
+    /// Tier `sv`'s limiter delayed an attempt it admitted by `d`.
+    pub fn delay(&mut self, sv: usize, d: Nanos) {
+        self.delayed[sv] += 1;
+        self.delay_sum[sv] += u128::from(d);
+    }
+
+    /// Attempts every limiter delayed.
+    pub fn total_delayed(&self) -> u64 {
+        self.delayed.iter().sum()
+    }
+
+    /// The mean delay (ms) of the attempts delayed by the tiers `which` selects,
+    /// `None` when none was.
+    pub fn mean_delay_ms(&self, which: impl Fn(usize) -> bool) -> Option<f64> {
+        let (n, sum) = (0..self.delayed.len())
+            .filter(|&i| which(i))
+            .fold((0u64, 0u128), |(n, s), i| {
+                (n + self.delayed[i], s + self.delay_sum[i])
+            });
+        (n > 0).then(|| sum as f64 / n as f64 / 1e6)
     }
 
     /// Attempts admitted by every limiter.

@@ -102,9 +102,10 @@ const DUR_KEYS: [&str; 49] = [
     "formula",
 ];
 /// Keys filled with a count.
-const COUNT_KEYS: [&str; 30] = [
+const COUNT_KEYS: [&str; 31] = [
     "limit",
     "max_burst",
+    "burst",
     "status",
     "tokens_per_fill",
     "bulkhead_queue",
