@@ -229,6 +229,8 @@ pub struct FleetExplanation {
     pub clients: u64,
     /// Whether the fleet's rate follows a load profile.
     pub load_profile: bool,
+    /// What the recording behind its load profile is, if one is.
+    pub recorded: Option<String>,
     /// Fraction of non-idempotent writes.
     pub writes: f64,
     /// Whether writes carry an idempotency key.
@@ -523,6 +525,7 @@ fn explain_fleet(
         },
         clients: f.clients,
         load_profile: f.load_profile.is_some(),
+        recorded: f.recorded.clone(),
         writes: f.writes,
         idempotency_keys: f.idempotency_keys,
         load,

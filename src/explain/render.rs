@@ -300,6 +300,9 @@ fn render_load(o: &mut String, f: &FleetExplanation, dep: &DependencyExplanation
         ),
         None => String::new(),
     };
+    if let Some(text) = &f.recorded {
+        let _ = writeln!(o, "  {text}");
+    }
     match f.load {
         Load::Open { mean, peak } => {
             if f.load_profile {

@@ -16,6 +16,20 @@ pub fn fingerprint(table: &toml::Table) -> String {
     format!("{:016x}", stream_id(&text))
 }
 
+/// The fingerprint of a loaded scenario: its resolved table's ([`fingerprint`]), and
+/// the SHA-256 of each data file it read, so results of an older recording are not
+/// taken for this one's.
+pub fn fingerprint_of(loaded: &Loaded) -> String {
+    if loaded.inputs.is_empty() {
+        return fingerprint(&loaded.resolved);
+    }
+    let mut text = toml::to_string(&loaded.resolved).unwrap_or_default();
+    for i in &loaded.inputs {
+        text.push_str(&format!("\n{} {}", i.key, i.sha256));
+    }
+    format!("{:016x}", stream_id(&text))
+}
+
 /// Where a run's scenario came from, beyond its text: what decides whether a folder's
 /// results are this scenario's.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -77,6 +91,10 @@ pub struct Manifest {
     /// `[resolved]`: numbers derived from the scenario.
     #[serde(default)]
     pub resolved: Resolved,
+    /// `[[inputs]]`: the data files the scenario read, with their SHA-256; written only
+    /// when it read one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<crate::scenario::inputs::InputRecord>,
     /// `[explain]`: the lints of `retrysim explain` that fire on the scenario; written
     /// only when one does.
     #[serde(default, skip_serializing_if = "Explain::is_empty")]
@@ -532,7 +550,7 @@ impl Manifest {
                 seed: Some(s.seed as i64),
                 replications: Some(i64::from(s.replications)),
                 runs: Some(runs as i64),
-                fingerprint: Some(fingerprint(&loaded.resolved)),
+                fingerprint: Some(fingerprint_of(loaded)),
                 cells: None,
                 shard: None,
                 header: header_of(&loaded.source.text),
@@ -547,6 +565,7 @@ impl Manifest {
                 ),
                 worst_case,
             },
+            inputs: loaded.inputs.clone(),
             explain: Explain {
                 lints: crate::explain::lint::lints(s)
                     .iter()

@@ -131,11 +131,10 @@ impl LoadProfile {
     /// The multiplier at time `t`.
     pub fn at(&self, t: Nanos) -> f64 {
         match self {
-            LoadProfile::Steps(p) => p
-                .iter()
-                .rev()
-                .find(|(at, _)| *at <= t)
-                .map_or(1.0, |(_, m)| *m),
+            LoadProfile::Steps(p) => match p.partition_point(|(at, _)| *at <= t) {
+                0 => 1.0,
+                i => p[i - 1].1,
+            },
             LoadProfile::Ramp(p) => {
                 let (first, last) = (p[0], p[p.len() - 1]);
                 if t <= first.0 {
@@ -144,7 +143,7 @@ impl LoadProfile {
                 if t >= last.0 {
                     return last.1;
                 }
-                let i = p.iter().position(|(at, _)| *at > t).expect("inside");
+                let i = p.partition_point(|(at, _)| *at <= t);
                 let (t0, m0) = p[i - 1];
                 let (t1, m1) = p[i];
                 m0 + (m1 - m0) * ((t - t0) as f64 / (t1 - t0) as f64)
@@ -218,7 +217,8 @@ impl LoadProfile {
         let pts = match self {
             LoadProfile::Steps(p) | LoadProfile::Ramp(p) => p,
         };
-        pts.iter().map(|(at, _)| *at).find(|at| *at > t)
+        pts.get(pts.partition_point(|(at, _)| *at <= t))
+            .map(|(at, _)| *at)
     }
 }
 
@@ -253,6 +253,8 @@ pub struct FleetConfig {
     pub guards: Guards,
     /// The class of its requests (`criticality`; `None`: not written, `critical`).
     pub criticality: Option<crate::model::criticality::Criticality>,
+    /// What explain says of the recording its load profile came from, if it did.
+    pub recorded: Option<String>,
 }
 
 impl FleetConfig {

@@ -549,7 +549,7 @@ name = "every"
         "LoadProfileFile",
         "ToFile",
         "JoinFile",
-        "RampTable",
+        "ProfileTable",
         "QuorumTable",
         "DistFile",
         "Written",

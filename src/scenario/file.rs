@@ -9,6 +9,8 @@ use std::fmt;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
+use super::inputs::profile::{Files, Format, Interpolate, Recorded, Values};
+
 pub use crate::model::broker::PublishKind;
 pub use crate::model::field::{DistFile, DistOrDur, Dur, Limit, Span};
 pub use crate::model::guard::PoolFile;
@@ -20,15 +22,17 @@ pub use crate::model::hedge::HedgingFile;
 pub enum ArrivalFile {
     /// Open loop, exponential inter-arrival times.
     Poisson {
-        /// Logical requests per second for the whole fleet.
-        rate: f64,
+        /// Logical requests per second for the whole fleet (required, unless
+        /// `load_profile.file` gives the rate).
+        rate: Option<f64>,
         /// Clients the requests are spread over, in turn.
         clients: Option<u64>,
     },
     /// Open loop, evenly spaced.
     Constant {
-        /// Logical requests per second.
-        rate: f64,
+        /// Logical requests per second (required, unless `load_profile.file` gives
+        /// the rate).
+        rate: Option<f64>,
         /// Clients the requests are spread over, in turn.
         clients: Option<u64>,
     },
@@ -63,7 +67,8 @@ pub struct ProfilePoint {
     pub multiplier: f64,
 }
 
-/// Steps `[{ at, multiplier }]` or `{ ramp = [...] }` (linear between points).
+/// Steps `[{ at, multiplier }]`, `{ ramp = [...] }` (linear between points), or a
+/// recording `{ file = ..., ... }` ([`crate::scenario::inputs::profile`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum LoadProfileFile {
@@ -74,28 +79,77 @@ pub enum LoadProfileFile {
         /// The points.
         ramp: Vec<ProfilePoint>,
     },
+    /// A recorded series: the fleet's rate as a monitoring system exported it.
+    Recorded(Recorded),
 }
 
 impl<'de> Deserialize<'de> for LoadProfileFile {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // One table for both kinds, so an unknown key lists every key allowed.
         #[derive(Deserialize)]
         #[serde(deny_unknown_fields)]
-        struct RampTable {
-            ramp: Vec<ProfilePoint>,
+        struct ProfileTable {
+            ramp: Option<Vec<ProfilePoint>>,
+            file: Option<Files>,
+            format: Option<Format>,
+            time: Option<String>,
+            value: Option<String>,
+            values: Option<Values>,
+            series: Option<std::collections::BTreeMap<String, String>>,
+            scale: Option<f64>,
+            speed: Option<f64>,
+            interpolate: Option<Interpolate>,
         }
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = LoadProfileFile;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a list of { at, multiplier } steps or a table { ramp = [...] }")
+                f.write_str(
+                    "a list of { at, multiplier } steps, a table { ramp = [...] } or a recording { file = ... }",
+                )
             }
             fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<LoadProfileFile, A::Error> {
                 Vec::<ProfilePoint>::deserialize(de::value::SeqAccessDeserializer::new(seq))
                     .map(LoadProfileFile::Steps)
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<LoadProfileFile, A::Error> {
-                RampTable::deserialize(de::value::MapAccessDeserializer::new(map))
-                    .map(|r| LoadProfileFile::Ramp { ramp: r.ramp })
+                let t = ProfileTable::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                match (t.ramp, t.file) {
+                    (Some(_), Some(_)) => Err(de::Error::custom(
+                        "`ramp` and `file` are two kinds of load profile: write one",
+                    )),
+                    (Some(ramp), None) => {
+                        let recorded = [
+                            t.format.is_some(),
+                            t.time.is_some(),
+                            t.value.is_some(),
+                            t.values.is_some(),
+                            t.series.is_some(),
+                            t.scale.is_some(),
+                            t.speed.is_some(),
+                            t.interpolate.is_some(),
+                        ];
+                        if recorded.contains(&true) {
+                            return Err(de::Error::custom(
+                                "a `ramp` takes no other key: format, time, value, values, series, scale, speed and interpolate are a recording's (`file = ...`)",
+                            ));
+                        }
+                        Ok(LoadProfileFile::Ramp { ramp })
+                    }
+                    (None, Some(file)) => Ok(LoadProfileFile::Recorded(Recorded {
+                        file,
+                        format: t.format,
+                        time: t.time,
+                        value: t.value,
+                        values: t.values,
+                        series: t.series,
+                        scale: t.scale,
+                        speed: t.speed,
+                        interpolate: t.interpolate,
+                        points: None,
+                    })),
+                    (None, None) => Err(de::Error::missing_field("ramp")),
+                }
             }
         }
         d.deserialize_any(V)
@@ -608,6 +662,7 @@ crate::model::field::inline_schema!(LoadProfileFile, "LoadProfile", |g| schemars
             "properties": { "ramp": { "type": "array", "items": g.subschema_for::<ProfilePoint>() } },
             "required": ["ramp"],
         },
+        g.subschema_for::<Recorded>(),
     ],
 }));
 

@@ -27,6 +27,9 @@ pub const MAX_FLEETS: usize = 1_000;
 pub const MAX_CLOSED_CLIENTS: u64 = 10_000_000;
 /// Most points of a load profile (each arrival looks its multiplier up).
 pub const MAX_PROFILE_POINTS: usize = 10_000;
+/// Most points of a recorded load profile, its files together (a week of 15 s
+/// Prometheus steps is 40,320; a lookup is a binary search).
+pub const MAX_RECORDED_POINTS: usize = 1_000_000;
 /// Most bytes the budgets and breakers of every layer instance may take together.
 pub const MAX_STATE_BYTES: u64 = 4 << 30;
 
@@ -286,12 +289,15 @@ pub fn check(scn: &Scenario, path: &str) -> Result<(), ScenarioError> {
                         crate::model::config::LoadProfile::Steps(p)
                         | crate::model::config::LoadProfile::Ramp(p) => p.len(),
                     };
-                    if points > MAX_PROFILE_POINTS {
+                    let cap = if f.recorded.is_some() {
+                        MAX_RECORDED_POINTS
+                    } else {
+                        MAX_PROFILE_POINTS
+                    };
+                    if points > cap {
                         return err(
                             format!("{p}.load_profile"),
-                            format!(
-                                "at most {MAX_PROFILE_POINTS} points are allowed (found {points})"
-                            ),
+                            format!("at most {cap} points are allowed (found {points})"),
                         );
                     }
                 }

@@ -8,6 +8,7 @@
 pub mod error;
 pub mod file;
 pub mod guard;
+pub mod inputs;
 pub mod overrides;
 pub mod preset;
 pub mod reference;
@@ -127,6 +128,8 @@ pub struct Loaded {
     pub file: ScenarioFile,
     /// The validated scenario.
     pub scenario: Scenario,
+    /// The data files it read, for the manifest.
+    pub inputs: Vec<inputs::InputRecord>,
 }
 
 /// Parses and validates a table (after any overrides).
@@ -137,6 +140,7 @@ pub fn from_table(source: &Source, table: toml::Table) -> Result<Loaded, Scenari
         serde_path_to_error::deserialize(toml::Value::Table(std::mem::take(&mut resolved.parse)))
             .map_err(|e| parse_error(source, &table, &resolved.table, &e))?;
     resolved.fill_part_presets(&mut file);
+    let inputs = inputs::read(source, &mut file)?;
     let scenario = validate::validate(&file, &source.path, &source.stem)?;
     guard::check(&scenario, &source.path)?;
     Ok(Loaded {
@@ -145,6 +149,7 @@ pub fn from_table(source: &Source, table: toml::Table) -> Result<Loaded, Scenari
         resolved: resolved.table,
         file,
         scenario,
+        inputs,
     })
 }
 

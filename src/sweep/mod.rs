@@ -272,7 +272,7 @@ fn claim_folder(
     let want = Want {
         kind: FolderKind::Sweep,
         identity: origin.identity.clone(),
-        fingerprint: Some(manifest::fingerprint(&plan.base.resolved)),
+        fingerprint: Some(manifest::fingerprint_of(&plan.base)),
         shard: shard.map(|s| format!("{}/{}", s.index, s.count)),
     };
     // What the charts need, every cell built, before the folder is touched.

@@ -37,6 +37,7 @@ mod policies;
 mod presets;
 mod queue_consumers;
 mod queueing_theory;
+mod recorded;
 mod reject_busy;
 mod retry_counts;
 mod runaway;

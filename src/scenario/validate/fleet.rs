@@ -10,7 +10,15 @@ use crate::model::field::{Ctx, R};
 use crate::model::hedge;
 use crate::scenario::error::shown;
 
-pub(super) fn validate_fleet(c: &Ctx, i: usize, f: &FleetFile, occ: bool) -> R<FleetConfig> {
+/// `horizon`: the end of the run (duration and drain), past which a recording is not
+/// kept.
+pub(super) fn validate_fleet(
+    c: &Ctx,
+    i: usize,
+    f: &FleetFile,
+    occ: bool,
+    horizon: crate::engine::Nanos,
+) -> R<FleetConfig> {
     let p = format!("fleets[{i}]");
     let name = f.name.trim().to_string();
     if name.is_empty()
@@ -49,13 +57,29 @@ pub(super) fn validate_fleet(c: &Ctx, i: usize, f: &FleetFile, occ: bool) -> R<F
             poison: f.poison,
         },
     )?;
+    // A recorded load profile gives the fleet's rate: read it first.
+    let recorded = match &f.load_profile {
+        Some(LoadProfileFile::Recorded(r)) => {
+            if !matches!(
+                f.arrival,
+                ArrivalFile::Poisson { .. } | ArrivalFile::Constant { .. }
+            ) {
+                return c.err(
+                    format!("{p}.load_profile"),
+                    "applies only to poisson and constant arrivals",
+                );
+            }
+            Some(r.validate(c, &format!("{p}.load_profile"), horizon)?)
+        }
+        _ => None,
+    };
     let (arrival, clients) = match &f.arrival {
         ArrivalFile::Queue(_) => {
             let (arrival, consumers, _) = queue.as_ref().expect("a queue fleet");
             (arrival.clone(), *consumers)
         }
         ArrivalFile::Poisson { rate, clients } => {
-            let rate = c.positive(&format!("{p}.arrival.rate"), *rate)?;
+            let rate = open_rate(c, &p, *rate, recorded.as_ref())?;
             if rate > 1e8 {
                 return c.err(
                     format!("{p}.arrival.rate"),
@@ -66,7 +90,7 @@ pub(super) fn validate_fleet(c: &Ctx, i: usize, f: &FleetFile, occ: bool) -> R<F
             (Arrival::Poisson { rate }, cl)
         }
         ArrivalFile::Constant { rate, clients } => {
-            let rate = c.positive(&format!("{p}.arrival.rate"), *rate)?;
+            let rate = open_rate(c, &p, *rate, recorded.as_ref())?;
             if rate > 1e9 {
                 return c.err(
                     format!("{p}.arrival.rate"),
@@ -101,6 +125,7 @@ pub(super) fn validate_fleet(c: &Ctx, i: usize, f: &FleetFile, occ: bool) -> R<F
     };
     let load_profile = match &f.load_profile {
         None => None,
+        Some(LoadProfileFile::Recorded(_)) => recorded.as_ref().map(|r| r.profile.clone()),
         Some(lp) => {
             if matches!(arrival, Arrival::Closed { .. } | Arrival::Burst { .. }) {
                 return c.err(
@@ -111,6 +136,7 @@ pub(super) fn validate_fleet(c: &Ctx, i: usize, f: &FleetFile, occ: bool) -> R<F
             let (pts, ramp) = match lp {
                 LoadProfileFile::Steps(s) => (s, false),
                 LoadProfileFile::Ramp { ramp } => (ramp, true),
+                LoadProfileFile::Recorded(_) => unreachable!("matched above"),
             };
             let field = if ramp {
                 format!("{p}.load_profile.ramp")
@@ -207,6 +233,7 @@ pub(super) fn validate_fleet(c: &Ctx, i: usize, f: &FleetFile, occ: bool) -> R<F
         queue: queue.map(|(_, _, q)| q),
         guards,
         criticality,
+        recorded: recorded.map(|r| r.text),
     })
 }
 
@@ -336,4 +363,26 @@ pub(super) fn validate_layer(
         capped_from,
         retry_criticality: l.retry_criticality,
     })
+}
+
+/// The rate of an open fleet: `rate` as written, or, under a recorded load profile
+/// (which gives the rate, so `rate` is left out), the recording's mean.
+fn open_rate(
+    c: &Ctx,
+    p: &str,
+    rate: Option<f64>,
+    recorded: Option<&crate::scenario::inputs::profile::Validated>,
+) -> R<f64> {
+    match (rate, recorded) {
+        (Some(r), None) => c.positive(&format!("{p}.arrival.rate"), r),
+        (None, Some(rec)) => Ok(rec.base),
+        (None, None) => c.err(
+            format!("{p}.arrival.rate"),
+            "is required (logical requests per second), unless a recorded load_profile (`file = ...`) gives the rate",
+        ),
+        (Some(r), Some(_)) => c.err(
+            format!("{p}.arrival.rate"),
+            format!("must be left out: load_profile.file gives the fleet's rate (found {r})"),
+        ),
+    }
 }
