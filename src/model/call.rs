@@ -23,7 +23,6 @@ use crate::model::breaker::Placement;
 
 use super::backoff::{self, Failure};
 use super::budget::RetryCause;
-use super::criticality::Criticality;
 use super::event::{Event, Packed};
 use super::hedge::Hedges;
 use super::limiter::Gate;
@@ -61,6 +60,10 @@ pub(super) struct Calls {
     /// Whether attempts carry deadlines to services (a graph, or a fleet that
     /// propagates its deadline): nodes then keep theirs in [`CallTimes`].
     pub(super) deadlines: bool,
+    /// Whether a tier sheds by criticality: only then is a node's class read, so
+    /// only then is it kept (one test per node made, the work in
+    /// `super::criticality`).
+    pub(super) classes: bool,
 }
 
 impl Calls {
@@ -288,11 +291,10 @@ impl<T: CallObserver> World<T> {
             }
         }
         // What the rest needs of the layer, read once.
-        let (attempt_timeout, total_timeout, global, retry_crit) = (
+        let (attempt_timeout, total_timeout, global) = (
             layer.cfg.attempt_timeout,
             layer.cfg.total_timeout,
             layer.global,
-            layer.retry_crit,
         );
         let inside = layer.breaker_at(Placement::Inside);
         let attempts = n.attempts + 1;
@@ -312,10 +314,12 @@ impl<T: CallObserver> World<T> {
         }
         let gen = n.gen;
         let child_depth = depth as u8 + 1;
-        let crit = Criticality::of_attempt(n.crit, retry_crit, attempts);
         let child = self
             .arena
-            .alloc_node(n.req, child_depth, st as u16, node, gen, crit);
+            .alloc_node(n.req, child_depth, st as u16, node, gen);
+        if self.calls.classes {
+            self.classify_attempt(child);
+        }
         let child_gen = {
             let nodes = &mut self.arena.nodes;
             let nm = &mut nodes[node as usize];

@@ -200,8 +200,10 @@ impl<T: CallObserver> World<T> {
                 .lanes
                 .set(lane, deadline, req, r.gen, &self.arena, s);
         }
-        let crit = self.calls.stacks[fleet].crit;
-        let node = self.arena.alloc_node(req, 0, fleet as u16, NONE, 0, crit);
+        let node = self.arena.alloc_node(req, 0, fleet as u16, NONE, 0);
+        if self.calls.classes {
+            self.classify_first(node, fleet);
+        }
         self.obs.call_made(&self.arena, node, s.now());
         if self.calls.deadlines {
             // The request gives up on its first node at its deadline.

@@ -233,8 +233,8 @@ impl Arena {
         }
     }
 
-    /// Allocates a node of class `crit` for request `req` at `depth` of layer stack
-    /// `stack`.
+    /// Allocates a node for request `req` at `depth` of layer stack `stack`, of the
+    /// default class (see [`crate::model::criticality`] for who sets another).
     #[inline(always)]
     pub fn alloc_node(
         &mut self,
@@ -243,7 +243,6 @@ impl Arena {
         stack: u16,
         parent: u32,
         parent_gen: u32,
-        crit: u8,
     ) -> u32 {
         self.reqs[req as usize].refs += 1;
         let n = Node {
@@ -252,7 +251,6 @@ impl Arena {
             parent_gen,
             depth,
             stack,
-            crit,
             state: NodeState::InTransit,
             ..Node::EMPTY
         };

@@ -106,6 +106,7 @@ impl<T: CallObserver> World<T> {
         let nm = &mut self.arena.nodes[node as usize];
         nm.gen = nm.gen.wrapping_add(1);
         let (gen, req, crit) = (nm.gen, nm.req, nm.crit);
+        let classes = self.calls.classes;
         let deadline = if self.calls.deadlines {
             self.calls.times.deadline_at(node)
         } else {
@@ -118,7 +119,10 @@ impl<T: CallObserver> World<T> {
         v.pending = branches.len() as u16;
         v.children.clear();
         for &st in branches {
-            let child = self.arena.alloc_node(req, 0, st, node, gen, crit);
+            let child = self.arena.alloc_node(req, 0, st, node, gen);
+            if classes {
+                self.arena.nodes[child as usize].crit = crit;
+            }
             // The visit gives up on its call at its own deadline.
             let d = self.calls.stacks[st as usize].child_deadline(0, deadline, deadline);
             self.calls.times.set_deadline(child, d);

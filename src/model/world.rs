@@ -138,6 +138,7 @@ impl World {
                 any_hedging: scn.uses_hedging(),
                 any_guards: scn.uses_bulkheads() || scn.uses_pools(),
                 deadlines: scn.graph || scn.fleets.iter().any(|f| f.propagate_deadline),
+                classes: scn.sheds_by_criticality(),
                 layer_index,
             },
             services: Services {

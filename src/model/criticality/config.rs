@@ -49,6 +49,14 @@ impl ShedConfig {
 }
 
 impl Scenario {
+    /// Whether a tier sheds by criticality: only then does an attempt's class change
+    /// what happens to it.
+    pub fn sheds_by_criticality(&self) -> bool {
+        self.services
+            .iter()
+            .any(|s| s.capacity.shed_by_criticality.is_some())
+    }
+
     /// Whether the scenario uses request classes: a fleet sets `criticality`, a layer
     /// `retry_criticality`, or a tier `shed_by_criticality`.
     pub fn uses_criticality(&self) -> bool {
@@ -61,10 +69,7 @@ impl Scenario {
     pub fn criticality_classes(&self) -> Vec<Criticality> {
         let named = self.fleets.iter().any(|f| f.criticality.is_some())
             || self.all_layers().any(|l| l.retry_criticality.is_some())
-            || self
-                .services
-                .iter()
-                .any(|s| s.capacity.shed_by_criticality.is_some());
+            || self.sheds_by_criticality();
         if !named {
             return Vec::new();
         }

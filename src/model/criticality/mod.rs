@@ -12,7 +12,9 @@
 //! The class travels in a byte of the node (it fits in the node's padding: a node
 //! stays 56 bytes): a node takes its maker's class, a layer's retry the lower of that
 //! and the layer's `retry_criticality`. Only a tier with `shed_by_criticality` reads
-//! it, behind the one test per arrival of a defended tier.
+//! it, behind the one test per arrival of a defended tier; so the byte is kept only
+//! when some tier sheds (the per-class columns need no node's class: a request's is
+//! its fleet's), behind one test per node made, and costs nothing otherwise.
 //!
 //! Request classes are one folder: the written form ([`written`]), the rules
 //! ([`validate`]), the validated form ([`config`]: [`ShedConfig`]), explain's text
@@ -101,6 +103,26 @@ pub type ShedCounts = [u64; 4];
 
 #[allow(private_bounds)]
 impl<T: CallObserver> World<T> {
+    /// Gives the first node of a request of `fleet` the fleet's class (only when a
+    /// tier sheds by criticality).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn classify_first(&mut self, node: u32, fleet: usize) {
+        self.arena.nodes[node as usize].crit = self.calls.stacks[fleet].crit;
+    }
+
+    /// Gives the attempt (or hedged copy) `child` just made its class: its call's,
+    /// lowered by the layer's `retry_criticality` unless it is the first (only when a
+    /// tier sheds by criticality; the call's `attempts` already counts `child`).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn classify_attempt(&mut self, child: u32) {
+        let nodes = &mut self.arena.nodes;
+        let p = nodes[nodes[child as usize].parent as usize];
+        let retry = self.calls.stacks[p.stack as usize].layers[p.depth as usize].retry_crit;
+        nodes[child as usize].crit = Criticality::of_attempt(p.crit, retry, p.attempts);
+    }
+
     /// Service `sv`'s priority shedding on the attempt at `node` arriving at `now`:
     /// `None` lets it on to the queue, else the `priority_shed` outcome it is answered
     /// with.
@@ -131,6 +153,42 @@ impl<T: CallObserver> World<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whether the world built for a one-fleet scenario with `fleet`, `layer` and
+    /// `tier` keys keeps each node's class.
+    fn keeps_classes(tier: &str, fleet: &str, layer: &str) -> bool {
+        let text = format!(
+            "duration = '1s'\n[dependency]\nservers = 1\nqueue_limit = 10\n\
+             service_time = '1ms'\n{tier}\n[[fleets]]\nname = 'f'\n\
+             arrival = {{ kind = 'poisson', rate = 10 }}\n{fleet}\n\
+             [[fleets.layers]]\nmax_attempts = 2\n{layer}\n"
+        );
+        let source = crate::scenario::Source {
+            path: "t.toml".into(),
+            stem: "t".into(),
+            text,
+        };
+        let scn = crate::scenario::from_table(&source, source.table().unwrap())
+            .unwrap()
+            .scenario;
+        let mut s = crate::engine::Scheduler::new();
+        World::new(&scn, 1, &mut s).calls.classes
+    }
+
+    #[test]
+    fn nodes_keep_a_class_only_when_a_tier_sheds_by_criticality() {
+        let shed = "shed_by_criticality = { signal = 'queue_fill', sheddable = 0.5 }";
+        let (crit, retry) = (
+            "criticality = 'critical_plus'",
+            "retry_criticality = 'sheddable'",
+        );
+        assert!(!keeps_classes("", "", ""));
+        // Classes without shedding change no attempt's fate: the per-class columns
+        // take a request's class from its fleet.
+        assert!(!keeps_classes("", crit, retry));
+        assert!(keeps_classes(shed, "", ""));
+        assert!(keeps_classes(shed, crit, retry));
+    }
 
     #[test]
     fn a_class_byte_round_trips_and_orders_like_the_classes() {

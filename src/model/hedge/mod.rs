@@ -170,16 +170,18 @@ impl<T: CallObserver> World<T> {
         if let Some(b) = layer.budget(n.instance) {
             b.on_sent(attempts >= 2);
         }
-        let crit = super::criticality::Criticality::of_attempt(n.crit, layer.retry_crit, attempts);
         let child = self
             .arena
-            .alloc_node(n.req, depth as u8 + 1, st as u16, node, n.gen, crit);
+            .alloc_node(n.req, depth as u8 + 1, st as u16, node, n.gen);
         let child_gen = self.arena.nodes[child as usize].gen;
         {
             let nm = &mut self.arena.nodes[node as usize];
             nm.attempts = attempts;
             nm.child = child;
             nm.retry_cost = cost;
+        }
+        if self.calls.classes {
+            self.classify_attempt(child);
         }
         self.obs
             .copy_sent(&self.arena, call, child, attempts, granted, now);
