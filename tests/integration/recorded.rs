@@ -467,3 +467,73 @@ fn a_file_over_the_cap_is_refused_before_it_is_read() {
         "{err}"
     );
 }
+
+#[test]
+fn scale_is_sweepable_and_searchable() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "day.csv", &day_csv());
+    let text = scenario(
+        r#"{ file = "day.csv", time = "ts", value = "rps", scale = 1.0 }"#,
+        poisson(),
+    )
+    .replace(
+        "servers = \"unlimited\"\nservice_time = \"1ms\"",
+        "servers = 4\nqueue_limit = 20\nservice_time = \"5ms\"",
+    );
+    // 4 servers at 5 ms serve 800/s: the recording (mean 500/s, peak 1500/s for 10 s)
+    // loses the spike's excess; half of it fits.
+    write(
+        d.path(),
+        "s.toml",
+        &format!("{text}\n[[expect]]\nmetric = \"success_fraction\"\nmin = 0.97\n"),
+    );
+    let out = retrysim(
+        d.path(),
+        &[
+            "search",
+            "s.toml",
+            "--key",
+            "fleets.0.load_profile.scale",
+            "--range",
+            "0.2..2.0",
+            "--tolerance",
+            "0.05",
+            "--largest",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let found: f64 = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("found: fleets.0.load_profile.scale = "))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(found > 0.2 && found < 2.0, "{found}");
+    // A sweep over scale: the second cell offers twice the first's requests.
+    write(
+        d.path(),
+        "s.toml",
+        &format!("{text}\n[sweep]\n\"fleets.0.load_profile.scale\" = [1.0, 2.0]\n"),
+    );
+    ok(
+        d.path(),
+        &["sweep", "s.toml", "--no-plots", "-q", "--out", "sweep"],
+    );
+    let summary = std::fs::read_to_string(d.path().join("sweep/summary.csv")).unwrap();
+    let mut rows = csv::Reader::from_reader(summary.as_bytes());
+    let headers = rows.headers().unwrap().clone();
+    let at = headers.iter().position(|h| h == "logical").unwrap();
+    let logical: Vec<f64> = rows
+        .records()
+        .map(|r| r.unwrap()[at].parse().unwrap())
+        .collect();
+    assert_eq!(logical.len(), 2);
+    let ratio = logical[1] / logical[0];
+    assert!((ratio - 2.0).abs() < 0.05, "{logical:?}");
+}
