@@ -355,10 +355,14 @@ pub struct OutageFile {
     pub mean_up: Option<Dur>,
     /// Markov: mean down time.
     pub mean_down: Option<Dur>,
-    /// What happens.
-    pub mode: ModeFile,
+    /// What happens (required, unless `file` gives a timeline).
+    pub mode: Option<ModeFile>,
     /// The service it hits (default: every service).
     pub target: Option<String>,
+    /// An incident timeline: a CSV file of one outage window per row (`start`, `end`,
+    /// `mode` and its parameter, `target`), relative to the scenario file; the entry
+    /// then takes no other key but `target`, the rows' default.
+    pub file: Option<String>,
 }
 
 /// A service of a graph (`[[services]]`): the dependency's capacity keys, a name,

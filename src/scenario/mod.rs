@@ -141,7 +141,8 @@ pub fn from_table(source: &Source, table: toml::Table) -> Result<Loaded, Scenari
             .map_err(|e| parse_error(source, &table, &resolved.table, &e))?;
     resolved.fill_part_presets(&mut file);
     let inputs = inputs::read(source, &mut file)?;
-    let scenario = validate::validate(&file, &source.path, &source.stem)?;
+    let scenario =
+        validate::validate(&file, &source.path, &source.stem).map_err(|e| inputs.name_rows(e))?;
     guard::check(&scenario, &source.path)?;
     Ok(Loaded {
         source: source.clone(),
@@ -149,7 +150,7 @@ pub fn from_table(source: &Source, table: toml::Table) -> Result<Loaded, Scenari
         resolved: resolved.table,
         file,
         scenario,
-        inputs,
+        inputs: inputs.records,
     })
 }
 

@@ -537,3 +537,131 @@ fn scale_is_sweepable_and_searchable() {
     let ratio = logical[1] / logical[0];
     assert!((ratio - 2.0).abs() < 0.05, "{logical:?}");
 }
+
+/// [`scenario`] with `outages` appended.
+fn with_outages(outages: &str) -> String {
+    format!(
+        "{}\n{outages}",
+        scenario(
+            "[{ at = \"0s\", multiplier = 1 }]",
+            r#"{ kind = "poisson", rate = 300, clients = 10 }"#
+        )
+    )
+}
+
+#[test]
+fn an_incident_timeline_gives_the_outages_its_rows_describe() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "inc.csv",
+        "start,end,mode,p,servers\n20s,30s,error_rate,0.5,\n60s,75s,blackhole,,\n",
+    );
+    write(
+        d.path(),
+        "s.toml",
+        &with_outages("[[outages]]\nfile = \"inc.csv\"\n"),
+    );
+    ok(
+        d.path(),
+        &["run", "s.toml", "--no-plots", "-q", "--out", "timeline"],
+    );
+    write(
+        d.path(),
+        "s.toml",
+        &with_outages(
+            "[[outages]]\nstart = \"20s\"\nend = \"30s\"\nmode = { kind = \"error_rate\", p = 0.5 }\n\n[[outages]]\nstart = \"60s\"\nend = \"75s\"\nmode = { kind = \"blackhole\" }\n",
+        ),
+    );
+    ok(
+        d.path(),
+        &["run", "s.toml", "--no-plots", "-q", "--out", "inline"],
+    );
+    for f in ["timeseries.csv", "summary.csv", "herd.csv"] {
+        let a = std::fs::read(d.path().join("timeline").join(f)).unwrap();
+        let b = std::fs::read(d.path().join("inline").join(f)).unwrap();
+        assert!(a == b, "{f} differs");
+    }
+    let m = std::fs::read_to_string(d.path().join("timeline/manifest.toml")).unwrap();
+    assert!(
+        m.contains("key = \"outages[0].file\"\nfile = \"inc.csv\""),
+        "{m}"
+    );
+}
+
+#[test]
+fn a_timeline_in_recorded_time_lands_where_the_recording_has_it() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "day.csv", &day_csv());
+    // The recording starts at 1700000000 (2023-11-14T22:13:20Z), played 2x faster: its
+    // 40th second is the run's 20th.
+    write(
+        d.path(),
+        "inc.csv",
+        "start,end,mode\n1700000040,2023-11-14T22:14:20Z,blackhole\n",
+    );
+    write(
+        d.path(),
+        "s.toml",
+        &format!(
+            "{}\n[[outages]]\nfile = \"inc.csv\"\n",
+            scenario(
+                r#"{ file = "day.csv", time = "ts", value = "rps", speed = 2 }"#,
+                poisson()
+            )
+        ),
+    );
+    let l = loaded(d.path(), &[]);
+    match l.scenario.outages[0].timing {
+        retrysim::model::config::OutageTiming::Window { start, end } => {
+            assert_eq!((start, end), (20_000_000_000, 30_000_000_000));
+        }
+        ref t => panic!("{t:?}"),
+    }
+}
+
+#[test]
+fn a_bad_timeline_row_is_named_by_its_file_and_line() {
+    let refused_outages = |csv: &str, entry: &str, expect: &str| {
+        let d = tempfile::tempdir().unwrap();
+        write(d.path(), "inc.csv", csv);
+        write(d.path(), "s.toml", &with_outages(entry));
+        let out = retrysim(d.path(), &["validate", "s.toml"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(expect), "expected {expect:?} in: {err}");
+    };
+    let entry = "[[outages]]\nfile = \"inc.csv\"\n";
+    refused_outages(
+        "start,end,mode\n1s,2s,fail\n3s,4s,melt\n",
+        entry,
+        "outages[0].file: 'inc.csv' at line 3, column \"mode\": must be fail, error_rate, slow, capacity or blackhole (found \"melt\")",
+    );
+    // A rule validation checks, on the row that breaks it.
+    refused_outages(
+        "start,end,mode,p\n1s,2s,fail,\n3s,4s,error_rate,2\n",
+        entry,
+        "outages[0].file: 'inc.csv' at line 3 (mode.p): must be",
+    );
+    refused_outages(
+        "start,end,mode\n5s,2s,fail\n",
+        entry,
+        "outages[0].file: 'inc.csv' at line 2 (end): must be after start 5s (found 2s)",
+    );
+    // An entry after a timeline keeps its own index in messages.
+    refused_outages(
+        "start,end,mode\n1s,2s,fail\n3s,4s,fail\n",
+        "[[outages]]\nfile = \"inc.csv\"\n\n[[outages]]\nstart = \"9s\"\nend = \"8s\"\nmode = { kind = \"fail\" }\n",
+        "outages[1].end: must be after start 9s (found 8s)",
+    );
+    refused_outages(
+        "start,end,mode\n1s,2s,fail\n",
+        "[[outages]]\nfile = \"inc.csv\"\nstart = \"1s\"\n",
+        "outages[0].file: takes no other key in its entry but `target`",
+    );
+    refused_outages(
+        "",
+        "[[outages]]\nstart = \"1s\"\nend = \"2s\"\n",
+        "outages[0].mode: is required",
+    );
+}

@@ -8,6 +8,7 @@
 //! validated scenario holds the numbers. Every rule broken names the scenario, the key,
 //! the data file and the line or point in it.
 
+pub mod incidents;
 pub mod profile;
 pub mod series;
 
@@ -38,10 +39,63 @@ pub struct InputRecord {
     pub sha256: String,
 }
 
+/// What reading a scenario's data files gave: the manifest's records, and where each
+/// outage of a timeline came from (so a rule one breaks names the file and the row).
+#[derive(Debug, Default)]
+pub struct Inputs {
+    /// The files read, in key order.
+    pub records: Vec<InputRecord>,
+    /// For each outage after the timelines were expanded: its entry in the file as
+    /// written, and the timeline and line it came from, if it did.
+    rows: Vec<(usize, Option<(String, u64)>)>,
+}
+
+impl Inputs {
+    /// `e` as the user reads it when it is about an outage a timeline row gave:
+    /// `outages[2].mode.p` becomes `outages[0].file` with the file, line and key.
+    pub fn name_rows(&self, e: ScenarioError) -> ScenarioError {
+        let ScenarioError::Field {
+            path,
+            field,
+            message,
+        } = e
+        else {
+            return e;
+        };
+        let row = field
+            .strip_prefix("outages[")
+            .and_then(|r| r.split_once(']'))
+            .and_then(|(k, rest)| Some((k.parse::<usize>().ok()?, rest)));
+        match row.and_then(|(k, rest)| Some((self.rows.get(k)?, rest))) {
+            Some(((entry, Some((file, line))), rest)) => ScenarioError::Field {
+                path,
+                field: format!("outages[{entry}].file"),
+                message: format!(
+                    "'{file}' at line {line}{}: {message}",
+                    match rest.strip_prefix('.') {
+                        Some(key) => format!(" ({key})"),
+                        None => String::new(),
+                    }
+                ),
+            },
+            Some(((entry, None), rest)) => ScenarioError::Field {
+                path,
+                field: format!("outages[{entry}]{rest}"),
+                message,
+            },
+            _ => ScenarioError::Field {
+                path,
+                field,
+                message,
+            },
+        }
+    }
+}
+
 /// Reads every data file `file` names, relative to the folder of `source`, and puts
-/// what the run keeps of each beside the key that names it. Returns the records for
-/// the manifest, in key order.
-pub fn read(source: &Source, file: &mut ScenarioFile) -> Result<Vec<InputRecord>, ScenarioError> {
+/// what the run keeps of each beside the key that names it (a timeline's rows replace
+/// its `[[outages]]` entry). Returns the records for the manifest, in key order.
+pub fn read(source: &Source, file: &mut ScenarioFile) -> Result<Inputs, ScenarioError> {
     let base = Path::new(&source.path)
         .parent()
         .map(Path::to_path_buf)
@@ -102,7 +156,51 @@ pub fn read(source: &Source, file: &mut ScenarioFile) -> Result<Vec<InputRecord>
         })?;
         r.points = Some(Arc::new(points));
     }
-    Ok(records)
+    let origin = file.fleets.iter().find_map(|f| match &f.load_profile {
+        Some(LoadProfileFile::Recorded(r)) => Some(incidents::Origin {
+            t0: r.points.as_ref()?.first()?.0,
+            speed: r.speed.filter(|s| s.is_finite() && *s > 0.0).unwrap_or(1.0),
+        }),
+        _ => None,
+    });
+    let mut rows = Vec::with_capacity(file.outages.len());
+    if file.outages.iter().any(|o| o.file.is_some()) {
+        let mut expanded = Vec::with_capacity(file.outages.len());
+        for (i, o) in std::mem::take(&mut file.outages).into_iter().enumerate() {
+            let Some(written) = o.file.clone() else {
+                rows.push((i, None));
+                expanded.push(o);
+                continue;
+            };
+            let key = format!("outages[{i}].file");
+            let others = [
+                o.kind.is_some(),
+                o.start.is_some(),
+                o.end.is_some(),
+                o.mean_up.is_some(),
+                o.mean_down.is_some(),
+                o.mode.is_some(),
+            ];
+            if others.contains(&true) {
+                return Err(field(
+                    source,
+                    key,
+                    "takes no other key in its entry but `target` (the rows give kind, start, end and mode)".into(),
+                ));
+            }
+            let (text, record) = read_one(source, &base, &key, &written)?;
+            let cap = crate::scenario::guard::MAX_OUTAGES.saturating_sub(expanded.len());
+            let got = incidents::outages(&text, o.target.as_deref(), origin, cap)
+                .map_err(|e| field(source, key.clone(), format!("'{written}' {}", at_or_is(e))))?;
+            for (line, row) in got {
+                rows.push((i, Some((written.clone(), line))));
+                expanded.push(row);
+            }
+            records.push(record);
+        }
+        file.outages = expanded;
+    }
+    Ok(Inputs { records, rows })
 }
 
 /// A CSV or JSON message, worded after the file's name: "line 3, ...: ..." reads

@@ -5,6 +5,16 @@ use crate::model::field::{Ctx, R};
 
 pub(super) fn validate_outage(c: &Ctx, i: usize, o: &OutageFile) -> R<OutageConfig> {
     let p = format!("outages[{i}]");
+    if o.file.is_some() {
+        // Read and replaced by its rows before validation (inputs::read).
+        return c.err(format!("{p}.file"), "was not read");
+    }
+    let Some(mode) = &o.mode else {
+        return c.err(
+            format!("{p}.mode"),
+            "is required: what happens (fail, error_rate, slow, capacity, blackhole), or `file` for a timeline",
+        );
+    };
     let timing = match o.kind.unwrap_or_default() {
         OutageKind::Window => {
             for (k, v) in [("mean_up", o.mean_up), ("mean_down", o.mean_down)] {
@@ -58,7 +68,7 @@ pub(super) fn validate_outage(c: &Ctx, i: usize, o: &OutageFile) -> R<OutageConf
             }
         }
     };
-    let mode = match o.mode {
+    let mode = match *mode {
         ModeFile::Fail { after } => {
             OutageMode::Fail(after.map_or(crate::model::config::DEFAULT_FAIL_AFTER, |a| a.0))
         }

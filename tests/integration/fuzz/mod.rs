@@ -171,7 +171,8 @@ const BOOL_KEYS: [&str; 9] = [
     "truncate",
 ];
 /// Keys filled with a word.
-const WORD_KEYS: [&str; 15] = [
+const WORD_KEYS: [&str; 16] = [
+    "file",
     "criticality",
     "retry_criticality",
     "target",
