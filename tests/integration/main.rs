@@ -36,6 +36,7 @@ mod plots;
 mod policies;
 mod presets;
 mod queue_consumers;
+mod queue_policy;
 mod queueing_theory;
 mod reject_busy;
 mod retry_counts;
