@@ -311,3 +311,43 @@ fn a_run_with_a_queue_policy_is_the_same_bytes_for_the_same_seed() {
         assert_eq!(rows(&a), rows(&b));
     }
 }
+
+/// A graph whose back tier is overloaded (1500/s against 1000/s) has the drops in its
+/// own column and in the sum; a tier without CoDel has none; with a `reject_cost` the
+/// dequeuing server spends it on each drop.
+#[test]
+fn a_graph_tier_counts_its_own_drops_and_spends_its_reject_cost_on_them() {
+    let text = r#"
+duration = "10s"
+bucket = "1s"
+[[services]]
+name = "api"
+servers = 1000
+service_time = "1ms"
+[[services.calls]]
+to = "db"
+[[services.calls.layers]]
+max_attempts = 1
+[[services]]
+name = "db"
+servers = 10
+service_time = { kind = "exponential", mean = "10ms" }
+queue_policy = { kind = "codel" }
+[[fleets]]
+name = "web"
+target = "api"
+arrival = { kind = "constant", rate = 1500 }
+[[fleets.layers]]
+max_attempts = 1
+"#;
+    let r = run(text, &[]);
+    let db = count(&r, "service_db_codel_dropped");
+    assert!(db > 1_000, "{db}");
+    assert_eq!(count(&r, "codel_dropped"), db);
+    assert!(r.summary.get("service_api_codel_dropped").is_none());
+    // A drop costing 5 ms of a server leaves less for the work: more are dropped.
+    let costly = run(text, &[r#"services.1.reject_cost="5ms""#]);
+    let f = crate::common::col(&costly, "service_db_reject_busy_fraction");
+    assert!(f > 0.1, "{f}");
+    assert!(count(&costly, "service_db_codel_dropped") > db);
+}
