@@ -125,6 +125,8 @@ pub struct DependencyExplanation {
     pub reject_cost: Nanos,
     /// What its priority shedding (`shed_by_criticality`) does, if it has it.
     pub shed_by_criticality: Option<String>,
+    /// What its queue policy (`queue_policy`) does, if it has one.
+    pub queue_policy: Option<String>,
 }
 
 /// Offered load of a fleet.
@@ -332,6 +334,7 @@ pub(crate) fn explain_dependency(d: &DependencyConfig) -> DependencyExplanation 
         shed_by_criticality: d
             .shed_by_criticality
             .map(|s| s.describe(d.servers, d.queue_limit)),
+        queue_policy: d.queue_policy.map(|q| q.describe()),
     }
 }
 

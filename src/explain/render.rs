@@ -162,6 +162,9 @@ pub(super) fn render_dependency(o: &mut String, label: &str, d: &DependencyExpla
     if let Some(s) = &d.shed_by_criticality {
         let _ = writeln!(o, "  {s}");
     }
+    if let Some(q) = &d.queue_policy {
+        let _ = writeln!(o, "  queue_policy: {q}");
+    }
     if d.reject_cost > 0 {
         let _ = writeln!(
             o,

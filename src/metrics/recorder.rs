@@ -192,6 +192,8 @@ pub struct RunMetrics {
     pub reject_busy: Option<super::reject::RejectBusy>,
     /// Attempts the tiers shed by criticality, per class.
     pub priority_shed: crate::model::criticality::ShedCounts,
+    /// Attempts the tiers' CoDel dropped (`None` when no tier's queue policy drops).
+    pub codel: Option<crate::model::queue_policy::Dropped>,
 }
 
 impl RunMetrics {
@@ -256,6 +258,8 @@ pub struct Recorder {
     reject_busy: Option<Box<super::reject::RejectBusy>>,
     /// Attempts the tiers shed by criticality, per class.
     pub(crate) priority_shed: crate::model::criticality::ShedCounts,
+    /// CoDel drop counts, when a tier's queue policy drops.
+    pub(crate) codel: Option<Box<crate::model::queue_policy::Dropped>>,
 }
 
 /// A latency in whole microseconds, rounded up, at least 1 (the histograms' unit).
@@ -317,6 +321,7 @@ impl Recorder {
             admission: None,
             reject_busy: None,
             priority_shed: [0; 4],
+            codel: None,
         }
     }
 
@@ -783,6 +788,7 @@ impl Recorder {
             admission: self.admission.map(|c| *c),
             reject_busy: self.reject_busy.map(|r| *r),
             priority_shed: self.priority_shed,
+            codel: self.codel.map(|c| *c),
         }
     }
 }

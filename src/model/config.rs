@@ -409,6 +409,8 @@ pub struct DependencyConfig {
     pub reject_cost: Nanos,
     /// Priority shedding before the queue (`shed_by_criticality`).
     pub shed_by_criticality: Option<crate::model::criticality::ShedConfig>,
+    /// What the queue does under load (`queue_policy`).
+    pub queue_policy: Option<crate::model::queue_policy::QueuePolicyConfig>,
 }
 
 impl DependencyConfig {

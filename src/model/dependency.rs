@@ -62,6 +62,9 @@ pub(super) struct Service {
     /// Whether it defends itself before the queue (`admission` or
     /// `shed_by_criticality`): one test per arrival when it does not.
     defended: bool,
+    /// Its queue policy (`queue_policy`): one test per dispatch with a queue, and
+    /// per attempt queued, when it has none.
+    policy: Option<crate::model::queue_policy::QueuePolicy>,
 }
 
 impl Service {
@@ -101,6 +104,9 @@ impl Service {
             }),
             rejecting: VecDeque::new(),
             defended: c.admission.is_some() || c.shed_by_criticality.is_some(),
+            policy: c
+                .queue_policy
+                .map(crate::model::queue_policy::QueuePolicy::new),
         }
     }
 
@@ -221,6 +227,9 @@ impl<T: CallObserver> World<T> {
         let at = self.services.at(sv);
         let svc = &mut self.services.list[sv];
         if svc.busy < svc.capacity() {
+            if let Some(p) = svc.policy.as_mut() {
+                served_at_once(p, now);
+            }
             self.obs.admitted(at, None, now);
             self.start_service(node, sv, 0, s);
         } else if svc.cfg.queue_limit.is_none_or(|l| svc.queued < l) {
@@ -228,6 +237,9 @@ impl<T: CallObserver> World<T> {
             nm.state = NodeState::Queued;
             nm.memo = Memo::Queued(Halves::new(now));
             let gen = nm.gen;
+            if let Some(p) = svc.policy.as_mut() {
+                queue_joined(p, svc.queued, now);
+            }
             svc.queue.push_back((node, gen));
             svc.queued += 1;
             self.obs.admitted(at, Some(svc.queued), now);
@@ -562,6 +574,10 @@ impl<T: CallObserver> World<T> {
         if !svc.rejecting.is_empty() && !self.dispatch_rejections(sv, s) {
             return;
         }
+        if self.services.list[sv].policy.is_some() {
+            self.dispatch_policed(sv, s);
+            return;
+        }
         let now = s.now();
         let at = self.services.at(sv);
         loop {
@@ -590,6 +606,71 @@ impl<T: CallObserver> World<T> {
             let Memo::Queued(since) = n.memo else {
                 unreachable!("a queued attempt's memo is its arrival, not {:?}", n.memo)
             };
+            self.start_service(node, sv, now - since.get(), s);
+        }
+    }
+
+    /// [`Self::dispatch`] for a service `sv` with a queue policy: adaptive LIFO picks
+    /// the end of the queue, CoDel judges the wait of each attempt a server takes and
+    /// drops it as the full queue rejects an arrival (the tier's `reject_status`,
+    /// `retry_after` and `overloaded_status`), through [`Self::reject`], so the
+    /// server that dequeued it spends the tier's `reject_cost` on the answer.
+    #[cold]
+    fn dispatch_policed(&mut self, sv: usize, s: &mut Scheduler<Packed>) {
+        let now = s.now();
+        let at = self.services.at(sv);
+        loop {
+            let svc = &mut self.services.list[sv];
+            if svc.busy >= svc.capacity() {
+                break;
+            }
+            let Some(policy) = svc.policy.as_mut() else {
+                unreachable!("dispatch_policed is for a service with a queue policy")
+            };
+            let lifo = match svc.cfg.discipline {
+                Discipline::Fifo => policy.lifo(svc.queued as usize),
+                Discipline::Lifo => true,
+            };
+            let next = if lifo {
+                svc.queue.pop_back()
+            } else {
+                svc.queue.pop_front()
+            };
+            let Some((node, gen)) = next else { break };
+            let n = self.arena.nodes[node as usize];
+            if n.gen != gen || n.state != NodeState::Queued {
+                continue; // cancelled while queued
+            }
+            svc.queued -= 1;
+            let (queued, drop) = (svc.queued, svc.cfg.drop_expired);
+            self.obs.dequeued(at, queued, now);
+            if (drop && !self.arena.useful(node, now))
+                || (self.calls.deadlines && now >= self.calls.times.deadline_at(node))
+            {
+                self.drop_expired(node, sv, now);
+                continue;
+            }
+            let Memo::Queued(since) = n.memo else {
+                unreachable!("a queued attempt's memo is its arrival, not {:?}", n.memo)
+            };
+            let svc = &mut self.services.list[sv];
+            let dropped = svc
+                .policy
+                .as_mut()
+                .is_some_and(|p| p.drops(now, since.get()));
+            if dropped {
+                let class = if svc.overloaded_status {
+                    Class::Overloaded
+                } else {
+                    Class::Rejected
+                };
+                let outcome = Outcome::configured(class, svc.cfg.retry_after.is_some());
+                if let Some(c) = self.obs.rec.codel.as_mut() {
+                    c.drop_at(now, sv);
+                }
+                self.reject(node, sv, outcome, s);
+                continue;
+            }
             self.start_service(node, sv, now - since.get(), s);
         }
     }
@@ -630,5 +711,23 @@ impl<T: CallObserver> World<T> {
             svc.effect = Effect::combine(svc.active.iter().map(|&i| &windows[i as usize].mode));
             self.dispatch(sv, s);
         }
+    }
+}
+
+/// An attempt reaches a free server of a service with queue policy `p` at `now`: it
+/// passes through the queue without waiting, as every request does in folly's
+/// executor, so CoDel sees its wait of 0 (never dropped).
+#[cold]
+fn served_at_once(p: &mut crate::model::queue_policy::QueuePolicy, now: Nanos) {
+    let dropped = p.drops(now, now);
+    debug_assert!(!dropped, "a wait of 0 is never dropped");
+}
+
+/// An attempt joins the queue of a service with queue policy `p` at `now`, `queued`
+/// live attempts waiting before it: the policy learns when the queue formed.
+#[cold]
+fn queue_joined(p: &mut crate::model::queue_policy::QueuePolicy, queued: u64, now: Nanos) {
+    if queued == 0 {
+        p.on_queue_formed(now);
     }
 }

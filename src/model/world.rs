@@ -120,6 +120,15 @@ impl World {
             let counts = crate::model::admission::Counts::new(scn.duration, scn.bucket, n);
             rec.admission = Some(Box::new(counts));
         }
+        if scn
+            .services
+            .iter()
+            .any(crate::model::queue_policy::QueuePolicyConfig::drops_at)
+        {
+            let n = scn.services.len();
+            let d = crate::model::queue_policy::Dropped::new(scn.duration, scn.bucket, n);
+            rec.codel = Some(Box::new(d));
+        }
         if scn.uses_reject_cost() {
             let servers = scn.services.iter().map(|s| s.capacity.servers).collect();
             let primary = scn.fleets.first().map_or(0, |f| f.target as usize);

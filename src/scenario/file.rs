@@ -296,6 +296,8 @@ pub struct DependencyFile {
     pub reject_cost: Option<Dur>,
     /// Priority shedding: the load from which each class is shed, lower first.
     pub shed_by_criticality: Option<crate::model::criticality::ShedFile>,
+    /// What the queue does under load (CoDel, adaptive LIFO), beside `discipline`.
+    pub queue_policy: Option<crate::model::queue_policy::QueuePolicyFile>,
 }
 
 /// What an outage does.
@@ -411,6 +413,8 @@ pub struct ServiceFile {
     pub reject_cost: Option<Dur>,
     /// Priority shedding: the load from which each class is shed, lower first.
     pub shed_by_criticality: Option<crate::model::criticality::ShedFile>,
+    /// What the queue does under load (CoDel, adaptive LIFO), beside `discipline`.
+    pub queue_policy: Option<crate::model::queue_policy::QueuePolicyFile>,
     /// Downstream calls, in order.
     #[serde(default)]
     pub calls: Vec<CallFile>,
@@ -433,6 +437,7 @@ impl ServiceFile {
             admission: self.admission.clone(),
             reject_cost: self.reject_cost,
             shed_by_criticality: self.shed_by_criticality,
+            queue_policy: self.queue_policy.clone(),
         }
     }
 }

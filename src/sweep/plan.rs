@@ -363,12 +363,14 @@ fn apply_cell(
 }
 
 /// Whether sweeping `key` can change the summary's columns (the number of layers, the
-/// fleets' or the services' names, a tier's limiter or rejection cost): only then must
+/// fleets' or the services' names, a tier's limiter, rejection cost or queue policy): only then must
 /// every cell be built to know them.
 fn shapes_columns(key: &str) -> bool {
     let parts: Vec<&str> = key.split('.').collect();
     // A tier's key below `dependency` or `services.<i>`.
-    let tier = |k: Option<&&str>| k.is_none_or(|k| matches!(*k, "admission" | "reject_cost"));
+    let tier = |k: Option<&&str>| {
+        k.is_none_or(|k| matches!(*k, "admission" | "reject_cost" | "queue_policy"))
+    };
     match parts[0] {
         "fleets" => parts.len() <= 2 || (parts.len() == 3 && matches!(parts[2], "layers" | "name")),
         "services" => parts.len() <= 2 || parts[2] == "name" || tier(parts.get(2)),

@@ -1327,3 +1327,37 @@ fn a_value_of_the_wrong_type_says_what_the_file_must_hold_there() {
         check(name, Some(&text), &[expect]);
     }
 }
+
+#[test]
+fn a_bad_queue_policy_names_the_field_and_what_is_allowed() {
+    for (name, policy, expect) in [
+        (
+            "queue_policy_kind",
+            "queue_policy = { kind = \"red\" }",
+            "dependency.queue_policy.kind: unknown variant `red`, expected one of `codel`, `codel_timeout`, `adaptive_lifo`",
+        ),
+        (
+            "queue_policy_threshold",
+            "queue_policy = { kind = \"adaptive_lifo\" }",
+            "dependency.queue_policy.threshold: is required for kind = \"adaptive_lifo\"",
+        ),
+        (
+            "queue_policy_interval",
+            "queue_policy = { kind = \"codel\", target = \"200ms\" }",
+            "dependency.queue_policy.interval: must be longer than target 200ms, as folly's Codel requires (found 100ms)",
+        ),
+        (
+            "queue_policy_lifo",
+            "queue_policy = { kind = \"adaptive_lifo\", threshold = 4 }\ndiscipline = \"lifo\"",
+            "dependency.discipline: must be \"fifo\" or left out with queue_policy kind = \"adaptive_lifo\"",
+        ),
+        (
+            "queue_policy_key",
+            "queue_policy = { kind = \"codel\", threshold = 4 }",
+            "dependency.queue_policy: unknown field `threshold`, expected `target` or `interval`",
+        ),
+    ] {
+        let text = GOOD.replacen("servers = 2", &format!("servers = 2\n{policy}"), 1);
+        check(name, Some(&text), &[expect]);
+    }
+}

@@ -36,6 +36,7 @@ mod plots;
 mod policies;
 mod presets;
 mod queue_consumers;
+mod queue_policy;
 mod queueing_theory;
 mod recorded;
 mod reject_busy;

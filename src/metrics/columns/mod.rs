@@ -23,6 +23,7 @@
 
 mod admission;
 mod aggregate;
+mod codel;
 mod dictionary;
 mod graph;
 mod group;
@@ -38,6 +39,7 @@ pub use crate::model::criticality::columns::*;
 pub use crate::model::hedge::columns::*;
 pub use admission::*;
 pub use aggregate::*;
+pub use codel::*;
 pub use dictionary::*;
 pub use graph::*;
 pub use group::*;

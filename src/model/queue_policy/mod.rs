@@ -28,6 +28,9 @@
 pub mod adaptive_lifo;
 pub mod codel;
 pub mod codel_timeout;
+pub mod record;
+
+pub use record::Dropped;
 
 use serde::{Deserialize, Serialize};
 
@@ -77,6 +80,11 @@ impl QueuePolicyConfig {
             QueuePolicyConfig::CodelTimeout(_) => "codel_timeout",
             QueuePolicyConfig::AdaptiveLifo(_) => "adaptive_lifo",
         }
+    }
+
+    /// Whether scenario tier `c` has a queue policy that may drop requests.
+    pub fn drops_at(c: &crate::model::config::ServiceConfig) -> bool {
+        c.capacity.queue_policy.is_some_and(|q| q.drops_requests())
     }
 
     /// Whether it may drop requests (the CoDel kinds).

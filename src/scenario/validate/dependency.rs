@@ -5,6 +5,7 @@ use crate::model::dist::Dist;
 
 use super::*;
 use crate::model::field::{Ctx, R};
+use crate::model::queue_policy::QueuePolicyConfig;
 
 pub(super) fn validate_dependency(c: &Ctx, d: &DependencyFile) -> R<DependencyConfig> {
     validate_capacity(c, "dependency", d)
@@ -94,7 +95,25 @@ pub(super) fn validate_capacity(c: &Ctx, p: &str, d: &DependencyFile) -> R<Depen
             }
             None => None,
         },
+        queue_policy: queue_policy(c, p, d)?,
     })
+}
+
+/// The tier's `queue_policy`, checked against its `discipline`: adaptive LIFO
+/// chooses the end itself, so it cannot be written with `discipline = "lifo"`; the
+/// CoDel kinds judge whichever attempt the discipline dequeues.
+fn queue_policy(c: &Ctx, p: &str, d: &DependencyFile) -> R<Option<QueuePolicyConfig>> {
+    let Some(q) = &d.queue_policy else {
+        return Ok(None);
+    };
+    let q = q.validate(c, &format!("{p}.queue_policy"))?;
+    if matches!(q, QueuePolicyConfig::AdaptiveLifo(_)) && d.discipline == Some(Discipline::Lifo) {
+        return c.err(
+            format!("{p}.discipline"),
+            "must be \"fifo\" or left out with queue_policy kind = \"adaptive_lifo\", which serves the oldest first below its threshold and the newest from it on (found \"lifo\")",
+        );
+    }
+    Ok(Some(q))
 }
 
 /// An optimistic-concurrency record: no servers, no queue, no service time; the time
@@ -113,6 +132,7 @@ pub(super) fn validate_occ(c: &Ctx, d: &DependencyFile) -> R<DependencyConfig> {
         ("admission", d.admission.is_some()),
         ("reject_cost", d.reject_cost.is_some()),
         ("shed_by_criticality", d.shed_by_criticality.is_some()),
+        ("queue_policy", d.queue_policy.is_some()),
     ];
     if let Some((k, _)) = queue_only.iter().find(|(_, set)| *set) {
         return c.err(
@@ -134,5 +154,6 @@ pub(super) fn validate_occ(c: &Ctx, d: &DependencyFile) -> R<DependencyConfig> {
         admission: None,
         reject_cost: 0,
         shed_by_criticality: None,
+        queue_policy: None,
     })
 }

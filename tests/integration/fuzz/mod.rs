@@ -50,7 +50,8 @@ const FUZZ_MAX_EVENTS: u64 = 200_000;
 mod schema;
 
 /// Keys filled with a duration.
-const DUR_KEYS: [&str; 49] = [
+const DUR_KEYS: [&str; 50] = [
+    "interval",
     "duration",
     "reject_cost",
     "fill_interval",
@@ -102,8 +103,9 @@ const DUR_KEYS: [&str; 49] = [
     "formula",
 ];
 /// Keys filled with a count.
-const COUNT_KEYS: [&str; 31] = [
+const COUNT_KEYS: [&str; 32] = [
     "limit",
+    "threshold",
     "max_burst",
     "burst",
     "status",
@@ -198,8 +200,9 @@ const LIMIT_KEYS: [&str; 5] = [
     "max_concurrent",
 ];
 /// Keys with a generator of their own (or, for whole tables, any value).
-const TABLE_KEYS: [&str; 26] = [
+const TABLE_KEYS: [&str; 27] = [
     "admission",
+    "queue_policy",
     "shed_by_criticality",
     "hedging",
     "trace",
@@ -855,6 +858,7 @@ fn value_for(path: &'static str) -> BoxedStrategy<Value> {
         "breaker" => prop_oneof![breaker(), tagged("fleets.0.layers.0.breaker")].boxed(),
         "limiter" => tagged("fleets.0.layers.0.limiter"),
         "admission" => tagged("dependency.admission"),
+        "queue_policy" => tagged("dependency.queue_policy"),
         "criticality" | "retry_criticality" => prop::sample::select(&CLASSES[..])
             .prop_map(|c| Value::String(c.into()))
             .boxed(),

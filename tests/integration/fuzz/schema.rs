@@ -75,9 +75,10 @@ const PLAIN: [&str; 7] = [
 /// The expectation table (probed apart: its `where` is free-form).
 const EXPECT: &str = "expect.0";
 /// Tagged tables, by path.
-const TAGGED: [&str; 9] = [
+const TAGGED: [&str; 10] = [
     "dependency.service_time",
     "dependency.admission",
+    "dependency.queue_policy",
     "fleets.0.arrival",
     "fleets.0.layers.0.backoff",
     "fleets.0.layers.0.budget",
