@@ -125,6 +125,9 @@ pub struct DependencyExplanation {
     pub reject_cost: Nanos,
     /// What its priority shedding (`shed_by_criticality`) does, if it has it.
     pub shed_by_criticality: Option<String>,
+    /// A measured service time (`histogram` or `quantiles`): what it was given as
+    /// and its quantiles as sampled.
+    pub measured_service: Option<String>,
 }
 
 /// Offered load of a fleet.
@@ -330,6 +333,10 @@ pub(crate) fn explain_dependency(d: &DependencyConfig) -> DependencyExplanation 
         shed_by_criticality: d
             .shed_by_criticality
             .map(|s| s.describe(d.servers, d.queue_limit)),
+        measured_service: match &d.service_time {
+            crate::model::dist::Dist::Measured(m) => Some(m.describe()),
+            _ => None,
+        },
     }
 }
 

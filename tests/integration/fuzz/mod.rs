@@ -50,7 +50,10 @@ const FUZZ_MAX_EVENTS: u64 = 200_000;
 mod schema;
 
 /// Keys filled with a duration.
-const DUR_KEYS: [&str; 49] = [
+const DUR_KEYS: [&str; 52] = [
+    "p50",
+    "p90",
+    "p999",
     "duration",
     "reject_cost",
     "fill_interval",
@@ -197,7 +200,9 @@ const LIMIT_KEYS: [&str; 5] = [
     "max_concurrent",
 ];
 /// Keys with a generator of their own (or, for whole tables, any value).
-const TABLE_KEYS: [&str; 26] = [
+const TABLE_KEYS: [&str; 28] = [
+    "le",
+    "counts",
     "admission",
     "shed_by_criticality",
     "hedging",
@@ -580,6 +585,20 @@ fn dist() -> impl Strategy<Value = Value> {
             ("mean", Some(a)),
             ("sd", Some(b))
         ])),
+        (vec(dur(), 0..5), vec(real(), 0..6), opt(dur())).prop_map(|(le, counts, max)| table(
+            vec![
+                ("kind", kind("histogram")),
+                ("le", Some(Value::Array(le))),
+                ("counts", Some(Value::Array(counts))),
+                ("max", max)
+            ]
+        )),
+        (opt(dur()), opt(dur()), dur()).prop_map(|(p50, p99, max)| table(vec![
+            ("kind", kind("quantiles")),
+            ("p50", p50),
+            ("p99", p99),
+            ("max", Some(max))
+        ])),
     ]
 }
 
@@ -840,6 +859,8 @@ fn value_for(path: &'static str) -> BoxedStrategy<Value> {
         "duration" | "drain" | "bucket" | "herd_bucket" | "warmup" | "retry_after"
         | "per_concurrent" | "deadline" | "attempt_timeout" => dur().boxed(),
         "service_time" | "hop_latency" => dist().boxed(),
+        "le" => vec(dur(), 0..5).prop_map(Value::Array).boxed(),
+        "counts" => vec(real(), 0..5).prop_map(Value::Array).boxed(),
         "servers" | "queue_limit" | "max_attempts" | "max_receive_count" | "max_concurrent" => {
             prop_oneof![
                 4 => count(),
