@@ -127,6 +127,9 @@ pub struct DependencyExplanation {
     pub shed_by_criticality: Option<String>,
     /// What its queue policy (`queue_policy`) does, if it has one.
     pub queue_policy: Option<String>,
+    /// A measured service time (`histogram` or `quantiles`): what it was given as
+    /// and its quantiles as sampled.
+    pub measured_service: Option<String>,
 }
 
 /// Offered load of a fleet.
@@ -335,6 +338,10 @@ pub(crate) fn explain_dependency(d: &DependencyConfig) -> DependencyExplanation 
             .shed_by_criticality
             .map(|s| s.describe(d.servers, d.queue_limit)),
         queue_policy: d.queue_policy.map(|q| q.describe()),
+        measured_service: match &d.service_time {
+            crate::model::dist::Dist::Measured(m) => Some(m.describe()),
+            _ => None,
+        },
     }
 }
 

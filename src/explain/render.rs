@@ -122,6 +122,9 @@ pub(super) fn render_dependency(o: &mut String, label: &str, d: &DependencyExpla
             );
         }
     }
+    if let Some(m) = &d.measured_service {
+        let _ = writeln!(o, "  service time {m}");
+    }
     if let Some(cc) = d.congested_capacity {
         let _ = writeln!(
             o,

@@ -11,7 +11,7 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Nanos;
-use crate::model::dist::Dist;
+use crate::model::dist::{Dist, Measured};
 
 /// Largest `duration + drain` (about 11.6 simulated days); also the longest backoff
 /// parameter, breaker `open_for` and budget window accepted.
@@ -101,6 +101,18 @@ impl Ctx {
     /// A delay distribution, its own rules checked.
     pub fn dist(&self, field: &str, d: &DistFile) -> R<Dist> {
         Ok(match *d {
+            DistFile::Histogram {
+                ref le,
+                ref counts,
+                max,
+            } => self.histogram(field, le, counts, max)?,
+            DistFile::Quantiles {
+                p50,
+                p90,
+                p99,
+                p999,
+                max,
+            } => self.quantiles(field, [p50, p90, p99, p999], max)?,
             DistFile::Exponential { mean } => {
                 let m = self.positive_dur(&format!("{field}.mean"), mean)?;
                 Dist::Exponential { mean: m as f64 }
@@ -142,7 +154,152 @@ impl Ctx {
             },
         })
     }
+
+    /// A `histogram` distribution: Prometheus classic buckets, their rules checked.
+    fn histogram(&self, field: &str, le: &[Dur], counts: &[f64], max: Option<Dur>) -> R<Dist> {
+        list_cap(
+            self,
+            &format!("{field}.le"),
+            le.len(),
+            MAX_BUCKETS,
+            "buckets",
+        )?;
+        if le.is_empty() {
+            return self.err(
+                format!("{field}.le"),
+                "must list at least one bucket's upper bound (found none)",
+            );
+        }
+        for (i, w) in le.windows(2).enumerate() {
+            if w[1].0 <= w[0].0 {
+                return self.err(
+                    format!("{field}.le[{}]", i + 1),
+                    format!(
+                        "must be above the bound before it, {} (found {})",
+                        crate::engine::time::format(w[0].0),
+                        crate::engine::time::format(w[1].0)
+                    ),
+                );
+            }
+        }
+        if counts.len() != le.len() && counts.len() != le.len() + 1 {
+            return self.err(
+                format!("{field}.counts"),
+                format!(
+                    "must have one cumulative count per bound in le ({}), then optionally the +Inf bucket's ({}) (found {})",
+                    le.len(),
+                    le.len() + 1,
+                    counts.len()
+                ),
+            );
+        }
+        let mut prev = 0.0;
+        for (i, &c) in counts.iter().enumerate() {
+            let at = format!("{field}.counts[{i}]");
+            if !c.is_finite() || c < 0.0 {
+                return self.err(
+                    at,
+                    format!("must be a finite count of at least 0 (found {c})"),
+                );
+            }
+            if c < prev {
+                return self.err(
+                    at,
+                    format!("must be at least the count before it, {prev}: the counts are cumulative, as Prometheus exports them (found {c})"),
+                );
+            }
+            prev = c;
+        }
+        if prev <= 0.0 {
+            return self.err(
+                format!("{field}.counts"),
+                "must hold at least one observation (found a total of 0)",
+            );
+        }
+        let last = le[le.len() - 1].0;
+        let in_inf = counts.len() > le.len() && counts[le.len()] > counts[le.len() - 1];
+        match max {
+            None if in_inf => {
+                return self.err(
+                    format!("{field}.max"),
+                    format!(
+                        "is required when the +Inf bucket holds observations ({} above {}): it bounds them",
+                        counts[le.len()] - counts[le.len() - 1],
+                        crate::engine::time::format(last)
+                    ),
+                );
+            }
+            Some(m) if m.0 < last => {
+                return self.err(
+                    format!("{field}.max"),
+                    format!(
+                        "must be at least the last bound in le, {} (found {})",
+                        crate::engine::time::format(last),
+                        crate::engine::time::format(m.0)
+                    ),
+                );
+            }
+            _ => {}
+        }
+        let bounds: Vec<f64> = le.iter().map(|d| d.0 as f64).collect();
+        Ok(Dist::Measured(std::sync::Arc::new(Measured::histogram(
+            &bounds,
+            counts,
+            max.map(|m| m.0 as f64),
+        ))))
+    }
+
+    /// A `quantiles` distribution: the quantiles given, in order, and `max` above
+    /// them.
+    fn quantiles(&self, field: &str, qs: [Option<Dur>; 4], max: Dur) -> R<Dist> {
+        let mut points = Vec::with_capacity(4);
+        let mut prev: Option<(&str, Nanos)> = None;
+        for ((name, p), q) in QUANTILE_KEYS.into_iter().zip(qs) {
+            let Some(q) = q else { continue };
+            if let Some((before, v)) = prev {
+                if q.0 < v {
+                    return self.err(
+                        format!("{field}.{name}"),
+                        format!(
+                            "must be at least {before} {} (found {})",
+                            crate::engine::time::format(v),
+                            crate::engine::time::format(q.0)
+                        ),
+                    );
+                }
+            }
+            prev = Some((name, q.0));
+            points.push((p, q.0 as f64));
+        }
+        let Some((last_name, last)) = prev else {
+            return self.err(
+                field,
+                "must give at least one of p50, p90, p99 and p999 (found none)",
+            );
+        };
+        if max.0 < last {
+            return self.err(
+                format!("{field}.max"),
+                format!(
+                    "must be at least {last_name} {} (found {})",
+                    crate::engine::time::format(last),
+                    crate::engine::time::format(max.0)
+                ),
+            );
+        }
+        Ok(Dist::Measured(std::sync::Arc::new(Measured::quantiles(
+            &points,
+            max.0 as f64,
+        ))))
+    }
 }
+
+/// Most buckets a `histogram` distribution may list.
+pub const MAX_BUCKETS: usize = 10_000;
+
+/// The keys of a `quantiles` distribution and their probabilities.
+pub const QUANTILE_KEYS: [(&str, f64); 4] =
+    [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999)];
 
 /// A duration written as a string with a unit (`"100ms"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -314,6 +471,36 @@ pub enum DistFile {
         /// Standard deviation.
         sd: Dur,
     },
+    /// Measured as a Prometheus classic histogram, sampled from the piecewise-linear
+    /// CDF `histogram_quantile` assumes (linear inside each bucket, the first bucket
+    /// from 0, or all at 0 when its bound is 0).
+    Histogram {
+        /// The buckets' upper bounds as durations, increasing (Prometheus'
+        /// `le="0.005"` is `"5ms"` or `"0.005s"`); the `+Inf` bucket is not listed.
+        le: Vec<Dur>,
+        /// The cumulative count of each bound in `le`, as Prometheus exports them
+        /// (`_bucket` series), then optionally the `+Inf` bucket's (the total);
+        /// counts may be fractional (from `rate()` or `increase()`).
+        counts: Vec<f64>,
+        /// Bounds the `+Inf` bucket: its observations are spread evenly from the
+        /// last bound in `le` to `max`, which must be given when that bucket holds
+        /// any.
+        max: Option<Dur>,
+    },
+    /// Measured as quantiles: the inverse CDF linear between the points given, from
+    /// 0 at p0 to `max` at p100 (at least one of p50, p90, p99, p999).
+    Quantiles {
+        /// Median.
+        p50: Option<Dur>,
+        /// 90th percentile.
+        p90: Option<Dur>,
+        /// 99th percentile.
+        p99: Option<Dur>,
+        /// 99.9th percentile.
+        p999: Option<Dur>,
+        /// The largest delay (p100).
+        max: Dur,
+    },
 }
 
 /// A distribution, or a duration string meaning a deterministic delay.
@@ -327,7 +514,7 @@ impl<'de> Deserialize<'de> for DistOrDur {
         impl<'de> Visitor<'de> for V {
             type Value = DistOrDur;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a duration string or a table { kind = \"exponential\" | \"deterministic\" | \"lognormal\" | \"uniform\" | \"normal\", ... }")
+                f.write_str("a duration string or a table { kind = \"exponential\" | \"deterministic\" | \"lognormal\" | \"uniform\" | \"normal\" | \"histogram\" | \"quantiles\", ... }")
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<DistOrDur, E> {
                 let v = super::duration::parse(s).map_err(E::custom)?;

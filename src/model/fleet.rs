@@ -231,8 +231,9 @@ impl<T: CallObserver> World<T> {
         self.obs
             .request_finished(req, fleet, outcome.class, latency, now);
         self.fleets.in_flight -= 1;
-        if let Arrival::Closed { think_time } = self.fleets.list[fleet].cfg.arrival {
-            let t = now.saturating_add(think_time.sample(&mut self.fleets.list[fleet].think));
+        let f = &mut self.fleets.list[fleet];
+        if let Arrival::Closed { think_time } = &f.cfg.arrival {
+            let t = now.saturating_add(think_time.sample(&mut f.think));
             if t < self.run.duration {
                 s.at(
                     t,

@@ -66,7 +66,7 @@ impl Layer {
     #[inline]
     pub(super) fn hop(&mut self) -> Option<Nanos> {
         let network = &mut self.network;
-        self.cfg.hop_latency.map(|d| d.sample(network))
+        self.cfg.hop_latency.as_ref().map(|d| d.sample(network))
     }
 
     /// When an attempt sent at `now` gives up: at its attempt timeout, or at its

@@ -27,6 +27,7 @@ mod interrupt;
 mod intervals;
 mod layering;
 mod limits;
+mod measured;
 mod occ;
 mod ordinals;
 mod output_safety;

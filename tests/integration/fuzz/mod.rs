@@ -50,8 +50,11 @@ const FUZZ_MAX_EVENTS: u64 = 200_000;
 mod schema;
 
 /// Keys filled with a duration.
-const DUR_KEYS: [&str; 50] = [
+const DUR_KEYS: [&str; 53] = [
     "interval",
+    "p50",
+    "p90",
+    "p999",
     "duration",
     "reject_cost",
     "fill_interval",
@@ -200,7 +203,9 @@ const LIMIT_KEYS: [&str; 5] = [
     "max_concurrent",
 ];
 /// Keys with a generator of their own (or, for whole tables, any value).
-const TABLE_KEYS: [&str; 27] = [
+const TABLE_KEYS: [&str; 29] = [
+    "le",
+    "counts",
     "admission",
     "queue_policy",
     "shed_by_criticality",
@@ -584,6 +589,20 @@ fn dist() -> impl Strategy<Value = Value> {
             ("mean", Some(a)),
             ("sd", Some(b))
         ])),
+        (vec(dur(), 0..5), vec(real(), 0..6), opt(dur())).prop_map(|(le, counts, max)| table(
+            vec![
+                ("kind", kind("histogram")),
+                ("le", Some(Value::Array(le))),
+                ("counts", Some(Value::Array(counts))),
+                ("max", max)
+            ]
+        )),
+        (opt(dur()), opt(dur()), dur()).prop_map(|(p50, p99, max)| table(vec![
+            ("kind", kind("quantiles")),
+            ("p50", p50),
+            ("p99", p99),
+            ("max", Some(max))
+        ])),
     ]
 }
 
@@ -844,6 +863,8 @@ fn value_for(path: &'static str) -> BoxedStrategy<Value> {
         "duration" | "drain" | "bucket" | "herd_bucket" | "warmup" | "retry_after"
         | "per_concurrent" | "deadline" | "attempt_timeout" => dur().boxed(),
         "service_time" | "hop_latency" => dist().boxed(),
+        "le" => vec(dur(), 0..5).prop_map(Value::Array).boxed(),
+        "counts" => vec(real(), 0..5).prop_map(Value::Array).boxed(),
         "servers" | "queue_limit" | "max_attempts" | "max_receive_count" | "max_concurrent" => {
             prop_oneof![
                 4 => count(),
