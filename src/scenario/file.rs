@@ -242,6 +242,10 @@ pub struct DependencyFile {
     pub reject_cost: Option<Dur>,
     /// Priority shedding: the load from which each class is shed, lower first.
     pub shed_by_criticality: Option<crate::model::criticality::ShedFile>,
+    /// A concurrency limit: attempts in flight at the tier (in service and queued) at
+    /// most the limit, fixed or sized from measured latency; one over it is refused at
+    /// once.
+    pub concurrency_limit: Option<crate::model::concurrency::ConcurrencyLimitFile>,
 }
 
 /// What an outage does.
@@ -353,6 +357,10 @@ pub struct ServiceFile {
     pub reject_cost: Option<Dur>,
     /// Priority shedding: the load from which each class is shed, lower first.
     pub shed_by_criticality: Option<crate::model::criticality::ShedFile>,
+    /// A concurrency limit: attempts in flight at the tier (in service and queued) at
+    /// most the limit, fixed or sized from measured latency; one over it is refused at
+    /// once.
+    pub concurrency_limit: Option<crate::model::concurrency::ConcurrencyLimitFile>,
     /// Downstream calls, in order.
     #[serde(default)]
     pub calls: Vec<CallFile>,
@@ -375,6 +383,7 @@ impl ServiceFile {
             admission: self.admission.clone(),
             reject_cost: self.reject_cost,
             shed_by_criticality: self.shed_by_criticality,
+            concurrency_limit: self.concurrency_limit.clone(),
         }
     }
 }

@@ -94,7 +94,37 @@ pub(super) fn validate_capacity(c: &Ctx, p: &str, d: &DependencyFile) -> R<Depen
             }
             None => None,
         },
+        concurrency_limit: concurrency_limit(c, p, d)?,
     })
+}
+
+/// The tier's `concurrency_limit`, whose refusals are `rate_limited` as the
+/// `admission` limiter's are: with both, they must answer with the same status.
+fn concurrency_limit(
+    c: &Ctx,
+    p: &str,
+    d: &DependencyFile,
+) -> R<Option<crate::model::concurrency::ConcurrencyLimitConfig>> {
+    use crate::model::concurrency::Rejected;
+    let Some(l) = &d.concurrency_limit else {
+        return Ok(None);
+    };
+    let lp = format!("{p}.concurrency_limit");
+    let cfg = l.validate(c, &lp)?;
+    if let Some(a) = &d.admission {
+        let a = a.validate(c, &format!("{p}.admission"))?.status();
+        let status = match cfg.status() {
+            Rejected::Status(s) => s.to_string(),
+            Rejected::Unavailable => "\"unavailable\"".to_string(),
+        };
+        if cfg.status() != Rejected::Status(a) {
+            return c.err(
+                format!("{lp}.status"),
+                format!("must be admission's status {a}: both refusals are answered rate_limited (found {status})"),
+            );
+        }
+    }
+    Ok(Some(cfg))
 }
 
 /// An optimistic-concurrency record: no servers, no queue, no service time; the time
@@ -113,6 +143,7 @@ pub(super) fn validate_occ(c: &Ctx, d: &DependencyFile) -> R<DependencyConfig> {
         ("admission", d.admission.is_some()),
         ("reject_cost", d.reject_cost.is_some()),
         ("shed_by_criticality", d.shed_by_criticality.is_some()),
+        ("concurrency_limit", d.concurrency_limit.is_some()),
     ];
     if let Some((k, _)) = queue_only.iter().find(|(_, set)| *set) {
         return c.err(
@@ -134,5 +165,6 @@ pub(super) fn validate_occ(c: &Ctx, d: &DependencyFile) -> R<DependencyConfig> {
         admission: None,
         reject_cost: 0,
         shed_by_criticality: None,
+        concurrency_limit: None,
     })
 }
