@@ -125,6 +125,8 @@ pub struct DependencyExplanation {
     pub reject_cost: Nanos,
     /// What its priority shedding (`shed_by_criticality`) does, if it has it.
     pub shed_by_criticality: Option<String>,
+    /// What its concurrency limit (`concurrency_limit`) does, if it has one.
+    pub concurrency_limit: Option<String>,
 }
 
 /// Offered load of a fleet.
@@ -330,6 +332,7 @@ pub(crate) fn explain_dependency(d: &DependencyConfig) -> DependencyExplanation 
         shed_by_criticality: d
             .shed_by_criticality
             .map(|s| s.describe(d.servers, d.queue_limit)),
+        concurrency_limit: d.concurrency_limit.map(|l| l.describe()),
     }
 }
 

@@ -197,8 +197,9 @@ const LIMIT_KEYS: [&str; 5] = [
     "max_concurrent",
 ];
 /// Keys with a generator of their own (or, for whole tables, any value).
-const TABLE_KEYS: [&str; 26] = [
+const TABLE_KEYS: [&str; 27] = [
     "admission",
+    "concurrency_limit",
     "shed_by_criticality",
     "hedging",
     "trace",
@@ -854,6 +855,7 @@ fn value_for(path: &'static str) -> BoxedStrategy<Value> {
         "breaker" => prop_oneof![breaker(), tagged("fleets.0.layers.0.breaker")].boxed(),
         "limiter" => tagged("fleets.0.layers.0.limiter"),
         "admission" => tagged("dependency.admission"),
+        "concurrency_limit" => tagged("dependency.concurrency_limit"),
         "criticality" | "retry_criticality" => prop::sample::select(&CLASSES[..])
             .prop_map(|c| Value::String(c.into()))
             .boxed(),
@@ -1583,7 +1585,7 @@ fn mutated_shipped_scenarios_give_an_error_or_a_result_part_4() {
 // ----- through the binary ----------------------------------------------------------
 
 /// Cases run through `retrysim run` (a process each, so fewer).
-const CLI_CASES: u32 = 24;
+const CLI_CASES: u32 = 32;
 /// Longest a CLI case may take.
 const CLI_TIMEOUT: Duration = Duration::from_secs(60);
 
