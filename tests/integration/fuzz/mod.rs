@@ -855,7 +855,16 @@ fn value_for(path: &'static str) -> BoxedStrategy<Value> {
         "breaker" => prop_oneof![breaker(), tagged("fleets.0.layers.0.breaker")].boxed(),
         "limiter" => tagged("fleets.0.layers.0.limiter"),
         "admission" => tagged("dependency.admission"),
-        "concurrency_limit" => tagged("dependency.concurrency_limit"),
+        "concurrency_limit" => prop::sample::select(vec![
+            "{ kind = \"fixed\", limit = 3 }",
+            "{ kind = \"aimd\", status = 503 }",
+            "{ kind = \"vegas\", status = \"unavailable\" }",
+            "{ kind = \"gradient2\", window = { window_size = 10 } }",
+            "{ kind = \"envoy_gradient\", update_interval = \"100ms\", min_rtt_interval = \"1s\" }",
+            "{ kind = \"fixed\", limit = 0 }",
+        ])
+        .prop_map(|t| toml::from_str::<toml::Table>(&format!("v = {t}")).unwrap()["v"].clone())
+        .boxed(),
         "criticality" | "retry_criticality" => prop::sample::select(&CLASSES[..])
             .prop_map(|c| Value::String(c.into()))
             .boxed(),
