@@ -9,7 +9,7 @@
 //! when it fires, and the check that finds it. `retrysim lints` prints the table (with
 //! `--markdown`, the book's lints page, which a test checks against it). A lint of
 //! one mechanism is defined with it (`lint/queue.rs`, `lint/guards.rs`, `lint/hedge.rs`,
-//! `lint/tiers.rs`) and registered by its line in [`LINTS`].
+//! `lint/tiers.rs`, `lint/limit.rs`) and registered by its line in [`LINTS`].
 //!
 //! Rules that would fire on inert settings stay silent: retrying `breaker_open` without
 //! a breaker, ignoring a Retry-After the dependency never sends, retrying ambiguous
@@ -27,6 +27,7 @@ pub mod admission;
 pub mod criticality;
 pub mod guards;
 pub mod hedge;
+pub mod limit;
 pub mod queue;
 pub mod tiers;
 
@@ -58,7 +59,7 @@ pub const LINTS_HEADER: [&str; 3] = ["id", "why", "fires_when"];
 
 /// Every lint, in report order: a new lint is a [`Rule`] beside its check and one line
 /// here.
-pub const LINTS: [Rule; 18] = [
+pub const LINTS: [Rule; 19] = [
     MULTI_LAYER_RETRIES_WITHOUT_BUDGET,
     UNJITTERED_BACKOFF_MANY_CLIENTS,
     RETRIES_AMBIGUOUS_WRITES,
@@ -77,6 +78,7 @@ pub const LINTS: [Rule; 18] = [
     hedge::HEDGES_WRITES,
     admission::COMPUTED_RETRY_AFTER_UNJITTERED,
     criticality::RETRIES_AT_FIRST_ATTEMPT_CRITICALITY,
+    limit::RETRIES_ADAPTIVE_LIMIT_WITHOUT_BUDGET,
 ];
 
 /// Retries at two or more layers without a budget.

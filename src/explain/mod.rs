@@ -130,6 +130,8 @@ pub struct DependencyExplanation {
     /// A measured service time (`histogram` or `quantiles`): what it was given as
     /// and its quantiles as sampled.
     pub measured_service: Option<String>,
+    /// What its concurrency limit (`concurrency_limit`) does, if it has one.
+    pub concurrency_limit: Option<String>,
 }
 
 /// Offered load of a fleet.
@@ -342,6 +344,7 @@ pub(crate) fn explain_dependency(d: &DependencyConfig) -> DependencyExplanation 
             crate::model::dist::Dist::Measured(m) => Some(m.describe()),
             _ => None,
         },
+        concurrency_limit: d.concurrency_limit.map(|l| l.describe()),
     }
 }
 

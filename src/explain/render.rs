@@ -159,6 +159,12 @@ pub(super) fn render_dependency(o: &mut String, label: &str, d: &DependencyExpla
         (false, false) => "sheds nothing",
     };
     let _ = writeln!(o, "  {queue}{reject}; {shed}");
+    if let Some(l) = &d.concurrency_limit {
+        let _ = writeln!(
+            o,
+            "  concurrency_limit, first on arrival (in flight = in service + queued; refusals are rate_limited): {l}"
+        );
+    }
     if let Some(a) = &d.admission {
         let _ = writeln!(o, "  admission, before the queue: {a}");
     }

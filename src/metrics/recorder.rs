@@ -188,6 +188,8 @@ pub struct RunMetrics {
     pub guards: Option<GuardMetrics>,
     /// The tiers' limiters (`None` when no tier has `admission`).
     pub admission: Option<crate::model::admission::Counts>,
+    /// The tiers' concurrency limits (`None` when no tier has `concurrency_limit`).
+    pub limits: Option<crate::model::concurrency::Counts>,
     /// The tiers' threads busy rejecting (`None` when no tier has `reject_cost`).
     pub reject_busy: Option<super::reject::RejectBusy>,
     /// Attempts the tiers shed by criticality, per class.
@@ -254,6 +256,8 @@ pub struct Recorder {
     guards: Option<Box<GuardMetrics>>,
     /// Admission counts, when a tier has a limiter.
     pub(crate) admission: Option<Box<crate::model::admission::Counts>>,
+    /// The concurrency limits, when a tier has one.
+    pub(crate) limits: Option<Box<crate::model::concurrency::Counts>>,
     /// Threads busy rejecting, when a tier has a `reject_cost`.
     reject_busy: Option<Box<super::reject::RejectBusy>>,
     /// Attempts the tiers shed by criticality, per class.
@@ -319,6 +323,7 @@ impl Recorder {
             services: None,
             guards: None,
             admission: None,
+            limits: None,
             reject_busy: None,
             priority_shed: [0; 4],
             codel: None,
@@ -786,6 +791,7 @@ impl Recorder {
             queue: None,
             guards: self.guards.map(|g| *g),
             admission: self.admission.map(|c| *c),
+            limits: self.limits.map(|c| c.finish()),
             reject_busy: self.reject_busy.map(|r| *r),
             priority_shed: self.priority_shed,
             codel: self.codel.map(|c| *c),

@@ -54,6 +54,13 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// Whether some tier has a `concurrency_limit`.
+    pub fn uses_concurrency_limit(&self) -> bool {
+        self.services
+            .iter()
+            .any(|s| s.capacity.concurrency_limit.is_some())
+    }
+
     /// Whether some tier spends server time on its rejections (`reject_cost > 0`).
     pub fn uses_reject_cost(&self) -> bool {
         self.services.iter().any(|s| s.capacity.reject_cost > 0)
@@ -411,15 +418,29 @@ pub struct DependencyConfig {
     pub shed_by_criticality: Option<crate::model::criticality::ShedConfig>,
     /// What the queue does under load (`queue_policy`).
     pub queue_policy: Option<crate::model::queue_policy::QueuePolicyConfig>,
+    /// The concurrency limit in front of the queue (`concurrency_limit`).
+    pub concurrency_limit: Option<crate::model::concurrency::ConcurrencyLimitConfig>,
 }
 
 impl DependencyConfig {
-    /// The status a rejection of class `c` carries: the limiter's for `rate_limited`,
-    /// 503 for `priority_shed`, `reject_status` otherwise.
+    /// The HTTP status of the concurrency limit's refusals (gRPC UNAVAILABLE reads
+    /// 503, as gRPC-to-HTTP gateways map it); `reject_status` without a limit.
+    #[cold]
+    fn limit_status(&self) -> u16 {
+        match self.concurrency_limit.map(|l| l.status()) {
+            Some(crate::model::concurrency::Rejected::Status(s)) => s,
+            Some(crate::model::concurrency::Rejected::Unavailable) => 503,
+            None => self.reject_status,
+        }
+    }
+
+    /// The status a rejection of class `c` carries: the limiter's for `rate_limited`
+    /// (`admission`'s, else `concurrency_limit`'s), 503 for `priority_shed`, `reject_status` otherwise.
     #[inline]
     pub fn status_of(&self, c: crate::model::outcome::Class) -> u16 {
         match (c, &self.admission) {
             (crate::model::outcome::Class::RateLimited, Some(a)) => a.status(),
+            (crate::model::outcome::Class::RateLimited, None) => self.limit_status(),
             (crate::model::outcome::Class::PriorityShed, _) => 503,
             _ => self.reject_status,
         }

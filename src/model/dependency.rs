@@ -59,12 +59,19 @@ pub(super) struct Service {
     /// Rejections waiting for a server to spend `reject_cost` on them, as (node,
     /// generation); served before the queue.
     rejecting: VecDeque<(u32, u32)>,
-    /// Whether it defends itself before the queue (`admission` or
-    /// `shed_by_criticality`): one test per arrival when it does not.
+    /// Whether it defends itself before the queue (`admission`,
+    /// `shed_by_criticality` or `concurrency_limit`): one test per arrival when it
+    /// does not.
     defended: bool,
     /// Its queue policy (`queue_policy`): one test per dispatch with a queue, and
     /// per attempt queued, when it has none.
     policy: Option<crate::model::queue_policy::QueuePolicy>,
+    /// Its concurrency limit (`concurrency_limit`), checked first on arrival, with
+    /// its stream `concurrency_limit/<name>` (`concurrency_limit` for `[dependency]`).
+    pub(super) limit: Option<Box<super::concurrency::TierLimit>>,
+    /// Whether it has a concurrency limit to give samples to: one test per answer
+    /// when it has not.
+    pub(super) limited: bool,
 }
 
 impl Service {
@@ -103,7 +110,18 @@ impl Service {
                 })
             }),
             rejecting: VecDeque::new(),
-            defended: c.admission.is_some() || c.shed_by_criticality.is_some(),
+            defended: c.admission.is_some()
+                || c.shed_by_criticality.is_some()
+                || c.concurrency_limit.is_some(),
+            limit: c.concurrency_limit.map(|l| {
+                let rng = if graph {
+                    stream(seed, &format!("concurrency_limit/{}", cfg.name))
+                } else {
+                    stream(seed, "concurrency_limit")
+                };
+                Box::new(super::concurrency::TierLimit::new(l, rng))
+            }),
+            limited: c.concurrency_limit.is_some(),
             policy: c
                 .queue_policy
                 .map(crate::model::queue_policy::QueuePolicy::new),
@@ -260,7 +278,80 @@ impl<T: CallObserver> World<T> {
     /// to the queue now; otherwise it was rejected, or delayed by the limiter.
     #[cold]
     fn defend(&mut self, node: u32, sv: usize, now: Nanos, s: &mut Scheduler<Packed>) -> bool {
-        self.admit(node, sv, now, s) && self.pass_shedding(node, sv, now, s)
+        self.within_limit(node, sv, now, s)
+            && self.admit(node, sv, now, s)
+            && self.pass_shedding(node, sv, now, s)
+    }
+
+    /// Service `sv`'s concurrency limit on the attempt at `node` arriving at `now`:
+    /// `true` lets it on (stamped for its sample), else it is rejected `rate_limited`
+    /// with the limit's status.
+    fn within_limit(
+        &mut self,
+        node: u32,
+        sv: usize,
+        now: Nanos,
+        s: &mut Scheduler<Packed>,
+    ) -> bool {
+        let svc = &mut self.services.list[sv];
+        let Some(l) = svc.limit.as_mut() else {
+            return true;
+        };
+        let inflight = u32::try_from(u64::from(svc.busy) + svc.queued).unwrap_or(u32::MAX);
+        if l.arrive(node, now, inflight) {
+            return true;
+        }
+        if let Some(c) = self.obs.rec.limits.as_mut() {
+            c.refuse(sv, now);
+        }
+        self.reject(node, sv, Outcome::of(Class::RateLimited), s);
+        false
+    }
+
+    /// The attempt at `node`, which service `sv`'s concurrency limit let through, is
+    /// finished at `now` (`dropped`: nobody waits for it any more): the limit's sample,
+    /// and the timer event the limit may now need.
+    #[cold]
+    pub(super) fn limit_sample(
+        &mut self,
+        node: u32,
+        sv: usize,
+        now: Nanos,
+        dropped: bool,
+        s: &mut Scheduler<Packed>,
+    ) {
+        let Some(l) = self.services.list[sv].limit.as_mut() else {
+            return;
+        };
+        l.finish(node, now, dropped);
+        self.limit_moved(sv, now, s);
+    }
+
+    /// Service `sv`'s limit may have changed at `now`: recorded, and its next timer
+    /// scheduled if it needs one not pending.
+    pub(super) fn limit_moved(&mut self, sv: usize, now: Nanos, s: &mut Scheduler<Packed>) {
+        let Some(l) = self.services.list[sv].limit.as_mut() else {
+            return;
+        };
+        let (limit, tick) = (l.limit(), l.tick_to_schedule(now));
+        if let Some(c) = self.obs.rec.limits.as_mut() {
+            c.set(sv, now, limit);
+        }
+        if let Some(t) = tick {
+            s.at(t, Event::LimitTick { tier: sv as u32 });
+        }
+    }
+
+    /// [`Event::LimitTick`]: service `sv`'s limit's timer (Envoy's) is due.
+    #[cold]
+    pub(super) fn on_limit_tick(&mut self, sv: usize, s: &mut Scheduler<Packed>) {
+        let now = s.now();
+        let Some(l) = self.services.list[sv].limit.as_mut() else {
+            return;
+        };
+        if l.on_tick(now) {
+            self.limit_moved(sv, now, s);
+        }
     }
 
     /// Service `sv`'s priority shedding on the attempt at `node`, past its limiter:
@@ -332,6 +423,9 @@ impl<T: CallObserver> World<T> {
         let now = s.now();
         let sv = self.service_of(node);
         if self.calls.deadlines && now >= self.calls.times.deadline_at(node) {
+            if self.services.list[sv].limited {
+                self.limit_sample(node, sv, now, true, s);
+            }
             self.drop_expired(node, sv, now);
             return;
         }
@@ -492,6 +586,9 @@ impl<T: CallObserver> World<T> {
         let useful = self.arena.useful(node, now);
         let at = self.services.at(sv);
         self.obs.served(at, held, outcome.class, useful, now);
+        if self.services.list[sv].limited {
+            self.limit_sample(node, sv, now, !useful, s);
+        }
         if at.primary && outcome.class == Class::Success && self.arena.reqs[n.req as usize].is_write
         {
             let fi = self.fleet_of(node);
@@ -600,6 +697,9 @@ impl<T: CallObserver> World<T> {
             if (drop && !self.arena.useful(node, now))
                 || (self.calls.deadlines && now >= self.calls.times.deadline_at(node))
             {
+                if self.services.list[sv].limited {
+                    self.limit_sample(node, sv, now, true, s);
+                }
                 self.drop_expired(node, sv, now);
                 continue;
             }

@@ -370,6 +370,12 @@ events! {
         /// Its generation when delayed.
         gen @ B: u32,
     },
+    /// A tier's concurrency limit's timer is due (Envoy's limit updates and minRTT
+    /// windows).
+    19 => LimitTick {
+        /// Tier (service index).
+        tier @ A: u32,
+    },
 }
 
 #[cfg(test)]
@@ -426,6 +432,7 @@ mod tests {
             Event::HedgeTimer { node: 3, seq: max },
             Event::RejectDone { node: max, gen: 2 },
             Event::AdmissionDelay { node: 5, gen: max },
+            Event::LimitTick { tier: max },
         ]
     }
 

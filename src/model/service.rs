@@ -209,6 +209,9 @@ impl<T: CallObserver> World<T> {
             self.services.release_thread(sv, now, &mut self.obs);
         }
         if !ok && self.calls.deadlines && now >= self.calls.times.deadline_at(visit) {
+            if self.services.list[sv].limited {
+                self.limit_sample(visit, sv, now, true, s);
+            }
             self.drop_expired(visit, sv, now);
         } else {
             let outcome = if ok {

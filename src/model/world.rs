@@ -187,6 +187,23 @@ impl World {
         for (fi, f) in w.fleets.list.iter_mut().enumerate() {
             f.schedule_first(fi as u16, scn.duration, sched);
         }
+        if scn.uses_concurrency_limit() {
+            let initial: Vec<Option<u32>> = w
+                .services
+                .list
+                .iter()
+                .map(|s| s.limit.as_ref().map(|l| l.limit()))
+                .collect();
+            let primary = w.services.primary;
+            let counts =
+                crate::model::concurrency::Counts::new(scn.duration, scn.bucket, &initial, primary);
+            w.obs.rec.limits = Some(Box::new(counts));
+        }
+        for (sv, svc) in w.services.list.iter_mut().enumerate() {
+            if let Some(t) = svc.limit.as_mut().and_then(|l| l.tick_to_schedule(0)) {
+                sched.at(t, Event::LimitTick { tier: sv as u32 });
+            }
+        }
         w
     }
 
@@ -414,6 +431,7 @@ impl<T: CallObserver> Handler<Packed> for World<T> {
                     self.on_admission_delay(node, s);
                 }
             }
+            Event::LimitTick { tier } => self.on_limit_tick(tier as usize, s),
         }
         // The drain ends when every logical request is over and so is the work they
         // left behind (orphaned attempts, retries below a timed-out layer): the summary

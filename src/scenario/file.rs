@@ -298,6 +298,10 @@ pub struct DependencyFile {
     pub shed_by_criticality: Option<crate::model::criticality::ShedFile>,
     /// What the queue does under load (CoDel, adaptive LIFO), beside `discipline`.
     pub queue_policy: Option<crate::model::queue_policy::QueuePolicyFile>,
+    /// A concurrency limit: attempts in flight at the tier (in service and queued) at
+    /// most the limit, fixed or sized from measured latency; one over it is refused at
+    /// once.
+    pub concurrency_limit: Option<crate::model::concurrency::ConcurrencyLimitFile>,
 }
 
 /// What an outage does.
@@ -415,6 +419,10 @@ pub struct ServiceFile {
     pub shed_by_criticality: Option<crate::model::criticality::ShedFile>,
     /// What the queue does under load (CoDel, adaptive LIFO), beside `discipline`.
     pub queue_policy: Option<crate::model::queue_policy::QueuePolicyFile>,
+    /// A concurrency limit: attempts in flight at the tier (in service and queued) at
+    /// most the limit, fixed or sized from measured latency; one over it is refused at
+    /// once.
+    pub concurrency_limit: Option<crate::model::concurrency::ConcurrencyLimitFile>,
     /// Downstream calls, in order.
     #[serde(default)]
     pub calls: Vec<CallFile>,
@@ -438,6 +446,7 @@ impl ServiceFile {
             reject_cost: self.reject_cost,
             shed_by_criticality: self.shed_by_criticality,
             queue_policy: self.queue_policy.clone(),
+            concurrency_limit: self.concurrency_limit.clone(),
         }
     }
 }

@@ -609,6 +609,11 @@ const CONTEXT: &[(&str, &str, &str)] = &[
     ),
     ("outages", "*", OUTAGE),
     ("outages.mode", "*", OUTAGE),
+    (
+        "dependency.concurrency_limit.window",
+        "*",
+        "[dependency]\nconcurrency_limit = { kind = \"gradient2\" }",
+    ),
 ];
 
 /// `extra` merged into `base`: tables key by key, a list's first table into the

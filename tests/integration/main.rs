@@ -12,6 +12,7 @@ mod cancellation;
 mod check;
 mod cli_args;
 mod columns;
+mod concurrency_limit;
 mod conventions;
 mod criticality;
 mod determinism;

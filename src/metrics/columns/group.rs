@@ -80,7 +80,7 @@ pub struct Group {
 /// Every optional column group, in the order their columns come in each file.
 ///
 /// A new group is one line here, and a [`Group`] beside its mechanism's columns.
-pub const GROUPS: [&Group; 16] = [
+pub const GROUPS: [&Group; 18] = [
     &FLEET_GROUP,
     &GRAPH_GROUP,
     &SERVICE_GROUP,
@@ -97,6 +97,8 @@ pub const GROUPS: [&Group; 16] = [
     &TIER_ADMISSION_DELAY_GROUP,
     &CODEL_GROUP,
     &TIER_CODEL_GROUP,
+    &LIMIT_GROUP,
+    &TIER_LIMIT_GROUP,
 ];
 
 /// For a group without `timeseries.csv` columns.

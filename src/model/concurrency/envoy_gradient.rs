@@ -82,6 +82,7 @@ pub struct Written {
     #[schemars(extend("default" = DEFAULT_SAMPLE_AGGREGATE_PERCENTILE))]
     pub sample_aggregate_percentile: Option<f64>,
     /// What a refused caller sees: 503 (default), 429 or "unavailable".
+    #[schemars(extend("default" = 503))]
     pub status: Option<StatusFile>,
 }
 

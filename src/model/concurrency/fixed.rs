@@ -17,6 +17,7 @@ pub struct Written {
     /// Requests in flight at most (required, at least 1).
     pub limit: Option<u64>,
     /// What a refused caller sees: 429 (default), 503 or "unavailable".
+    #[schemars(extend("default" = 429))]
     pub status: Option<StatusFile>,
 }
 

@@ -76,6 +76,7 @@ pub struct Written {
     /// Aggregate samples per window first (Netflix's WindowedLimit).
     pub window: Option<WindowFile>,
     /// What a refused caller sees: 429 (default), 503 or "unavailable".
+    #[schemars(extend("default" = 429))]
     pub status: Option<StatusFile>,
 }
 

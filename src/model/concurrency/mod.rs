@@ -40,7 +40,9 @@ pub mod circllhist;
 pub mod envoy_gradient;
 pub mod fixed;
 pub mod gradient2;
+mod record;
 pub mod status;
+pub mod tier;
 pub mod vegas;
 pub mod window;
 
@@ -50,7 +52,9 @@ use serde::{Deserialize, Serialize};
 use crate::engine::Nanos;
 use crate::model::field::{Ctx, R};
 
+pub use record::{Counts, TierSeries};
 pub use status::{Rejected, StatusFile};
+pub use tier::TierLimit;
 
 /// A count that is a Java `int` upstream.
 pub(crate) fn java_int(c: &Ctx, field: &str, v: u64) -> R<i32> {

@@ -96,6 +96,7 @@ pub(super) fn validate_capacity(c: &Ctx, p: &str, d: &DependencyFile) -> R<Depen
             None => None,
         },
         queue_policy: queue_policy(c, p, d)?,
+        concurrency_limit: concurrency_limit(c, p, d)?,
     })
 }
 
@@ -116,6 +117,35 @@ fn queue_policy(c: &Ctx, p: &str, d: &DependencyFile) -> R<Option<QueuePolicyCon
     Ok(Some(q))
 }
 
+/// The tier's `concurrency_limit`, whose refusals are `rate_limited` as the
+/// `admission` limiter's are: with both, they must answer with the same status.
+fn concurrency_limit(
+    c: &Ctx,
+    p: &str,
+    d: &DependencyFile,
+) -> R<Option<crate::model::concurrency::ConcurrencyLimitConfig>> {
+    use crate::model::concurrency::Rejected;
+    let Some(l) = &d.concurrency_limit else {
+        return Ok(None);
+    };
+    let lp = format!("{p}.concurrency_limit");
+    let cfg = l.validate(c, &lp)?;
+    if let Some(a) = &d.admission {
+        let a = a.validate(c, &format!("{p}.admission"))?.status();
+        let status = match cfg.status() {
+            Rejected::Status(s) => s.to_string(),
+            Rejected::Unavailable => "\"unavailable\"".to_string(),
+        };
+        if cfg.status() != Rejected::Status(a) {
+            return c.err(
+                format!("{lp}.status"),
+                format!("must be admission's status {a}: both refusals are answered rate_limited (found {status})"),
+            );
+        }
+    }
+    Ok(Some(cfg))
+}
+
 /// An optimistic-concurrency record: no servers, no queue, no service time; the time
 /// an attempt takes is its four network legs.
 pub(super) fn validate_occ(c: &Ctx, d: &DependencyFile) -> R<DependencyConfig> {
@@ -133,6 +163,7 @@ pub(super) fn validate_occ(c: &Ctx, d: &DependencyFile) -> R<DependencyConfig> {
         ("reject_cost", d.reject_cost.is_some()),
         ("shed_by_criticality", d.shed_by_criticality.is_some()),
         ("queue_policy", d.queue_policy.is_some()),
+        ("concurrency_limit", d.concurrency_limit.is_some()),
     ];
     if let Some((k, _)) = queue_only.iter().find(|(_, set)| *set) {
         return c.err(
@@ -155,5 +186,6 @@ pub(super) fn validate_occ(c: &Ctx, d: &DependencyFile) -> R<DependencyConfig> {
         reject_cost: 0,
         shed_by_criticality: None,
         queue_policy: None,
+        concurrency_limit: None,
     })
 }

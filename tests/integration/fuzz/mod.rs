@@ -203,11 +203,12 @@ const LIMIT_KEYS: [&str; 5] = [
     "max_concurrent",
 ];
 /// Keys with a generator of their own (or, for whole tables, any value).
-const TABLE_KEYS: [&str; 29] = [
+const TABLE_KEYS: [&str; 30] = [
     "le",
     "counts",
     "admission",
     "queue_policy",
+    "concurrency_limit",
     "shed_by_criticality",
     "hedging",
     "trace",
@@ -880,6 +881,16 @@ fn value_for(path: &'static str) -> BoxedStrategy<Value> {
         "limiter" => tagged("fleets.0.layers.0.limiter"),
         "admission" => tagged("dependency.admission"),
         "queue_policy" => tagged("dependency.queue_policy"),
+        "concurrency_limit" => prop::sample::select(vec![
+            "{ kind = \"fixed\", limit = 3 }",
+            "{ kind = \"aimd\", status = 503 }",
+            "{ kind = \"vegas\", status = \"unavailable\" }",
+            "{ kind = \"gradient2\", window = { window_size = 10 } }",
+            "{ kind = \"envoy_gradient\", update_interval = \"100ms\", min_rtt_interval = \"1s\" }",
+            "{ kind = \"fixed\", limit = 0 }",
+        ])
+        .prop_map(|t| toml::from_str::<toml::Table>(&format!("v = {t}")).unwrap()["v"].clone())
+        .boxed(),
         "criticality" | "retry_criticality" => prop::sample::select(&CLASSES[..])
             .prop_map(|c| Value::String(c.into()))
             .boxed(),
@@ -1609,7 +1620,7 @@ fn mutated_shipped_scenarios_give_an_error_or_a_result_part_4() {
 // ----- through the binary ----------------------------------------------------------
 
 /// Cases run through `retrysim run` (a process each, so fewer).
-const CLI_CASES: u32 = 24;
+const CLI_CASES: u32 = 32;
 /// Longest a CLI case may take.
 const CLI_TIMEOUT: Duration = Duration::from_secs(60);
 
