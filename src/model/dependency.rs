@@ -586,9 +586,6 @@ impl<T: CallObserver> World<T> {
         let useful = self.arena.useful(node, now);
         let at = self.services.at(sv);
         self.obs.served(at, held, outcome.class, useful, now);
-        if self.services.list[sv].limited {
-            self.limit_sample(node, sv, now, !useful, s);
-        }
         if at.primary && outcome.class == Class::Success && self.arena.reqs[n.req as usize].is_write
         {
             let fi = self.fleet_of(node);
@@ -608,12 +605,25 @@ impl<T: CallObserver> World<T> {
                 }
             }
         }
+        if self.services.list[sv].limited {
+            self.limit_answered(node, sv, now, s);
+        }
         if self.services.list[sv].effect.blackhole {
             self.obs.node_done(&self.arena, node, Fate::Lost, now);
             self.arena.free_node(node); // the answer is lost
         } else {
             self.finish_call(node, outcome, s);
         }
+    }
+
+    /// A limited service `sv` answered the attempt at `node` at `now`: its limit's
+    /// sample, dropped when nobody waits for the answer. Out of line, so an unlimited
+    /// tier's answers pay one test.
+    #[cold]
+    #[inline(never)]
+    fn limit_answered(&mut self, node: u32, sv: usize, now: Nanos, s: &mut Scheduler<Packed>) {
+        let dropped = !self.arena.useful(node, now);
+        self.limit_sample(node, sv, now, dropped, s);
     }
 
     /// An OCC attempt reads the record's version; its conditional write arrives after
