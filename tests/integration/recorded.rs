@@ -384,6 +384,12 @@ fn bad_recordings_are_refused_with_the_file_the_line_and_the_column() {
     );
     refused(
         &[],
+        r#"{ file = 3 }"#,
+        p,
+        &["fleets[0].load_profile.file: invalid type: integer `3`, expected a file path (file = \"day.csv\") or a list of them"],
+    );
+    refused(
+        &[],
         r#"{ file = "missing.csv" }"#,
         p,
         &["fleets[0].load_profile.file: cannot read", "missing.csv"],

@@ -19,13 +19,36 @@ use crate::model::field::{Ctx, R};
 use crate::model::text::{fmt_num, fmt_time};
 
 /// One file or several (the chunks of one recording, in time order).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Files {
     /// One file.
     One(String),
     /// Chunks of one recording, in time order.
     Many(Vec<String>),
+}
+
+impl<'de> Deserialize<'de> for Files {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{SeqAccess, Visitor};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Files;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a file path (file = \"day.csv\") or a list of them (file = [\"am.json\", \"pm.json\"])",
+                )
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Files, E> {
+                Ok(Files::One(v.to_string()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Files, A::Error> {
+                Vec::<String>::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))
+                    .map(Files::Many)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 impl Files {
