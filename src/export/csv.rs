@@ -5,7 +5,7 @@
 //! order whatever order they finished in (and shards can be merged byte for byte).
 
 use crate::engine::time::{to_millis, to_secs};
-use crate::metrics::columns::{Group, QUEUE_GROUP};
+use crate::metrics::columns::{FileRow, Group, GroupFile, QUEUE_GROUP};
 use crate::metrics::summary::{Cell, Layout, Summary};
 use crate::metrics::BucketRow;
 use crate::run::RunResult;
@@ -395,38 +395,32 @@ pub fn herd_rows(r: &RunResult) -> String {
 }
 
 /// The `services.csv` rows of a run of a service graph, bucket by bucket and within a
-/// bucket in `[[services]]` order (`names`); empty for a `[dependency]` run.
-pub fn services_rows(r: &RunResult, names: &[String]) -> String {
-    use crate::metrics::columns::SERVICES_COLUMNS;
+/// bucket in `[[services]]` order (`names`), with the columns of `groups` (those of
+/// the layout that write `services.csv`, in order); empty for a `[dependency]` run.
+pub fn services_rows(r: &RunResult, names: &[String], groups: &[&GroupFile]) -> String {
     let Some(sv) = &r.metrics.services else {
         return String::new();
     };
     let mut w = Records::new();
+    let mut cells = Vec::new();
     let buckets = sv.services.first().map_or(0, |t| t.rows.len());
     for i in 0..buckets {
-        let t = i as u64 * sv.bucket();
-        for (k, track) in sv.services.iter().enumerate() {
-            let b = &track.rows[i];
-            let row: [Cell; SERVICES_COLUMNS.len()] = [
-                Cell::Int(r.run),
-                Cell::Int(u64::from(r.replication)),
-                Cell::float(to_secs(t)),
-                Cell::Text(names.get(k).cloned().unwrap_or_default()),
-                Cell::Int(b.inbound),
-                Cell::Int(b.served),
-                Cell::Int(b.rejected),
-                Cell::Int(b.shed),
-                Cell::Int(b.goodput),
-                Cell::float(sv.queue_mean(k, i)),
-                sv.utilisation(k, i).map_or(Cell::Empty, Cell::float),
-                Cell::float(sv.threads_busy(k, i)),
-                Cell::Int(b.wasted),
-                r.metrics
-                    .reject_busy
-                    .as_ref()
-                    .map_or(Cell::Float(0.0), |rb| Cell::float(rb.rejecting(k, i))),
-            ];
-            w.record(row.iter().map(Cell::render));
+        let t = to_secs(i as u64 * sv.bucket());
+        for k in 0..sv.services.len() {
+            let name = names.get(k).map_or("", String::as_str);
+            let row = FileRow {
+                run: r.run,
+                replication: r.replication,
+                bucket: i,
+                t,
+                service: k,
+                name,
+            };
+            cells.clear();
+            for g in groups {
+                (g.cells)(&r.metrics, &row, &mut cells);
+            }
+            w.record(cells.iter().map(Cell::render));
         }
     }
     w.text()

@@ -9,7 +9,9 @@ use crate::model::outage::Window;
 use crate::model::outcome::Class;
 
 use super::collapse;
-use super::columns::{group_index, layer_column, Group, GROUPS, SUMMARY_BASE, SUMMARY_EXTRA};
+use super::columns::{
+    group_index, layer_column, Group, GroupFile, GROUPS, SUMMARY_BASE, SUMMARY_EXTRA,
+};
 use super::recorder::RunMetrics;
 use super::recovery;
 
@@ -143,6 +145,15 @@ impl Layout {
             .zip(&self.groups)
             .filter(|(_, names)| !names.is_empty())
             .map(|(g, names)| (*g, names.as_slice()))
+    }
+
+    /// The columns of results file `name` the used groups write, in order (none
+    /// when no group used writes it).
+    pub fn file_groups(&self, name: &str) -> Vec<&'static GroupFile> {
+        self.used_groups()
+            .filter_map(|(g, _)| g.file.as_ref())
+            .filter(|f| f.name == name)
+            .collect()
     }
 
     /// The groups written that have `timeseries.csv` columns, in order, each with

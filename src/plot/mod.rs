@@ -18,7 +18,8 @@
 //! | --- | --- | --- |
 //! | `timeseries` | run | offered, inbound, goodput per second, capacity, success rate (right axis); outages shaded; breaker-open and budget-exhausted strips |
 //! | `graph` | run of a service graph | fleets and services as boxes by depth, calls as arrows labelled with the callee's attempts per request; each box's servers and peak utilisation |
-//! | `services` | run of a service graph | a panel per service from `services.csv`: inbound and goodput per second, utilisation (right axis), its outages shaded |
+//! | `limit` | run, sweep with `concurrency_limit` | the limit of the service the fleets call over time against the requests it holds, refusals per second (right axis); sweep: each cell's limit |
+//! | `services` | run of a service graph | a panel per service from `services.csv`: inbound and goodput per second, utilisation (right axis; a limited service: its limit against the requests it holds), its outages shaded |
 //! | `phase` | run, sweep | success rate against inbound load as a trajectory; branches before/during/after outages, or while the load rises/falls |
 //! | `herd` | run, sweep | attempt arrivals in fine buckets around the outage end or burst |
 //! | `swimlane` | traced run | a lane per sampled request (`traces.csv`) around the first outage: its attempts as bars coloured by outcome, refusals as marks, orphans' tails |
@@ -65,6 +66,8 @@ pub(crate) mod herd;
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod latency;
 #[cfg(not(target_arch = "wasm32"))]
+pub(crate) mod limit;
+#[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod palette;
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod phase;
@@ -96,6 +99,7 @@ use {
     graph::{Graph, GraphChart},
     herd::HerdChart,
     latency::{LatencyChart, LatencyInput},
+    limit::LimitChart,
     palette::Palette,
     phase::{PhaseChart, PhaseInput},
     services::{ServiceSeries, ServicesChart},
@@ -470,6 +474,12 @@ fn draw_charts(folder: &Folder, format: Format, first: &[&str]) -> Result<Vec<Dr
                 true,
                 &mut out,
             )?;
+            if let Some(chart) =
+                LimitChart::new(vec![(String::new(), palette::LIMIT, s)], scenario, false)
+            {
+                emit(&chart, dir, format, true, &mut out)?;
+                set_caption(&mut out, chart.caption());
+            }
             draw_graph_charts(folder, s, format, &mut out)?;
             emit(
                 &PhaseChart {
@@ -629,6 +639,10 @@ fn draw_overlays(
         return Ok(());
     }
     let outages = series[0].2.outage_spans();
+    if let Some(chart) = LimitChart::new(series.clone(), scenario, true) {
+        emit(&chart, &folder.dir, format, true, out)?;
+        set_caption(out, chart.caption());
+    }
     emit(
         &PhaseChart {
             input: PhaseInput::Overlay(series.clone()),

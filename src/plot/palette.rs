@@ -31,6 +31,8 @@ pub(crate) const P99: RGBColor = RGBColor(213, 94, 0);
 pub(crate) const FAILURE: RGBColor = RGBColor(148, 103, 189);
 /// Busy threads of a service (utilisation).
 pub(crate) const THREADS: RGBColor = RGBColor(148, 103, 189);
+/// A concurrency limit (a tier's `concurrency_limit`).
+pub(crate) const LIMIT: RGBColor = RGBColor(190, 30, 45);
 /// Reference lines (worst case, whole-run percentiles).
 pub(crate) const REFERENCE: RGBColor = RGBColor(110, 110, 110);
 

@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::metrics::columns::{
-    HERD_INBOUND, HERD_T, REPLICATION, RUN, TS_BREAKER_OPEN, TS_BREAKER_OPEN_FRACTION,
-    TS_BUDGET_EXHAUSTED, TS_FAILURE_LATENCY_P50_MS, TS_GOODPUT, TS_INBOUND, TS_LATENCY_P50_MS,
-    TS_LATENCY_P99_MS, TS_OFFERED, TS_OUTAGE, TS_SUCCESS_LATENCY_P50_MS, TS_SUCCESS_LATENCY_P99_MS,
-    TS_SUCCESS_RATE, TS_T,
+    HERD_INBOUND, HERD_T, LIMIT_SERIES, REPLICATION, RUN, TS_BREAKER_OPEN,
+    TS_BREAKER_OPEN_FRACTION, TS_BUDGET_EXHAUSTED, TS_FAILURE_LATENCY_P50_MS, TS_GOODPUT,
+    TS_INBOUND, TS_IN_SYSTEM_MEAN, TS_LATENCY_P50_MS, TS_LATENCY_P99_MS, TS_OFFERED, TS_OUTAGE,
+    TS_SUCCESS_LATENCY_P50_MS, TS_SUCCESS_LATENCY_P99_MS, TS_SUCCESS_RATE, TS_T,
 };
 
 use super::table::CsvStream;
@@ -49,6 +49,13 @@ pub struct RunSeries {
     pub failure_latency_p50: Vec<Option<f64>>,
     /// Fraction of the bucket covered by outages.
     pub outage: Vec<Option<f64>>,
+    /// Time-weighted mean concurrency limit of the service the fleets call (empty
+    /// without one).
+    pub limit: Vec<Option<f64>>,
+    /// Mean requests at the dependency, queued or in service (what a limit counts).
+    pub in_system: Vec<Option<f64>>,
+    /// Attempts the concurrency limits refused, count in the bucket.
+    pub limit_rejected: Vec<Option<f64>>,
 }
 
 impl RunSeries {
@@ -102,6 +109,11 @@ impl RunSeries {
         })
     }
 
+    /// Whether the run has a concurrency limit at the service the fleets call.
+    pub fn has_limit(&self) -> bool {
+        self.limit.iter().any(Option::is_some)
+    }
+
     /// Spans where a retry budget denied retries.
     pub fn budget_spans(&self) -> Vec<(f64, f64)> {
         self.spans(|i| self.budget_exhausted[i].unwrap_or(0.0) > 0.0)
@@ -131,6 +143,14 @@ const LATER_COLUMNS: [&str; 3] = [
     TS_FAILURE_LATENCY_P50_MS.name,
 ];
 
+/// Columns written only with a mechanism (the concurrency limit's), read when there:
+/// in the order of [`RunSeries`]'s fields.
+const OPTIONAL_COLUMNS: [&str; 3] = [
+    LIMIT_SERIES[0].name,
+    TS_IN_SYSTEM_MEAN.name,
+    LIMIT_SERIES[1].name,
+];
+
 #[cfg(not(target_arch = "wasm32"))]
 /// Reads `timeseries.csv` into one series per run, in order of first appearance, one
 /// record at a time (O(rows), nothing held as text).
@@ -153,6 +173,7 @@ fn timeseries_of<R: std::io::Read>(mut csv: CsvStream<R>) -> Result<Vec<RunSerie
         *c = csv.index(name)?;
     }
     let later = LATER_COLUMNS.map(|name| csv.index(name).ok());
+    let optional = OPTIONAL_COLUMNS.map(|name| csv.index(name).ok());
     let mut out: Vec<RunSeries> = Vec::new();
     let mut at: BTreeMap<u64, usize> = BTreeMap::new();
     // The run of the previous row: rows of one run are usually together.
@@ -223,6 +244,13 @@ fn timeseries_of<R: std::io::Read>(mut csv: CsvStream<R>) -> Result<Vec<RunSerie
         ];
         for (f, v) in fields.into_iter().zip(extra) {
             f.push(v);
+        }
+        let fields = [&mut s.limit, &mut s.in_system, &mut s.limit_rejected];
+        for (f, c) in fields.into_iter().zip(optional) {
+            f.push(match c {
+                Some(c) => csv.number(c, line)?,
+                None => None,
+            });
         }
     }
     Ok(out)

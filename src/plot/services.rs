@@ -2,7 +2,10 @@
 //! time axis: inbound attempts and goodput per second (`services.csv` counts per
 //! bucket over the bucket's width) and, on the right axis, the busy threads as a
 //! share of the servers (the busy threads themselves when the servers are unlimited);
-//! the outages that hit the service are shaded.
+//! the outages that hit the service are shaded. A service with a concurrency limit
+//! has instead, on the right axis, its limit against the requests it holds (busy
+//! threads plus its queue: what the limit counts), so a refusal shows where the two
+//! meet.
 //!
 //! `services.csv` is read one record at a time and only one run is kept.
 
@@ -12,7 +15,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use crate::export::manifest::GraphShape;
-use crate::metrics::columns::{REPLICATION, RUN, SERVICES};
+use crate::metrics::columns::{REPLICATION, RUN, SERVICES, SERVICES_LIMIT};
 
 use super::canvas::{frame, tick, tick_font, upper, Chart, DrawResult, Entry, Swatch};
 use super::decimate::{decimate_gapped, merge_spans};
@@ -25,8 +28,10 @@ const COL_T: &str = SERVICES[2].name;
 const COL_SERVICE: &str = SERVICES[3].name;
 const COL_INBOUND: &str = SERVICES[4].name;
 const COL_GOODPUT: &str = SERVICES[8].name;
+const COL_QUEUE: &str = SERVICES[9].name;
 const COL_UTILISATION: &str = SERVICES[10].name;
 const COL_THREADS: &str = SERVICES[11].name;
+const COL_LIMIT: &str = SERVICES_LIMIT[0].name;
 
 /// Height of one panel, pixels (the chart grows with the services, within bounds).
 const PANEL_H: u32 = 150;
@@ -34,6 +39,17 @@ const PANEL_H: u32 = 150;
 const X_AXIS_H: i32 = 42;
 /// Tallest the chart is drawn, pixels.
 const MAX_H: u32 = 2400;
+
+/// What a service's panel draws on its right axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RightAxis {
+    /// Its concurrency limit and the requests it holds.
+    Limit,
+    /// Busy threads as a share of its servers.
+    Utilisation,
+    /// Busy threads (unlimited servers).
+    Threads,
+}
 
 /// One service's series in one run (`services.csv` rows with one `run` and `service`).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -54,6 +70,11 @@ pub struct ServiceSeries {
     pub utilisation: Vec<Option<f64>>,
     /// Time-averaged busy threads.
     pub threads_busy: Vec<Option<f64>>,
+    /// Time-averaged queue length.
+    pub queue_mean: Vec<Option<f64>>,
+    /// Time-weighted mean concurrency limit (empty without one, or in a folder
+    /// written before the column existed).
+    pub limit: Vec<Option<f64>>,
 }
 
 impl ServiceSeries {
@@ -74,6 +95,28 @@ impl ServiceSeries {
         (mid, counts.iter().map(|c| c.map(|c| c / b)).collect())
     }
 
+    /// What the panel's right axis shows.
+    fn right_axis(&self) -> RightAxis {
+        if self.limit.iter().any(Option::is_some) {
+            RightAxis::Limit
+        } else if self.has_utilisation() {
+            RightAxis::Utilisation
+        } else {
+            RightAxis::Threads
+        }
+    }
+
+    /// The requests the service holds, busy threads plus queue (what its limit counts).
+    fn held(&self) -> Vec<Option<f64>> {
+        self.threads_busy
+            .iter()
+            .zip(&self.queue_mean)
+            .map(|(b, q)| {
+                Some(b.unwrap_or(0.0) + q.unwrap_or(0.0)).filter(|_| b.is_some() || q.is_some())
+            })
+            .collect()
+    }
+
     /// Whether the service has a finite number of servers (a utilisation).
     fn has_utilisation(&self) -> bool {
         self.utilisation.iter().any(Option::is_some)
@@ -91,10 +134,17 @@ pub(crate) fn read_services(
     let i_rep = csv.index(REPLICATION.name)?;
     let i_t = csv.index(COL_T)?;
     let i_service = csv.index(COL_SERVICE)?;
-    let cols = [COL_INBOUND, COL_GOODPUT, COL_UTILISATION, COL_THREADS]
-        .map(|c| csv.index(c))
-        .into_iter()
-        .collect::<Result<Vec<usize>, _>>()?;
+    let cols = [
+        COL_INBOUND,
+        COL_GOODPUT,
+        COL_UTILISATION,
+        COL_THREADS,
+        COL_QUEUE,
+    ]
+    .map(|c| csv.index(c))
+    .into_iter()
+    .collect::<Result<Vec<usize>, _>>()?;
+    let i_limit = csv.index(COL_LIMIT).ok();
     let mut want = run;
     let mut out: Vec<ServiceSeries> = Vec::new();
     while let Some(line) = csv.next()? {
@@ -132,10 +182,15 @@ pub(crate) fn read_services(
             &mut s.goodput,
             &mut s.utilisation,
             &mut s.threads_busy,
+            &mut s.queue_mean,
         ];
         for (f, c) in fields.into_iter().zip(&cols) {
             f.push(csv.number(*c, line)?);
         }
+        s.limit.push(match i_limit {
+            Some(c) => csv.number(c, line)?,
+            None => None,
+        });
     }
     Ok(out)
 }
@@ -198,16 +253,28 @@ impl ServicesChart<'_> {
             Entry::new("inbound (attempts/s)", Swatch::Line(palette::INBOUND)),
             Entry::new("goodput (successes/s)", Swatch::Line(palette::GOODPUT)),
         ];
-        if self.services.iter().any(ServiceSeries::has_utilisation) {
+        // Which right axis each panel has: limit, utilisation or busy threads.
+        let axes = |want: RightAxis| self.services.iter().any(|s| s.right_axis() == want);
+        if axes(RightAxis::Utilisation) {
             l.push(Entry::new(
                 "utilisation (right axis)",
                 Swatch::Line(palette::THREADS),
             ));
         }
-        if !self.services.iter().all(ServiceSeries::has_utilisation) {
+        if axes(RightAxis::Threads) {
             l.push(Entry::new(
                 "busy threads (right axis)",
                 Swatch::Dashed(palette::THREADS),
+            ));
+        }
+        if axes(RightAxis::Limit) {
+            l.push(Entry::new(
+                "concurrency limit (right axis)",
+                Swatch::Line(palette::LIMIT),
+            ));
+            l.push(Entry::new(
+                "held: busy + queued (right axis)",
+                Swatch::Line(palette::REFERENCE),
             ));
         }
         if self.outages.iter().any(|o| !o.is_empty()) {
@@ -261,12 +328,16 @@ impl Chart for ServicesChart<'_> {
                 .copied()
                 .fold(0.0f64, f64::max);
             let ymax = upper(max);
-            let util = s.has_utilisation();
-            let (right, right_top) = if util {
-                (&s.utilisation, 1.05)
-            } else {
-                let m = s.threads_busy.iter().flatten().copied().fold(0.0, f64::max);
-                (&s.threads_busy, upper(m))
+            let axis = s.right_axis();
+            let held = s.held();
+            let most = |ys: &[&Vec<Option<f64>>]| {
+                let m = ys.iter().flat_map(|y| y.iter().flatten()).copied();
+                upper(m.fold(0.0, f64::max))
+            };
+            let right_top = match axis {
+                RightAxis::Utilisation => 1.05,
+                RightAxis::Threads => most(&[&s.threads_busy]),
+                RightAxis::Limit => most(&[&s.limit, &held]),
             };
             let mut chart = ChartBuilder::on(pa)
                 .margin_top(4)
@@ -293,12 +364,13 @@ impl Chart for ServicesChart<'_> {
             mesh.draw()?;
             let pct = |v: &f64| crate::metrics::format::percent_tick(*v);
             let plain = |v: &f64| tick(*v);
+            let util = axis == RightAxis::Utilisation;
             chart
                 .configure_secondary_axes()
-                .y_desc(if util {
-                    "utilisation (%)"
-                } else {
-                    "busy threads"
+                .y_desc(match axis {
+                    RightAxis::Utilisation => "utilisation (%)",
+                    RightAxis::Threads => "busy threads",
+                    RightAxis::Limit => "requests held",
                 })
                 .axis_desc_style(tick_font())
                 .label_style(tick_font())
@@ -323,19 +395,31 @@ impl Chart for ServicesChart<'_> {
                 }
             }
             let column = |x: f64| i64::from(chart.backend_coord(&(x, 0.0)).0);
-            for seg in decimate_gapped(&mid, right, width, column) {
-                if util {
-                    chart.draw_secondary_series(LineSeries::new(
-                        seg,
-                        palette::THREADS.stroke_width(2),
-                    ))?;
-                } else {
-                    chart.draw_secondary_series(DashedLineSeries::new(
-                        seg,
-                        6,
-                        4,
-                        palette::THREADS.stroke_width(2),
-                    ))?;
+            let right: Vec<(&Vec<Option<f64>>, RGBColor, bool)> = match axis {
+                RightAxis::Utilisation => vec![(&s.utilisation, palette::THREADS, false)],
+                RightAxis::Threads => vec![(&s.threads_busy, palette::THREADS, true)],
+                RightAxis::Limit => vec![
+                    (&held, palette::REFERENCE, false),
+                    (&s.limit, palette::LIMIT, false),
+                ],
+            };
+            let right: Vec<_> = right
+                .into_iter()
+                .map(|(ys, c, d)| (decimate_gapped(&mid, ys, width, column), c, d))
+                .collect();
+            for (segs, colour, dashed) in right {
+                for seg in segs {
+                    if dashed {
+                        chart.draw_secondary_series(DashedLineSeries::new(
+                            seg,
+                            6,
+                            4,
+                            colour.stroke_width(2),
+                        ))?;
+                    } else {
+                        chart
+                            .draw_secondary_series(LineSeries::new(seg, colour.stroke_width(2)))?;
+                    }
                 }
             }
         }

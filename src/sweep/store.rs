@@ -14,7 +14,7 @@ use crate::export::csv::{
 };
 use crate::export::AtomicFile;
 use crate::metrics::columns::{param_column, TRUNCATED};
-use crate::metrics::columns::{COLUMNS_FILE, SERVICES_COLUMNS, SERVICES_FILE, SERVICE_GROUP};
+use crate::metrics::columns::{COLUMNS_FILE, SERVICES_FILE, SERVICE_GROUP};
 use crate::metrics::summary::Cell;
 use crate::run::RunResult;
 use crate::scenario::Scenario;
@@ -68,7 +68,7 @@ pub(crate) fn render_chunk(plan: &Plan, r: &RunResult, scn: &Scenario) -> Chunk 
         ordinals: ordinal_rows(r),
         services: if scn.graph {
             let names: Vec<String> = scn.services.iter().map(|s| s.name.clone()).collect();
-            services_rows(r, &names)
+            services_rows(r, &names, &plan.layout.file_groups(SERVICES_FILE))
         } else {
             String::new()
         },
@@ -197,12 +197,21 @@ pub(crate) fn check_chunk(plan: &Plan, run: u64, shape: Shape, c: &Chunk) -> Res
         ATTEMPTS_BY_ORDINAL_COLUMNS.len(),
         run,
     )?;
-    let services = records(SERVICES_FILE, &c.services, SERVICES_COLUMNS.len(), run)?;
+    let services = records(SERVICES_FILE, &c.services, services_width(plan), run)?;
     expect(
         "services.csv (one row per bucket and service)",
         services,
         shape.series * shape.services,
     )
+}
+
+/// The columns of `services.csv` in a run of `plan`.
+fn services_width(plan: &Plan) -> usize {
+    plan.layout
+        .file_groups(SERVICES_FILE)
+        .iter()
+        .map(|g| g.columns.len())
+        .sum()
 }
 
 /// The folder of run `run`.
@@ -401,7 +410,13 @@ impl Tables {
             None
         } else {
             let mut f = AtomicFile::create(&dir.join(SERVICES_FILE))?;
-            f.write_all(record(SERVICES_COLUMNS).as_bytes())?;
+            let header: Vec<&str> = plan
+                .layout
+                .file_groups(SERVICES_FILE)
+                .iter()
+                .flat_map(|g| g.columns.iter().map(|c| c.name))
+                .collect();
+            f.write_all(record(&header).as_bytes())?;
             Some(f)
         };
         // The dictionary of exactly these tables.

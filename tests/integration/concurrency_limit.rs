@@ -187,9 +187,8 @@ fn the_limit_columns_appear_only_with_a_limit_and_the_same_seed_gives_the_same_b
     }
 }
 
-#[test]
-fn a_graph_tier_with_a_limit_has_its_own_summary_columns() {
-    let text = r#"
+/// A graph whose `back` tier has a fixed limit of 2 and `front` none.
+const GRAPH: &str = r#"
 duration = "10s"
 [[services]]
 name = "front"
@@ -209,7 +208,10 @@ name = "web"
 target = "front"
 arrival = { kind = "poisson", rate = 400 }
 "#;
-    let r = run(text, &[]);
+
+#[test]
+fn a_graph_tier_with_a_limit_has_its_own_summary_columns() {
+    let r = run(GRAPH, &[]);
     let refused = count(&r, "concurrency_limit_back_rejected");
     assert!(refused > 1000, "{refused}");
     assert_eq!(refused, count(&r, "limit_rejected"));
@@ -220,6 +222,104 @@ arrival = { kind = "poisson", rate = 400 }
             .get("concurrency_limit_mean")
             .is_some_and(|c| c.as_f64().is_none()),
         "the tier the fleet calls has no limit: empty"
+    );
+}
+
+#[test]
+fn services_csv_gives_each_limited_tier_its_limit_and_refusals_per_bucket() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("g.toml"), GRAPH).unwrap();
+    ok(
+        d.path(),
+        &["run", "g.toml", "--no-plots", "-q", "--out", "out"],
+    );
+    let text = std::fs::read_to_string(d.path().join("out/services.csv")).unwrap();
+    let mut rows = csv::Reader::from_reader(text.as_bytes());
+    let head: Vec<String> = rows.headers().unwrap().iter().map(String::from).collect();
+    let at = |n: &str| head.iter().position(|h| h == n).unwrap();
+    assert_eq!(
+        &head[head.len() - 2..],
+        ["concurrency_limit", "limit_rejected"],
+        "appended after the fixed columns"
+    );
+    let (service, limit, refused) = (at("service"), at("concurrency_limit"), at("limit_rejected"));
+    let mut total = 0;
+    let mut back = 0;
+    for r in rows.records() {
+        let r = r.unwrap();
+        if &r[service] == "back" {
+            assert_eq!(&r[limit], "2");
+            total += r[refused].parse::<u64>().unwrap();
+            back += 1;
+        } else {
+            assert_eq!((&r[limit], &r[refused]), ("", ""), "front has no limit");
+        }
+    }
+    assert_eq!(back, 10, "one row per bucket");
+    let summary = std::fs::read_to_string(d.path().join("out/summary.csv")).unwrap();
+    let mut s = csv::Reader::from_reader(summary.as_bytes());
+    let h = s.headers().unwrap().clone();
+    let row = s.records().next().unwrap().unwrap();
+    let whole: u64 = row[h
+        .iter()
+        .position(|c| c == "concurrency_limit_back_rejected")
+        .unwrap()]
+    .parse()
+    .unwrap();
+    assert!(
+        total > 1000 && total <= whole,
+        "{total} of {whole} (the drain's are after)"
+    );
+    let dict = std::fs::read_to_string(d.path().join("out/columns.csv")).unwrap();
+    assert!(
+        dict.contains("services.csv,concurrency_limit,"),
+        "listed in the dictionary"
+    );
+}
+
+#[test]
+fn services_csv_keeps_its_fixed_columns_without_a_limit() {
+    let d = tempfile::tempdir().unwrap();
+    let plain = GRAPH.replace("concurrency_limit = { kind = \"fixed\", limit = 2 }", "");
+    std::fs::write(d.path().join("g.toml"), plain).unwrap();
+    ok(
+        d.path(),
+        &["run", "g.toml", "--no-plots", "-q", "--out", "out"],
+    );
+    let text = std::fs::read_to_string(d.path().join("out/services.csv")).unwrap();
+    let head = text.lines().next().unwrap();
+    assert_eq!(head, retrysim::metrics::columns::SERVICES_COLUMNS.join(","));
+}
+
+#[test]
+fn a_sweep_writes_each_cells_limit_in_services_csv() {
+    let d = tempfile::tempdir().unwrap();
+    let swept = format!("{GRAPH}\n[sweep]\n\"services.1.concurrency_limit.limit\" = [2, 50]\n");
+    std::fs::write(d.path().join("g.toml"), swept).unwrap();
+    ok(
+        d.path(),
+        &["sweep", "g.toml", "--no-plots", "-q", "--out", "out"],
+    );
+    let text = std::fs::read_to_string(d.path().join("out/services.csv")).unwrap();
+    let mut rows = csv::Reader::from_reader(text.as_bytes());
+    let head = rows.headers().unwrap().clone();
+    let (run, service, limit) = (
+        head.iter().position(|h| h == "run").unwrap(),
+        head.iter().position(|h| h == "service").unwrap(),
+        head.iter().position(|h| h == "concurrency_limit").unwrap(),
+    );
+    let mut seen = std::collections::BTreeSet::new();
+    for r in rows.records() {
+        let r = r.unwrap();
+        if &r[service] == "back" {
+            seen.insert((r[run].to_string(), r[limit].to_string()));
+        }
+    }
+    assert_eq!(
+        seen.into_iter()
+            .map(|(_, l)| l)
+            .collect::<std::collections::BTreeSet<_>>(),
+        ["2".to_string(), "50".to_string()].into()
     );
 }
 

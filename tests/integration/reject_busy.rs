@@ -3,7 +3,9 @@
 //! against Little's law (rejections/s × cost) and against the capacity they leave.
 
 use retrysim::export::csv::{services_rows, timeseries_rows_laid};
-use retrysim::metrics::columns::{REJECT_GROUP, SERVICES_COLUMNS, TIMESERIES_COLUMNS};
+use retrysim::metrics::columns::{
+    REJECT_GROUP, SERVICES_COLUMNS, SERVICE_GROUP, TIMESERIES_COLUMNS,
+};
 use retrysim::run::RunResult;
 
 use crate::common::{col, run};
@@ -175,7 +177,8 @@ max_attempts = 1
     assert!(r.summary.get("service_api_reject_busy_fraction").is_none());
     assert_eq!(col(&r, "reject_busy_fraction"), 0.0, "api rejects nothing");
     let names = ["api".to_string(), "db".to_string()];
-    let rows = services_rows(&r, &names);
+    let file = SERVICE_GROUP.file.as_ref().unwrap();
+    let rows = services_rows(&r, &names, &[file]);
     let rejecting = csv_column(&rows, &SERVICES_COLUMNS, "rejecting");
     assert_eq!(rejecting.len(), 60);
     let (api, db): (Vec<_>, Vec<_>) = rejecting.chunks(2).map(|p| (p[0], p[1])).unzip();

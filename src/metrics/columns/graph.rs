@@ -87,6 +87,7 @@ pub const SERVICE_GROUP: Group = Group {
     file: Some(GroupFile {
         name: SERVICES_FILE,
         columns: &SERVICES,
+        cells: service_row,
     }),
     note: "service graphs only",
 };
@@ -114,6 +115,36 @@ fn service_cells(m: &RunMetrics, scn: &Scenario, name: &str, out: &mut Vec<Cell>
         }
         None => out.extend([Cell::Empty, Cell::Empty, Cell::Empty, Cell::Empty]),
     }
+}
+
+/// The `services.csv` cells of one bucket of one service.
+fn service_row(m: &RunMetrics, row: &FileRow, out: &mut Vec<Cell>) {
+    let (k, i) = (row.service, row.bucket);
+    out.extend([
+        Cell::Int(row.run),
+        Cell::Int(u64::from(row.replication)),
+        Cell::float(row.t),
+        Cell::Text(row.name.to_string()),
+    ]);
+    let Some(sv) = m.services.as_ref() else {
+        out.extend(std::iter::repeat_n(Cell::Empty, SERVICES.len() - 4));
+        return;
+    };
+    let b = &sv.services[k].rows[i];
+    out.extend([
+        Cell::Int(b.inbound),
+        Cell::Int(b.served),
+        Cell::Int(b.rejected),
+        Cell::Int(b.shed),
+        Cell::Int(b.goodput),
+        Cell::float(sv.queue_mean(k, i)),
+        sv.utilisation(k, i).map_or(Cell::Empty, Cell::float),
+        Cell::float(sv.threads_busy(k, i)),
+        Cell::Int(b.wasted),
+        m.reject_busy
+            .as_ref()
+            .map_or(Cell::Float(0.0), |rb| Cell::float(rb.rejecting(k, i))),
+    ]);
 }
 
 /// The file of the per-service series.

@@ -38,13 +38,35 @@ pub enum Instances {
     },
 }
 
-/// A results file a group brings with it (`services.csv`).
+/// A results file a group brings with it (`services.csv`), or the columns it adds to
+/// one another group brings: the file's header is the columns of every group used
+/// that names it, in [`GROUPS`] order, and the first of them opens it.
 #[derive(Debug, Clone, Copy)]
 pub struct GroupFile {
     /// Its name.
     pub name: &'static str,
     /// Its columns, in order.
     pub columns: &'static [Column],
+    /// Pushes the cells of one row, one per column (empty cells when the run's
+    /// scenario does not use the group).
+    pub cells: fn(&RunMetrics, &FileRow, &mut Vec<Cell>),
+}
+
+/// Which row of a group's file is written: one per run, bucket and service.
+#[derive(Debug, Clone, Copy)]
+pub struct FileRow<'a> {
+    /// The run.
+    pub run: u64,
+    /// Its replication.
+    pub replication: u32,
+    /// The bucket's index.
+    pub bucket: usize,
+    /// The bucket's start, seconds.
+    pub t: f64,
+    /// The service's index in `[[services]]`.
+    pub service: usize,
+    /// The service's name.
+    pub name: &'a str,
 }
 
 /// One optional column group: its columns in each file and how a run fills them.

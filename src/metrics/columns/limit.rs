@@ -112,9 +112,42 @@ pub const TIER_LIMIT_GROUP: Group = Group {
     cells: tier_cells,
     series: &[],
     series_cells: no_series,
-    file: None,
+    file: Some(GroupFile {
+        name: SERVICES_FILE,
+        columns: &SERVICES_LIMIT,
+        cells: tier_row,
+    }),
     note: "service graphs only",
 };
+
+/// `services.csv` columns of a tier's concurrency limit, after the fixed ones: written
+/// when a tier of the scenario (of a cell of a sweep) has a limit, empty for the
+/// tiers without one.
+pub const SERVICES_LIMIT: [Column; 2] = [
+    measure(
+        "concurrency_limit",
+        "requests",
+        AMOUNT,
+        "time-weighted mean of the service's concurrency limit over the bucket; empty without one (only with concurrency_limit)",
+    ),
+    count(
+        "limit_rejected",
+        "attempts the service's concurrency limit refused in the bucket; empty without one (only with concurrency_limit)",
+    ),
+];
+
+/// The `services.csv` cells of one bucket of one tier.
+fn tier_row(m: &RunMetrics, row: &FileRow, out: &mut Vec<Cell>) {
+    let c = m.limits.as_ref();
+    match c.and_then(|c| c.tiers.get(row.service)?.as_ref().map(|t| (c, t))) {
+        Some((c, t)) => out.extend([
+            c.bucket_mean(row.service, row.bucket)
+                .map_or(Cell::Empty, Cell::float),
+            Cell::Int(t.rejected_series.get(row.bucket).copied().unwrap_or(0)),
+        ]),
+        None => out.extend([Cell::Empty, Cell::Empty]),
+    }
+}
 
 fn tiers_with_limit(scn: &Scenario) -> Vec<String> {
     if !scn.graph {
