@@ -17,8 +17,8 @@
 use crate::model::config::{FleetConfig, Join, OnFailure, Scenario};
 
 use super::{
-    backoff_per_call, explain_dependency, explain_layers, sustained_attempts, worst_case_attempts,
-    Bound, Callee, DependencyExplanation, LayerExplanation,
+    backoff_per_call, explain_dependency, explain_layers, rejection_class, sustained_attempts,
+    worst_case_attempts, Bound, Callee, DependencyExplanation, LayerExplanation,
 };
 
 /// Most paths a fleet's explanation lists (their count is always given).
@@ -97,7 +97,7 @@ pub fn explain_services(scn: &Scenario) -> Vec<ServiceExplanation> {
     let capacities: Vec<DependencyExplanation> = scn
         .services
         .iter()
-        .map(|s| explain_dependency(&s.capacity))
+        .map(|s| explain_dependency(&s.capacity, rejection_class(s.overloaded_status)))
         .collect();
     scn.services
         .iter()

@@ -157,7 +157,7 @@ pub const NO_ATTEMPT_TIMEOUT_UNDER_DEADLINE: Rule = Rule {
 pub const OVERLOAD_WITHOUT_SHEDDING: Rule = Rule {
     id: "overload-without-shedding",
     why: "offered load exceeds the dependency's capacity and it sheds nothing (unlimited queue, no drop_expired), so queue and latency grow without bound",
-    fires_when: "the dependency (in a graph, each service a fleet calls, against the fleets that call it) has finite servers, the highest total offered load of the open and burst fleets (first attempts; bursts at their mean rate over the run; closed loops are self-limiting and not counted) exceeds its capacity, and it sheds nothing: unlimited `queue_limit` and no `drop_expired` (a deadline alone does not shed: the abandoned attempts are still served). One lint, on the fleet with the largest offered load",
+    fires_when: "the dependency (in a graph, each service a fleet calls, against the fleets that call it) has finite servers, the highest total offered load of the open and burst fleets (first attempts; bursts at their mean rate over the run; closed loops are self-limiting and not counted) exceeds its capacity, and it sheds nothing: unlimited `queue_limit`, no `drop_expired`, no `concurrency_limit`, no `admission`, no CoDel `queue_policy` and no `shed_by_criticality` (a deadline alone does not shed: the abandoned attempts are still served). One lint, on the fleet with the largest offered load",
     check: overload_without_shedding,
 };
 
@@ -573,7 +573,7 @@ fn overloaded_service(
     calls: impl Fn(&FleetConfig) -> bool,
 ) {
     let Some(capacity) = d.capacity() else { return };
-    if d.queue_limit.is_some() || d.drop_expired {
+    if !d.shedders().is_empty() {
         return;
     }
     let peak = offered_peak_where(scn, &calls);

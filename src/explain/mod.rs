@@ -115,8 +115,10 @@ pub struct DependencyExplanation {
     pub retry_after: Option<Nanos>,
     /// Whether queued attempts nobody waits for are dropped.
     pub drop_expired: bool,
-    /// Whether the dependency sheds load: a finite queue or `drop_expired`.
-    pub sheds: bool,
+    /// What sheds its load, in the order explain lists them: a finite queue,
+    /// `drop_expired`, its `concurrency_limit`, its `admission`, a CoDel
+    /// `queue_policy`, `shed_by_criticality` (empty: it sheds nothing).
+    pub sheds: Vec<&'static str>,
     /// Whether an attempt can be rejected (finite servers and a finite queue).
     pub can_reject: bool,
     /// What its limiter (`admission`) does, if it has one.
@@ -313,7 +315,9 @@ pub(crate) fn rejection_class(overloaded_status: bool) -> Class {
     }
 }
 
-pub(crate) fn explain_dependency(d: &DependencyConfig) -> DependencyExplanation {
+/// `d` in numbers; `rejected` is what its refusals are answered as (`rejected`, or
+/// `overloaded` for a graph tier with `overloaded_status`).
+pub(crate) fn explain_dependency(d: &DependencyConfig, rejected: Class) -> DependencyExplanation {
     let mean = d.service_time.mean_ns();
     let congested_capacity = match d.servers {
         Some(s) if d.per_concurrent > 0 => {
@@ -332,14 +336,14 @@ pub(crate) fn explain_dependency(d: &DependencyConfig) -> DependencyExplanation 
         reject_status: d.reject_status,
         retry_after: d.retry_after,
         drop_expired: d.drop_expired,
-        sheds: d.queue_limit.is_some() || d.drop_expired,
+        sheds: d.shedders(),
         can_reject: d.servers.is_some() && d.queue_limit.is_some(),
         admission: d.admission.map(|a| a.describe()),
         reject_cost: d.reject_cost,
         shed_by_criticality: d
             .shed_by_criticality
             .map(|s| s.describe(d.servers, d.queue_limit)),
-        queue_policy: d.queue_policy.map(|q| q.describe()),
+        queue_policy: d.queue_policy.map(|q| q.describe(rejected)),
         measured_service: match &d.service_time {
             crate::model::dist::Dist::Measured(m) => Some(m.describe()),
             _ => None,
@@ -572,7 +576,7 @@ fn explain_fleet(
 /// budget caps, backoff against deadlines, and the lints. Pure: same scenario, same
 /// explanation.
 pub fn explain(scn: &Scenario) -> Explanation {
-    let dependency = explain_dependency(&scn.dependency);
+    let dependency = explain_dependency(&scn.dependency, Class::Rejected);
     let services = graph::explain_services(scn);
     let fleets = scn
         .fleets

@@ -149,14 +149,15 @@ pub(super) fn render_dependency(o: &mut String, label: &str, d: &DependencyExpla
                 d.reject_status
             ),
         }
+    } else if d.sheds.iter().any(|s| *s != "drop_expired") {
+        "; the queue never rejects".to_string()
     } else {
         "; never rejects".to_string()
     };
-    let shed = match (d.queue_limit.is_some(), d.drop_expired) {
-        (true, true) => "sheds load: finite queue and drop_expired",
-        (true, false) => "sheds load: finite queue",
-        (false, true) => "sheds load: drop_expired",
-        (false, false) => "sheds nothing",
+    let shed = match d.sheds.as_slice() {
+        [] => "sheds nothing".to_string(),
+        [one] => format!("sheds load: {one}"),
+        [init @ .., last] => format!("sheds load: {} and {last}", init.join(", ")),
     };
     let _ = writeln!(o, "  {queue}{reject}; {shed}");
     if let Some(l) = &d.concurrency_limit {

@@ -446,6 +446,26 @@ impl DependencyConfig {
         }
     }
 
+    /// What sheds its load, by name: a finite queue, `drop_expired`, its
+    /// `concurrency_limit`, its `admission`, a CoDel `queue_policy` and
+    /// `shed_by_criticality` (adaptive LIFO reorders and sheds nothing).
+    pub fn shedders(&self) -> Vec<&'static str> {
+        [
+            (self.queue_limit.is_some(), "finite queue"),
+            (self.drop_expired, "drop_expired"),
+            (self.concurrency_limit.is_some(), "concurrency_limit"),
+            (self.admission.is_some(), "admission"),
+            (
+                self.queue_policy.is_some_and(|q| q.drops_requests()),
+                "CoDel",
+            ),
+            (self.shed_by_criticality.is_some(), "shed_by_criticality"),
+        ]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+        .collect()
+    }
+
     /// Attempts per second the dependency completes at full load, if finite.
     pub fn capacity(&self) -> Option<f64> {
         if self.kind == DependencyKind::Occ {

@@ -709,6 +709,48 @@ fn a_denied_lint_that_fires_exits_1_and_says_which() {
 }
 
 #[test]
+fn a_limit_a_limiter_codel_or_priority_shedding_sheds_the_overload_and_explain_says_which() {
+    for (set, sheds) in [
+        (
+            "dependency.concurrency_limit={ kind = \"gradient2\" }",
+            "the queue never rejects; sheds load: concurrency_limit",
+        ),
+        (
+            "dependency.queue_policy={ kind = \"codel\" }",
+            "the queue never rejects; sheds load: CoDel",
+        ),
+        (
+            "dependency.admission={ kind = \"token_bucket\", max_tokens = 100, tokens_per_fill = 100, fill_interval = \"100ms\" }",
+            "the queue never rejects; sheds load: admission",
+        ),
+    ] {
+        let o = retrysim(&[
+            "explain",
+            &path("overload-without-shedding"),
+            "--set",
+            set,
+            "--deny",
+            "overload-without-shedding",
+        ]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(code(&o), 0, "{set}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(out.contains(sheds), "{set}: {out}");
+    }
+    // Adaptive LIFO only reorders: still an overload nothing sheds.
+    let o = retrysim(&[
+        "explain",
+        &path("overload-without-shedding"),
+        "--set",
+        "dependency.queue_policy={ kind = \"adaptive_lifo\", threshold = 4 }",
+        "--deny",
+        "overload-without-shedding",
+    ]);
+    assert_eq!(code(&o), 1);
+    assert!(String::from_utf8_lossy(&o.stdout)
+        .contains("unlimited queue; never rejects; sheds nothing"));
+}
+
+#[test]
 fn set_overrides_apply_before_the_lints() {
     let o = retrysim(&[
         "explain",

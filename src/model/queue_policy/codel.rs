@@ -88,12 +88,12 @@ impl Config {
     }
 
     /// What explain says of the policy.
-    pub(super) fn describe(&self) -> String {
+    pub(super) fn describe(&self, rejected: &str) -> String {
         format!(
-            "CoDel (folly's slough variant, 1ad98e2): once every request dequeued in an interval of {} waited more than {}, the next interval drops the requests dequeued after waiting more than {} (answered as rejected), the first request after each interval reset excepted",
+            "CoDel (folly's slough variant, 1ad98e2): once every request dequeued in an interval of {} waited more than {}, the next interval drops the requests dequeued after waiting more than {} (answered as {rejected}), the first request after each interval reset excepted",
             fmt_time(self.interval),
             fmt_time(self.target),
-            fmt_time(self.slough_timeout())
+            fmt_time(self.slough_timeout()),
         )
     }
 }

@@ -39,12 +39,12 @@ pub struct Config {
 
 impl Config {
     /// What explain says of the policy.
-    pub(super) fn describe(&self) -> String {
+    pub(super) fn describe(&self, rejected: &str) -> String {
         format!(
-            "CoDel timeout (Fail at Scale, 2015): a request dequeued after waiting more than {} is dropped (answered as rejected), or more than {} once the queue has not been empty for {}",
+            "CoDel timeout (Fail at Scale, 2015): a request dequeued after waiting more than {} is dropped (answered as {rejected}), or more than {} once the queue has not been empty for {}",
             fmt_time(self.interval),
             fmt_time(self.target),
-            fmt_time(self.interval)
+            fmt_time(self.interval),
         )
     }
 }

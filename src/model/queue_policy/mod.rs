@@ -92,11 +92,12 @@ impl QueuePolicyConfig {
         !matches!(self, QueuePolicyConfig::AdaptiveLifo(_))
     }
 
-    /// What explain says of the policy.
-    pub fn describe(&self) -> String {
+    /// What explain says of the policy, whose drops are answered as `rejected` (the
+    /// tier's capacity refusal: `rejected`, or `overloaded` with `overloaded_status`).
+    pub fn describe(&self, rejected: crate::model::outcome::Class) -> String {
         match self {
-            QueuePolicyConfig::Codel(c) => c.describe(),
-            QueuePolicyConfig::CodelTimeout(c) => c.describe(),
+            QueuePolicyConfig::Codel(c) => c.describe(rejected.name()),
+            QueuePolicyConfig::CodelTimeout(c) => c.describe(rejected.name()),
             QueuePolicyConfig::AdaptiveLifo(c) => c.describe(),
         }
     }
@@ -156,6 +157,7 @@ impl QueuePolicy {
 mod tests {
     use super::*;
     use crate::engine::time::MILLISECOND;
+    use crate::model::outcome::Class;
 
     fn check(s: &str) -> Result<QueuePolicyConfig, String> {
         let f: QueuePolicyFile = toml::from_str(s).map_err(|e| e.to_string())?;
@@ -223,9 +225,16 @@ mod tests {
                 "the newest once 8 or more do",
             ),
         ] {
-            let d = check(s).unwrap().describe();
+            let d = check(s).unwrap().describe(Class::Rejected);
             assert!(d.contains(part), "{d}");
         }
+        let overloaded = check("kind = \"codel\"")
+            .unwrap()
+            .describe(Class::Overloaded);
+        assert!(
+            overloaded.contains("(answered as overloaded)"),
+            "a tier with overloaded_status answers its drops overloaded: {overloaded}"
+        );
     }
 
     #[test]
