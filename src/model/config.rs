@@ -61,6 +61,15 @@ impl Scenario {
             .any(|s| s.capacity.concurrency_limit.is_some())
     }
 
+    /// The tiers with a concurrency limit (each keeps a sample stamp per arena node
+    /// and a limit series per bucket).
+    pub fn limited_tiers(&self) -> u64 {
+        self.services
+            .iter()
+            .filter(|s| s.capacity.concurrency_limit.is_some())
+            .count() as u64
+    }
+
     /// Whether some tier spends server time on its rejections (`reject_cost > 0`).
     pub fn uses_reject_cost(&self) -> bool {
         self.services.iter().any(|s| s.capacity.reject_cost > 0)

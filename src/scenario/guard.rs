@@ -9,6 +9,7 @@ use crate::engine::Nanos;
 use crate::model::breaker::Breaker;
 
 use crate::metrics::recorder::{BucketRow, MAX_BUCKET_SAMPLES};
+use crate::model::concurrency;
 use crate::model::limits::{
     bytes_per_event, bytes_per_request_with_nodes, nodes_per_fleet, nodes_per_request,
 };
@@ -97,10 +98,12 @@ pub fn memory(scn: &Scenario) -> Memory {
         })
         .fold(0, u64::saturating_add);
     let window_bytes = std::mem::size_of::<crate::model::outage::Window>() as u64 + 2 * event;
+    let limited = scn.limited_tiers();
+    let stamps = nodes.saturating_mul(limited.saturating_mul(concurrency::BYTES_PER_NODE));
     let in_flight = scn
         .limits
         .max_in_flight
-        .saturating_mul(bytes_per_request_with_nodes(nodes))
+        .saturating_mul(bytes_per_request_with_nodes(nodes).saturating_add(stamps))
         .saturating_add(closed.saturating_mul(event))
         .saturating_add(windows.saturating_mul(window_bytes))
         .saturating_mul(2);
@@ -109,7 +112,11 @@ pub fn memory(scn: &Scenario) -> Memory {
         .fold(0, u64::saturating_add);
     let buckets = scn.duration.div_ceil(scn.bucket);
     let series = buckets
-        .saturating_mul(std::mem::size_of::<BucketRow>() as u64 + scn.guard_bytes_per_bucket())
+        .saturating_mul(
+            std::mem::size_of::<BucketRow>() as u64
+                + scn.guard_bytes_per_bucket()
+                + limited.saturating_mul(concurrency::BYTES_PER_BUCKET),
+        )
         .saturating_add(3 * 2 * 8 * MAX_BUCKET_SAMPLES as u64)
         .saturating_add(20_000 * 8);
     Memory {
@@ -467,6 +474,37 @@ mod tests {
             svc("a"),
             svc("b")
         )
+    }
+
+    #[test]
+    fn a_limited_tier_counts_its_stamps_per_node_and_its_series_per_bucket() {
+        use crate::engine::Nanos;
+        assert_eq!(
+            std::mem::size_of::<(Nanos, u32)>() as u64,
+            concurrency::BYTES_PER_NODE
+        );
+        assert_eq!(
+            (std::mem::size_of::<u128>() + std::mem::size_of::<u64>()) as u64,
+            concurrency::BYTES_PER_BUCKET
+        );
+        let plain = load(&graph("'a'")).unwrap();
+        let limited = load(&graph("'a'").replace(
+            "name = 'a'\n",
+            "name = 'a'\nconcurrency_limit = { kind = 'aimd' }\n",
+        ))
+        .unwrap();
+        assert_eq!(limited.limited_tiers(), 1);
+        let (m0, m1) = (memory(&plain), memory(&limited));
+        let nodes = nodes_per_request(&plain);
+        assert_eq!(
+            m1.in_flight - m0.in_flight,
+            2 * plain.limits.max_in_flight * nodes * concurrency::BYTES_PER_NODE
+        );
+        let buckets = plain.duration.div_ceil(plain.bucket);
+        assert_eq!(
+            m1.series - m0.series,
+            buckets * concurrency::BYTES_PER_BUCKET
+        );
     }
 
     #[test]

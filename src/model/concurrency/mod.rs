@@ -56,6 +56,14 @@ pub use record::{Counts, TierSeries};
 pub use status::{Rejected, StatusFile};
 pub use tier::TierLimit;
 
+/// Bytes a run keeps per bucket for each tier with a limit: the limit's integral over
+/// the bucket and the attempts it refused ([`TierSeries`]).
+pub const BYTES_PER_BUCKET: u64 = 24;
+
+/// Bytes a tier with a limit keeps per arena node: when the node's attempt arrived
+/// and how many were in flight then ([`TierLimit`]'s sample stamps).
+pub const BYTES_PER_NODE: u64 = 16;
+
 /// A count that is a Java `int` upstream.
 pub(crate) fn java_int(c: &Ctx, field: &str, v: u64) -> R<i32> {
     i32::try_from(v).or_else(|_| c.err(field, format!("must be at most {} (found {v})", i32::MAX)))
