@@ -62,7 +62,8 @@ pub fn parse(text: &str) -> Result<Node, (u64, String)> {
         let m = e.to_string();
         // "expected `:` at line 3 column 5": the line is said beside the file.
         let m = match m.rfind(" at line ") {
-            Some(k) => format!("{} (column {})", &m[..k], e.column()),
+            Some(k) if e.column() > 0 => format!("{} (column {})", &m[..k], e.column()),
+            Some(k) => m[..k].to_string(),
             None => m,
         };
         return Err((line, format!("is not valid JSON: {m}")));
