@@ -262,8 +262,8 @@ pub struct LayerFile {
     pub part_presets: crate::model::config::PartPresets,
 }
 
-/// `import = { format, file, <selector> }`: a layer read from a configuration file
-/// ([`crate::scenario::import`]); the importer checks it before parsing.
+/// `import = { format, file, <selector> }`: a layer read from a configuration file (a
+/// gRPC service config), checked by its importer before parsing.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ImportFile {
