@@ -404,6 +404,16 @@ fn more_than_five_attempts_are_lowered_to_five_and_said() {
         "{w:?}"
     );
     assert!(l.import_warnings(true).is_empty());
+    // Beyond what a layer takes, gRPC's 5 is written.
+    let d = folder(&[
+        ("sc.json", &A6.replace("\"maxAttempts\": 4", "\"maxAttempts\": 2000000000")),
+        ("s.toml", &scenario("import = { format = 'grpc_service_config', file = 'sc.json', service = 'pkg.Svc' }")),
+    ]);
+    let l = loaded(d.path(), "s.toml");
+    assert_eq!(
+        l.scenario.fleets[0].layers[0].max_attempts,
+        retrysim::model::config::Attempts::Limited(5)
+    );
 }
 
 /// The error of importing `json` into a scenario, as the user reads it.
@@ -605,4 +615,36 @@ fn retrysim_import_prints_a_layer_that_loads_as_the_import_does() {
     );
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("unknown format \"grpc\""));
+}
+
+#[test]
+fn a_service_calls_layer_imports_as_a_fleets_layer_does() {
+    let graph = |layer: &str| {
+        format!(
+            "duration = '10s'\n[[services]]\nname = 'front'\nservers = 2\nservice_time = '1ms'\n\
+             [[services.calls]]\nto = 'db'\n[[services.calls.layers]]\n{layer}\n\
+             [[services]]\nname = 'db'\nservers = 2\nservice_time = '1ms'\n\
+             [[fleets]]\nname = 'f'\narrival = {{ kind = 'poisson', rate = 10 }}\n"
+        )
+    };
+    let d = folder(&[
+        ("sc.json", A6),
+        ("imported.toml", &graph("import = { format = 'grpc_service_config', file = 'sc.json', service = 'pkg.Svc' }")),
+        ("by_hand.toml", &graph("preset = 'grpc'")),
+    ]);
+    let (a, b) = (
+        loaded(d.path(), "imported.toml"),
+        loaded(d.path(), "by_hand.toml"),
+    );
+    let mut want = b.scenario.services[0].calls[0].layers[0].clone();
+    want.preset = None;
+    assert_eq!(
+        format!("{:?}", a.scenario.services[0].calls[0].layers[0]),
+        format!("{want:?}")
+    );
+    assert_eq!(a.imports[0].at, "services[0].calls[0].layers[0]");
+    assert_eq!(
+        a.inputs[0].key,
+        "services[0].calls[0].layers[0].import.file"
+    );
 }

@@ -157,10 +157,7 @@ fn unknown(
 fn whole(m: &Member, field: &str, min: u64) -> Result<u64, Refusal> {
     let n = &m.node;
     match &n.value {
-        Value::Number(x, text) if x.fract() == 0.0 && *x >= min as f64 && *x <= 1e15 => {
-            let _ = text;
-            Ok(*x as u64)
-        }
+        Value::Number(x, _) if x.fract() == 0.0 && *x >= min as f64 && *x <= 1e15 => Ok(*x as u64),
         Value::Number(_, text) => Err(Refusal::at(
             n.line,
             field,
@@ -579,7 +576,14 @@ pub fn map(text: &str, selector: &Selector) -> Result<Mapped, Refusal> {
         let ma = need("maxAttempts")?;
         let maf = sub(&rf, &ma.key);
         let n = whole(ma, &maf, 2)?;
-        out.set("max_attempts", n as i64, ma.node.line, &maf);
+        // Written as it is (explain then says gRPC's cap lowered it), unless beyond
+        // what a layer takes: then as gRPC applies it.
+        let written = if n > crate::model::attempts::MAX_ATTEMPTS_CAP {
+            MAX_ATTEMPTS
+        } else {
+            n
+        };
+        out.set("max_attempts", written as i64, ma.node.line, &maf);
         if n > MAX_ATTEMPTS {
             out.note(
                 ma.node.line,
