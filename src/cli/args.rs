@@ -166,6 +166,11 @@ pub enum Command {
     /// Compare two result folders metric by metric: paired runs, the mean difference
     /// B − A with its 95% interval; exit 1 when a `--fail-on` bound is crossed.
     Diff(super::diff::DiffArgs),
+    /// Print the layer a configuration file maps to (`import = { format, file, ... }`
+    /// in a retry layer) as TOML, each key commented with the line it came from.
+    #[command(after_help = "Examples:
+  retrysim import service_config.json --format grpc_service_config --service helloworld.Greeter --method SayHello")]
+    Import(super::import::ImportArgs),
     /// Print the presets (`preset = "NAME"` in a retry layer): every one and what it
     /// is, the keys one expands to as TOML, or with --markdown the book's presets page.
     #[command(after_help = "Examples:
@@ -277,6 +282,10 @@ pub struct RunArgs {
     /// `--set trace.sample=N`.
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_trace)]
     pub trace: Option<u64>,
+    /// Refuse (exit 2) a scenario whose imported configuration files set anything
+    /// retrysim cannot model, instead of warning.
+    #[arg(long)]
+    pub deny_unmodelled: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -405,4 +414,8 @@ pub struct CheckArgs {
     /// Print nothing but failures and errors.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Refuse (exit 2) a scenario whose imported configuration files set anything
+    /// retrysim cannot model, instead of warning.
+    #[arg(long)]
+    pub deny_unmodelled: bool,
 }

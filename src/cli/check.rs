@@ -73,6 +73,18 @@ pub fn check(args: CheckArgs) -> Result<i32> {
         Ok(p) => p,
         Err(errors) => return Ok(report_all(errors)),
     };
+    // Import warnings, or with --deny-unmodelled errors, before anything runs.
+    let mut denied = None;
+    for p in &prepared {
+        denied = denied.or(super::import::warn(
+            &p.plan.base,
+            quiet,
+            args.deny_unmodelled,
+        ));
+    }
+    if let Some(code) = denied {
+        return Ok(code);
+    }
     let checked = check::run_all(&req, &prepared, &mut |plan| {
         if !quiet {
             let (cells, reps) = (plan.cells.len() as u64, u64::from(plan.replications));

@@ -39,6 +39,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Check(args) => super::check::check(args),
         Command::Search(args) => super::search::search(args),
         Command::Diff(args) => super::diff::diff(args),
+        Command::Import(args) => super::import::import(args),
         Command::Presets {
             name,
             markdown,
@@ -100,6 +101,9 @@ fn run(args: RunArgs) -> Result<i32> {
         seed: args.seed,
     };
     let loaded = retrysim::load_scenario(args.scenario.as_deref(), &overrides)?;
+    if let Some(code) = super::import::warn(&loaded, args.quiet, args.deny_unmodelled) {
+        return Ok(code);
+    }
     if loaded.file.sweep.is_some() && !args.quiet {
         eprintln!("note: the scenario has a [sweep]: `run` runs its base point; `retrysim sweep` runs the grid");
     }
@@ -408,7 +412,16 @@ fn explain(args: ExplainArgs) -> Result<i32> {
         seed: None,
     };
     let e = retrysim::explain_scenario(&args.scenario, &overrides, &args.deny)?;
+    super::import::warn(&e.loaded, false, false);
     print!("{}", e.explanation.render());
+    if !e.loaded.imports.is_empty() {
+        println!("\nimported:");
+        for i in &e.loaded.imports {
+            for l in i.provenance() {
+                println!("  {l}");
+            }
+        }
+    }
     for l in &e.denied {
         eprintln!(
             "error: scenario '{}': denied lint fired: {l}",

@@ -9,6 +9,7 @@ pub mod check;
 pub mod color;
 pub mod commands;
 pub mod diff;
+pub mod import;
 pub mod presets;
 pub mod progress;
 pub mod search;

@@ -543,9 +543,11 @@ name = "every"
     /// Types serde never names in a message, and why: the root is always a table;
     /// types with their own `expecting` ("a duration string such as ..."); tables only
     /// ever reached through a table (a variant's content `Written`, a `DistFile` inside
-    /// `DistOrDur`); enums of names, which serde calls "string or map".
-    const NEVER_NAMED: [&str; 31] = [
+    /// `DistOrDur`); enums of names, which serde calls "string or map"; `import`'s
+    /// table, which the importer checks before parsing.
+    const NEVER_NAMED: [&str; 32] = [
         "ScenarioFile",
+        "ImportFile",
         "Dur",
         "Limit",
         "DelayParam",

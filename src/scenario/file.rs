@@ -242,6 +242,9 @@ pub struct LayerFile {
     pub hop_latency: Option<DistOrDur>,
     /// Named preset for the whole policy (resolved before parsing).
     pub preset: Option<String>,
+    /// The policy from a configuration file (resolved before presets; keys written
+    /// beside it win; not with `preset`).
+    pub import: Option<ImportFile>,
     /// Largest `max_attempts` (gRPC clamps larger values to 5).
     pub max_attempts_cap: Option<u64>,
     /// Time a call may take, all attempts and backoff included.
@@ -257,6 +260,23 @@ pub struct LayerFile {
     /// Presets of the parts, taken out of the part tables before parsing.
     #[serde(skip)]
     pub part_presets: crate::model::config::PartPresets,
+}
+
+/// `import = { format, file, <selector> }`: a layer read from a configuration file (a
+/// gRPC service config), checked by its importer before parsing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ImportFile {
+    /// The file's format: `"grpc_service_config"`.
+    pub format: String,
+    /// The file, relative to the scenario; recorded with its SHA-256 in the manifest.
+    pub file: String,
+    /// `grpc_service_config`: the full service name (`pkg.Service`); without it, only
+    /// the default method config (service empty) matches.
+    pub service: Option<String>,
+    /// `grpc_service_config`: the method; without it, the service's entry or the
+    /// default matches.
+    pub method: Option<String>,
 }
 
 /// The dependency every fleet calls.

@@ -1,13 +1,14 @@
 //! Scenario files: reading, `--set` overrides, parsing and validation.
 //!
 //! ```text
-//! text ─► toml::Table ─► overrides (--set, sweep cells) ─► presets ─► ScenarioFile ─► validate ─► Scenario
+//! text ─► toml::Table ─► overrides (--set, sweep cells) ─► imports ─► presets ─► ScenarioFile ─► validate ─► Scenario
 //! ```
 //! Unknown keys are rejected; every error names the file and the field path.
 
 pub mod error;
 pub mod file;
 pub mod guard;
+pub mod import;
 pub mod inputs;
 pub mod overrides;
 pub mod preset;
@@ -130,17 +131,45 @@ pub struct Loaded {
     pub scenario: Scenario,
     /// The data files it read, for the manifest.
     pub inputs: Vec<inputs::InputRecord>,
+    /// The layers imported from configuration files, with provenance and warnings.
+    pub imports: Vec<import::Imported>,
+}
+
+impl Loaded {
+    /// The import warnings, as `run`, `check` and `explain` print them after
+    /// `warning: `; `unmodelled_only` keeps those `--deny-unmodelled` refuses.
+    pub fn import_warnings(&self, unmodelled_only: bool) -> Vec<String> {
+        self.imports
+            .iter()
+            .flat_map(|i| {
+                let all = i.warnings(&self.source.path);
+                all.into_iter()
+                    .zip(&i.mapped.warnings)
+                    .filter(|(_, w)| w.unmodelled || !unmodelled_only)
+                    .map(|(s, _)| s)
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
 }
 
 /// Parses and validates a table (after any overrides).
 pub fn from_table(source: &Source, table: toml::Table) -> Result<Loaded, ScenarioError> {
     guard::lists(&source.path, &table)?;
-    let mut resolved = preset::resolve(&source.path, &table)?;
+    let (imported, imports) = match import::resolve(source, &table)? {
+        Some((t, i)) => (Some(t), i),
+        None => (None, Vec::new()),
+    };
+    let expanded = imported.as_ref().unwrap_or(&table);
+    let mut resolved = preset::resolve(&source.path, expanded)?;
     let mut file: ScenarioFile =
         serde_path_to_error::deserialize(toml::Value::Table(std::mem::take(&mut resolved.parse)))
-            .map_err(|e| parse_error(source, &table, &resolved.table, &e))?;
+            .map_err(|e| parse_error(source, expanded, &resolved.table, &e))?;
     resolved.fill_part_presets(&mut file);
-    let inputs = inputs::read(source, &mut file)?;
+    let mut inputs = inputs::read(source, &mut file)?;
+    inputs
+        .records
+        .extend(imports.iter().map(|i| i.record.clone()));
     let scenario =
         validate::validate(&file, &source.path, &source.stem).map_err(|e| inputs.name_rows(e))?;
     guard::check(&scenario, &source.path)?;
@@ -151,6 +180,7 @@ pub fn from_table(source: &Source, table: toml::Table) -> Result<Loaded, Scenari
         file,
         scenario,
         inputs: inputs.records,
+        imports,
     })
 }
 

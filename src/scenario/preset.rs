@@ -345,8 +345,8 @@ fn fill(user: &mut toml::Table, preset: &toml::Table) {
     }
 }
 
-/// Merges a layer preset under a layer table.
-fn merge_layer(layer: &mut toml::Table, preset: &toml::Table) {
+/// Merges a layer preset (or an imported layer) under a layer table.
+pub(super) fn merge_layer(layer: &mut toml::Table, preset: &toml::Table) {
     for (k, pv) in preset {
         match (layer.get_mut(k), pv) {
             (None, _) => {
@@ -475,7 +475,7 @@ fn list<'a>(v: &'a mut toml::Value, key: &str) -> Option<&'a mut Vec<toml::Value
 }
 
 /// The `layers` list of every fleet (`None` where a fleet has none, or is no table).
-fn fleet_layers(table: &mut toml::Table) -> Vec<Option<&mut Vec<toml::Value>>> {
+pub(super) fn fleet_layers(table: &mut toml::Table) -> Vec<Option<&mut Vec<toml::Value>>> {
     match table.get_mut("fleets") {
         Some(toml::Value::Array(a)) => a.iter_mut().map(|f| list(f, "layers")).collect(),
         _ => Vec::new(),
@@ -483,7 +483,7 @@ fn fleet_layers(table: &mut toml::Table) -> Vec<Option<&mut Vec<toml::Value>>> {
 }
 
 /// The `layers` list of every call of every service, per service and call.
-fn call_layers(table: &mut toml::Table) -> Vec<Vec<Option<&mut Vec<toml::Value>>>> {
+pub(super) fn call_layers(table: &mut toml::Table) -> Vec<Vec<Option<&mut Vec<toml::Value>>>> {
     let Some(toml::Value::Array(a)) = table.get_mut("services") else {
         return Vec::new();
     };

@@ -147,7 +147,7 @@ fn sweep_dry_run_prints_the_plan_and_writes_nothing() {
     assert!(out.stderr.is_empty() && out.stdout.is_empty());
 }
 
-const SUBCOMMANDS: [&str; 15] = [
+const SUBCOMMANDS: [&str; 16] = [
     "run",
     "sweep",
     "merge",
@@ -159,6 +159,7 @@ const SUBCOMMANDS: [&str; 15] = [
     "check",
     "search",
     "diff",
+    "import",
     "presets",
     "reference",
     "completions",
@@ -317,7 +318,7 @@ fn man_prints_the_page_and_writes_one_per_subcommand() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        "wrote 16 manual pages to man1/\n"
+        "wrote 17 manual pages to man1/\n"
     );
     let sweep = std::fs::read_to_string(d.path().join("man1/retrysim-sweep.1")).unwrap();
     assert!(sweep.contains(".TH retrysim-sweep 1"), "{sweep}");

@@ -24,6 +24,7 @@ mod fuzz;
 mod golden;
 mod guards;
 mod hedging;
+mod import_config;
 mod interrupt;
 mod intervals;
 mod layering;

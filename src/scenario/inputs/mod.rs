@@ -214,7 +214,7 @@ fn at_or_is(e: String) -> String {
 }
 
 /// Reads one data file named `written` at `key`: its text and its record.
-fn read_one(
+pub(crate) fn read_one(
     source: &Source,
     base: &Path,
     key: &str,

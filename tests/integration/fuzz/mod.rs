@@ -203,8 +203,9 @@ const LIMIT_KEYS: [&str; 5] = [
     "max_concurrent",
 ];
 /// Keys with a generator of their own (or, for whole tables, any value).
-const TABLE_KEYS: [&str; 30] = [
+const TABLE_KEYS: [&str; 31] = [
     "le",
+    "import",
     "counts",
     "admission",
     "queue_policy",
@@ -888,6 +889,15 @@ fn value_for(path: &'static str) -> BoxedStrategy<Value> {
             "{ kind = \"gradient2\", window = { window_size = 10 } }",
             "{ kind = \"envoy_gradient\", update_interval = \"100ms\", min_rtt_interval = \"1s\" }",
             "{ kind = \"fixed\", limit = 0 }",
+        ])
+        .prop_map(|t| toml::from_str::<toml::Table>(&format!("v = {t}")).unwrap()["v"].clone())
+        .boxed(),
+        "import" => prop::sample::select(vec![
+            "{ format = \"grpc_service_config\", file = \"sc.json\", service = \"pkg.Svc\" }",
+            "{ format = \"grpc_service_config\", file = \"\" }",
+            "{ format = \"grpc_service_config\", file = \"sc.json\", method = \"Get\", route = \"x\" }",
+            "{ format = \"envoy\", file = \"sc.json\" }",
+            "{ file = 3 }",
         ])
         .prop_map(|t| toml::from_str::<toml::Table>(&format!("v = {t}")).unwrap()["v"].clone())
         .boxed(),

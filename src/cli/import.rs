@@ -1,0 +1,84 @@
+//! `retrysim import`: a configuration file mapped onto a layer, printed as TOML with
+//! the line each key came from; and the import warnings `run`, `check` and `explain`
+//! print, which `--deny-unmodelled` turns into errors.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use retrysim::error::exit;
+use retrysim::scenario::import::{self, Selector};
+use retrysim::scenario::Loaded;
+
+use super::color::{self, Paint};
+
+/// `retrysim import FILE --format F [--service S] [--method M]`.
+#[derive(Debug, clap::Args)]
+pub struct ImportArgs {
+    /// The configuration file (a gRPC service config, JSON).
+    pub file: PathBuf,
+    /// Its format: `grpc_service_config`.
+    #[arg(long, value_name = "FORMAT")]
+    pub format: String,
+    /// grpc_service_config: the full service name (`pkg.Service`); without it, only
+    /// the default method config matches.
+    #[arg(long, value_name = "SERVICE")]
+    pub service: Option<String>,
+    /// grpc_service_config: the method; without it, the service's entry or the
+    /// default matches.
+    #[arg(long, value_name = "METHOD", requires = "service")]
+    pub method: Option<String>,
+    /// Print only the layer: no header, no warnings on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Prints the layer the file maps to.
+pub fn import(args: ImportArgs) -> Result<i32> {
+    let mut selector = Selector::new();
+    if let Some(s) = args.service {
+        selector.insert("service".into(), s);
+    }
+    if let Some(m) = args.method {
+        selector.insert("method".into(), m);
+    }
+    let mapped = import::import_file(&args.file, &args.format, &selector)?;
+    let shown = args.file.display().to_string();
+    if !args.quiet {
+        println!(
+            "# [[fleets.layers]] imported from {shown} ({}, {}); the same as\n# import = {{ format = {}, file = {}{} }}",
+            args.format,
+            mapped.matched,
+            toml::Value::from(args.format.as_str()),
+            toml::Value::from(shown.as_str()),
+            selector
+                .iter()
+                .map(|(k, v)| format!(", {k} = {}", toml::Value::from(v.as_str())))
+                .collect::<String>()
+        );
+    }
+    print!("{}", import::render(&mapped, &shown));
+    Ok(exit::OK)
+}
+
+/// Prints the import warnings of a loaded scenario on stderr (unless `quiet`); with
+/// `deny`, the unmodelled ones are errors instead: the exit code for bad input.
+pub fn warn(loaded: &Loaded, quiet: bool, deny: bool) -> Option<i32> {
+    if deny {
+        let denied = loaded.import_warnings(true);
+        if !denied.is_empty() {
+            for w in &denied {
+                eprintln!(
+                    "{} {w} (--deny-unmodelled)",
+                    color::err("error:", Paint::Red)
+                );
+            }
+            return Some(exit::BAD_INPUT);
+        }
+    }
+    if !quiet {
+        for w in loaded.import_warnings(false) {
+            eprintln!("warning: {w}");
+        }
+    }
+    None
+}

@@ -1,0 +1,650 @@
+//! Layers imported from configuration files (`import = { format, file, ... }`): the
+//! upstream projects' own examples give exactly the layer written by hand (the same
+//! scenario, the same output bytes); gRPC's matching rules, its defaults, its refusals
+//! and the settings retrysim cannot model, one by one.
+
+use std::path::{Path, PathBuf};
+
+use retrysim::scenario::import::{grpc, Selector};
+use retrysim::scenario::{load_file, Loaded, Overrides, ScenarioError};
+
+use crate::common::retrysim;
+
+/// A scenario around one fleet layer, failures enough for retries to matter.
+fn scenario(layer: &str) -> String {
+    format!(
+        "name = 'imp'\nseed = 7\nduration = '3s'\n\
+         [dependency]\nservers = 4\nservice_time = '10ms'\nerror_rate = 0.3\n\
+         [[fleets]]\nname = 'f'\narrival = {{ kind = 'poisson', rate = 300 }}\n\
+         [[fleets.layers]]\n{layer}\n"
+    )
+}
+
+/// A folder holding `files` (name, text).
+fn folder(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        std::fs::write(d.path().join(name), text).unwrap();
+    }
+    d
+}
+
+fn fixture(name: &str) -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/import")
+        .join(name);
+    std::fs::read_to_string(p).unwrap()
+}
+
+fn load(dir: &Path, name: &str) -> Result<Loaded, ScenarioError> {
+    load_file(Some(&dir.join(name)), &Overrides::default())
+}
+
+fn loaded(dir: &Path, name: &str) -> Loaded {
+    load(dir, name).unwrap_or_else(|e| panic!("{name} does not load: {e}"))
+}
+
+fn error(dir: &Path, name: &str) -> String {
+    match load(dir, name) {
+        Ok(_) => panic!("{name} loads"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// The validated scenario as text, the layers' preset names left out.
+fn model(l: &Loaded) -> String {
+    let mut s = l.scenario.clone();
+    for f in &mut s.fleets {
+        for layer in &mut f.layers {
+            layer.preset = None;
+        }
+    }
+    format!("{s:?}")
+}
+
+/// Runs `scenario` in `dir` into `out` and returns its CSV files, by name.
+fn csvs(dir: &Path, scenario: &str, out: &str) -> Vec<(String, Vec<u8>)> {
+    let o = retrysim(
+        dir,
+        &["run", scenario, "--out", out, "--no-plots", "-q", "-j", "1"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir.join(out))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "csv"))
+        .map(|p: PathBuf| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read(&p).unwrap(),
+            )
+        })
+        .collect();
+    files.sort();
+    assert!(files.len() >= 4, "{files:?}");
+    files
+}
+
+/// The imported and hand-written scenarios in `dir` are the same model and write the
+/// same CSV bytes.
+fn same_as_by_hand(dir: &Path) {
+    let (a, b) = (loaded(dir, "imported.toml"), loaded(dir, "by_hand.toml"));
+    assert_eq!(model(&a), model(&b));
+    assert_eq!(
+        csvs(dir, "imported.toml", "out_imported"),
+        csvs(dir, "by_hand.toml", "out_by_hand")
+    );
+}
+
+#[test]
+fn grpc_gos_retry_example_gives_the_layer_written_by_hand() {
+    let d = folder(&[
+        ("service_config.json", &fixture("grpc_go_retry.json")),
+        (
+            "imported.toml",
+            &scenario("import = { format = 'grpc_service_config', file = 'service_config.json', service = 'grpc.examples.echo.Echo', method = 'UnaryEcho' }"),
+        ),
+        (
+            "by_hand.toml",
+            &scenario(
+                "max_attempts = 4\nmax_attempts_cap = 5\nretry_on = ['rejected', 'error']\nrespect_retry_after = true\n\
+                 backoff = { kind = 'grpc', initial = '10ms', max = '10ms', multiplier = 1, formula = 'current' }",
+            ),
+        ),
+    ]);
+    same_as_by_hand(d.path());
+    // Its capitalised names were read (grpc-go reads them case-insensitively), and its
+    // waitForReady is said, with its line.
+    let l = loaded(d.path(), "imported.toml");
+    let w = l.import_warnings(false);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].contains("'service_config.json' line 4, methodConfig[0].waitForReady: not modelled"),
+        "{w:?}"
+    );
+}
+
+#[test]
+fn grpc_javas_retry_example_gives_the_layer_written_by_hand() {
+    let d = folder(&[
+        ("retrying_service_config.json", &fixture("grpc_java_retrying_service_config.json")),
+        (
+            "imported.toml",
+            &scenario("import = { format = 'grpc_service_config', file = 'retrying_service_config.json', service = 'helloworld.Greeter', method = 'SayHello' }"),
+        ),
+        (
+            "by_hand.toml",
+            &scenario(
+                "max_attempts = 5\nmax_attempts_cap = 5\nretry_on = ['rejected', 'error']\nrespect_retry_after = true\n\
+                 backoff = { kind = 'grpc', initial = '500ms', max = '30s', multiplier = 2, formula = 'current' }",
+            ),
+        ),
+    ]);
+    same_as_by_hand(d.path());
+    assert!(loaded(d.path(), "imported.toml")
+        .import_warnings(false)
+        .is_empty());
+    // Its file is an input of the run, with its SHA-256.
+    let l = loaded(d.path(), "imported.toml");
+    assert_eq!(l.inputs.len(), 1);
+    assert_eq!(l.inputs[0].key, "fleets[0].layers[0].import.file");
+    assert_eq!(l.inputs[0].sha256.len(), 64);
+    let manifest = std::fs::read_to_string(d.path().join("out_imported/manifest.toml")).unwrap();
+    assert!(manifest.contains(&l.inputs[0].sha256), "{manifest}");
+}
+
+/// gRFC A6's example policy and throttling, as a service config.
+const A6: &str = r#"{
+  "methodConfig": [{
+    "name": [{"service": "pkg.Svc"}],
+    "retryPolicy": {
+      "maxAttempts": 4,
+      "initialBackoff": "0.1s",
+      "maxBackoff": "1s",
+      "backoffMultiplier": 2,
+      "retryableStatusCodes": ["UNAVAILABLE"]
+    }
+  }],
+  "retryThrottling": {"maxTokens": 10, "tokenRatio": 0.1}
+}"#;
+
+#[test]
+fn a6s_example_imported_is_the_grpc_preset() {
+    let d = folder(&[
+        ("sc.json", A6),
+        (
+            "imported.toml",
+            &scenario("import = { format = 'grpc_service_config', file = 'sc.json', service = 'pkg.Svc', method = 'Get' }"),
+        ),
+        ("by_hand.toml", &scenario("preset = 'grpc'")),
+    ]);
+    same_as_by_hand(d.path());
+}
+
+#[test]
+fn keys_beside_import_override_it_and_preset_beside_it_is_refused() {
+    let d = folder(&[
+        ("sc.json", A6),
+        (
+            "imported.toml",
+            &scenario("import = { format = 'grpc_service_config', file = 'sc.json', service = 'pkg.Svc' }\nmax_attempts = 2\nbudget = { max_tokens = 20 }"),
+        ),
+        (
+            "by_hand.toml",
+            &scenario("preset = 'grpc'\nmax_attempts = 2\nbudget = { max_tokens = 20 }"),
+        ),
+        (
+            "both.toml",
+            &scenario("preset = 'grpc'\nimport = { format = 'grpc_service_config', file = 'sc.json', service = 'pkg.Svc' }"),
+        ),
+    ]);
+    assert_eq!(
+        model(&loaded(d.path(), "imported.toml")),
+        model(&loaded(d.path(), "by_hand.toml"))
+    );
+    let l = loaded(d.path(), "imported.toml");
+    assert_eq!(
+        l.imports[0].overridden,
+        ["max_attempts", "budget.max_tokens"]
+    );
+    let e = error(d.path(), "both.toml");
+    assert!(
+        e.contains("fleets[0].layers[0].import: cannot be combined with `preset`"),
+        "{e}"
+    );
+}
+
+/// A config naming the default, a service and one of its methods, with 2, 3 and 4
+/// attempts.
+const NAMES: &str = r#"{"methodConfig": [
+  {"name": [{}], "retryPolicy": {"maxAttempts": 2, "initialBackoff": "1s", "maxBackoff": "1s", "backoffMultiplier": 1, "retryableStatusCodes": [14]}},
+  {"name": [{"service": "pkg.Svc", "method": ""}, {"service": "other.Svc"}], "retryPolicy": {"maxAttempts": 3, "initialBackoff": "1s", "maxBackoff": "1s", "backoffMultiplier": 1, "retryableStatusCodes": [14]}},
+  {"name": [{"service": "pkg.Svc", "method": "Get"}], "retryPolicy": {"maxAttempts": 4, "initialBackoff": "1s", "maxBackoff": "1s", "backoffMultiplier": 1, "retryableStatusCodes": [14]}}
+]}"#;
+
+fn select(service: Option<&str>, method: Option<&str>) -> Selector {
+    let mut s = Selector::new();
+    if let Some(v) = service {
+        s.insert("service".into(), v.into());
+    }
+    if let Some(v) = method {
+        s.insert("method".into(), v.into());
+    }
+    s
+}
+
+/// The attempts and the matched name of `text` for a selector.
+fn attempts(text: &str, service: Option<&str>, method: Option<&str>) -> (i64, String) {
+    let m = grpc::map(text, &select(service, method)).unwrap();
+    let n = m.table()["max_attempts"].as_integer().unwrap();
+    (n, m.matched)
+}
+
+#[test]
+fn grpc_matches_the_method_then_the_service_then_the_default() {
+    let at = |s, m| attempts(NAMES, s, m);
+    assert_eq!(
+        at(Some("pkg.Svc"), Some("Get")),
+        (4, "methodConfig[2].name[0]".into())
+    );
+    assert_eq!(
+        at(Some("pkg.Svc"), Some("Put")),
+        (3, "methodConfig[1].name[0]".into())
+    );
+    assert_eq!(
+        at(Some("pkg.Svc"), None),
+        (3, "methodConfig[1].name[0]".into())
+    );
+    assert_eq!(
+        at(Some("other.Svc"), Some("Get")),
+        (3, "methodConfig[1].name[1]".into())
+    );
+    assert_eq!(
+        at(Some("third.Svc"), Some("Get")),
+        (2, "methodConfig[0].name[0]".into())
+    );
+    assert_eq!(at(None, None), (2, "methodConfig[0].name[0]".into()));
+    // Without a default entry, an unnamed service matches nothing.
+    let no_default = NAMES.replacen("{\"name\": [{}]", "{\"name\": []", 1);
+    let e = grpc::map(&no_default, &select(Some("third.Svc"), Some("Get"))).unwrap_err();
+    assert_eq!(e.field, "methodConfig");
+    assert!(
+        e.message
+            .contains("has no entry for service \"third.Svc\" method \"Get\""),
+        "{e:?}"
+    );
+    assert!(
+        e.message.contains("pkg.Svc/*, other.Svc/*, pkg.Svc/Get"),
+        "{e:?}"
+    );
+    // A method needs its service.
+    let e = grpc::map(NAMES, &select(None, Some("Get"))).unwrap_err();
+    assert!(e.message.contains("`method` needs `service`"), "{e:?}");
+}
+
+#[test]
+fn grpc_refuses_a_name_twice_and_a_method_without_its_service() {
+    let twice = NAMES.replace(
+        "{\"service\": \"other.Svc\"}",
+        "{\"service\": \"pkg.Svc\", \"method\": \"Get\"}",
+    );
+    let e = grpc::map(&twice, &select(Some("pkg.Svc"), None)).unwrap_err();
+    assert_eq!(
+        (e.line, e.field.as_str()),
+        (Some(4), "methodConfig[2].name[0]")
+    );
+    assert!(
+        e.message
+            .contains("repeats the name of methodConfig[1].name[1]"),
+        "{e:?}"
+    );
+    let orphan = NAMES.replace("{\"service\": \"other.Svc\"}", "{\"method\": \"Get\"}");
+    let e = grpc::map(&orphan, &select(Some("pkg.Svc"), None)).unwrap_err();
+    assert_eq!(
+        (e.line, e.field.as_str()),
+        (Some(3), "methodConfig[1].name[1]")
+    );
+    assert!(e.message.contains("without a service"), "{e:?}");
+}
+
+/// A layer imported from one method config (given as the entry's body) with the
+/// default selector.
+fn layer_of(entry: &str) -> toml::Table {
+    let text = format!("{{\"methodConfig\": [{{\"name\": [{{}}], {entry}}}]}}");
+    grpc::map(&text, &Selector::new()).unwrap().table()
+}
+
+#[test]
+fn absent_fields_take_grpcs_defaults() {
+    // No policy: one attempt, no backoff, no budget, no deadline.
+    let t = layer_of("\"waitForReady\": false");
+    assert_eq!(t.len(), 1, "{t:?}");
+    assert_eq!(t["max_attempts"].as_integer(), Some(1));
+    // Hedging without delay and non-fatal codes: all copies at once, none non-fatal.
+    let t = layer_of("\"hedgingPolicy\": {\"maxAttempts\": 3}");
+    assert_eq!(t["max_attempts"].as_integer(), Some(1));
+    assert_eq!(t["hedging"].as_table().unwrap().len(), 1);
+    assert_eq!(t["hedging"]["max_attempts"].as_integer(), Some(3));
+    // A retry policy without throttling has no budget; `timeout` is the call's.
+    let t = layer_of(
+        "\"timeout\": \"2.5s\", \"retryPolicy\": {\"maxAttempts\": 2, \"initialBackoff\": \"1s\", \"maxBackoff\": \"1s\", \"backoffMultiplier\": 1, \"retryableStatusCodes\": [\"DEADLINE_EXCEEDED\", \"UNAVAILABLE\", \"ABORTED\"]}",
+    );
+    assert!(t.get("budget").is_none());
+    assert_eq!(t["total_timeout"].as_str(), Some("2500ms"));
+    let on: Vec<&str> = t["retry_on"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(on, ["rejected", "error", "timeout", "conflict"]);
+}
+
+#[test]
+fn hedging_and_throttling_map_onto_retrysims_hedging_and_token_bucket() {
+    let text = r#"{"methodConfig": [{"name": [{"service": "s"}],
+      "hedgingPolicy": {"maxAttempts": 9, "hedgingDelay": "0.05s", "nonFatalStatusCodes": ["UNAVAILABLE", "INTERNAL"]}}],
+      "retryThrottling": {"maxTokens": 100, "tokenRatio": 0.5466}}"#;
+    let m = grpc::map(text, &select(Some("s"), None)).unwrap();
+    let t = m.table();
+    assert_eq!(t["hedging"]["max_attempts"].as_integer(), Some(5));
+    assert_eq!(t["hedging"]["delay"].as_str(), Some("50ms"));
+    assert_eq!(t["hedging"]["non_fatal"].as_array().unwrap().len(), 2);
+    assert_eq!(t["budget"]["kind"].as_str(), Some("token_bucket"));
+    assert_eq!(t["budget"]["max_tokens"].as_integer(), Some(100));
+    assert_eq!(t["budget"]["token_ratio"].as_float(), Some(0.5466));
+    // 9 lowered to 5 is said but modelled; INTERNAL never fires in retrysim.
+    let unmodelled: Vec<&str> = m
+        .warnings
+        .iter()
+        .filter(|w| w.unmodelled)
+        .map(|w| w.setting.as_str())
+        .collect();
+    assert_eq!(
+        unmodelled,
+        ["methodConfig[0].hedgingPolicy.nonFatalStatusCodes[1]"]
+    );
+    let notes: Vec<&str> = m
+        .warnings
+        .iter()
+        .filter(|w| !w.unmodelled)
+        .map(|w| w.setting.as_str())
+        .collect();
+    assert_eq!(notes, ["methodConfig[0].hedgingPolicy.maxAttempts"]);
+    // And the layer loads: a hedged layer with gRPC's throttling.
+    let d = folder(&[
+        ("sc.json", text),
+        (
+            "s.toml",
+            &scenario(
+                "import = { format = 'grpc_service_config', file = 'sc.json', service = 's' }",
+            ),
+        ),
+    ]);
+    let l = loaded(d.path(), "s.toml");
+    assert!(l.scenario.fleets[0].layers[0].hedging.is_some());
+}
+
+#[test]
+fn more_than_five_attempts_are_lowered_to_five_and_said() {
+    let d = folder(&[
+        ("sc.json", &A6.replace("\"maxAttempts\": 4", "\"maxAttempts\": 7")),
+        ("s.toml", &scenario("import = { format = 'grpc_service_config', file = 'sc.json', service = 'pkg.Svc' }")),
+    ]);
+    let l = loaded(d.path(), "s.toml");
+    assert_eq!(
+        l.scenario.fleets[0].layers[0].max_attempts,
+        retrysim::model::config::Attempts::Limited(5)
+    );
+    let w = l.import_warnings(false);
+    assert!(
+        w[0].contains(
+            "line 5, methodConfig[0].retryPolicy.maxAttempts: gRPC lowers maxAttempts to 5"
+        ),
+        "{w:?}"
+    );
+    assert!(l.import_warnings(true).is_empty());
+    // Beyond what a layer takes, gRPC's 5 is written.
+    let d = folder(&[
+        ("sc.json", &A6.replace("\"maxAttempts\": 4", "\"maxAttempts\": 2000000000")),
+        ("s.toml", &scenario("import = { format = 'grpc_service_config', file = 'sc.json', service = 'pkg.Svc' }")),
+    ]);
+    let l = loaded(d.path(), "s.toml");
+    assert_eq!(
+        l.scenario.fleets[0].layers[0].max_attempts,
+        retrysim::model::config::Attempts::Limited(5)
+    );
+}
+
+/// The error of importing `json` into a scenario, as the user reads it.
+fn import_error(json: &str, selector: &str) -> String {
+    let d = folder(&[
+        ("sc.json", json),
+        (
+            "s.toml",
+            &scenario(&format!(
+                "import = {{ format = 'grpc_service_config', file = 'sc.json'{selector} }}"
+            )),
+        ),
+    ]);
+    error(d.path(), "s.toml")
+}
+
+#[test]
+fn each_bad_file_is_refused_with_its_file_line_and_field() {
+    let at = "scenario '";
+    let cases = [
+        (A6.replacen("\"maxAttempts\": 4,", "\"maxAttempts\": 4", 1), "'sc.json' line 6: is not valid JSON: expected `,` or `}` (column 7)"),
+        (A6.to_string().replace("pkg.Svc", "other.Svc"), "'sc.json' methodConfig: has no entry for service \"pkg.Svc\""),
+        (A6.replace("\"0.1s\"", "\"0.1\""), "'sc.json' line 6, methodConfig[0].retryPolicy.initialBackoff: must be seconds with an `s` suffix"),
+        (A6.replace("\"1s\"", "\"-1s\""), "'sc.json' line 7, methodConfig[0].retryPolicy.maxBackoff: must be a positive duration"),
+        (A6.replace("\"UNAVAILABLE\"", "\"UNAVAILBLE\""), "'sc.json' line 9, methodConfig[0].retryPolicy.retryableStatusCodes[0]: is no gRPC status code (found \"UNAVAILBLE\""),
+        (A6.replace("[\"UNAVAILABLE\"]", "[17]"), "retryableStatusCodes[0]: is no gRPC status code (found 17"),
+        (A6.replace("[\"UNAVAILABLE\"]", "[\"OK\"]"), "retryableStatusCodes[0]: must not be OK"),
+        (A6.replace("[\"UNAVAILABLE\"]", "[]"), "retryableStatusCodes: must name at least one status code"),
+        (A6.replace("\"maxAttempts\": 4", "\"maxAttempts\": 1"), "'sc.json' line 5, methodConfig[0].retryPolicy.maxAttempts: must be a whole number of at least 2, as gRPC requires (found 1)"),
+        (A6.replace("\"maxAttempts\": 4,", ""), "'sc.json' line 4, methodConfig[0].retryPolicy: needs `maxAttempts`"),
+        (A6.replace("\"maxTokens\": 10", "\"maxTokens\": 1001"), "'sc.json' line 12, retryThrottling.maxTokens: must be a whole number in (0, 1000]"),
+        (A6.replace("\"tokenRatio\": 0.1", "\"tokenRatio\": 0"), "retryThrottling.tokenRatio: must be above 0"),
+        (A6.replace("\"retryPolicy\"", "\"timeout\": \"3\", \"retryPolicy\""), "line 4, methodConfig[0].timeout: must be seconds with an `s` suffix"),
+        (A6.replace("\"retryPolicy\"", "\"hedgingPolicy\": {\"maxAttempts\": 2}, \"retryPolicy\""), "line 4, methodConfig[0].hedgingPolicy: cannot be set beside retryPolicy"),
+    ];
+    for (json, want) in cases {
+        let e = import_error(&json, ", service = 'pkg.Svc'");
+        assert!(
+            e.starts_with(at) && e.contains("fleets[0].layers[0].import: "),
+            "{e}"
+        );
+        assert!(e.contains(want), "want {want:?} in: {e}");
+    }
+    // The import table itself.
+    for (selector, want) in [
+        (", route = 'x'", "fleets[0].layers[0].import.route: is not a key of a grpc_service_config import (allowed: `format`, `file`, `service`, `method`)"),
+        (", service = 3", "fleets[0].layers[0].import.service: must be a string (found integer)"),
+    ] {
+        let e = import_error(A6, selector);
+        assert!(e.contains(want), "want {want:?} in: {e}");
+    }
+    let d = folder(&[(
+        "s.toml",
+        &scenario("import = { format = 'envoy_yaml', file = 'x' }"),
+    )]);
+    let e = error(d.path(), "s.toml");
+    assert!(
+        e.contains("import.format: unknown format \"envoy_yaml\" (known: \"grpc_service_config\")"),
+        "{e}"
+    );
+    let d = folder(&[(
+        "s.toml",
+        &scenario("import = { format = 'grpc_service_config', file = 'missing.json' }"),
+    )]);
+    let e = error(d.path(), "s.toml");
+    assert!(
+        e.contains("fleets[0].layers[0].import.file: cannot read"),
+        "{e}"
+    );
+}
+
+#[test]
+fn unmodelled_settings_are_warnings_and_deny_unmodelled_makes_them_exit_2() {
+    let json = A6
+        .replace(
+            "\"retryPolicy\"",
+            "\"waitForReady\": true, \"maxRequestMessageBytes\": 1024, \"retryPolicy\"",
+        )
+        .replace(
+            "\"maxAttempts\": 4,",
+            "\"maxAttempts\": 4, \"perAttemptRecvTimeout\": \"1s\", \"jitter\": 0.2,",
+        )
+        .replace(
+            "\"retryThrottling\"",
+            "\"loadBalancingConfig\": [{\"round_robin\": {}}], \"retryThrottling\"",
+        );
+    let d = folder(&[
+        ("sc.json", &json),
+        ("s.toml", &scenario("import = { format = 'grpc_service_config', file = 'sc.json', service = 'pkg.Svc' }")),
+    ]);
+    let l = loaded(d.path(), "s.toml");
+    let settings: Vec<&str> = l.imports[0]
+        .mapped
+        .warnings
+        .iter()
+        .map(|w| w.setting.as_str())
+        .collect();
+    assert_eq!(
+        settings,
+        [
+            "loadBalancingConfig",
+            "methodConfig[0].waitForReady",
+            "methodConfig[0].maxRequestMessageBytes",
+            "methodConfig[0].retryPolicy.perAttemptRecvTimeout",
+            "methodConfig[0].retryPolicy.jitter",
+        ]
+    );
+    // run and check warn and go on; with --deny-unmodelled they stop before running.
+    let o = retrysim(
+        d.path(),
+        &["run", "s.toml", "--out", "o", "--no-plots", "-j", "1"],
+    );
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        err.matches("warning: scenario 's.toml': fleets[0].layers[0].import: 'sc.json' line ")
+            .count(),
+        5,
+        "{err}"
+    );
+    for cmd in [
+        &["run", "s.toml", "--out", "o2", "--no-plots"][..],
+        &["check", "s.toml"][..],
+    ] {
+        let mut args = cmd.to_vec();
+        args.push("--deny-unmodelled");
+        let o = retrysim(d.path(), &args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("error: scenario 's.toml': fleets[0].layers[0].import: 'sc.json' line 4, methodConfig[0].waitForReady: not modelled"), "{err}");
+        assert!(err.contains("(--deny-unmodelled)"), "{err}");
+    }
+    assert!(!d.path().join("o2").exists());
+    // explain prints them too, and where each key came from.
+    let o = retrysim(d.path(), &["explain", "s.toml"]);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("warning: "));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("fleets[0].layers[0]: imported from 'sc.json' (grpc_service_config, methodConfig[0].name[0])"), "{out}");
+    assert!(
+        out.contains("max_attempts = 4  ← sc.json:5 methodConfig[0].retryPolicy.maxAttempts"),
+        "{out}"
+    );
+}
+
+#[test]
+fn retrysim_import_prints_a_layer_that_loads_as_the_import_does() {
+    let d = folder(&[
+        ("service_config.json", &fixture("grpc_go_retry.json")),
+        ("imported.toml", &scenario("import = { format = 'grpc_service_config', file = 'service_config.json', service = 'grpc.examples.echo.Echo' }")),
+    ]);
+    let o = retrysim(
+        d.path(),
+        &[
+            "import",
+            "service_config.json",
+            "--format",
+            "grpc_service_config",
+            "--service",
+            "grpc.examples.echo.Echo",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let layer = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        layer.contains("max_attempts = 4                  # service_config.json:6 methodConfig[0].retryPolicy.MaxAttempts\n"),
+        "{layer}"
+    );
+    assert!(
+        layer.contains("# unmodelled: service_config.json:4 methodConfig[0].waitForReady: "),
+        "{layer}"
+    );
+    std::fs::write(d.path().join("printed.toml"), scenario(&layer)).unwrap();
+    assert_eq!(
+        model(&loaded(d.path(), "printed.toml")),
+        model(&loaded(d.path(), "imported.toml"))
+    );
+    // A bad file, or no match, is exit 2 naming the file.
+    let o = retrysim(
+        d.path(),
+        &[
+            "import",
+            "service_config.json",
+            "--format",
+            "grpc_service_config",
+            "--service",
+            "x.Y",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("'service_config.json' methodConfig: has no entry for service \"x.Y\""),
+        "{err}"
+    );
+    let o = retrysim(
+        d.path(),
+        &["import", "service_config.json", "--format", "grpc"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown format \"grpc\""));
+}
+
+#[test]
+fn a_service_calls_layer_imports_as_a_fleets_layer_does() {
+    let graph = |layer: &str| {
+        format!(
+            "duration = '10s'\n[[services]]\nname = 'front'\nservers = 2\nservice_time = '1ms'\n\
+             [[services.calls]]\nto = 'db'\n[[services.calls.layers]]\n{layer}\n\
+             [[services]]\nname = 'db'\nservers = 2\nservice_time = '1ms'\n\
+             [[fleets]]\nname = 'f'\narrival = {{ kind = 'poisson', rate = 10 }}\n"
+        )
+    };
+    let d = folder(&[
+        ("sc.json", A6),
+        ("imported.toml", &graph("import = { format = 'grpc_service_config', file = 'sc.json', service = 'pkg.Svc' }")),
+        ("by_hand.toml", &graph("preset = 'grpc'")),
+    ]);
+    let (a, b) = (
+        loaded(d.path(), "imported.toml"),
+        loaded(d.path(), "by_hand.toml"),
+    );
+    let mut want = b.scenario.services[0].calls[0].layers[0].clone();
+    want.preset = None;
+    assert_eq!(
+        format!("{:?}", a.scenario.services[0].calls[0].layers[0]),
+        format!("{want:?}")
+    );
+    assert_eq!(a.imports[0].at, "services[0].calls[0].layers[0]");
+    assert_eq!(
+        a.inputs[0].key,
+        "services[0].calls[0].layers[0].import.file"
+    );
+}
