@@ -215,6 +215,8 @@ pub struct LayerExplanation {
     pub total_timeout: Option<Nanos>,
     /// Client-side rate limiter.
     pub limiter: Option<LimiterConfig>,
+    /// Client-side concurrency limit per instance.
+    pub concurrency_limit: Option<crate::model::concurrency::ConcurrencyLimitConfig>,
     /// The named preset of the whole layer.
     pub preset: Option<String>,
     /// The named presets of its parts.
@@ -475,6 +477,7 @@ pub(crate) fn explain_layers(layers: &[LayerConfig], callees: &[Callee]) -> Vec<
                 budget: l.budget.as_ref().map(BudgetConfig::cap),
                 total_timeout: l.total_timeout,
                 limiter: l.limiter,
+                concurrency_limit: l.concurrency_limit,
                 preset: l.preset.clone(),
                 part_presets: l.part_presets.clone(),
                 capped_from: l.capped_from,

@@ -428,6 +428,14 @@ pub(super) fn render_layer(o: &mut String, l: &LayerExplanation, versus: &str) {
             lim.describe()
         );
     }
+    if let Some(c) = &l.concurrency_limit {
+        let _ = writeln!(
+            o,
+            "      concurrency_limit ({}): {}",
+            plural(l.instances, "instance", "instances"),
+            crate::model::concurrency::client::describe(c)
+        );
+    }
     if let Some(b) = &l.budget {
         let _ = writeln!(
             o,

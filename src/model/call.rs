@@ -297,6 +297,7 @@ impl<T: CallObserver> World<T> {
             layer.global,
         );
         let inside = layer.breaker_at(Placement::Inside);
+        let limited = layer.climits.is_some();
         let attempts = n.attempts + 1;
         self.arena.nodes[node as usize].attempts = attempts;
         if inside {
@@ -311,6 +312,12 @@ impl<T: CallObserver> World<T> {
             self.arena.nodes[node as usize].inside_admitted = true;
             set_at(&mut self.calls.times.started, node, now);
             self.obs.breaker_admitted(&self.arena, call, true);
+        }
+        if limited {
+            if let Some(status) = self.client_limit_refuses(st, depth, n.instance, node, now) {
+                self.fail_attempt(node, Refusal::ClientLimit(status), s);
+                return;
+            }
         }
         let gen = n.gen;
         let child_depth = depth as u8 + 1;
@@ -388,7 +395,7 @@ impl<T: CallObserver> World<T> {
         let st = n.stack as usize;
         let call = self.calls.at(node, &n);
         let depth = call.depth;
-        self.attempt_over(st, depth, n.instance, now, Some(Class::Timeout));
+        self.attempt_over(st, depth, node, n.instance, now, Some(Class::Timeout));
         // The deadline, not the attempt timeout: counted once, at the request.
         let past_deadline = now >= self.deadline_of(node);
         self.obs
@@ -443,7 +450,7 @@ impl<T: CallObserver> World<T> {
         let call = self.calls.at(node, &n);
         self.obs
             .attempt_answered(&self.arena, call, n.attempts, outcome.class, now);
-        self.attempt_over(st, depth, n.instance, now, Some(outcome.class));
+        self.attempt_over(st, depth, node, n.instance, now, Some(outcome.class));
         if n.inside_admitted {
             self.breaker_record(st, depth, n.instance, ok, node, s);
         }
@@ -465,11 +472,24 @@ impl<T: CallObserver> World<T> {
         let call = self.calls.at(node, &n);
         self.obs
             .attempt_refused(&self.arena, call, n.attempts, why, s.now());
-        self.attempt_failed(node, Outcome::of(why.class()), s);
+        self.attempt_failed_as(node, Outcome::of(why.class()), why.status(), s);
     }
 
     /// Decides what follows a failed attempt: a retry after backoff, or the end of the call.
+    #[inline(always)]
     fn attempt_failed(&mut self, node: u32, outcome: Outcome, s: &mut Scheduler<Packed>) {
+        self.attempt_failed_as(node, outcome, None, s);
+    }
+
+    /// [`World::attempt_failed`] of an attempt answered `status` (`None`: the status
+    /// the callee answers its class with).
+    fn attempt_failed_as(
+        &mut self,
+        node: u32,
+        outcome: Outcome,
+        status: Option<u16>,
+        s: &mut Scheduler<Packed>,
+    ) {
         let now = s.now();
         let n = self.arena.nodes[node as usize];
         let r = self.arena.reqs[n.req as usize];
@@ -480,8 +500,10 @@ impl<T: CallObserver> World<T> {
         let deadline = self.deadline_of(node);
         let keys = self.fleets.list[fi].cfg.idempotency_keys;
         let callee = &self.services.list[self.calls.stacks[st].target as usize].cfg;
-        let (dep_retry_after, reject_status) =
-            (callee.retry_after, callee.status_of(outcome.class));
+        let (dep_retry_after, reject_status) = (
+            callee.retry_after,
+            status.unwrap_or_else(|| callee.status_of(outcome.class)),
+        );
         let call_deadline = self.calls.call_deadline_of(node, st, depth, deadline);
         let cls = outcome.class;
         if n.guard != 0 {
@@ -722,7 +744,7 @@ impl<T: CallObserver> World<T> {
             NodeState::Waiting => {
                 let st = n.stack as usize;
                 let call = self.calls.at(node, &n);
-                self.attempt_over(st, call.depth, n.instance, s.now(), None);
+                self.attempt_over(st, call.depth, node, n.instance, s.now(), None);
                 if self.calls.hedges(st, call.depth) {
                     // Every copy still out is an attempt cancelled at its ordinal.
                     for (ordinal, c) in self.calls.hedge.clear(node) {

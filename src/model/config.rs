@@ -328,6 +328,8 @@ pub struct LayerConfig {
     pub total_timeout: Option<Nanos>,
     /// Client-side rate limiter consulted before each attempt.
     pub limiter: Option<crate::model::limiter::LimiterConfig>,
+    /// Client-side concurrency limit per instance, around each attempt.
+    pub concurrency_limit: Option<crate::model::concurrency::ConcurrencyLimitConfig>,
     /// Hedged requests instead of retries (`max_attempts` is then 1).
     pub hedging: Option<HedgingConfig>,
     /// The named preset the layer was built from.

@@ -12,6 +12,7 @@ use crate::model::config::LayerConfig;
 use super::breaker::Breaker;
 use super::budget::Budget;
 use super::call::Calls;
+use super::concurrency::client::ClientLimits;
 use super::event::{Event, Packed};
 use super::limiter::{Gate, Limiter};
 use super::observe::CallObserver;
@@ -32,6 +33,11 @@ pub(super) struct Layer {
     /// Client-side limiters, per instance, and their random stream.
     pub(super) limiters: Vec<Limiter>,
     pub(super) limiter_rng: Option<ChaCha8Rng>,
+    /// Client-side concurrency limits, per instance.
+    pub(super) climits: Option<ClientLimits>,
+    /// Whether anything counts the attempts in flight or their answers (a budget, a
+    /// limiter, a concurrency limit): otherwise an attempt's end skips them.
+    pub(super) counts: bool,
     /// Global index (over all fleets): breaker timers and timeout lanes.
     pub(super) global: u16,
     /// The class byte its retries are lowered to (`retry_criticality`), or
@@ -55,6 +61,10 @@ impl Layer {
             limiter_rng: l
                 .limiter
                 .map(|_| stream(seed, &format!("limiter/{fleet}/{li}"))),
+            climits: l.concurrency_limit.map(|c| {
+                ClientLimits::new(c, n, stream(seed, &format!("client_limit/{fleet}/{li}")))
+            }),
+            counts: l.budget.is_some() || l.limiter.is_some() || l.concurrency_limit.is_some(),
             global,
             retry_crit: l
                 .retry_criticality
@@ -110,16 +120,21 @@ impl Layer {
     }
 
     /// An attempt in flight ended (`answer`: its class, or `None` when cancelled): the
-    /// budget's count of attempts in flight and the limiter's view of the answers
-    /// (`throttled`: the dependency rejects with 429).
+    /// budget's count of attempts in flight, the limiter's view of the answers
+    /// (`throttled`: the dependency rejects with 429) and the concurrency limit's
+    /// slot and sample (of `node`'s attempt).
     #[inline]
     pub(super) fn attempt_over(
         &mut self,
         inst: u32,
+        node: u32,
         now: Nanos,
         answer: Option<Class>,
         throttled: bool,
     ) {
+        if let Some(c) = self.climits.as_mut() {
+            c.release(inst, node, now, answer);
+        }
         if let Some(b) = self.budgets.get_mut(inst as usize) {
             b.on_done();
         }
@@ -132,24 +147,50 @@ impl Layer {
 
 #[allow(private_bounds)]
 impl<T: CallObserver> World<T> {
-    /// An attempt of layer `depth` in flight ended: see [`Layer::attempt_over`].
+    /// The attempt of `node` at layer `depth` in flight ended: see
+    /// [`Layer::attempt_over`].
     #[inline(always)]
     pub(super) fn attempt_over(
         &mut self,
         st: usize,
         depth: usize,
+        node: u32,
         inst: u32,
         now: Nanos,
         answer: Option<Class>,
     ) {
         let stack = &mut self.calls.stacks[st];
         let layer = &mut stack.layers[depth];
-        if layer.budgets.is_empty() && layer.limiters.is_empty() {
+        if !layer.counts {
             return; // nothing counts attempts in flight or answers
         }
         let cfg = &self.services.list[stack.target as usize].cfg;
         let throttled = answer.map_or(cfg.reject_status, |c| cfg.status_of(c)) == 429;
-        layer.attempt_over(inst, now, answer, throttled);
+        layer.attempt_over(inst, node, now, answer, throttled);
+    }
+
+    /// Asks the client concurrency limit of layer `depth` (instance `inst`) to send
+    /// the attempt of `node` at `now`: `None` if it may, else the status it refuses
+    /// with.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn client_limit_refuses(
+        &mut self,
+        st: usize,
+        depth: usize,
+        inst: u32,
+        node: u32,
+        now: Nanos,
+    ) -> Option<u16> {
+        let layer = &mut self.calls.stacks[st].layers[depth];
+        let climits = layer.climits.as_mut()?;
+        if climits.acquire(inst, node, now) {
+            return None;
+        }
+        Some(match layer.cfg.concurrency_limit.map(|c| c.status()) {
+            Some(crate::model::concurrency::Rejected::Status(s)) => s,
+            _ => 503,
+        })
     }
 
     /// Records an admitted call's or attempt's result (`ok`) in its breaker, timed

@@ -48,6 +48,8 @@ pub(crate) enum Refusal {
     Budget,
     /// The backoff would pass the deadline or the call's `total_timeout`.
     Deadline,
+    /// The layer's client-side concurrency limit, answering with this status.
+    ClientLimit(u16),
 }
 
 impl Refusal {
@@ -58,6 +60,16 @@ impl Refusal {
             Refusal::Breaker => Class::BreakerOpen,
             Refusal::Guard(c) => c,
             Refusal::Deadline => Class::DeadlineExceeded,
+            Refusal::ClientLimit(_) => Class::RateLimited,
+        }
+    }
+
+    /// The status the refused attempt is answered with, when the refusal gives one
+    /// (else the callee's for its class).
+    pub(crate) fn status(self) -> Option<u16> {
+        match self {
+            Refusal::ClientLimit(s) => Some(s),
+            _ => None,
         }
     }
 }

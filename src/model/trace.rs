@@ -166,7 +166,7 @@ impl Tracer {
             Refusal::Limiter => (Some(Budget::LimiterRefused), 0),
             Refusal::Budget => (Some(Budget::Refused), 0),
             Refusal::Breaker => (None, trace::breaker::INSIDE_REJECTED),
-            Refusal::Guard(_) | Refusal::Deadline => (None, 0),
+            Refusal::Guard(_) | Refusal::Deadline | Refusal::ClientLimit(_) => (None, 0),
         };
         let n = arena.nodes[node as usize];
         if self.log.spans.len() >= MAX_SPANS {

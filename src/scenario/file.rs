@@ -251,6 +251,8 @@ pub struct LayerFile {
     pub total_timeout: Option<Dur>,
     /// Client-side rate limiter.
     pub limiter: Option<crate::model::limiter::LimiterFile>,
+    /// Client-side concurrency limit per instance (Netflix's client limiter).
+    pub concurrency_limit: Option<crate::model::concurrency::client::ClientLimitFile>,
     /// Hedged requests instead of retries.
     pub hedging: Option<crate::model::hedge::HedgingFile>,
     /// The class its retries (attempts after the first) and all they cause are sent

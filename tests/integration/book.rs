@@ -614,6 +614,11 @@ const CONTEXT: &[(&str, &str, &str)] = &[
         "*",
         "[dependency]\nconcurrency_limit = { kind = \"gradient2\" }",
     ),
+    (
+        "fleets.layers.concurrency_limit.window",
+        "*",
+        "[[fleets]]\n[[fleets.layers]]\nconcurrency_limit = { kind = \"gradient2\" }",
+    ),
 ];
 
 /// `extra` merged into `base`: tables key by key, a list's first table into the

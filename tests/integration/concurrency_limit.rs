@@ -91,6 +91,113 @@ fn a_refusal_is_a_rate_limited_rejection_with_the_limit_status_that_clients_retr
 }
 
 #[test]
+fn a_client_layers_fixed_limit_blocks_poisson_attempts_as_erlang_b_says() {
+    // Netflix's client-side limiter on the layer, one instance: k = 5 attempts in
+    // flight, a = 400/s · 10 ms = 4 Erlang, the servers never run out: B(5, 4).
+    let b = erlang_b(5, 4.0);
+    let text = scenario(
+        "",
+        400,
+        "100s",
+        "max_attempts = 1\ninstances = 1\nconcurrency_limit = { kind = \"fixed\", limit = 5 }",
+    );
+    let mut fractions = vec![];
+    for rep in 0..3 {
+        let r = run_rep(&text, &[], rep);
+        let refused = r.metrics.totals.outcomes[Class::RateLimited as usize];
+        assert!(
+            r.summary.get("limit_rejected").is_none(),
+            "no tier has a limit: the client's refusals are rate_limited attempts"
+        );
+        fractions.push(refused as f64 / r.metrics.totals.logical as f64);
+    }
+    let (m, se) = crate::common::mean_se(&fractions);
+    assert!(
+        (m - b).abs() < 4.0 * se + 0.005,
+        "blocking {m} ± {se} vs B(5, 4) = {b}"
+    );
+}
+
+#[test]
+fn a_client_limits_unavailable_is_retried_by_rejected_5xx_and_each_instance_has_its_own() {
+    // The gRPC interceptor's UNAVAILABLE is not a 429, so `rejected_5xx` retries it;
+    // 429 (the default) is not retried.
+    for (status, retried) in [(", status = \"unavailable\"", true), ("", false)] {
+        let text = scenario(
+            "",
+            400,
+            "10s",
+            &format!(
+                "max_attempts = 2\ninstances = 1\nretry_on = [\"rejected_5xx\"]\nbackoff = {{ kind = \"none\" }}\nconcurrency_limit = {{ kind = \"fixed\", limit = 2{status} }}"
+            ),
+        );
+        let r = run(&text, &[]);
+        let refused = r.metrics.totals.outcomes[Class::RateLimited as usize];
+        // Refused attempts are never sent: `attempts` counts those sent.
+        let retries = r.metrics.totals.attempts + refused - r.metrics.totals.logical;
+        assert!(refused > 500, "{status}: {refused}");
+        assert_eq!(retries > 0, retried, "{status}: {retries} retries");
+    }
+    // Ten instances of a limit of 2: 20 in flight in all, few refusals at 4 Erlang.
+    let one = scenario(
+        "",
+        400,
+        "20s",
+        "max_attempts = 1\ninstances = 1\nconcurrency_limit = { kind = \"fixed\", limit = 2 }",
+    );
+    let ten = one.replace("instances = 1", "instances = 10");
+    let refused = |t: &str| run(t, &[]).metrics.totals.outcomes[Class::RateLimited as usize];
+    let (r1, r10) = (refused(&one), refused(&ten));
+    assert!(r10 * 5 < r1, "{r10} with ten instances vs {r1} with one");
+}
+
+#[test]
+fn a_client_limit_is_refused_as_envoys_kind_or_beside_hedging() {
+    let d = tempfile::tempdir().unwrap();
+    for (name, layer, want) in [
+        (
+            "envoy",
+            "max_attempts = 1\nconcurrency_limit = { kind = \"envoy_gradient\" }",
+            "fleets[0].layers[0].concurrency_limit.kind: unknown variant `envoy_gradient`, expected one of `fixed`, `aimd`, `vegas`, `gradient2`",
+        ),
+        (
+            "hedge",
+            "max_attempts = 1\nconcurrency_limit = { kind = \"aimd\" }\nhedging = { max_attempts = 2, delay = \"5ms\" }",
+            "fleets[0].layers[0].concurrency_limit: a hedging layer cannot also have a concurrency limit",
+        ),
+    ] {
+        let f = format!("{name}.toml");
+        std::fs::write(d.path().join(&f), scenario("", 100, "1s", layer)).unwrap();
+        let o = crate::common::retrysim(d.path(), &["run", &f, "-q", "--no-plots"]);
+        assert_eq!(o.status.code(), Some(2), "{name}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(want), "{name}: {err}");
+    }
+}
+
+#[test]
+fn explain_describes_a_client_layers_limit() {
+    let d = tempfile::tempdir().unwrap();
+    let text = scenario(
+        "",
+        100,
+        "1s",
+        "max_attempts = 1\ninstances = 1\nconcurrency_limit = { kind = \"gradient2\" }",
+    );
+    std::fs::write(d.path().join("c.toml"), text).unwrap();
+    let o = crate::common::retrysim(d.path(), &["explain", "c.toml"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("concurrency_limit (1 instance): client-side concurrency limit per instance, around each attempt (Netflix ConcurrencyLimitClientInterceptor"),
+        "{out}"
+    );
+    assert!(
+        out.contains("refused callers are answered 429"),
+        "{out}"
+    );
+}
+
+#[test]
 fn aimd_backs_off_while_answers_come_too_late_and_grows_back_after() {
     // 1000/s of 10 ms work: about 10 in flight. From 10 s to 20 s the service is 10
     // times slower, the client gives up after 30 ms, and the answers it no longer

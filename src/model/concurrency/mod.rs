@@ -37,6 +37,7 @@
 
 pub mod aimd;
 pub mod circllhist;
+pub mod client;
 pub mod envoy_gradient;
 pub mod fixed;
 pub mod gradient2;

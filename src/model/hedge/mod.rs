@@ -243,7 +243,7 @@ impl<T: CallObserver> World<T> {
         let call = self.calls.at(node, &n);
         self.obs
             .copy_answered(&self.arena, call, copy, outcome.class, now);
-        self.attempt_over(st, depth, n.instance, now, Some(outcome.class));
+        self.attempt_over(st, depth, node, n.instance, now, Some(outcome.class));
         let status = self.services.list[self.calls.stacks[st].target as usize]
             .cfg
             .status_of(outcome.class);

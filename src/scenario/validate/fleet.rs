@@ -323,6 +323,10 @@ pub(super) fn validate_layer(
         None => None,
         Some(lf) => Some(lf.validate(c, &format!("{p}.limiter"))?),
     };
+    let concurrency_limit = match &l.concurrency_limit {
+        None => None,
+        Some(f) => Some(f.validate(c, &format!("{p}.concurrency_limit"), l.hedging.is_some())?),
+    };
     let hedging = match &l.hedging {
         None => None,
         Some(h) => {
@@ -357,6 +361,7 @@ pub(super) fn validate_layer(
         hop_latency,
         total_timeout,
         limiter,
+        concurrency_limit,
         hedging,
         preset: l.preset.clone(),
         part_presets: l.part_presets.clone(),
