@@ -7,6 +7,9 @@
 //! computed from the arrival index, so no rounding accumulates: `t_k = k / rate`, and
 //! under a load profile `t_k` is where the integrated rate `Λ(t)` reaches `k`, so a
 //! step takes effect at once rather than after the gap in progress.
+//!
+//! A replayed trace ([`Replay`]) holds one arrival read ahead of the clock, and the
+//! stream it reads from: its memory is bounded whatever the trace's length.
 
 use crate::engine::variate::Exp1;
 use rand::distr::Distribution;
@@ -15,7 +18,7 @@ use rand::RngExt;
 
 use crate::engine::time::{from_f64_ns, SECOND};
 use crate::engine::Nanos;
-use crate::model::config::{Arrival, LoadProfile};
+use crate::model::config::{Arrival, ArrivalStream, LoadProfile, Replayed, TraceSource};
 
 /// Generates a fleet's open-loop arrival times in `[0, end)`.
 #[derive(Debug, Clone)]
@@ -181,6 +184,73 @@ impl OpenArrivals {
             self.seg_lambda += seg;
             self.seg_start = until;
         }
+    }
+}
+
+/// A fleet's replayed trace: the stream and the one arrival read ahead (due next).
+pub(crate) struct Replay {
+    /// The open stream; `None` once the replay is over (the file is then closed).
+    stream: Option<Box<dyn ArrivalStream>>,
+    /// The arrival scheduled next.
+    due: Option<Replayed>,
+    /// The end of arrivals: later rows are not read.
+    end: Nanos,
+    /// Why the replay stopped early, if it did.
+    failed: Option<String>,
+}
+
+impl Replay {
+    /// Opens `source` for arrivals in `[0, end)`.
+    pub(crate) fn new(source: &dyn TraceSource, end: Nanos) -> Replay {
+        let (stream, failed) = match source.open() {
+            Ok(s) => (Some(s), None),
+            Err(e) => (None, Some(e)),
+        };
+        Replay {
+            stream,
+            due: None,
+            end,
+            failed,
+        }
+    }
+
+    /// Reads the next arrival: its time, or `None` when the replay is over (the end
+    /// of the trace, a row at or past the end of arrivals, or a failure).
+    pub(crate) fn advance(&mut self) -> Option<Nanos> {
+        let stream = self.stream.as_mut()?;
+        let last = self.due.map_or(0, |d| d.at);
+        match stream.next_arrival() {
+            Ok(Some(r)) if r.at < last => {
+                self.failed = Some(format!(
+                    "gave an arrival at {} ns after one at {last} ns",
+                    r.at
+                ));
+            }
+            Ok(Some(r)) if r.at < self.end => {
+                self.due = Some(r);
+                return Some(r.at);
+            }
+            Ok(Some(_)) => {
+                if let Err(e) = stream.stop() {
+                    self.failed = Some(e);
+                }
+            }
+            Ok(None) => {}
+            Err(e) => self.failed = Some(e),
+        }
+        self.stream = None;
+        self.due = None;
+        None
+    }
+
+    /// The arrival due now (read by the last [`Self::advance`]).
+    pub(crate) fn due(&self) -> Option<Replayed> {
+        self.due
+    }
+
+    /// Why the replay stopped early, if it did.
+    pub(crate) fn failure(&self) -> Option<&str> {
+        self.failed.as_deref()
     }
 }
 
