@@ -271,6 +271,67 @@ mod tests {
         ts
     }
 
+    /// A source replaying `times` (ns), counting the streams stopped early.
+    #[derive(Debug)]
+    struct Times(Vec<Nanos>, std::sync::Arc<std::sync::atomic::AtomicU32>);
+
+    struct TimesStream(
+        std::vec::IntoIter<Nanos>,
+        std::sync::Arc<std::sync::atomic::AtomicU32>,
+    );
+
+    impl TraceSource for Times {
+        fn open(&self) -> Result<Box<dyn ArrivalStream>, String> {
+            Ok(Box::new(TimesStream(
+                self.0.clone().into_iter(),
+                self.1.clone(),
+            )))
+        }
+        fn mean_rate(&self, _: Nanos) -> f64 {
+            0.0
+        }
+    }
+
+    impl ArrivalStream for TimesStream {
+        fn next_arrival(&mut self) -> Result<Option<Replayed>, String> {
+            Ok(self.0.next().map(|at| Replayed {
+                at,
+                client: None,
+                write: None,
+            }))
+        }
+        fn stop(&mut self) -> Result<(), String> {
+            self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Ok(())
+        }
+    }
+
+    fn replayed(times: Vec<Nanos>, end: Nanos) -> (Vec<Nanos>, Option<String>, u32) {
+        let stops = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let mut r = Replay::new(&Times(times, stops.clone()), end);
+        let mut out = vec![];
+        while let Some(t) = r.advance() {
+            assert_eq!(r.due().map(|d| d.at), Some(t));
+            out.push(t);
+        }
+        assert_eq!(r.advance(), None, "an ended replay stays ended");
+        let stopped = stops.load(std::sync::atomic::Ordering::Relaxed);
+        (out, r.failure().map(str::to_string), stopped)
+    }
+
+    #[test]
+    fn a_replay_gives_its_times_until_the_end_and_stops_reading_there() {
+        assert_eq!(replayed(vec![0, 5, 5, 9], 10), (vec![0, 5, 5, 9], None, 0));
+        // A row at the end is not replayed, and the stream is stopped (checked).
+        assert_eq!(replayed(vec![0, 5, 10, 11], 10), (vec![0, 5], None, 1));
+        let (out, why, _) = replayed(vec![0, 5, 4], 10);
+        assert_eq!(out, vec![0, 5]);
+        assert_eq!(
+            why.as_deref(),
+            Some("gave an arrival at 4 ns after one at 5 ns")
+        );
+    }
+
     /// How many of `ts` fall before `t` and how many at or after it.
     fn split(ts: &[Nanos], t: Nanos) -> (usize, usize) {
         let before = ts.iter().filter(|x| **x < t).count();

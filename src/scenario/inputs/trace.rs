@@ -263,7 +263,7 @@ impl Read for Tap {
         self.bytes += n as u64;
         if self.bytes > self.cap {
             return Err(std::io::Error::other(format!(
-                "the file grew while it was read (past {} bytes)",
+                "grew while it was read (past {} bytes)",
                 self.cap
             )));
         }
@@ -310,7 +310,10 @@ fn time_ns(s: &str) -> Result<i64, String> {
         // RFC 3339 with a fraction: the whole seconds through the series' parser.
         let n = s[20..].bytes().take_while(u8::is_ascii_digit).count();
         let whole = format!("{}{}", &s[..19], &s[20 + n..]);
-        (super::series::parse_time(&whole)?, &s[20..20 + n])
+        // A message quotes the time as written, not without its fraction.
+        let secs = super::series::parse_time(&whole)
+            .map_err(|_| super::series::parse_time(s).err().unwrap_or_default())?;
+        (secs, &s[20..20 + n])
     } else if let Some((w, f)) = s.split_once('.').or(Some((s, ""))).filter(|(w, f)| {
         !w.is_empty()
             && w.bytes().all(|c| c.is_ascii_digit())
@@ -700,6 +703,9 @@ mod tests {
         assert_eq!(time_ns("1e3"), Ok(1_000_000_000_000));
         assert!(time_ns("-1").unwrap_err().contains("at least 0"));
         assert!(time_ns("soon").unwrap_err().contains("RFC 3339"));
+        assert!(time_ns("2023-11-14T22:13:20.5")
+            .unwrap_err()
+            .contains("(found \"2023-11-14T22:13:20.5\")"));
         assert!(time_ns("99999999999999").unwrap_err().contains("too far"));
     }
 
@@ -714,6 +720,66 @@ mod tests {
         assert!(write_of("maybe")
             .unwrap_err()
             .contains("1, 0, true or false"));
+    }
+
+    #[test]
+    fn a_run_holds_one_row_of_a_long_trace() {
+        // 200,000 rows: the stream's reader keeps its fixed buffer and one record, so
+        // the bytes it holds do not grow with the rows read.
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("t.csv");
+        let mut text = String::from("t,c\n");
+        for k in 0..200_000u64 {
+            text.push_str(&format!("{k},{}\n", k % 7));
+        }
+        std::fs::write(&path, &text).unwrap();
+        let names = ColumnNames {
+            time: "t".into(),
+            client: Some("c".into()),
+            write: None,
+        };
+        let (mut rows, len) = Rows::open(&path, &names).unwrap();
+        assert_eq!(len, text.len() as u64);
+        let mut held = 0;
+        let mut n = 0u64;
+        while let Some(r) = rows.next().unwrap() {
+            assert_eq!(r.t, n as i64 * 1_000_000_000);
+            assert_eq!(r.client, Some(n % 7));
+            held = held.max(rows.rec.as_byte_record().as_slice().len());
+            n += 1;
+        }
+        assert_eq!(n, 200_000);
+        assert!(held <= 12, "{held}");
+        // Everything was read (and hashed) through the tap, a chunk at a time.
+        assert_eq!(rows.tap().bytes, len);
+        let want: [u8; 32] = Sha256::digest(text.as_bytes()).into();
+        assert_eq!(<[u8; 32]>::from(rows.tap().hash.clone().finalize()), want);
+    }
+
+    #[test]
+    fn a_newline_in_quotes_does_not_end_a_row_for_the_row_cap() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("t.csv");
+        let half = "b".repeat(40_000);
+        let long = format!("{half}\n{half}");
+        std::fs::write(&path, format!("t,c\n1,\"{long}\"\n")).unwrap();
+        let names = ColumnNames {
+            time: "t".into(),
+            client: Some("c".into()),
+            write: None,
+        };
+        let (mut rows, _) = Rows::open(&path, &names).unwrap();
+        let e = loop {
+            match rows.next() {
+                Ok(Some(_)) => continue,
+                Ok(None) => panic!("an 80,001-byte row was read"),
+                Err(e) => break e,
+            }
+        };
+        assert!(
+            e.contains("a row is longer than the 65536 bytes allowed"),
+            "{e}"
+        );
     }
 
     #[test]
