@@ -60,8 +60,8 @@ pub struct TraceFile {
     /// modulo `clients`; any other text is hashed to one (default: the clients in
     /// turn).
     pub client: Option<String>,
-    /// The column marking writes: 1, 0, true or false (default: drawn with the
-    /// fleet's `writes`).
+    /// The column marking writes, each cell 1, 0, true or false; without it writes
+    /// are drawn with the fleet's `writes`.
     pub write: Option<String>,
     /// Clients the requests are spread over (default 1).
     #[schemars(extend("default" = 1))]

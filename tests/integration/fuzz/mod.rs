@@ -141,7 +141,8 @@ const COUNT_KEYS: [&str; 32] = [
     "min_throughput",
 ];
 /// Keys filled with a real number.
-const REAL_KEYS: [&str; 20] = [
+const REAL_KEYS: [&str; 21] = [
+    "speed",
     "recovery_tolerance",
     "poison",
     "rate",
@@ -176,8 +177,11 @@ const BOOL_KEYS: [&str; 9] = [
     "truncate",
 ];
 /// Keys filled with a word.
-const WORD_KEYS: [&str; 16] = [
+const WORD_KEYS: [&str; 19] = [
     "file",
+    "time",
+    "client",
+    "write",
     "criticality",
     "retry_criticality",
     "target",
