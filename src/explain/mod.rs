@@ -390,6 +390,11 @@ fn fleet_load(f: &FleetConfig, duration: Nanos) -> Load {
                 peak,
             }
         }
+        Arrival::Trace(t) => {
+            // A trace's mean over the run; its peak is not estimated.
+            let mean = t.mean_rate(duration);
+            Load::Open { mean, peak: mean }
+        }
         Arrival::Burst { at, count } => Load::Burst {
             count: *count,
             at: *at,
@@ -426,6 +431,8 @@ pub(crate) fn offered_peak_where(scn: &Scenario, counted: impl Fn(&FleetConfig) 
     let bursts: f64 = fleets()
         .filter_map(|f| match fleet_load(f, scn.duration) {
             Load::Burst { mean, .. } => Some(mean),
+            // A replayed trace counts at its mean rate, as a burst does.
+            Load::Open { mean, .. } if matches!(f.arrival, Arrival::Trace(_)) => Some(mean),
             _ => None,
         })
         .sum();
@@ -542,6 +549,7 @@ fn explain_fleet(
             Arrival::Constant { .. } => "constant",
             Arrival::Burst { .. } => "burst",
             Arrival::Closed { .. } => "closed",
+            Arrival::Trace(_) => "trace",
         },
         clients: f.clients,
         load_profile: f.load_profile.is_some(),

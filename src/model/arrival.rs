@@ -7,6 +7,9 @@
 //! computed from the arrival index, so no rounding accumulates: `t_k = k / rate`, and
 //! under a load profile `t_k` is where the integrated rate `Λ(t)` reaches `k`, so a
 //! step takes effect at once rather than after the gap in progress.
+//!
+//! A replayed trace ([`Replay`]) holds one arrival read ahead of the clock, and the
+//! stream it reads from: its memory is bounded whatever the trace's length.
 
 use crate::engine::variate::Exp1;
 use rand::distr::Distribution;
@@ -15,7 +18,7 @@ use rand::RngExt;
 
 use crate::engine::time::{from_f64_ns, SECOND};
 use crate::engine::Nanos;
-use crate::model::config::{Arrival, LoadProfile};
+use crate::model::config::{Arrival, ArrivalStream, LoadProfile, Replayed, TraceSource};
 
 /// Generates a fleet's open-loop arrival times in `[0, end)`.
 #[derive(Debug, Clone)]
@@ -184,6 +187,73 @@ impl OpenArrivals {
     }
 }
 
+/// A fleet's replayed trace: the stream and the one arrival read ahead (due next).
+pub(crate) struct Replay {
+    /// The open stream; `None` once the replay is over (the file is then closed).
+    stream: Option<Box<dyn ArrivalStream>>,
+    /// The arrival scheduled next.
+    due: Option<Replayed>,
+    /// The end of arrivals: later rows are not read.
+    end: Nanos,
+    /// Why the replay stopped early, if it did.
+    failed: Option<String>,
+}
+
+impl Replay {
+    /// Opens `source` for arrivals in `[0, end)`.
+    pub(crate) fn new(source: &dyn TraceSource, end: Nanos) -> Replay {
+        let (stream, failed) = match source.open() {
+            Ok(s) => (Some(s), None),
+            Err(e) => (None, Some(e)),
+        };
+        Replay {
+            stream,
+            due: None,
+            end,
+            failed,
+        }
+    }
+
+    /// Reads the next arrival: its time, or `None` when the replay is over (the end
+    /// of the trace, a row at or past the end of arrivals, or a failure).
+    pub(crate) fn advance(&mut self) -> Option<Nanos> {
+        let stream = self.stream.as_mut()?;
+        let last = self.due.map_or(0, |d| d.at);
+        match stream.next_arrival() {
+            Ok(Some(r)) if r.at < last => {
+                self.failed = Some(format!(
+                    "gave an arrival at {} ns after one at {last} ns",
+                    r.at
+                ));
+            }
+            Ok(Some(r)) if r.at < self.end => {
+                self.due = Some(r);
+                return Some(r.at);
+            }
+            Ok(Some(_)) => {
+                if let Err(e) = stream.stop() {
+                    self.failed = Some(e);
+                }
+            }
+            Ok(None) => {}
+            Err(e) => self.failed = Some(e),
+        }
+        self.stream = None;
+        self.due = None;
+        None
+    }
+
+    /// The arrival due now (read by the last [`Self::advance`]).
+    pub(crate) fn due(&self) -> Option<Replayed> {
+        self.due
+    }
+
+    /// Why the replay stopped early, if it did.
+    pub(crate) fn failure(&self) -> Option<&str> {
+        self.failed.as_deref()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,6 +269,67 @@ mod tests {
             now = t;
         }
         ts
+    }
+
+    /// A source replaying `times` (ns), counting the streams stopped early.
+    #[derive(Debug)]
+    struct Times(Vec<Nanos>, std::sync::Arc<std::sync::atomic::AtomicU32>);
+
+    struct TimesStream(
+        std::vec::IntoIter<Nanos>,
+        std::sync::Arc<std::sync::atomic::AtomicU32>,
+    );
+
+    impl TraceSource for Times {
+        fn open(&self) -> Result<Box<dyn ArrivalStream>, String> {
+            Ok(Box::new(TimesStream(
+                self.0.clone().into_iter(),
+                self.1.clone(),
+            )))
+        }
+        fn mean_rate(&self, _: Nanos) -> f64 {
+            0.0
+        }
+    }
+
+    impl ArrivalStream for TimesStream {
+        fn next_arrival(&mut self) -> Result<Option<Replayed>, String> {
+            Ok(self.0.next().map(|at| Replayed {
+                at,
+                client: None,
+                write: None,
+            }))
+        }
+        fn stop(&mut self) -> Result<(), String> {
+            self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Ok(())
+        }
+    }
+
+    fn replayed(times: Vec<Nanos>, end: Nanos) -> (Vec<Nanos>, Option<String>, u32) {
+        let stops = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let mut r = Replay::new(&Times(times, stops.clone()), end);
+        let mut out = vec![];
+        while let Some(t) = r.advance() {
+            assert_eq!(r.due().map(|d| d.at), Some(t));
+            out.push(t);
+        }
+        assert_eq!(r.advance(), None, "an ended replay stays ended");
+        let stopped = stops.load(std::sync::atomic::Ordering::Relaxed);
+        (out, r.failure().map(str::to_string), stopped)
+    }
+
+    #[test]
+    fn a_replay_gives_its_times_until_the_end_and_stops_reading_there() {
+        assert_eq!(replayed(vec![0, 5, 5, 9], 10), (vec![0, 5, 5, 9], None, 0));
+        // A row at the end is not replayed, and the stream is stopped (checked).
+        assert_eq!(replayed(vec![0, 5, 10, 11], 10), (vec![0, 5], None, 1));
+        let (out, why, _) = replayed(vec![0, 5, 4], 10);
+        assert_eq!(out, vec![0, 5]);
+        assert_eq!(
+            why.as_deref(),
+            Some("gave an arrival at 4 ns after one at 5 ns")
+        );
     }
 
     /// How many of `ts` fall before `t` and how many at or after it.

@@ -132,6 +132,39 @@ pub enum Arrival {
         /// How many.
         count: u64,
     },
+    /// Requests replayed one by one at the times a trace recorded.
+    Trace(std::sync::Arc<dyn TraceSource>),
+}
+
+/// One arrival of a replayed trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Replayed {
+    /// When, in the run.
+    pub at: Nanos,
+    /// Which client sends it (taken modulo the fleet's clients); `None`: the clients in
+    /// turn.
+    pub client: Option<u64>,
+    /// Whether it is a write; `None`: drawn with the fleet's `writes`.
+    pub write: Option<bool>,
+}
+
+/// Arrivals recorded elsewhere, replayed in time order. The model pulls them one at a
+/// time and knows nothing of where they come from (a trace file is read by
+/// `scenario::inputs::trace`); each run opens its own stream.
+pub trait TraceSource: std::fmt::Debug + Send + Sync {
+    /// A fresh stream of the arrivals, from the first; `Err` says why it cannot open.
+    fn open(&self) -> Result<Box<dyn ArrivalStream>, String>;
+    /// The mean arrival rate, per second, over `[0, end)` of the run.
+    fn mean_rate(&self, end: Nanos) -> f64;
+}
+
+/// An open stream of replayed arrivals: what a run holds of a trace.
+pub trait ArrivalStream {
+    /// The next arrival, at or after the one before; `Ok(None)` after the last; `Err`
+    /// when the source fails (or changed since it was checked).
+    fn next_arrival(&mut self) -> Result<Option<Replayed>, String>;
+    /// The run reads no further: `Err` when the source changed since it was checked.
+    fn stop(&mut self) -> Result<(), String>;
 }
 
 /// Multiplier of an open arrival rate over time.
@@ -282,6 +315,7 @@ impl FleetConfig {
                 return Some(*count as f64 / crate::engine::time::to_secs(duration.max(1)))
             }
             Arrival::Closed { .. } => return None,
+            Arrival::Trace(t) => return Some(t.mean_rate(duration)),
         };
         Some(match &self.load_profile {
             None => base,

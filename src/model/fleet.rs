@@ -8,7 +8,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::engine::{stream, Nanos, Scheduler};
 use crate::model::config::{Arrival, FleetConfig};
 
-use super::arrival::OpenArrivals;
+use super::arrival::{OpenArrivals, Replay};
 use super::broker::Broker;
 use super::event::{Event, Packed};
 use super::observe::CallObserver;
@@ -21,6 +21,8 @@ pub(super) struct Fleet {
     pub(super) cfg: FleetConfig,
     /// The open-loop arrival process (poisson or constant arrivals).
     open: Option<OpenArrivals>,
+    /// A replayed trace (trace arrivals), boxed: most fleets have none.
+    replay: Option<Box<Replay>>,
     arrivals: ChaCha8Rng,
     /// Which requests are writes.
     writes: ChaCha8Rng,
@@ -37,6 +39,10 @@ impl Fleet {
         Fleet {
             cfg: f.clone(),
             open: OpenArrivals::new(&f.arrival, f.load_profile.clone(), duration),
+            replay: match &f.arrival {
+                Arrival::Trace(source) => Some(Box::new(Replay::new(source.as_ref(), duration))),
+                _ => None,
+            },
             arrivals: stream(seed, &format!("arrivals/{}", f.name)),
             writes: stream(seed, &format!("writes/{}", f.name)),
             think: stream(seed, &format!("think/{}", f.name)),
@@ -55,6 +61,12 @@ impl Fleet {
             Arrival::Poisson { .. } | Arrival::Constant { .. } => {
                 let open = self.open.as_mut().expect("open arrivals");
                 if let Some(t) = open.next(0, &mut self.arrivals) {
+                    s.at_stream(usize::from(fleet), t, Event::Arrival { fleet });
+                }
+            }
+            Arrival::Trace(_) => {
+                let replay = self.replay.as_mut().expect("a replay");
+                if let Some(t) = replay.advance() {
                     s.at_stream(usize::from(fleet), t, Event::Arrival { fleet });
                 }
             }
@@ -86,6 +98,12 @@ impl Fleet {
     pub(super) fn draw_write(&mut self) -> bool {
         self.writes.random::<f64>() < self.cfg.writes
     }
+
+    /// Why the fleet's replayed trace stopped early, if it did.
+    pub(super) fn replay_failure(&self) -> Option<String> {
+        let why = self.replay.as_ref()?.failure()?;
+        Some(format!("fleet '{}': its trace {why}", self.cfg.name))
+    }
 }
 
 /// The fleets' part of the world: the fleets, their logical requests in flight, and
@@ -108,18 +126,50 @@ impl<T: CallObserver> World<T> {
         let now = s.now();
         let fi = fleet as usize;
         let f = &mut self.fleets.list[fi];
+        let Some(open) = f.open.as_mut() else {
+            // Not poisson or constant: a replayed trace.
+            return self.on_replay(fi, s);
+        };
         // Round robin without a division per arrival.
         let client = f.next_client;
         f.next_client += 1;
         if f.next_client >= f.cfg.clients {
             f.next_client = 0;
         }
-        let open = f.open.as_mut().expect("open arrivals");
         if let Some(t) = open.next(now, &mut f.arrivals) {
             // A fleet has one arrival pending at a time: its own stream slot.
             s.at_stream(fi, t, Event::Arrival { fleet });
         }
         self.arrive(fi, client, s);
+    }
+
+    /// [`Event::Arrival`] of a fleet replaying a trace: the arrival due now, from the
+    /// client and as the write its row says (else in turn, and drawn); reads the next.
+    #[cold]
+    #[inline(never)]
+    fn on_replay(&mut self, fi: usize, s: &mut Scheduler<Packed>) {
+        let f = &mut self.fleets.list[fi];
+        let replay = f.replay.as_mut().expect("a replay");
+        let Some(due) = replay.due() else {
+            return;
+        };
+        if let Some(t) = replay.advance() {
+            s.at_stream(fi, t, Event::Arrival { fleet: fi as u16 });
+        }
+        let client = match due.client {
+            Some(c) => c % f.cfg.clients,
+            None => {
+                let c = f.next_client;
+                f.next_client = (c + 1) % f.cfg.clients;
+                c
+            }
+        };
+        let is_write = match due.write {
+            Some(w) => w,
+            None => f.cfg.writes > 0.0 && f.draw_write(),
+        };
+        let req = self.launch_request(fi, client, is_write, s);
+        self.begin_request(req, s);
     }
 
     /// [`Event::Burst`]: every request of a burst fleet, at once.

@@ -295,6 +295,11 @@ impl<T: CallObserver> World<T> {
 
     /// Ends the run and hands over the measurements.
     pub fn finish(mut self, end: Nanos, events: u64) -> RunMetrics {
+        if self.run.truncated.is_none() {
+            // A trace that failed mid-run (changed since it was checked) stopped its
+            // arrivals early: the run did not replay it whole.
+            self.run.truncated = self.fleets.list.iter().find_map(Fleet::replay_failure);
+        }
         self.count_attempts_in_flight();
         let level = self.calls.budget_level_at(end);
         let end = end.min(self.run.horizon);

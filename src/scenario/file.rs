@@ -55,6 +55,8 @@ pub enum ArrivalFile {
     /// A message queue the fleet consumes: messages published by an open process
     /// (`publish`), each handled by one of the fleet's `consumers`.
     Queue(crate::model::broker::Written),
+    /// Requests replayed from a trace file, one per row, at the times it gives.
+    Trace(super::inputs::trace::TraceFile),
 }
 
 /// One point of a load profile.

@@ -290,6 +290,7 @@ pub fn check(scn: &Scenario, path: &str) -> Result<(), ScenarioError> {
                     );
                 }
             }
+            Arrival::Trace(_) => {}
             Arrival::Poisson { .. } | Arrival::Constant { .. } => {
                 if let Some(lp) = &f.load_profile {
                     let points = match lp {

@@ -5,6 +5,7 @@ mod common;
 
 mod admission;
 mod arithmetic;
+mod arrival_trace;
 mod bad_input;
 mod book;
 mod budgets_breakers;

@@ -11,13 +11,14 @@
 pub mod incidents;
 pub mod profile;
 pub mod series;
+pub mod trace;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::file::{LoadProfileFile, ScenarioFile};
+use super::file::{ArrivalFile, LoadProfileFile, ScenarioFile};
 use super::{ScenarioError, Source};
 
 /// Largest data file read (64 MiB).
@@ -102,6 +103,10 @@ pub fn read(source: &Source, file: &mut ScenarioFile) -> Result<Inputs, Scenario
         .unwrap_or_default();
     let mut records = Vec::new();
     for (i, fleet) in file.fleets.iter_mut().enumerate() {
+        if let ArrivalFile::Trace(t) = &mut fleet.arrival {
+            let key = format!("fleets[{i}].arrival");
+            records.push(trace::check(source, &base, &key, t)?);
+        }
         let Some(LoadProfileFile::Recorded(r)) = &mut fleet.load_profile else {
             continue;
         };

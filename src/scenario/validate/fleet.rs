@@ -11,12 +11,13 @@ use crate::model::hedge;
 use crate::scenario::error::shown;
 
 /// `horizon`: the end of the run (duration and drain), past which a recording is not
-/// kept.
+/// kept; `duration`: the end of arrivals.
 pub(super) fn validate_fleet(
     c: &Ctx,
     i: usize,
     f: &FleetFile,
     occ: bool,
+    duration: crate::engine::Nanos,
     horizon: crate::engine::Nanos,
 ) -> R<FleetConfig> {
     let p = format!("fleets[{i}]");
@@ -73,7 +74,25 @@ pub(super) fn validate_fleet(
         }
         _ => None,
     };
+    let mut replayed = None;
     let (arrival, clients) = match &f.arrival {
+        ArrivalFile::Trace(t) => {
+            if f.load_profile.is_some() {
+                return c.err(
+                    format!("{p}.load_profile"),
+                    "applies only to poisson and constant arrivals: a trace gives its own times (use the trace's `speed` to play it faster)",
+                );
+            }
+            if t.write.is_some() && f.writes.is_some() {
+                return c.err(
+                    format!("{p}.writes"),
+                    "cannot be written beside the trace's `write` column, which says which requests are writes",
+                );
+            }
+            let (source, cl, text) = t.validate(c, &format!("{p}.arrival"), duration)?;
+            replayed = Some(text);
+            (Arrival::Trace(source), cl)
+        }
         ArrivalFile::Queue(_) => {
             let (arrival, consumers, _) = queue.as_ref().expect("a queue fleet");
             (arrival.clone(), *consumers)
@@ -233,7 +252,7 @@ pub(super) fn validate_fleet(
         queue: queue.map(|(_, _, q)| q),
         guards,
         criticality,
-        recorded: recorded.map(|r| r.text),
+        recorded: recorded.map(|r| r.text).or(replayed),
     })
 }
 

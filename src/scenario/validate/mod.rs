@@ -184,7 +184,7 @@ fn rules(file: &ScenarioFile, stem: &str) -> R<Scenario> {
     let mut fleets = Vec::with_capacity(file.fleets.len());
     let mut names = std::collections::HashSet::with_capacity(file.fleets.len());
     for (i, f) in file.fleets.iter().enumerate() {
-        let mut fleet = validate_fleet(&c, i, f, occ, duration + drain)?;
+        let mut fleet = validate_fleet(&c, i, f, occ, duration, duration + drain)?;
         let field = format!("fleets[{i}].target");
         fleet.target = match services::target(&c, &field, &services, f.target.as_deref())? {
             Some(t) => t,

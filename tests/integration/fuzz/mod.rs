@@ -141,7 +141,8 @@ const COUNT_KEYS: [&str; 32] = [
     "min_throughput",
 ];
 /// Keys filled with a real number.
-const REAL_KEYS: [&str; 20] = [
+const REAL_KEYS: [&str; 21] = [
+    "speed",
     "recovery_tolerance",
     "poison",
     "rate",
@@ -176,8 +177,11 @@ const BOOL_KEYS: [&str; 9] = [
     "truncate",
 ];
 /// Keys filled with a word.
-const WORD_KEYS: [&str; 16] = [
+const WORD_KEYS: [&str; 19] = [
     "file",
+    "time",
+    "client",
+    "write",
     "criticality",
     "retry_criticality",
     "target",
@@ -1399,7 +1403,7 @@ fn shrink(s: &mut Scenario) {
         match &mut f.arrival {
             Arrival::Poisson { rate } | Arrival::Constant { rate } => *rate = rate.min(2_000.0),
             Arrival::Burst { count, .. } => *count = (*count).min(2_000),
-            Arrival::Closed { .. } => {}
+            Arrival::Closed { .. } | Arrival::Trace(_) => {}
         }
         f.clients = f.clients.min(500);
         for l in &mut f.layers {
