@@ -141,7 +141,8 @@ const COUNT_KEYS: [&str; 32] = [
     "min_throughput",
 ];
 /// Keys filled with a real number.
-const REAL_KEYS: [&str; 20] = [
+const REAL_KEYS: [&str; 21] = [
+    "time",
     "recovery_tolerance",
     "poison",
     "rate",
@@ -176,8 +177,12 @@ const BOOL_KEYS: [&str; 9] = [
     "truncate",
 ];
 /// Keys filled with a word.
-const WORD_KEYS: [&str; 16] = [
+const WORD_KEYS: [&str; 20] = [
     "file",
+    "column",
+    "format",
+    "tag",
+    "unit",
     "criticality",
     "retry_criticality",
     "target",
@@ -203,7 +208,8 @@ const LIMIT_KEYS: [&str; 5] = [
     "max_concurrent",
 ];
 /// Keys with a generator of their own (or, for whole tables, any value).
-const TABLE_KEYS: [&str; 30] = [
+const TABLE_KEYS: [&str; 31] = [
+    "series",
     "le",
     "counts",
     "admission",
@@ -603,6 +609,21 @@ fn dist() -> impl Strategy<Value = Value> {
             ("p50", p50),
             ("p99", p99),
             ("max", Some(max))
+        ])),
+        (string(), opt(dur())).prop_map(|(f, max)| table(vec![
+            ("kind", kind("histogram")),
+            ("file", Some(Value::String(f))),
+            ("max", max)
+        ])),
+        (string(), opt(string())).prop_map(|(f, tag)| table(vec![
+            ("kind", kind("hdr")),
+            ("file", Some(Value::String(f))),
+            ("tag", tag.map(Value::String))
+        ])),
+        (string(), string()).prop_map(|(f, c)| table(vec![
+            ("kind", kind("empirical")),
+            ("file", Some(Value::String(f))),
+            ("column", Some(Value::String(c)))
         ])),
     ]
 }
