@@ -505,10 +505,11 @@ pub enum DistFile {
         /// with columns `le,count` (cumulative, `+Inf` last if at all), or a
         /// Prometheus query answer of `_bucket` series (by their `le` label).
         file: Option<String>,
-        /// What `file` is: `"csv"` or `"prometheus"` (default: `"prometheus"` for a
-        /// name ending in `.json`, else `"csv"`).
-        format: Option<crate::scenario::inputs::profile::Format>,
+        /// What `file` is: `"csv"` or `"prometheus"`; when not written, a name ending
+        /// in `.json` is read as `"prometheus"`, any other as `"csv"`.
+        format: Option<FileFormat>,
         /// The unit of the bounds in `file` (default `"s"`, Prometheus' base unit).
+        #[schemars(extend("default" = "s"))]
         unit: Option<Unit>,
         /// The labels that pick one histogram's `_bucket` series (besides `le`) when
         /// a Prometheus answer holds several.
@@ -541,6 +542,7 @@ pub enum DistFile {
         tag: Option<String>,
         /// The unit of the recorded values (default `"ns"`, as jHiccup and
         /// HdrHistogram's log processor take them).
+        #[schemars(extend("default" = "ns"))]
         unit: Option<Unit>,
         /// The distribution read (see the `measured` of `Empirical`).
         #[serde(skip)]
@@ -555,6 +557,7 @@ pub enum DistFile {
         /// The column of samples.
         column: String,
         /// The unit of the samples (default `"s"`).
+        #[schemars(extend("default" = "s"))]
         unit: Option<Unit>,
         /// The distribution read from the file (by `scenario::inputs::dists`,
         /// before validation; the model never sees the file).
@@ -562,6 +565,16 @@ pub enum DistFile {
         #[schemars(skip)]
         measured: Option<std::sync::Arc<Measured>>,
     },
+}
+
+/// What a data file of buckets is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FileFormat {
+    /// A CSV table with a header row.
+    Csv,
+    /// The JSON answer of a Prometheus query.
+    Prometheus,
 }
 
 /// The unit of the numbers in a data file.

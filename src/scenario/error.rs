@@ -543,8 +543,12 @@ name = "every"
     /// Types serde never names in a message, and why: the root is always a table;
     /// types with their own `expecting` ("a duration string such as ..."); tables only
     /// ever reached through a table (a variant's content `Written`, a `DistFile` inside
-    /// `DistOrDur`); enums of names, which serde calls "string or map".
-    const NEVER_NAMED: [&str; 31] = [
+    /// `DistOrDur`); enums of names, which serde calls "string or map"; an enum inside
+    /// a `DistFile` (`Unit`, `FileFormat`), whose content serde buffers and reads as
+    /// "one of ...".
+    const NEVER_NAMED: [&str; 33] = [
+        "Unit",
+        "FileFormat",
         "ScenarioFile",
         "Dur",
         "Limit",
@@ -624,14 +628,15 @@ name = "every"
                 texts.push((name, std::fs::read_to_string(&p).unwrap()));
             }
         }
-        let src = Source {
-            path: "s.toml".into(),
-            stem: "s".into(),
-            text: String::new(),
-        };
         let mut named = BTreeSet::new();
         let mut tried = 0;
         for (name, text) in &texts {
+            // Beside the scenarios, so the data files they name are found.
+            let src = Source {
+                path: dir.join(name).to_string_lossy().into_owned(),
+                stem: "s".into(),
+                text: String::new(),
+            };
             let table: toml::Table = toml::from_str(text).unwrap();
             assert!(from_table(&src, table.clone()).is_ok(), "{name} loads");
             let mut all = Vec::new();

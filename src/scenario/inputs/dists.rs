@@ -21,11 +21,10 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use super::profile::Format;
 use super::{at_or_is, field, read_one, InputRecord};
 use crate::engine::time::from_f64_ns;
 use crate::model::dist::Measured;
-use crate::model::field::{DistFile, Dur, Unit, MAX_BUCKETS};
+use crate::model::field::{DistFile, Dur, FileFormat as Format, Unit, MAX_BUCKETS};
 use crate::scenario::file::{ArrivalFile, ScenarioFile};
 use crate::scenario::{ScenarioError, Source};
 
