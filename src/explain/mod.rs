@@ -182,6 +182,8 @@ impl Load {
 pub struct LayerExplanation {
     /// Layer name.
     pub name: String,
+    /// A measured hop latency: what it was given as and its quantiles as sampled.
+    pub measured_hop: Option<String>,
     /// Attempts per call (`u32::MAX` = unlimited).
     pub max_attempts: Attempts,
     /// Whether the layer retries at all (more than one attempt, something in `retry_on`).
@@ -232,6 +234,9 @@ pub struct LayerExplanation {
 /// One fleet in numbers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FleetExplanation {
+    /// A measured think time (closed loop): what it was given as and its quantiles
+    /// as sampled.
+    pub measured_think: Option<String>,
     /// Fleet name.
     pub name: String,
     /// Arrival kind: `poisson`, `constant`, `burst` or `closed`.
@@ -346,10 +351,7 @@ pub(crate) fn explain_dependency(d: &DependencyConfig, rejected: Class) -> Depen
             .shed_by_criticality
             .map(|s| s.describe(d.servers, d.queue_limit)),
         queue_policy: d.queue_policy.map(|q| q.describe(rejected)),
-        measured_service: match &d.service_time {
-            crate::model::dist::Dist::Measured(m) => Some(m.describe()),
-            _ => None,
-        },
+        measured_service: measured(Some(&d.service_time)),
         concurrency_limit: d.concurrency_limit.map(|l| l.describe()),
     }
 }
@@ -452,6 +454,15 @@ pub(crate) struct Callee<'a> {
     pub(crate) overloaded_status: bool,
 }
 
+/// What a measured distribution was given as and its quantiles as sampled (`None`
+/// for the parametric ones, whose keys say it all).
+fn measured(d: Option<&crate::model::dist::Dist>) -> Option<String> {
+    match d? {
+        crate::model::dist::Dist::Measured(m) => Some(m.describe()),
+        _ => None,
+    }
+}
+
 /// Explains a stack of layers calling `callees` (one, or the callees of a fan-out):
 /// a layer honours the longest Retry-After of the callees it applies to.
 pub(crate) fn explain_layers(layers: &[LayerConfig], callees: &[Callee]) -> Vec<LayerExplanation> {
@@ -466,6 +477,7 @@ pub(crate) fn explain_layers(layers: &[LayerConfig], callees: &[Callee]) -> Vec<
             let shown = l.max_attempts.limit().map_or(5, |n| (n - 1).min(5));
             LayerExplanation {
                 name: l.name.clone(),
+                measured_hop: measured(l.hop_latency.as_ref()),
                 max_attempts: l.max_attempts,
                 retries: retries(l),
                 retry_on: l.retry_on,
@@ -543,6 +555,10 @@ fn explain_fleet(
     let backoff_per_request = backoff_per_call(&layers);
     let reach = graph::reach(scn, f);
     FleetExplanation {
+        measured_think: match &f.arrival {
+            Arrival::Closed { think_time } => measured(Some(think_time)),
+            _ => None,
+        },
         name: f.name.clone(),
         arrival: match f.arrival {
             Arrival::Poisson { .. } => "poisson",

@@ -364,6 +364,9 @@ fn render_load(o: &mut String, f: &FleetExplanation, dep: &DependencyExplanation
                 o,
                 "  offered load: closed loop, at most {clients} requests in flight{rate} (self-limiting)"
             );
+            if let Some(m) = &f.measured_think {
+                let _ = writeln!(o, "  think time {m}");
+            }
         }
     }
 }
@@ -390,6 +393,9 @@ pub(super) fn render_layer(o: &mut String, l: &LayerExplanation, versus: &str) {
         attempts_noun(&attempts(l.max_attempts))
     );
     render_presets(o, l);
+    if let Some(m) = &l.measured_hop {
+        let _ = writeln!(o, "      hop latency {m}");
+    }
     if let Some(h) = l.hedging {
         let _ = writeln!(o, "      {}", h.describe());
     }

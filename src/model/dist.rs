@@ -70,6 +70,19 @@ pub enum Source {
     },
     /// A list of quantiles.
     Quantiles,
+    /// An HdrHistogram interval log: `intervals` intervals merged, holding
+    /// `observations` recorded values.
+    Hdr {
+        /// Intervals merged.
+        intervals: usize,
+        /// Recorded values, all intervals together.
+        observations: u64,
+    },
+    /// Raw samples, resampled exactly.
+    Empirical {
+        /// Samples read.
+        samples: usize,
+    },
 }
 
 /// A measured distribution: the inverse CDF through `knots`, linear between them.
@@ -130,6 +143,48 @@ impl Measured {
         Measured::from_knots(knots, Source::Quantiles)
     }
 
+    /// From HdrHistogram bins: (lowest, highest equivalent value in ns, count) in
+    /// increasing order, counts positive; each bin's count is spread evenly over its
+    /// values, so a quantile lies in the bin HdrHistogram's own `value_at_quantile`
+    /// names.
+    pub fn hdr(bins: &[(f64, f64, u64)], intervals: usize) -> Measured {
+        let total: u64 = bins.iter().map(|b| b.2).sum();
+        let mut knots = Vec::with_capacity(2 * bins.len());
+        let mut seen = 0u64;
+        for &(lo, hi, c) in bins {
+            knots.push((seen as f64 / total as f64, lo));
+            seen += c;
+            knots.push((seen as f64 / total as f64, hi));
+        }
+        Measured::from_knots(
+            knots,
+            Source::Hdr {
+                intervals,
+                observations: total,
+            },
+        )
+    }
+
+    /// From raw samples in ns, any order: each draw is one of them, each equally
+    /// likely (a step inverse CDF, no interpolation).
+    pub fn empirical(mut samples: Vec<f64>) -> Measured {
+        let n = samples.len();
+        samples.sort_by(f64::total_cmp);
+        let mut knots: Vec<(f64, f64)> = Vec::new();
+        let mut i = 0;
+        while i < n {
+            let v = samples[i];
+            let mut j = i + 1;
+            while j < n && samples[j] == v {
+                j += 1;
+            }
+            knots.push((i as f64 / n as f64, v));
+            knots.push((j as f64 / n as f64, v));
+            i = j;
+        }
+        Measured::from_knots(knots, Source::Empirical { samples: n })
+    }
+
     fn from_knots(mut knots: Vec<(f64, f64)>, source: Source) -> Measured {
         // The last knot is at probability 1 exactly, whatever the division gave.
         if let Some(k) = knots.last_mut() {
@@ -174,10 +229,23 @@ impl Measured {
                 super::text::fmt_num(observations)
             ),
             Source::Quantiles => "measured as quantiles".to_string(),
+            Source::Hdr {
+                intervals,
+                observations,
+            } => format!(
+                "measured by HdrHistogram ({intervals} interval{} merged, {observations} values)",
+                if intervals == 1 { "" } else { "s" }
+            ),
+            Source::Empirical { samples } => format!("measured as {samples} raw samples"),
+        };
+        let how = match self.source {
+            Source::Hdr { .. } => "sampled evenly within each recorded bin",
+            Source::Empirical { .. } => "resampled exactly",
+            _ => "sampled linearly between them",
         };
         let at = |u: f64| super::text::fmt_time_f(self.quantile(u));
         format!(
-            "{given}, sampled linearly between them as p50 {}, p90 {}, p99 {}, p99.9 {}, max {}",
+            "{given}, {how} as p50 {}, p90 {}, p99 {}, p99.9 {}, max {}",
             at(0.5),
             at(0.9),
             at(0.99),

@@ -102,10 +102,22 @@ impl Ctx {
     pub fn dist(&self, field: &str, d: &DistFile) -> R<Dist> {
         Ok(match *d {
             DistFile::Histogram {
+                ref file, ref le, ..
+            } if file.is_some() && le.is_empty() => {
+                return self.err(format!("{field}.file"), "was not read")
+            }
+            DistFile::Histogram {
                 ref le,
                 ref counts,
                 max,
+                ..
             } => self.histogram(field, le, counts, max)?,
+            DistFile::Hdr { ref measured, .. } | DistFile::Empirical { ref measured, .. } => {
+                match measured {
+                    Some(m) => Dist::Measured(m.clone()),
+                    None => return self.err(format!("{field}.file"), "was not read"),
+                }
+            }
             DistFile::Quantiles {
                 p50,
                 p90,
@@ -477,15 +489,34 @@ pub enum DistFile {
     Histogram {
         /// The buckets' upper bounds as durations, increasing (Prometheus'
         /// `le="0.005"` is `"5ms"` or `"0.005s"`); the `+Inf` bucket is not listed.
+        /// Not with `file`.
+        #[serde(default)]
         le: Vec<Dur>,
         /// The cumulative count of each bound in `le`, as Prometheus exports them
         /// (`_bucket` series), then optionally the `+Inf` bucket's (the total);
-        /// counts may be fractional (from `rate()` or `increase()`).
+        /// counts may be fractional (from `rate()` or `increase()`). Not with `file`.
+        #[serde(default)]
         counts: Vec<f64>,
         /// Bounds the `+Inf` bucket: its observations are spread evenly from the
         /// last bound in `le` to `max`, which must be given when that bucket holds
         /// any.
         max: Option<Dur>,
+        /// The buckets read from a file instead of `le` and `counts`: a CSV table
+        /// with columns `le,count` (cumulative, `+Inf` last if at all), or a
+        /// Prometheus query answer of `_bucket` series (by their `le` label).
+        file: Option<String>,
+        /// What `file` is: `"csv"` or `"prometheus"`; when not written, a name ending
+        /// in `.json` is read as `"prometheus"`, any other as `"csv"`.
+        format: Option<FileFormat>,
+        /// The unit of the bounds in `file` (default `"s"`, Prometheus' base unit).
+        #[schemars(extend("default" = "s"))]
+        unit: Option<Unit>,
+        /// The labels that pick one histogram's `_bucket` series (besides `le`) when
+        /// a Prometheus answer holds several.
+        series: Option<std::collections::BTreeMap<String, String>>,
+        /// The sample of a Prometheus range answer to take, by its time (Unix
+        /// seconds; default the last sample of each series).
+        time: Option<f64>,
     },
     /// Measured as quantiles: the inverse CDF linear between the points given, from
     /// 0 at p0 to `max` at p100 (at least one of p50, p90, p99, p999).
@@ -501,6 +532,75 @@ pub enum DistFile {
         /// The largest delay (p100).
         max: Dur,
     },
+    /// Measured by HdrHistogram: the intervals of an interval log (`.hlog`) merged,
+    /// each recorded value's count spread evenly over its bin (the values the
+    /// histogram holds as equivalent).
+    Hdr {
+        /// The interval log.
+        file: String,
+        /// Only the intervals with this tag (default: every interval).
+        tag: Option<String>,
+        /// The unit of the recorded values (default `"ns"`, as jHiccup and
+        /// HdrHistogram's log processor take them).
+        #[schemars(extend("default" = "ns"))]
+        unit: Option<Unit>,
+        /// The distribution read (see the `measured` of `Empirical`).
+        #[serde(skip)]
+        #[schemars(skip)]
+        measured: Option<std::sync::Arc<Measured>>,
+    },
+    /// Raw samples from a CSV column, resampled exactly: each draw is one of the
+    /// values, each equally likely (no interpolation between them).
+    Empirical {
+        /// The CSV table.
+        file: String,
+        /// The column of samples.
+        column: String,
+        /// The unit of the samples (default `"s"`).
+        #[schemars(extend("default" = "s"))]
+        unit: Option<Unit>,
+        /// The distribution read from the file (by `scenario::inputs::dists`,
+        /// before validation; the model never sees the file).
+        #[serde(skip)]
+        #[schemars(skip)]
+        measured: Option<std::sync::Arc<Measured>>,
+    },
+}
+
+/// What a data file of buckets is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FileFormat {
+    /// A CSV table with a header row.
+    Csv,
+    /// The JSON answer of a Prometheus query.
+    Prometheus,
+}
+
+/// The unit of the numbers in a data file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    /// Nanoseconds.
+    Ns,
+    /// Microseconds.
+    Us,
+    /// Milliseconds.
+    Ms,
+    /// Seconds.
+    S,
+}
+
+impl Unit {
+    /// Nanoseconds in one of the unit.
+    pub fn ns(self) -> f64 {
+        match self {
+            Unit::Ns => 1.0,
+            Unit::Us => 1e3,
+            Unit::Ms => 1e6,
+            Unit::S => 1e9,
+        }
+    }
 }
 
 /// A distribution, or a duration string meaning a deterministic delay.
@@ -514,7 +614,7 @@ impl<'de> Deserialize<'de> for DistOrDur {
         impl<'de> Visitor<'de> for V {
             type Value = DistOrDur;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a duration string or a table { kind = \"exponential\" | \"deterministic\" | \"lognormal\" | \"uniform\" | \"normal\" | \"histogram\" | \"quantiles\", ... }")
+                f.write_str("a duration string or a table { kind = \"exponential\" | \"deterministic\" | \"lognormal\" | \"uniform\" | \"normal\" | \"histogram\" | \"quantiles\" | \"hdr\" | \"empirical\", ... }")
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<DistOrDur, E> {
                 let v = super::duration::parse(s).map_err(E::custom)?;

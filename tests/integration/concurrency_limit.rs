@@ -191,10 +191,7 @@ fn explain_describes_a_client_layers_limit() {
         out.contains("concurrency_limit (1 instance): client-side concurrency limit per instance, around each attempt (Netflix ConcurrencyLimitClientInterceptor"),
         "{out}"
     );
-    assert!(
-        out.contains("refused callers are answered 429"),
-        "{out}"
-    );
+    assert!(out.contains("refused callers are answered 429"), "{out}");
 }
 
 #[test]

@@ -31,6 +31,7 @@ mod intervals;
 mod layering;
 mod limits;
 mod measured;
+mod measured_files;
 mod occ;
 mod ordinals;
 mod output_safety;

@@ -261,8 +261,9 @@ fn every_shipped_scenario_traces_without_changing_its_run() {
     assert!(files.len() >= 10);
     let mut kinds: std::collections::BTreeSet<Seen> = std::collections::BTreeSet::new();
     for f in files {
-        let text = std::fs::read_to_string(&f).unwrap();
-        let l = common::scenario(&text, &[]);
+        // From its path, so the data files it names are found beside it.
+        let l = retrysim::scenario::load_file(Some(&f), &Default::default())
+            .unwrap_or_else(|e| panic!("scenario does not load: {e}"));
         let scn = &l.scenario;
         let (plain, _) = simulate(scn, scn.seed);
         let picks = trace::sample(3, plain.totals.logical, 300);

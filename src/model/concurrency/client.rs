@@ -191,10 +191,10 @@ mod tests {
         for node in 0..10 {
             assert!(l.acquire(0, node, 0));
         }
-        l.release(0, 9, 1_000_000, Some(Class::Timeout));
+        l.release(0, 8, 1_000_000, Some(Class::Timeout));
         assert_eq!(l.limit(0), 20, "DEADLINE_EXCEEDED: onIgnore");
-        l.release(0, 8, 1_000_000, Some(Class::Success));
-        assert_eq!(l.limit(0), 21, "10 in flight when sent: 10·2 ≥ 20, + 1");
+        l.release(0, 9, 1_000_000, Some(Class::Success));
+        assert_eq!(l.limit(0), 21, "sent 10th, 10 in flight: 10·2 ≥ 20, + 1");
         l.release(0, 7, 1_000_000, Some(Class::Rejected));
         assert_eq!(
             l.limit(0),

@@ -8,6 +8,7 @@
 //! validated scenario holds the numbers. Every rule broken names the scenario, the key,
 //! the data file and the line or point in it.
 
+pub mod dists;
 pub mod incidents;
 pub mod profile;
 pub mod series;
@@ -205,6 +206,7 @@ pub fn read(source: &Source, file: &mut ScenarioFile) -> Result<Inputs, Scenario
         }
         file.outages = expanded;
     }
+    dists::read(source, &base, file, &mut records)?;
     Ok(Inputs { records, rows })
 }
 

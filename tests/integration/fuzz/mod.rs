@@ -177,11 +177,15 @@ const BOOL_KEYS: [&str; 9] = [
     "truncate",
 ];
 /// Keys filled with a word.
-const WORD_KEYS: [&str; 19] = [
+const WORD_KEYS: [&str; 23] = [
     "file",
     "time",
     "client",
     "write",
+    "column",
+    "format",
+    "tag",
+    "unit",
     "criticality",
     "retry_criticality",
     "target",
@@ -207,7 +211,8 @@ const LIMIT_KEYS: [&str; 5] = [
     "max_concurrent",
 ];
 /// Keys with a generator of their own (or, for whole tables, any value).
-const TABLE_KEYS: [&str; 31] = [
+const TABLE_KEYS: [&str; 32] = [
+    "series",
     "le",
     "import",
     "counts",
@@ -608,6 +613,21 @@ fn dist() -> impl Strategy<Value = Value> {
             ("p50", p50),
             ("p99", p99),
             ("max", Some(max))
+        ])),
+        (string(), opt(dur())).prop_map(|(f, max)| table(vec![
+            ("kind", kind("histogram")),
+            ("file", Some(Value::String(f))),
+            ("max", max)
+        ])),
+        (string(), opt(string())).prop_map(|(f, tag)| table(vec![
+            ("kind", kind("hdr")),
+            ("file", Some(Value::String(f))),
+            ("tag", tag.map(Value::String))
+        ])),
+        (string(), string()).prop_map(|(f, c)| table(vec![
+            ("kind", kind("empirical")),
+            ("file", Some(Value::String(f))),
+            ("column", Some(Value::String(c)))
         ])),
     ]
 }
