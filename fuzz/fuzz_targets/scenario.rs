@@ -28,7 +28,8 @@ fn shrink(s: &mut Scenario) {
         match &mut f.arrival {
             Arrival::Poisson { rate } | Arrival::Constant { rate } => *rate = rate.min(2_000.0),
             Arrival::Burst { count, .. } => *count = (*count).min(2_000),
-            Arrival::Closed { .. } => {}
+            // A trace is bounded by its file and by the duration.
+            Arrival::Closed { .. } | Arrival::Trace(_) => {}
         }
         f.clients = f.clients.min(500);
         for l in &mut f.layers {
