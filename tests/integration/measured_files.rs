@@ -477,3 +477,61 @@ fn a_samples_file_over_the_cap_is_refused_at_the_row_past_it() {
         )],
     );
 }
+
+#[test]
+fn an_hdr_histogram_whose_header_asks_for_too_many_counts_is_refused_before_it_is_decoded() {
+    use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
+    use hdrhistogram::serialization::V2DeflateSerializer;
+    use hdrhistogram::Histogram;
+    // 5 significant digits over 1 ns to 2^62 ns: 131072 × 47 = 6160384 counts (47 MiB).
+    let log = |h: &Histogram<u64>| {
+        let mut buf = Vec::new();
+        let mut ser = V2DeflateSerializer::new();
+        {
+            let t0 = std::time::UNIX_EPOCH;
+            let mut w = IntervalLogWriterBuilder::new()
+                .with_start_time(t0)
+                .with_base_time(t0)
+                .begin_log_with(&mut buf, &mut ser)
+                .unwrap();
+            w.write_histogram(
+                h,
+                std::time::Duration::ZERO,
+                std::time::Duration::from_secs(1),
+                None,
+            )
+            .unwrap();
+        }
+        String::from_utf8(buf).unwrap()
+    };
+    let mut wide = Histogram::<u64>::new_with_bounds(1, 1 << 62, 5).unwrap();
+    wide.record(1_000_000).unwrap();
+    refused(
+        &[("wide.hlog", &log(&wide))],
+        r#"{ kind = "hdr", file = "wide.hlog" }"#,
+        &[
+            "dependency.service_time.file: ",
+            "'wide.hlog'",
+            "the histogram's header asks for 6160384 counts (5 significant digits from 1 to 4611686018427387904): at most 1048576 are read",
+        ],
+    );
+    // 4 digits over the same range fit: 16384 × 50 counts.
+    let mut fits = Histogram::<u64>::new_with_bounds(1, 1 << 62, 4).unwrap();
+    fits.record(1_000_000).unwrap();
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "fits.hlog", &log(&fits));
+    write(
+        d.path(),
+        "s.toml",
+        &scenario(r#"{ kind = "hdr", file = "fits.hlog" }"#),
+    );
+    let out = retrysim(
+        d.path(),
+        &["run", "s.toml", "--no-plots", "-q", "--out", "out"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -481,6 +481,77 @@ fn prometheus_buckets(
 
 /// The merged intervals of an HdrHistogram interval log (those tagged `tag`, if
 /// given), as a distribution in ns.
+/// Most counts (bins) one decoded interval histogram may allocate (8 MiB of counts):
+/// HdrHistogram's header says how many, and the decoder allocates them before it reads
+/// a count, so the header is read first.
+pub const MAX_HDR_COUNTS: u64 = 1 << 20;
+
+/// HdrHistogram's encodings (V2, and V2 compressed with zlib), as its serializer writes
+/// their cookies.
+const HDR_V2: u32 = 0x1c84_9303 | 0x10;
+const HDR_V2_COMPRESSED: u32 = 0x1c84_9304 | 0x10;
+
+/// Checks what an encoded histogram would allocate, from its header alone (at most 40
+/// bytes inflated): its counts array, from its significant digits and its range, as
+/// `Histogram::new_with_bounds` sizes it, and its payload buffer, at most the 9 bytes
+/// of LEB128 a count takes per count. The decoder refuses what else is wrong.
+fn hdr_size(bytes: &[u8]) -> Result<(), String> {
+    use std::io::Read;
+    let be32 = |b: &[u8]| u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let mut head = [0u8; 36];
+    match bytes.get(..4).map(be32) {
+        Some(HDR_V2) => match bytes.get(4..40) {
+            Some(h) => head.copy_from_slice(h),
+            None => return Ok(()),
+        },
+        Some(HDR_V2_COMPRESSED) => {
+            let mut z = flate2::read::ZlibDecoder::new(bytes.get(8..).unwrap_or_default());
+            let mut inner = [0u8; 40];
+            if z.read_exact(&mut inner).is_err() || be32(&inner[..4]) != HDR_V2 {
+                return Ok(());
+            }
+            head.copy_from_slice(&inner[4..]);
+        }
+        _ => return Ok(()),
+    }
+    let be64 = |b: &[u8]| u64::from_be_bytes(b.try_into().unwrap_or([0; 8]));
+    let payload = u64::from(be32(&head[..4]));
+    let digits = be32(&head[8..12]);
+    let (low, high) = (be64(&head[12..20]), be64(&head[20..28]));
+    if digits > 5 || !(1..=u64::MAX / 2).contains(&low) || high < 2 * low {
+        return Ok(());
+    }
+    let largest = 2 * 10u64.pow(digits);
+    let sub_magnitude = 64 - (largest - 1).leading_zeros();
+    let unit_magnitude = 63 - low.leading_zeros();
+    if unit_magnitude + sub_magnitude > 63 {
+        return Ok(());
+    }
+    let mut untrackable = 1u64 << (sub_magnitude + unit_magnitude);
+    let mut buckets = 1u64;
+    while untrackable <= high {
+        if untrackable > u64::MAX / 2 {
+            buckets += 1;
+            break;
+        }
+        untrackable <<= 1;
+        buckets += 1;
+    }
+    let counts = (buckets + 1) * (1u64 << (sub_magnitude - 1));
+    if counts > MAX_HDR_COUNTS {
+        return Err(format!(
+            "the histogram's header asks for {counts} counts ({digits} significant digits from {low} to {high}): at most {MAX_HDR_COUNTS} are read (fewer digits or a narrower range)"
+        ));
+    }
+    if payload > counts * 9 {
+        return Err(format!(
+            "the histogram's header gives a payload of {payload} bytes, more than its {counts} counts can take ({})",
+            counts * 9
+        ));
+    }
+    Ok(())
+}
+
 fn hdr(text: &str, tag: Option<&str>, unit: Unit) -> Result<Measured, String> {
     use base64::Engine as _;
     use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
@@ -534,6 +605,7 @@ fn hdr(text: &str, tag: Option<&str>, unit: Unit) -> Result<Measured, String> {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(encoded)
             .map_err(|e| format!("line {here}: the histogram is not base64 ({e})"))?;
+        hdr_size(&bytes).map_err(|e| format!("line {here}: {e}"))?;
         let one: Histogram<u64> = decoder
             .deserialize(&mut &bytes[..])
             .map_err(|e| format!("line {here}: the histogram cannot be decoded ({e:?})"))?;
