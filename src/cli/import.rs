@@ -11,12 +11,14 @@ use retrysim::scenario::Loaded;
 
 use super::color::{self, Paint};
 
-/// `retrysim import FILE --format F [--service S] [--method M]`.
+/// `retrysim import FILE --format F [--service S] [--method M] [--route R]
+/// [--virtual-host V]`.
 #[derive(Debug, clap::Args)]
 pub struct ImportArgs {
-    /// The configuration file (a gRPC service config, JSON).
+    /// The configuration file (a gRPC service config or an Envoy RouteConfiguration,
+    /// JSON).
     pub file: PathBuf,
-    /// Its format: `grpc_service_config`.
+    /// Its format: `grpc_service_config` or `envoy`.
     #[arg(long, value_name = "FORMAT")]
     pub format: String,
     /// grpc_service_config: the full service name (`pkg.Service`); without it, only
@@ -27,6 +29,12 @@ pub struct ImportArgs {
     /// default matches.
     #[arg(long, value_name = "METHOD", requires = "service")]
     pub method: Option<String>,
+    /// envoy: the route's `name` (`virtual_hosts[].routes[].name`).
+    #[arg(long, value_name = "ROUTE")]
+    pub route: Option<String>,
+    /// envoy: the virtual host's `name`, when route names repeat.
+    #[arg(long, value_name = "VIRTUAL_HOST", requires = "route")]
+    pub virtual_host: Option<String>,
     /// Print only the layer: no header, no warnings on stderr.
     #[arg(long, short)]
     pub quiet: bool,
@@ -40,6 +48,12 @@ pub fn import(args: ImportArgs) -> Result<i32> {
     }
     if let Some(m) = args.method {
         selector.insert("method".into(), m);
+    }
+    if let Some(r) = args.route {
+        selector.insert("route".into(), r);
+    }
+    if let Some(v) = args.virtual_host {
+        selector.insert("virtual_host".into(), v);
     }
     let mapped = import::import_file(&args.file, &args.format, &selector)?;
     let shown = args.file.display().to_string();

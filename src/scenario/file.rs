@@ -267,11 +267,12 @@ pub struct LayerFile {
 }
 
 /// `import = { format, file, <selector> }`: a layer read from a configuration file (a
-/// gRPC service config), checked by its importer before parsing.
+/// gRPC service config, an Envoy route configuration), checked by its importer before
+/// parsing.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ImportFile {
-    /// The file's format: `"grpc_service_config"`.
+    /// The file's format: `"grpc_service_config"` or `"envoy"`.
     pub format: String,
     /// The file, relative to the scenario; recorded with its SHA-256 in the manifest.
     pub file: String,
@@ -281,6 +282,10 @@ pub struct ImportFile {
     /// `grpc_service_config`: the method; without it, the service's entry or the
     /// default matches.
     pub method: Option<String>,
+    /// `envoy`: the route's `name` (`virtual_hosts[].routes[].name`).
+    pub route: Option<String>,
+    /// `envoy`: the virtual host's `name`, when route names repeat.
+    pub virtual_host: Option<String>,
 }
 
 /// The dependency every fleet calls.

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use retrysim::scenario::import::{grpc, Selector};
+use retrysim::scenario::import::{envoy, grpc, Selector};
 use retrysim::scenario::{load_file, Loaded, Overrides, ScenarioError};
 
 use crate::common::retrysim;
@@ -471,7 +471,7 @@ fn each_bad_file_is_refused_with_its_file_line_and_field() {
     )]);
     let e = error(d.path(), "s.toml");
     assert!(
-        e.contains("import.format: unknown format \"envoy_yaml\" (known: \"grpc_service_config\")"),
+        e.contains("import.format: unknown format \"envoy_yaml\" (known: \"grpc_service_config\", \"envoy\")"),
         "{e}"
     );
     let d = folder(&[(
@@ -647,4 +647,265 @@ fn a_service_calls_layer_imports_as_a_fleets_layer_does() {
         a.inputs[0].key,
         "services[0].calls[0].layers[0].import.file"
     );
+}
+
+/// A RouteConfiguration with one route, `api`, whose route action is `action`.
+fn envoy_route(action: &str) -> String {
+    format!(
+        "{{\n  \"name\": \"rc\",\n  \"virtual_hosts\": [\n    {{\n      \"name\": \"vh\",\n      \"domains\": [\"*\"],\n      \"routes\": [\n        {{\n          \"name\": \"api\",\n          \"match\": {{ \"prefix\": \"/\" }},\n          \"route\": {action}\n        }}\n      ]\n    }}\n  ]\n}}\n"
+    )
+}
+
+fn envoy_layer(text: &str) -> (toml::Table, Vec<retrysim::scenario::import::Warning>) {
+    let mut sel = Selector::new();
+    sel.insert("route".into(), "api".into());
+    let m = envoy::map(text, &sel).unwrap_or_else(|e| panic!("{}", e.render()));
+    (m.table(), m.warnings)
+}
+
+#[test]
+fn envoys_own_service_to_service_route_imported_is_the_envoy_preset() {
+    let d = folder(&[
+        (
+            "route.json",
+            &fixture("envoy_service_to_service_route.json"),
+        ),
+        (
+            "imported.toml",
+            &scenario("import = { format = 'envoy', file = 'route.json', route = 'users' }"),
+        ),
+        ("by_hand.toml", &scenario("preset = 'envoy'")),
+    ]);
+    same_as_by_hand(d.path());
+    assert!(loaded(d.path(), "imported.toml")
+        .import_warnings(false)
+        .is_empty());
+}
+
+const ENVOY_FULL: &str = r#"{
+      "cluster": "api",
+      "timeout": "2s",
+      "hedge_policy": { "hedge_on_per_try_timeout": true },
+      "retry_policy": {
+        "retry_on": "5xx,retriable-4xx,retriable-status-codes,connect-failure",
+        "num_retries": 3,
+        "per_try_timeout": "0.25s",
+        "retriable_status_codes": [429, 503],
+        "retry_host_predicate": [{ "name": "envoy.retry_host_predicates.previous_hosts" }],
+        "retry_back_off": { "base_interval": "0.05s", "max_interval": "1s" }
+      }
+    }"#;
+
+#[test]
+fn an_envoy_route_gives_the_layer_written_by_hand_and_says_what_it_cannot_model() {
+    let text = envoy_route(ENVOY_FULL).replace(
+        "\"match\": { \"prefix\": \"/\" }",
+        "\"match\": { \"prefix\": \"/\", \"headers\": [{ \"name\": \"x-canary\", \"present_match\": true }] }",
+    );
+    let d = folder(&[
+        ("route.json", &text),
+        (
+            "imported.toml",
+            &scenario("import = { format = 'envoy', file = 'route.json', route = 'api', virtual_host = 'vh' }"),
+        ),
+        (
+            "by_hand.toml",
+            &scenario(
+                "max_attempts = 4\nretry_on = ['rejected', 'error', 'timeout', 'conflict']\n\
+                 attempt_timeout = '250ms'\nrespect_retry_after = false\ncancel_on_timeout = true\n\
+                 total_timeout = '2s'\nbackoff = { kind = 'envoy', base = '50ms', max = '1s' }\n\
+                 budget = { kind = 'envoy_max_retries', max_retries = 3 }",
+            ),
+        ),
+    ]);
+    same_as_by_hand(d.path());
+    let w = loaded(d.path(), "imported.toml").import_warnings(false);
+    let at = "imported.toml': fleets[0].layers[0].import: 'route.json' line";
+    for (line, setting) in [
+        (10, "virtual_hosts[0].routes[0].match.headers"),
+        (14, "virtual_hosts[0].routes[0].route.hedge_policy"),
+        (16, "virtual_hosts[0].routes[0].route.retry_policy.retry_on"),
+        (
+            20,
+            "virtual_hosts[0].routes[0].route.retry_policy.retry_host_predicate",
+        ),
+    ] {
+        let want = format!("{at} {line}, {setting}: not modelled");
+        assert!(w.iter().any(|x| x.contains(&want)), "{want}\n{w:#?}");
+    }
+    assert_eq!(w.len(), 4, "{w:#?}");
+    // proto3 JSON's lowerCamelCase names read the same.
+    let camel = text
+        .replace("retry_policy", "retryPolicy")
+        .replace("num_retries", "numRetries")
+        .replace("per_try_timeout", "perTryTimeout")
+        .replace("retry_back_off", "retryBackOff")
+        .replace("base_interval", "baseInterval")
+        .replace("virtual_hosts", "virtualHosts");
+    assert_eq!(envoy_layer(&camel).0, envoy_layer(&text).0);
+}
+
+#[test]
+fn absent_fields_take_envoys_defaults_one_by_one() {
+    let get = |action: &str, key: &str| -> Option<toml::Value> {
+        let (t, _) = envoy_layer(&envoy_route(action));
+        let mut at = &toml::Value::Table(t);
+        for k in key.split('.') {
+            at = at.get(k)?;
+        }
+        Some(at.clone())
+    };
+    let v = |s: &str| toml::Value::from(s);
+    let p = r#"{ "cluster": "c", "retry_policy": { "retry_on": "5xx" } }"#;
+    // 25 ms base interval, and 10 × it as the max.
+    assert_eq!(get(p, "backoff.base"), Some(v("25ms")));
+    assert_eq!(get(p, "backoff.max"), Some(v("250ms")));
+    let b = r#"{ "cluster": "c", "retry_policy": { "retry_on": "5xx", "retry_back_off": { "base_interval": "0.1s" } } }"#;
+    assert_eq!(get(b, "backoff.base"), Some(v("100ms")));
+    assert_eq!(get(b, "backoff.max"), Some(v("1s")));
+    // num_retries 1: two attempts; 0: one.
+    assert_eq!(get(p, "max_attempts"), Some(toml::Value::Integer(2)));
+    let n0 = r#"{ "cluster": "c", "retry_policy": { "retry_on": "5xx", "num_retries": 0 } }"#;
+    assert_eq!(get(n0, "max_attempts"), Some(toml::Value::Integer(1)));
+    // The route timeout: 15 s, over all attempts; 0s disables it.
+    assert_eq!(get(p, "total_timeout"), Some(v("15s")));
+    let t0 = r#"{ "cluster": "c", "timeout": "0s", "retry_policy": { "retry_on": "5xx" } }"#;
+    assert_eq!(get(t0, "total_timeout"), None);
+    // No retry_on: Envoy retries nothing; no retry_policy: it does not retry.
+    let none = r#"{ "cluster": "c", "retry_policy": { "num_retries": 4 } }"#;
+    assert_eq!(get(none, "max_attempts"), Some(toml::Value::Integer(1)));
+    assert_eq!(
+        get(r#"{ "cluster": "c" }"#, "max_attempts"),
+        Some(toml::Value::Integer(1))
+    );
+    assert_eq!(
+        get(r#"{ "cluster": "c" }"#, "total_timeout"),
+        Some(v("15s"))
+    );
+    // The virtual host's retry policy when the route has none.
+    let text = envoy_route(r#"{ "cluster": "c" }"#).replace(
+        "\"domains\": [\"*\"],",
+        "\"domains\": [\"*\"], \"retry_policy\": { \"retry_on\": \"reset\", \"num_retries\": 2 },",
+    );
+    let (t, _) = envoy_layer(&text);
+    assert_eq!(t["max_attempts"].as_integer(), Some(3));
+    assert_eq!(t["retry_on"], toml::Value::Array(vec![v("timeout")]));
+}
+
+fn envoy_error(text: &str, file: &str, selector: &str) -> String {
+    let d = folder(&[
+        (file, text),
+        (
+            "s.toml",
+            &scenario(&format!(
+                "import = {{ format = 'envoy', file = '{file}'{selector} }}"
+            )),
+        ),
+    ]);
+    error(d.path(), "s.toml")
+}
+
+#[test]
+fn each_bad_envoy_file_is_refused_with_its_file_line_and_field() {
+    let good = envoy_route(ENVOY_FULL);
+    let at = "s.toml': fleets[0].layers[0].import: 'route.json' ";
+    let rp = "virtual_hosts[0].routes[0].route.retry_policy";
+    let cases = [
+        (good.replacen("\"name\": \"api\",", "\"name\": \"api\"", 1), ", route = 'api'", format!("{at}line 10: is not valid JSON: expected `,` or `}}` (column 11)")),
+        (good.clone(), ", route = 'web'", format!("{at}virtual_hosts: has no route named \"web\" (the routes named: \"api\")")),
+        (good.clone(), ", route = 'api', virtual_host = 'other'", format!("{at}virtual_hosts: has no route named \"api\" in virtual host \"other\"")),
+        (good.clone(), "", format!("{at}cannot be matched: an envoy import needs `route`")),
+        (good.replace("\"0.25s\"", "\"250ms\""), ", route = 'api'", format!("{at}line 18, {rp}.per_try_timeout: must be seconds with up to 9 decimals and an `s` suffix")),
+        (good.replace("\"0.05s\"", "\"-0.05s\""), ", route = 'api'", format!("{at}line 21, {rp}.retry_back_off.base_interval: must be positive, as Envoy's validation requires (found \"-0.05s\")")),
+        (good.replace("\"1s\"", "\"0.01s\""), ", route = 'api'", format!("{at}line 21, {rp}.retry_back_off.max_interval: must be at least base_interval (50ms), as Envoy requires")),
+        (good.replace("\"num_retries\": 3", "\"num_retries\": -1"), ", route = 'api'", format!("{at}line 17, {rp}.num_retries: must be a whole number from 0 to 4294967295")),
+        (good.replace("[429, 503]", "[429, 703]"), ", route = 'api'", format!("{at}line 19, {rp}.retriable_status_codes[1]: is no HTTP status code (found 703")),
+        (good.replace("\"routes\": [", "\"routes\": [{ \"name\": \"api\", \"route\": { \"cluster\": \"x\" } },"), ", route = 'api'", format!("{at}line 8, virtual_hosts[0].routes[1]: is a second route named \"api\" (the first is virtual_hosts[0].routes[0]): name the virtual host")),
+        ("{\"static_resources\": {}}".to_string(), ", route = 'api'", format!("{at}line 1: must be an Envoy RouteConfiguration, an object with `virtual_hosts` (this looks like a bootstrap")),
+    ];
+    for (text, sel, want) in cases {
+        let e = envoy_error(&text, "route.json", sel);
+        assert!(e.contains(&want), "want {want}\n got {e}");
+    }
+    // YAML is refused by its name, before it is read.
+    let e = envoy_error("virtual_hosts: []\n", "route.yaml", ", route = 'api'");
+    assert!(
+        e.contains("fleets[0].layers[0].import.file: 'route.yaml' looks like YAML (.yaml): the envoy format reads JSON only for now; convert the file to JSON"),
+        "{e}"
+    );
+}
+
+#[test]
+fn retrysim_import_reads_an_envoy_route() {
+    let d = folder(&[
+        ("route.json", &envoy_route(ENVOY_FULL)),
+        ("route.yml", "x: 1\n"),
+        (
+            "imported.toml",
+            &scenario("import = { format = 'envoy', file = 'route.json', route = 'api' }"),
+        ),
+    ]);
+    let o = retrysim(
+        d.path(),
+        &[
+            "import",
+            "route.json",
+            "--format",
+            "envoy",
+            "--route",
+            "api",
+            "--virtual-host",
+            "vh",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let layer = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        layer.contains("# route.json:17 virtual_hosts[0].routes[0].route.retry_policy.num_retries (num_retries + 1)\n"),
+        "{layer}"
+    );
+    assert!(
+        layer.contains(
+            "# unmodelled: route.json:14 virtual_hosts[0].routes[0].route.hedge_policy: "
+        ),
+        "{layer}"
+    );
+    std::fs::write(d.path().join("printed.toml"), scenario(&layer)).unwrap();
+    assert_eq!(
+        model(&loaded(d.path(), "printed.toml")),
+        model(&loaded(d.path(), "imported.toml"))
+    );
+    for (args, want) in [
+        (
+            vec!["import", "route.yml", "--format", "envoy", "--route", "api"],
+            "'route.yml' looks like YAML (.yml)",
+        ),
+        (
+            vec![
+                "import",
+                "route.json",
+                "--format",
+                "envoy",
+                "--route",
+                "nope",
+            ],
+            "'route.json' virtual_hosts: has no route named \"nope\"",
+        ),
+        (
+            vec![
+                "import",
+                "route.json",
+                "--format",
+                "grpc_service_config",
+                "--route",
+                "api",
+            ],
+            "--route: not a selector of grpc_service_config (allowed: --service, --method)",
+        ),
+    ] {
+        let o = retrysim(d.path(), &args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(want), "{want}\n{err}");
+    }
 }

@@ -36,6 +36,7 @@ pub const FORMAT: Format = Format {
         ("service", "the full service name (`pkg.Service`)"),
         ("method", "the method (`Get`)"),
     ],
+    refused_extensions: &[],
     map,
 };
 
@@ -104,7 +105,7 @@ const TOP_UNMODELLED: [(&str, &str); 3] = [
 ];
 
 /// The members of an object node, or a refusal naming `field`.
-fn object<'a>(n: &'a Node, field: &str) -> Result<&'a [Member], Refusal> {
+pub(super) fn object<'a>(n: &'a Node, field: &str) -> Result<&'a [Member], Refusal> {
     match &n.value {
         Value::Object(m) => Ok(m),
         v => Err(Refusal::at(
@@ -116,7 +117,7 @@ fn object<'a>(n: &'a Node, field: &str) -> Result<&'a [Member], Refusal> {
 }
 
 /// A field path with a member appended.
-fn sub(field: &str, key: &str) -> String {
+pub(super) fn sub(field: &str, key: &str) -> String {
     if field.is_empty() {
         key.to_string()
     } else {

@@ -16,6 +16,7 @@
 //! this folder: a [`Format`] in [`FORMATS`] with the selector keys it takes and a
 //! function from the file's text to a [`Mapped`] layer.
 
+pub mod envoy;
 pub mod grpc;
 pub mod json;
 
@@ -178,16 +179,29 @@ pub struct Format {
     pub about: &'static str,
     /// The selector keys it takes and what each names.
     pub selector: &'static [(&'static str, &'static str)],
+    /// File name endings it cannot read yet (YAML while only JSON is read).
+    pub refused_extensions: &'static [&'static str],
     /// Maps the file's text onto a layer.
     pub map: fn(text: &str, selector: &Selector) -> Result<Mapped, Refusal>,
 }
 
 /// Every format, in the order messages list them.
-pub const FORMATS: &[Format] = &[grpc::FORMAT];
+pub const FORMATS: &[Format] = &[grpc::FORMAT, envoy::FORMAT];
 
 /// The format named `name`.
 pub fn format(name: &str) -> Option<&'static Format> {
     FORMATS.iter().find(|f| f.name == name)
+}
+
+/// The refusal of a file whose name ends as `fmt` cannot read yet (YAML), if so.
+fn refused_extension(fmt: &Format, file: &str) -> Option<String> {
+    let ext = Path::new(file).extension()?.to_str()?.to_ascii_lowercase();
+    fmt.refused_extensions.contains(&ext.as_str()).then(|| {
+        format!(
+            "'{file}' looks like YAML (.{ext}): the {} format reads JSON only for now; convert the file to JSON (`yq -o=json`) or wait for YAML, which comes next",
+            fmt.name
+        )
+    })
 }
 
 fn known_formats() -> String {
@@ -350,6 +364,9 @@ fn import_layer(
             "cannot be combined with `preset` on the same layer: each gives a whole policy (write the keys to change beside `import`)".into(),
         ));
     }
+    if let Some(m) = refused_extension(fmt, file) {
+        return Err(field(".file", m));
+    }
     let (text, record) = super::inputs::read_one(source, base, &format!("{at}.import.file"), file)?;
     let mapped =
         (fmt.map)(&text, &selector).map_err(|r| field("", format!("'{file}' {}", r.render())))?;
@@ -456,15 +473,19 @@ pub fn import_file(
     for k in selector.keys() {
         if !fmt.selector.iter().any(|(n, _)| n == k) {
             return Err(crate::Error::bad_input(format!(
-                "--{k}: not a selector of {} (allowed: {})",
+                "--{}: not a selector of {} (allowed: {})",
+                k.replace('_', "-"),
                 fmt.name,
                 fmt.selector
                     .iter()
-                    .map(|(n, _)| format!("--{n}"))
+                    .map(|(n, _)| format!("--{}", n.replace('_', "-")))
                     .collect::<Vec<_>>()
                     .join(", ")
             )));
         }
+    }
+    if let Some(m) = refused_extension(fmt, &path.display().to_string()) {
+        return Err(crate::Error::bad_input(m));
     }
     let bytes = crate::export::read::read(path, super::inputs::MAX_INPUT_BYTES)
         .map_err(|e| crate::Error::io("cannot read", path, e))?;

@@ -1,0 +1,728 @@
+//! `envoy`: an Envoy `RouteConfiguration` (JSON; YAML comes next), one route's retry
+//! policy mapped onto the arithmetic of the `envoy` preset.
+//!
+//! - The route is chosen by `virtual_hosts[].routes[].name` (`route`), within the
+//!   virtual host named `virtual_host` when given; a name matching twice needs it.
+//! - Field names are read in snake_case or in lowerCamelCase, as proto3 JSON allows.
+//! - `route.retry_policy`, or the virtual host's `retry_policy` when the route has
+//!   none (Envoy's precedence); without either Envoy does not retry: one attempt.
+//! - `retry_on`: `5xx` and `gateway-error` retry a 503 rejection but not a 429
+//!   (`rejected_5xx`), an error and a per-try timeout, as the preset; `reset` a per-try
+//!   timeout; `retriable-4xx` a 409 (`conflict`); `retriable-status-codes` the codes of
+//!   `retriable_status_codes` (503, 429, 409); gRPC's `unavailable` and
+//!   `deadline-exceeded` as the `grpc_service_config` format maps them. A condition
+//!   retrysim never produces (`connect-failure`, `refused-stream`, ...) is a warning.
+//! - `num_retries` (default 1) gives `max_attempts = num_retries + 1`;
+//!   `per_try_timeout` `attempt_timeout`; `retry_back_off` (`base_interval` 25 ms,
+//!   `max_interval` 10 × base) `backoff = { kind = "envoy" }`; the route `timeout`
+//!   (15 s, `0s` none) `total_timeout`. Envoy resets a timed-out upstream request
+//!   (`cancel_on_timeout`), ignores Retry-After without `rate_limited_retry_back_off`,
+//!   and limits concurrent retries by its cluster's circuit breaker, whose default
+//!   `max_retries = 3` the layer gets (the cluster is not in a route configuration).
+//! - Durations are proto3 JSON strings (`"0.025s"`): seconds with up to 9 decimals and
+//!   an `s`; a negative one is refused, as Envoy's validation refuses it.
+
+use super::grpc::{object, sub};
+use super::json::{self, Member, Node, Value};
+use super::{Format, Mapped, Refusal, Selector};
+use crate::model::field::duration_text;
+
+/// The format.
+pub const FORMAT: Format = Format {
+    name: "envoy",
+    about:
+        "an Envoy RouteConfiguration (JSON; YAML comes next): a route's retry_policy and timeout",
+    selector: &[
+        (
+            "route",
+            "the route's `name` (`virtual_hosts[].routes[].name`)",
+        ),
+        (
+            "virtual_host",
+            "the virtual host's `name`, when route names repeat",
+        ),
+    ],
+    refused_extensions: &["yaml", "yml"],
+    map,
+};
+
+/// Envoy's route timeout when none is written.
+pub const DEFAULT_TIMEOUT: u64 = 15_000_000_000;
+/// Envoy's `num_retries` when none is written.
+pub const DEFAULT_NUM_RETRIES: u64 = 1;
+/// The cluster circuit breaker's default `max_retries` (concurrent retries).
+pub const DEFAULT_MAX_RETRIES: i64 = 3;
+
+/// Retry policy fields retrysim cannot model, and why.
+const RETRY_UNMODELLED: [(&str, &str); 8] = [
+    (
+        "retry_host_predicate",
+        "retrysim's dependency is one pool: there is no other host to pick",
+    ),
+    (
+        "host_selection_retry_max_attempts",
+        "retrysim's dependency is one pool: there is no other host to pick",
+    ),
+    (
+        "retry_priority",
+        "retrysim does not model priority levels of hosts",
+    ),
+    (
+        "rate_limited_retry_back_off",
+        "retrysim does not read reset headers: Envoy's Retry-After backoff is not imported (set `respect_retry_after` beside `import`)",
+    ),
+    (
+        "per_try_idle_timeout",
+        "retrysim has no idle timeout within a response",
+    ),
+    (
+        "retriable_headers",
+        "retrysim's answers carry no headers to match",
+    ),
+    (
+        "retriable_request_headers",
+        "retrysim's calls carry no headers to match",
+    ),
+    (
+        "retry_options_predicates",
+        "retrysim does not model retry option predicates",
+    ),
+];
+
+/// The retry policy fields this format reads.
+const RETRY_KNOWN: [&str; 5] = [
+    "retry_on",
+    "num_retries",
+    "per_try_timeout",
+    "retry_back_off",
+    "retriable_status_codes",
+];
+
+/// `snake_case` as proto3 JSON's lowerCamelCase.
+fn camel(snake: &str) -> String {
+    let mut out = String::new();
+    let mut up = false;
+    for c in snake.chars() {
+        if c == '_' {
+            up = true;
+        } else if up {
+            out.push(c.to_ascii_uppercase());
+            up = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The member `name` (snake_case) or its lowerCamelCase form, the last written
+/// winning; a `null` is absent, as proto3 JSON reads it.
+fn get<'a>(members: &'a [Member], name: &str) -> Option<&'a Member> {
+    let c = camel(name);
+    members
+        .iter()
+        .rev()
+        .find(|m| m.key == name || m.key == c)
+        .filter(|m| m.node.value != Value::Null)
+}
+
+/// Whether `key` is `name` in either spelling.
+fn is(key: &str, name: &str) -> bool {
+    key == name || key == camel(name)
+}
+
+/// A string member, or a refusal.
+fn string<'a>(m: &'a Member, field: &str) -> Result<&'a str, Refusal> {
+    match &m.node.value {
+        Value::String(s) => Ok(s),
+        v => Err(Refusal::at(
+            m.node.line,
+            field,
+            format!("must be a string (found {})", v.kind()),
+        )),
+    }
+}
+
+/// A proto3 JSON uint32 (a number, or a string of digits).
+fn uint32(m: &Member, field: &str) -> Result<u64, Refusal> {
+    let n = &m.node;
+    let v = match &n.value {
+        Value::Number(x, _) if x.fract() == 0.0 && *x >= 0.0 => Some(*x),
+        Value::String(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => {
+            s.parse::<f64>().ok()
+        }
+        _ => None,
+    };
+    match v {
+        Some(x) if x <= u32::MAX as f64 => Ok(x as u64),
+        _ => Err(Refusal::at(
+            n.line,
+            field,
+            format!(
+                "must be a whole number from 0 to {} (a uint32; found {})",
+                u32::MAX,
+                match &n.value {
+                    Value::Number(_, t) => t.clone(),
+                    Value::String(s) => format!("\"{}\"", super::super::error::shown(s)),
+                    v => v.kind().to_string(),
+                }
+            ),
+        )),
+    }
+}
+
+/// A `google.protobuf.Duration` in proto3 JSON (`"0.025s"`): an optional `-`, whole
+/// seconds, an optional fraction of 1 to 9 digits, then `s`; in nanoseconds. A
+/// negative one is refused (Envoy's validation wants it positive, or zero where
+/// `zero_ok`).
+fn duration(m: &Member, field: &str, zero_ok: bool) -> Result<u64, Refusal> {
+    let n = &m.node;
+    let bad = |why: String| Refusal::at(n.line, field, why);
+    let s = string(m, field).map_err(|_| {
+        bad(format!(
+            "must be a duration string such as \"0.025s\" (found {})",
+            n.value.kind()
+        ))
+    })?;
+    let shown = super::super::error::shown(s);
+    let malformed = || {
+        bad(format!(
+            "must be seconds with up to 9 decimals and an `s` suffix, such as \"0.025s\" or \"15s\", as proto3 JSON writes a Duration (found \"{shown}\")"
+        ))
+    };
+    let num = s.strip_suffix('s').ok_or_else(malformed)?;
+    let (neg, num) = match num.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, num),
+    };
+    let (whole, frac) = num.split_once('.').unwrap_or((num, ""));
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || (num.contains('.') && (!digits(frac) || frac.len() > 9)) {
+        return Err(malformed());
+    }
+    // proto3's Duration spans at most 315,576,000,000 s (10,000 years).
+    let secs: u64 = match whole.parse() {
+        Ok(v) if v <= 315_576_000_000 => v,
+        _ => return Err(malformed()),
+    };
+    let mut nanos: u64 = if frac.is_empty() {
+        0
+    } else {
+        frac.parse().map_err(|_| malformed())?
+    };
+    for _ in frac.len()..9 {
+        nanos *= 10;
+    }
+    let total = secs.saturating_mul(1_000_000_000).saturating_add(nanos);
+    if (neg && total > 0) || (total == 0 && !zero_ok) {
+        return Err(bad(format!(
+            "must be {}, as Envoy's validation requires (found \"{shown}\")",
+            if zero_ok {
+                "zero or positive"
+            } else {
+                "positive"
+            }
+        )));
+    }
+    Ok(total)
+}
+
+/// The array of `field` in `members` (absent: empty).
+fn array<'a>(members: &'a [Member], name: &str, at: &str) -> Result<(&'a [Node], String), Refusal> {
+    match get(members, name) {
+        None => Ok((&[], sub(at, name))),
+        Some(m) => {
+            let f = sub(at, &m.key);
+            match &m.node.value {
+                Value::Array(a) => Ok((a.as_slice(), f)),
+                v => Err(Refusal::at(
+                    m.node.line,
+                    &f,
+                    format!("must be an array (found {})", v.kind()),
+                )),
+            }
+        }
+    }
+}
+
+/// The `name` of an object, empty when absent.
+fn name_of(members: &[Member], at: &str) -> Result<String, Refusal> {
+    match get(members, "name") {
+        None => Ok(String::new()),
+        Some(m) => string(m, &sub(at, &m.key)).map(str::to_string),
+    }
+}
+
+/// The chosen route: its virtual host's members and field, its own, its field.
+type Chosen<'a> = (&'a [Member], String, &'a Node, String);
+
+/// Finds the route the selector names.
+fn choose<'a>(top: &'a [Member], selector: &Selector) -> Result<Chosen<'a>, Refusal> {
+    let Some(route) = selector.get("route").filter(|r| !r.is_empty()) else {
+        return Err(Refusal {
+            line: None,
+            field: String::new(),
+            message: "cannot be matched: an envoy import needs `route`, the route's `name`".into(),
+        });
+    };
+    let vh_wanted = selector.get("virtual_host").map(String::as_str);
+    if get(top, "virtual_hosts").is_none() {
+        let hint = if get(top, "static_resources").is_some() || get(top, "route_config").is_some() {
+            " (this looks like a bootstrap or a listener: import the RouteConfiguration it holds, its `route_config`, as a file of its own)"
+        } else {
+            ""
+        };
+        return Err(Refusal {
+            line: Some(1),
+            field: String::new(),
+            message: format!(
+                "must be an Envoy RouteConfiguration, an object with `virtual_hosts`{hint}"
+            ),
+        });
+    }
+    let (vhs, vf) = array(top, "virtual_hosts", "")?;
+    let mut found: Vec<Chosen<'a>> = Vec::new();
+    let mut names = Vec::new();
+    for (i, vh) in vhs.iter().enumerate() {
+        let vhf = format!("{vf}[{i}]");
+        let vm = object(vh, &vhf)?;
+        let vname = name_of(vm, &vhf)?;
+        if vh_wanted.is_some_and(|w| w != vname) {
+            continue;
+        }
+        let (routes, rf) = array(vm, "routes", &vhf)?;
+        for (j, r) in routes.iter().enumerate() {
+            let rjf = format!("{rf}[{j}]");
+            let rm = object(r, &rjf)?;
+            let rname = name_of(rm, &rjf)?;
+            if rname == *route {
+                found.push((vm, vhf.clone(), r, rjf));
+            } else if !rname.is_empty() && names.len() < 10 {
+                names.push(format!("\"{}\"", super::super::error::shown(&rname)));
+            }
+        }
+    }
+    let shown = super::super::error::shown(route);
+    let within = vh_wanted.map_or(String::new(), |v| {
+        format!(" in virtual host \"{}\"", super::super::error::shown(v))
+    });
+    match found.len() {
+        1 => Ok(found.remove(0)),
+        0 => Err(Refusal {
+            line: None,
+            field: vf,
+            message: format!(
+                "has no route named \"{shown}\"{within} (the routes named: {})",
+                if names.is_empty() { "none".to_string() } else { names.join(", ") }
+            ),
+        }),
+        _ => Err(Refusal {
+            line: Some(found[1].2.line),
+            field: found[1].3.clone(),
+            message: format!(
+                "is a second route named \"{shown}\"{within} (the first is {}): name the virtual host with `virtual_host`",
+                found[0].3
+            ),
+        }),
+    }
+}
+
+/// Adds the outcome classes of one `retry_on` condition, or a warning.
+fn condition(
+    out: &mut Mapped,
+    on: &mut Vec<&'static str>,
+    cond: &str,
+    line: u64,
+    field: &str,
+    codes: &[(u64, u64, String)],
+) {
+    let never =
+        |what: &str| format!("not modelled: retrysim produces no {what}, so `{cond}` never fires");
+    match cond {
+        "5xx" | "gateway-error" => on.extend(["rejected_5xx", "error", "timeout"]),
+        "reset" => on.push("timeout"),
+        "retriable-4xx" => on.push("conflict"),
+        "unavailable" => on.extend(["rejected", "error"]),
+        "deadline-exceeded" => on.push("timeout"),
+        "retriable-status-codes" => {
+            if codes.is_empty() {
+                out.note(line, field, "`retriable-status-codes` without `retriable_status_codes` retries nothing, as in Envoy");
+            }
+            let has = |c: u64| codes.iter().any(|(k, _, _)| *k == c);
+            for (code, cline, cf) in codes {
+                match code {
+                    503 => on.push("rejected_5xx"),
+                    429 => {
+                        on.push("rejected");
+                        if !has(503) {
+                            out.unmodelled(
+                                *cline,
+                                cf,
+                                "not modelled exactly: retrysim's `retry_on` cannot retry a 429 rejection without a 503 one, so 503 rejections are retried too",
+                            );
+                        }
+                    }
+                    409 => on.push("conflict"),
+                    _ => out.unmodelled(
+                        *cline,
+                        cf,
+                        format!("not modelled: retrysim answers no {code} (its statuses are 503 and 429 rejections and 409 conflicts), so it never fires"),
+                    ),
+                }
+            }
+        }
+        "connect-failure" | "http3-post-connect-failure" | "reset-before-request" => {
+            out.unmodelled(line, field, never("connection failure"))
+        }
+        "refused-stream" => out.unmodelled(line, field, never("REFUSED_STREAM reset")),
+        "envoy-ratelimited" => out.unmodelled(line, field, never("x-envoy-ratelimited header")),
+        "retriable-headers" => out.unmodelled(line, field, never("response headers")),
+        "cancelled" | "internal" | "resource-exhausted" => out.unmodelled(
+            line,
+            field,
+            never("such gRPC status (its failures are UNAVAILABLE, DEADLINE_EXCEEDED and ABORTED)"),
+        ),
+        _ => out.unmodelled(
+            line,
+            field,
+            format!(
+                "not modelled: \"{}\" is no retry condition Envoy knows, and Envoy ignores it",
+                super::super::error::shown(cond)
+            ),
+        ),
+    }
+}
+
+/// Maps a RouteConfiguration's route onto a layer.
+pub fn map(text: &str, selector: &Selector) -> Result<Mapped, Refusal> {
+    let root = json::parse(text).map_err(|(line, m)| Refusal {
+        line: Some(line),
+        field: String::new(),
+        message: m,
+    })?;
+    let top = object(&root, "(top level)")?;
+    let (vm, vhf, route, rf) = choose(top, selector)?;
+    let rm = object(route, &rf)?;
+    let mut out = Mapped {
+        matched: rf.clone(),
+        ..Mapped::default()
+    };
+    if let Some(mt) = get(rm, "match") {
+        let mf = sub(&rf, &mt.key);
+        for k in [
+            "headers",
+            "query_parameters",
+            "runtime_fraction",
+            "grpc",
+            "tls_context",
+            "dynamic_metadata",
+        ] {
+            if let Some(h) = get(object(&mt.node, &mf)?, k) {
+                out.unmodelled(
+                    h.line,
+                    &sub(&mf, &h.key),
+                    "not modelled: retrysim sends every call of the layer through this route, whatever it matches",
+                );
+            }
+        }
+    }
+    let Some(action) = get(rm, "route") else {
+        return Err(Refusal::at(
+            route.line,
+            &rf,
+            "has no `route` action: a redirect or a direct response makes no upstream call to retry",
+        ));
+    };
+    let af = sub(&rf, &action.key);
+    let am = object(&action.node, &af)?;
+    if let Some(h) = get(am, "hedge_policy") {
+        out.unmodelled(
+            h.line,
+            &sub(&af, &h.key),
+            "not modelled: Envoy's hedging on per-try timeouts is not imported (write `hedging` beside `import`)",
+        );
+    }
+    let policy = match get(am, "retry_policy") {
+        Some(p) => Some((p, sub(&af, &p.key))),
+        None => get(vm, "retry_policy").map(|p| (p, sub(&vhf, &p.key))),
+    };
+    if let Some((p, pf)) = policy {
+        let pm = object(&p.node, &pf)?;
+        for m in pm {
+            let f = sub(&pf, &m.key);
+            if let Some((_, why)) = RETRY_UNMODELLED.iter().find(|(k, _)| is(&m.key, k)) {
+                out.unmodelled(m.line, &f, format!("not modelled: {why}"));
+            } else if !RETRY_KNOWN.iter().any(|k| is(&m.key, k)) {
+                out.unmodelled(
+                    m.line,
+                    &f,
+                    format!(
+                        "not modelled: Envoy's RetryPolicy has no such field (read: {})",
+                        RETRY_KNOWN.join(", ")
+                    ),
+                );
+            }
+        }
+        let (nr, line, field) = match get(pm, "num_retries") {
+            Some(m) => {
+                let f = sub(&pf, &m.key);
+                (uint32(m, &f)?, m.node.line, f)
+            }
+            None => (DEFAULT_NUM_RETRIES, p.node.line, pf.clone()),
+        };
+        if nr + 1 > crate::model::attempts::MAX_ATTEMPTS_CAP {
+            return Err(Refusal::at(
+                line,
+                &field,
+                format!(
+                    "must be below {} in retrysim (found {nr})",
+                    crate::model::attempts::MAX_ATTEMPTS_CAP
+                ),
+            ));
+        }
+        let mut codes = Vec::new();
+        let (cs, cf) = array(pm, "retriable_status_codes", &pf)?;
+        for (k, c) in cs.iter().enumerate() {
+            let f = format!("{cf}[{k}]");
+            let m = Member {
+                key: String::new(),
+                line: c.line,
+                node: c.clone(),
+            };
+            let v = uint32(&m, &f)?;
+            if !(100..=599).contains(&v) {
+                return Err(Refusal::at(
+                    c.line,
+                    &f,
+                    format!("is no HTTP status code (found {v}; allowed: 100 to 599)"),
+                ));
+            }
+            codes.push((v, c.line, f));
+        }
+        let mut on = Vec::new();
+        let (ron_line, ron_field) = match get(pm, "retry_on") {
+            Some(m) => {
+                let f = sub(&pf, &m.key);
+                let s = string(m, &f)?;
+                for c in s.split(',').map(str::trim).filter(|c| !c.is_empty()) {
+                    condition(&mut out, &mut on, c, m.node.line, &f, &codes);
+                }
+                (m.node.line, f)
+            }
+            None => (p.node.line, pf.clone()),
+        };
+        if on.contains(&"rejected") {
+            on.retain(|c| *c != "rejected_5xx");
+        }
+        let order = ["rejected", "rejected_5xx", "error", "timeout", "conflict"];
+        let on: Vec<&str> = order.into_iter().filter(|c| on.contains(c)).collect();
+        if on.is_empty() {
+            out.set_by_rule(
+                "max_attempts",
+                1,
+                ron_line,
+                &ron_field,
+                "no retry condition retrysim produces: Envoy never retries",
+            );
+        } else {
+            let note = if get(pm, "num_retries").is_some() {
+                "num_retries + 1"
+            } else {
+                "Envoy's default num_retries 1, plus the first attempt"
+            };
+            out.set_by_rule("max_attempts", (nr + 1) as i64, line, &field, note);
+            out.set(
+                "retry_on",
+                toml::Value::Array(on.iter().map(|c| toml::Value::from(*c)).collect()),
+                ron_line,
+                &ron_field,
+            );
+        }
+        if let Some(m) = get(pm, "per_try_timeout") {
+            let f = sub(&pf, &m.key);
+            let ns = duration(m, &f, true)?;
+            if ns > 0 {
+                out.set("attempt_timeout", duration_text(ns), m.node.line, &f);
+            }
+        }
+        out.set_by_rule(
+            "respect_retry_after",
+            false,
+            p.node.line,
+            &pf,
+            "Envoy ignores Retry-After without rate_limited_retry_back_off",
+        );
+        out.set_by_rule(
+            "cancel_on_timeout",
+            true,
+            p.node.line,
+            &pf,
+            "Envoy resets the upstream request of a timed-out try",
+        );
+        out.set_by_rule(
+            "backoff.kind",
+            "envoy",
+            p.node.line,
+            &pf,
+            "Envoy's jittered exponential backoff",
+        );
+        let (base, max) = match get(pm, "retry_back_off") {
+            Some(b) => {
+                let bf = sub(&pf, &b.key);
+                let bm = object(&b.node, &bf)?;
+                let bi = get(bm, "base_interval").ok_or_else(|| {
+                    Refusal::at(b.node.line, &bf, "needs `base_interval`, as Envoy requires")
+                })?;
+                let bif = sub(&bf, &bi.key);
+                let base = duration(bi, &bif, false)?;
+                out.set("backoff.base", duration_text(base), bi.node.line, &bif);
+                match get(bm, "max_interval") {
+                    Some(mi) => {
+                        let mif = sub(&bf, &mi.key);
+                        let max = duration(mi, &mif, false)?;
+                        if max < base {
+                            return Err(Refusal::at(
+                                mi.node.line,
+                                &mif,
+                                format!(
+                                    "must be at least base_interval ({}), as Envoy requires (found \"{}\")",
+                                    duration_text(base),
+                                    duration_text(max)
+                                ),
+                            ));
+                        }
+                        out.set("backoff.max", duration_text(max), mi.node.line, &mif);
+                        (base, max)
+                    }
+                    None => {
+                        let max =
+                            base.saturating_mul(crate::model::backoff::envoy::DEFAULT_MAX_FACTOR);
+                        out.set_by_rule(
+                            "backoff.max",
+                            duration_text(max),
+                            b.node.line,
+                            &bf,
+                            "Envoy's default max_interval, 10 × base_interval",
+                        );
+                        (base, max)
+                    }
+                }
+            }
+            None => {
+                let base = crate::model::backoff::envoy::DEFAULT_BASE;
+                let max = base * crate::model::backoff::envoy::DEFAULT_MAX_FACTOR;
+                out.set_by_rule(
+                    "backoff.base",
+                    duration_text(base),
+                    p.node.line,
+                    &pf,
+                    "Envoy's default base_interval, 25 ms",
+                );
+                out.set_by_rule(
+                    "backoff.max",
+                    duration_text(max),
+                    p.node.line,
+                    &pf,
+                    "Envoy's default max_interval, 10 × base_interval",
+                );
+                (base, max)
+            }
+        };
+        if max > crate::model::backoff::MAX_BACKOFF_PARAM {
+            return Err(Refusal::at(
+                p.node.line,
+                &pf,
+                format!(
+                    "sets a backoff of {} (base {}): retrysim takes at most {}",
+                    duration_text(max),
+                    duration_text(base),
+                    duration_text(crate::model::backoff::MAX_BACKOFF_PARAM)
+                ),
+            ));
+        }
+        out.set_by_rule(
+            "budget.kind",
+            "envoy_max_retries",
+            p.node.line,
+            &pf,
+            "the cluster circuit breaker's concurrent retries; the cluster is not in a route configuration",
+        );
+        out.set_by_rule(
+            "budget.max_retries",
+            DEFAULT_MAX_RETRIES,
+            p.node.line,
+            &pf,
+            "Envoy's default max_retries; write `budget` beside `import` for your cluster's",
+        );
+    } else {
+        out.set_by_rule(
+            "max_attempts",
+            1,
+            action.node.line,
+            &af,
+            "no retry_policy on the route or its virtual host: Envoy does not retry",
+        );
+    }
+    match get(am, "timeout") {
+        Some(t) => {
+            let f = sub(&af, &t.key);
+            let ns = duration(t, &f, true)?;
+            if ns == 0 {
+                out.note(
+                    t.node.line,
+                    &f,
+                    "0s disables Envoy's route timeout: the layer has no total_timeout",
+                );
+            } else {
+                out.set("total_timeout", duration_text(ns), t.node.line, &f);
+            }
+        }
+        None => out.set_by_rule(
+            "total_timeout",
+            duration_text(DEFAULT_TIMEOUT),
+            action.node.line,
+            &af,
+            "Envoy's default route timeout, 15 s, over all attempts",
+        ),
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ns(text: &str) -> Result<u64, Refusal> {
+        let n = json::parse(&format!("{{\"d\": {text}}}")).unwrap();
+        let Value::Object(m) = &n.value else { panic!() };
+        duration(&m[0], "d", false)
+    }
+
+    #[test]
+    fn durations_parse_as_proto3_json_writes_them() {
+        assert_eq!(ns("\"0.025s\""), Ok(25_000_000));
+        assert_eq!(ns("\"15s\""), Ok(15_000_000_000));
+        assert_eq!(ns("\"1.000000001s\""), Ok(1_000_000_001));
+        for bad in [
+            "\"0.025\"",
+            "\"25ms\"",
+            "\"s\"",
+            "\".5s\"",
+            "\"1.s\"",
+            "\"1.0000000001s\"",
+            "0.025",
+            "\"-1s\"",
+            "\"0s\"",
+            "\"1 s\"",
+        ] {
+            let e = ns(bad).unwrap_err();
+            assert_eq!((e.line, e.field.as_str()), (Some(1), "d"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn camel_case_is_proto3_jsons_spelling() {
+        assert_eq!(camel("retry_back_off"), "retryBackOff");
+        assert_eq!(camel("per_try_timeout"), "perTryTimeout");
+    }
+}
