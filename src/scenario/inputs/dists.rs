@@ -19,8 +19,6 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use serde::Deserialize;
-
 use super::{at_or_is, field, read_one, InputRecord};
 use crate::engine::time::from_f64_ns;
 use crate::model::dist::Measured;
@@ -342,53 +340,7 @@ fn prometheus_buckets(
     selector: &BTreeMap<String, String>,
     time: Option<f64>,
 ) -> Result<Vec<Bucket>, String> {
-    #[derive(Deserialize)]
-    struct Answer {
-        status: String,
-        data: Option<Data>,
-        #[serde(rename = "errorType")]
-        error_type: Option<String>,
-        error: Option<String>,
-    }
-    #[derive(Deserialize)]
-    struct Data {
-        #[serde(rename = "resultType")]
-        result_type: String,
-        result: Vec<Series>,
-    }
-    #[derive(Deserialize)]
-    struct Series {
-        #[serde(default)]
-        metric: BTreeMap<String, String>,
-        value: Option<(f64, String)>,
-        #[serde(default)]
-        values: Vec<(f64, String)>,
-    }
-    if text.trim().is_empty() {
-        return Err("is empty".into());
-    }
-    let a: Answer = serde_json::from_str(text).map_err(|e| {
-        format!(
-            "is not a Prometheus query answer (line {}, column {}: {e})",
-            e.line(),
-            e.column()
-        )
-    })?;
-    if a.status != "success" {
-        return Err(format!(
-            "is a Prometheus error answer (status \"{}\"{}{})",
-            a.status,
-            a.error_type
-                .map(|t| format!(", errorType \"{t}\""))
-                .unwrap_or_default(),
-            a.error
-                .map(|t| format!(", error \"{t}\""))
-                .unwrap_or_default()
-        ));
-    }
-    let Some(data) = a.data else {
-        return Err("is a Prometheus answer without `data`".into());
-    };
+    let data = super::series::prometheus_answer(text)?;
     if data.result_type != "matrix" && data.result_type != "vector" {
         return Err(format!(
             "must hold a query's answer of resultType \"vector\" or \"matrix\" (found \"{}\")",

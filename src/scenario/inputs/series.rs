@@ -72,42 +72,35 @@ pub fn csv_points(text: &str, time: &str, value: &str) -> Result<Vec<Point>, Str
     Ok(out)
 }
 
-/// Reads the series of a Prometheus range-query answer: the one series of the matrix
-/// whose labels include every `selector` pair (any series when the matrix holds one
-/// and no selector is given). Values are strings in Prometheus' JSON (`"NaN"`,
-/// `"+Inf"` among them); they must be finite and at least 0.
-///
-/// ```
-/// use retrysim::scenario::inputs::series::prometheus_points;
-/// let text = r#"{"status":"success","data":{"resultType":"matrix","result":[
-///   {"metric":{"job":"api"},"values":[[1700000000,"10"],[1700000015,"12.5"]]}]}}"#;
-/// let pts = prometheus_points(text, &Default::default()).unwrap();
-/// assert_eq!(pts, vec![(1700000000.0, 10.0), (1700000015.0, 12.5)]);
-/// ```
-pub fn prometheus_points(
-    text: &str,
-    selector: &BTreeMap<String, String>,
-) -> Result<Vec<Point>, String> {
+/// A Prometheus query answer's `data`, as `/api/v1/query` and `/api/v1/query_range`
+/// give it: refused when empty, not JSON of that shape, or an error answer.
+#[derive(Deserialize)]
+pub(super) struct PromData {
+    #[serde(rename = "resultType")]
+    pub(super) result_type: String,
+    pub(super) result: Vec<PromSeries>,
+}
+
+/// One series of a Prometheus answer: its labels, and its sample (`vector`) or its
+/// samples (`matrix`).
+#[derive(Deserialize)]
+pub(super) struct PromSeries {
+    #[serde(default)]
+    pub(super) metric: BTreeMap<String, String>,
+    pub(super) value: Option<(f64, String)>,
+    #[serde(default)]
+    pub(super) values: Vec<(f64, String)>,
+}
+
+/// The `data` of a Prometheus answer `text`, or what is wrong with it.
+pub(super) fn prometheus_answer(text: &str) -> Result<PromData, String> {
     #[derive(Deserialize)]
     struct Answer {
         status: String,
-        data: Option<Data>,
+        data: Option<PromData>,
         #[serde(rename = "errorType")]
         error_type: Option<String>,
         error: Option<String>,
-    }
-    #[derive(Deserialize)]
-    struct Data {
-        #[serde(rename = "resultType")]
-        result_type: String,
-        result: Vec<Series>,
-    }
-    #[derive(Deserialize)]
-    struct Series {
-        #[serde(default)]
-        metric: BTreeMap<String, String>,
-        #[serde(default)]
-        values: Vec<(f64, String)>,
     }
     if text.trim().is_empty() {
         return Err("is empty".to_string());
@@ -131,23 +124,43 @@ pub fn prometheus_points(
                 .unwrap_or_default()
         ));
     }
-    let Some(data) = a.data else {
-        return Err("is a Prometheus answer without `data`".to_string());
-    };
+    a.data
+        .ok_or_else(|| "is a Prometheus answer without `data`".to_string())
+}
+
+/// A series' labels as PromQL writes them: `{job="api",le="0.5"}`.
+pub(super) fn labels(m: &BTreeMap<String, String>) -> String {
+    let inner = m
+        .iter()
+        .map(|(k, v)| format!("{k}=\"{v}\""))
+        .collect::<Vec<_>>()
+        .join(",");
+    format!("{{{inner}}}")
+}
+
+/// Reads the series of a Prometheus range-query answer: the one series of the matrix
+/// whose labels include every `selector` pair (any series when the matrix holds one
+/// and no selector is given). Values are strings in Prometheus' JSON (`"NaN"`,
+/// `"+Inf"` among them); they must be finite and at least 0.
+///
+/// ```
+/// use retrysim::scenario::inputs::series::prometheus_points;
+/// let text = r#"{"status":"success","data":{"resultType":"matrix","result":[
+///   {"metric":{"job":"api"},"values":[[1700000000,"10"],[1700000015,"12.5"]]}]}}"#;
+/// let pts = prometheus_points(text, &Default::default()).unwrap();
+/// assert_eq!(pts, vec![(1700000000.0, 10.0), (1700000015.0, 12.5)]);
+/// ```
+pub fn prometheus_points(
+    text: &str,
+    selector: &BTreeMap<String, String>,
+) -> Result<Vec<Point>, String> {
+    let data = prometheus_answer(text)?;
     if data.result_type != "matrix" {
         return Err(format!(
             "must hold a range query's answer, resultType \"matrix\" (found \"{}\")",
             data.result_type
         ));
     }
-    let labels = |m: &BTreeMap<String, String>| {
-        let inner = m
-            .iter()
-            .map(|(k, v)| format!("{k}=\"{v}\""))
-            .collect::<Vec<_>>()
-            .join(",");
-        format!("{{{inner}}}")
-    };
     let matching: Vec<usize> = (0..data.result.len())
         .filter(|&i| {
             selector
