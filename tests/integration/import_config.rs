@@ -827,12 +827,62 @@ fn each_bad_envoy_file_is_refused_with_its_file_line_and_field() {
         let e = envoy_error(&text, "route.json", sel);
         assert!(e.contains(&want), "want {want}\n got {e}");
     }
-    // YAML is refused by its name, before it is read.
-    let e = envoy_error("virtual_hosts: []\n", "route.yaml", ", route = 'api'");
+    // YAML is read, and its errors name the line as JSON's do.
+    let e = envoy_error(
+        "virtual_hosts:\n  - name: vh\n    routes: [\n",
+        "route.yaml",
+        ", route = 'api'",
+    );
     assert!(
-        e.contains("fleets[0].layers[0].import.file: 'route.yaml' looks like YAML (.yaml): the envoy format reads JSON only for now; convert the file to JSON"),
+        e.contains("fleets[0].layers[0].import: 'route.yaml' line 4: is not valid YAML: "),
         "{e}"
     );
+}
+
+/// `envoy_route` as YAML, the way Envoy's documentation writes route configurations.
+fn envoy_route_yaml(retry_policy: &str) -> String {
+    format!(
+        "# A route configuration as RDS serves it.\nname: rc\nvirtual_hosts:\n- name: vh\n  domains: [\"*\"]\n  routes:\n  - name: api\n    match: {{ prefix: \"/\" }}\n    route:\n      cluster: api\n      timeout: 2s\n      retry_policy:\n{retry_policy}"
+    )
+}
+
+#[test]
+fn an_envoy_route_in_yaml_is_the_same_layer_as_in_json() {
+    let yaml = envoy_route_yaml(
+        "        retry_on: 5xx,retriable-status-codes\n        num_retries: 3\n        per_try_timeout: 0.25s\n        retriable_status_codes: [429, 503]\n        retry_back_off:\n          base_interval: 0.05s\n          max_interval: 1s\n",
+    );
+    let json = envoy_route(
+        r#"{ "cluster": "api", "timeout": "2s", "retry_policy": { "retry_on": "5xx,retriable-status-codes", "num_retries": 3, "per_try_timeout": "0.25s", "retriable_status_codes": [429, 503], "retry_back_off": { "base_interval": "0.05s", "max_interval": "1s" } } }"#,
+    );
+    let d = folder(&[
+        ("route.yaml", &yaml),
+        ("route.json", &json),
+        (
+            "from_yaml.toml",
+            &scenario("import = { format = 'envoy', file = 'route.yaml', route = 'api' }"),
+        ),
+        (
+            "from_json.toml",
+            &scenario("import = { format = 'envoy', file = 'route.json', route = 'api' }"),
+        ),
+    ]);
+    assert_eq!(
+        model(&loaded(d.path(), "from_yaml.toml")),
+        model(&loaded(d.path(), "from_json.toml"))
+    );
+    // The provenance names the YAML file's lines.
+    let mut sel = Selector::new();
+    sel.insert("route".into(), "api".into());
+    let m = envoy::map(&yaml, &sel).unwrap_or_else(|e| panic!("{}", e.render()));
+    let line = |key: &str| {
+        m.keys
+            .iter()
+            .find(|(k, _, _)| k == key)
+            .map(|(_, _, p)| p.line)
+    };
+    assert_eq!(line("max_attempts"), Some(14));
+    assert_eq!(line("attempt_timeout"), Some(15));
+    assert_eq!(line("total_timeout"), Some(11));
 }
 
 #[test]
@@ -878,7 +928,7 @@ fn retrysim_import_reads_an_envoy_route() {
     for (args, want) in [
         (
             vec!["import", "route.yml", "--format", "envoy", "--route", "api"],
-            "'route.yml' looks like YAML (.yml)",
+            "'route.yml' line 1: must be an Envoy RouteConfiguration, an object with `virtual_hosts`",
         ),
         (
             vec![

@@ -1,4 +1,4 @@
-//! `envoy`: an Envoy `RouteConfiguration` (JSON; YAML comes next), one route's retry
+//! `envoy`: an Envoy `RouteConfiguration` (YAML or JSON), one route's retry
 //! policy mapped onto the arithmetic of the `envoy` preset.
 //!
 //! - The route is chosen by `virtual_hosts[].routes[].name` (`route`), within the
@@ -23,15 +23,14 @@
 //!   an `s`; a negative one is refused, as Envoy's validation refuses it.
 
 use super::grpc::{object, sub};
-use super::json::{self, Member, Node, Value};
+use super::json::{Member, Node, Value};
 use super::{Format, Mapped, Refusal, Selector};
 use crate::model::field::duration_text;
 
 /// The format.
 pub const FORMAT: Format = Format {
     name: "envoy",
-    about:
-        "an Envoy RouteConfiguration (JSON; YAML comes next): a route's retry_policy and timeout",
+    about: "an Envoy RouteConfiguration (YAML or JSON): a route's retry_policy and timeout",
     selector: &[
         (
             "route",
@@ -42,7 +41,6 @@ pub const FORMAT: Format = Format {
             "the virtual host's `name`, when route names repeat",
         ),
     ],
-    refused_extensions: &["yaml", "yml"],
     map,
 };
 
@@ -395,7 +393,7 @@ fn condition(
 
 /// Maps a RouteConfiguration's route onto a layer.
 pub fn map(text: &str, selector: &Selector) -> Result<Mapped, Refusal> {
-    let root = json::parse(text).map_err(|(line, m)| Refusal {
+    let root = super::parse_tree(text).map_err(|(line, m)| Refusal {
         line: Some(line),
         field: String::new(),
         message: m,
@@ -693,7 +691,7 @@ mod tests {
     use super::*;
 
     fn ns(text: &str) -> Result<u64, Refusal> {
-        let n = json::parse(&format!("{{\"d\": {text}}}")).unwrap();
+        let n = super::super::json::parse(&format!("{{\"d\": {text}}}")).unwrap();
         let Value::Object(m) = &n.value else { panic!() };
         duration(&m[0], "d", false)
     }

@@ -36,7 +36,6 @@ pub const FORMAT: Format = Format {
         ("service", "the full service name (`pkg.Service`)"),
         ("method", "the method (`Get`)"),
     ],
-    refused_extensions: &[],
     map,
 };
 

@@ -19,6 +19,7 @@
 pub mod envoy;
 pub mod grpc;
 pub mod json;
+pub mod yaml;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -167,6 +168,20 @@ impl Refusal {
     }
 }
 
+/// Parses a configuration file written in JSON or YAML: JSON when its first character
+/// (after white space) opens an object or an array, so a JSON file's errors are
+/// serde_json's; YAML otherwise.
+pub fn parse_tree(text: &str) -> Result<json::Node, (u64, String)> {
+    match text
+        .trim_start_matches(['\u{feff}', ' ', '\t', '\r', '\n'])
+        .as_bytes()
+        .first()
+    {
+        Some(b'{' | b'[') => json::parse(text),
+        _ => yaml::parse(text),
+    }
+}
+
 /// The selector of an import table: its keys other than `format` and `file`.
 pub type Selector = BTreeMap<String, String>;
 
@@ -179,8 +194,6 @@ pub struct Format {
     pub about: &'static str,
     /// The selector keys it takes and what each names.
     pub selector: &'static [(&'static str, &'static str)],
-    /// File name endings it cannot read yet (YAML while only JSON is read).
-    pub refused_extensions: &'static [&'static str],
     /// Maps the file's text onto a layer.
     pub map: fn(text: &str, selector: &Selector) -> Result<Mapped, Refusal>,
 }
@@ -191,17 +204,6 @@ pub const FORMATS: &[Format] = &[grpc::FORMAT, envoy::FORMAT];
 /// The format named `name`.
 pub fn format(name: &str) -> Option<&'static Format> {
     FORMATS.iter().find(|f| f.name == name)
-}
-
-/// The refusal of a file whose name ends as `fmt` cannot read yet (YAML), if so.
-fn refused_extension(fmt: &Format, file: &str) -> Option<String> {
-    let ext = Path::new(file).extension()?.to_str()?.to_ascii_lowercase();
-    fmt.refused_extensions.contains(&ext.as_str()).then(|| {
-        format!(
-            "'{file}' looks like YAML (.{ext}): the {} format reads JSON only for now; convert the file to JSON (`yq -o=json`) or wait for YAML, which comes next",
-            fmt.name
-        )
-    })
 }
 
 fn known_formats() -> String {
@@ -364,9 +366,6 @@ fn import_layer(
             "cannot be combined with `preset` on the same layer: each gives a whole policy (write the keys to change beside `import`)".into(),
         ));
     }
-    if let Some(m) = refused_extension(fmt, file) {
-        return Err(field(".file", m));
-    }
     let (text, record) = super::inputs::read_one(source, base, &format!("{at}.import.file"), file)?;
     let mapped =
         (fmt.map)(&text, &selector).map_err(|r| field("", format!("'{file}' {}", r.render())))?;
@@ -483,9 +482,6 @@ pub fn import_file(
                     .join(", ")
             )));
         }
-    }
-    if let Some(m) = refused_extension(fmt, &path.display().to_string()) {
-        return Err(crate::Error::bad_input(m));
     }
     let bytes = crate::export::read::read(path, super::inputs::MAX_INPUT_BYTES)
         .map_err(|e| crate::Error::io("cannot read", path, e))?;
