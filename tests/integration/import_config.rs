@@ -814,14 +814,16 @@ fn each_bad_envoy_file_is_refused_with_its_file_line_and_field() {
         (good.replacen("\"name\": \"api\",", "\"name\": \"api\"", 1), ", route = 'api'", format!("{at}line 10: is not valid JSON: expected `,` or `}}` (column 11)")),
         (good.clone(), ", route = 'web'", format!("{at}virtual_hosts: has no route named \"web\" (the routes named: \"api\")")),
         (good.clone(), ", route = 'api', virtual_host = 'other'", format!("{at}virtual_hosts: has no route named \"api\" in virtual host \"other\"")),
-        (good.clone(), "", format!("{at}cannot be matched: an envoy import needs `route`")),
+        (good.replace("\"routes\": [", "\"routes\": [{ \"name\": \"web\", \"route\": { \"cluster\": \"x\" } }, { \"route\": { \"cluster\": \"y\" } },"), "", format!("{at}cannot be matched: it holds 3 routes, so an envoy import needs `route`, the route's `name` (the routes named: \"web\", \"api\"; 1 without a name, which only a file of one route can select)")),
         (good.replace("\"0.25s\"", "\"250ms\""), ", route = 'api'", format!("{at}line 18, {rp}.per_try_timeout: must be seconds with up to 9 decimals and an `s` suffix")),
         (good.replace("\"0.05s\"", "\"-0.05s\""), ", route = 'api'", format!("{at}line 21, {rp}.retry_back_off.base_interval: must be positive, as Envoy's validation requires (found \"-0.05s\")")),
         (good.replace("\"1s\"", "\"0.01s\""), ", route = 'api'", format!("{at}line 21, {rp}.retry_back_off.max_interval: must be at least base_interval (50ms), as Envoy requires")),
         (good.replace("\"num_retries\": 3", "\"num_retries\": -1"), ", route = 'api'", format!("{at}line 17, {rp}.num_retries: must be a whole number from 0 to 4294967295")),
         (good.replace("[429, 503]", "[429, 703]"), ", route = 'api'", format!("{at}line 19, {rp}.retriable_status_codes[1]: is no HTTP status code (found 703")),
         (good.replace("\"routes\": [", "\"routes\": [{ \"name\": \"api\", \"route\": { \"cluster\": \"x\" } },"), ", route = 'api'", format!("{at}line 8, virtual_hosts[0].routes[1]: is a second route named \"api\" (the first is virtual_hosts[0].routes[0]): name the virtual host")),
-        ("{\"static_resources\": {}}".to_string(), ", route = 'api'", format!("{at}line 1: must be an Envoy RouteConfiguration, an object with `virtual_hosts` (this looks like a bootstrap")),
+        ("{\"static_resources\": {}}".to_string(), ", route = 'api'", format!("{at}line 1: holds no route configuration (no `route_config` in any HTTP connection manager)")),
+        ("{\"stat_prefix\": \"x\", \"rds\": { \"route_config_name\": \"r\" }}".to_string(), "", format!("{at}line 1, rds: names routes that RDS serves: import the RouteConfiguration RDS serves, a file of its own")),
+        ("{\"name\": \"x\"}".to_string(), "", format!("{at}line 1: must be an Envoy RouteConfiguration (an object with `virtual_hosts`), a Listener, an HttpConnectionManager or a Bootstrap with static listeners")),
     ];
     for (text, sel, want) in cases {
         let e = envoy_error(&text, "route.json", sel);
@@ -928,7 +930,7 @@ fn retrysim_import_reads_an_envoy_route() {
     for (args, want) in [
         (
             vec!["import", "route.yml", "--format", "envoy", "--route", "api"],
-            "'route.yml' line 1: must be an Envoy RouteConfiguration, an object with `virtual_hosts`",
+            "'route.yml' line 1: must be an Envoy RouteConfiguration (an object with `virtual_hosts`)",
         ),
         (
             vec![
@@ -958,4 +960,123 @@ fn retrysim_import_reads_an_envoy_route() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(want), "{want}\n{err}");
     }
+}
+
+#[test]
+fn envoys_demo_bootstrap_with_its_documented_retries_gives_the_layer_written_by_hand() {
+    let d = folder(&[
+        ("envoy.yaml", &fixture("envoy_demo_bootstrap_retries.yaml")),
+        // The bootstrap holds one route: it needs no selector.
+        (
+            "imported.toml",
+            &scenario("import = { format = 'envoy', file = 'envoy.yaml' }"),
+        ),
+        (
+            "by_hand.toml",
+            &scenario(
+                "max_attempts = 2\nretry_on = ['rejected', 'error', 'timeout']\n\
+                 respect_retry_after = false\ncancel_on_timeout = true\n\
+                 backoff = { kind = 'envoy', base = '25ms', max = '250ms' }\n\
+                 budget = { kind = 'envoy', percent = 25.0, min_concurrency = 10 }\n\
+                 total_timeout = '15s'",
+            ),
+        ),
+    ]);
+    same_as_by_hand(d.path());
+    let l = loaded(d.path(), "imported.toml");
+    let said: Vec<String> = l.import_warnings(false);
+    let r = "static_resources.listeners[0].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].routes[0].route.retry_policy";
+    let c = "static_resources.clusters[0]";
+    for (line, setting) in [
+        (27, format!("{r}.retry_on")),
+        (29, format!("{r}.retry_host_predicate")),
+        (31, format!("{r}.host_selection_retry_max_attempts")),
+        (66, format!("{c}.outlier_detection")),
+        (
+            60,
+            format!("{c}.circuit_breakers.thresholds[0].max_requests"),
+        ),
+        (
+            61,
+            format!("{c}.circuit_breakers.thresholds[0].max_pending_requests"),
+        ),
+    ] {
+        let want = format!("'envoy.yaml' line {line}, {setting}: not modelled");
+        assert!(said.iter().any(|w| w.contains(&want)), "{want}\n{said:#?}");
+    }
+    // Four conditions of retry_on never fire in retrysim: each is said.
+    assert_eq!(
+        said.iter()
+            .filter(|w| w.contains(&format!("{r}.retry_on: not modelled")))
+            .count(),
+        4,
+        "{said:#?}"
+    );
+}
+
+/// The budget keys an Envoy bootstrap with `cluster` (YAML, under `clusters:`) gives.
+fn cluster_budget(cluster: &str) -> (toml::Table, Vec<retrysim::scenario::import::Warning>) {
+    let text = format!(
+        "static_resources:\n  listeners:\n  - filter_chains:\n    - filters:\n      - typed_config:\n          route_config:\n            virtual_hosts:\n            - name: vh\n              routes:\n              - route:\n                  cluster: api\n                  retry_policy: {{ retry_on: 5xx }}\n  clusters:\n{cluster}"
+    );
+    let m = envoy::map(&text, &Selector::new()).unwrap_or_else(|e| panic!("{}", e.render()));
+    let t = m.table();
+    (
+        t.get("budget")
+            .and_then(|b| b.as_table())
+            .cloned()
+            .unwrap_or_default(),
+        m.warnings,
+    )
+}
+
+#[test]
+fn a_clusters_circuit_breaker_takes_envoys_defaults_one_by_one() {
+    let budget = |c: &str| toml::to_string(&cluster_budget(c).0).unwrap();
+    let max_retries = |n: i64| format!("kind = \"envoy_max_retries\"\nmax_retries = {n}\n");
+    // The named cluster is not in the file, or sets no breaker: Envoy's defaults.
+    assert_eq!(budget("  - name: other\n"), max_retries(3));
+    assert_eq!(budget("  - name: api\n"), max_retries(3));
+    // Thresholds for another priority only: the DEFAULT priority's defaults.
+    assert_eq!(
+        budget("  - name: api\n    circuit_breakers:\n      thresholds:\n      - priority: HIGH\n        max_retries: 9\n"),
+        max_retries(3)
+    );
+    // The first DEFAULT thresholds; priority absent is DEFAULT.
+    assert_eq!(
+        budget("  - name: api\n    circuit_breakers:\n      thresholds:\n      - priority: HIGH\n        max_retries: 9\n      - max_retries: 10\n      - max_retries: 11\n"),
+        max_retries(10)
+    );
+    assert_eq!(
+        budget(
+            "  - name: api\n    circuit_breakers:\n      thresholds:\n      - priority: DEFAULT\n"
+        ),
+        max_retries(3)
+    );
+    // A retry budget replaces max_retries (which is said); each of its fields defaults.
+    let (b, w) = cluster_budget(
+        "  - name: api\n    circuit_breakers:\n      thresholds:\n      - max_retries: 10\n        retry_budget: {}\n",
+    );
+    assert_eq!(
+        toml::to_string(&b).unwrap(),
+        "kind = \"envoy\"\npercent = 20.0\nmin_concurrency = 3\n"
+    );
+    assert!(w
+        .iter()
+        .any(|w| !w.unmodelled && w.setting.ends_with("thresholds[0].max_retries")));
+    assert_eq!(
+        budget("  - name: api\n    circuit_breakers:\n      thresholds:\n      - retry_budget:\n          budget_percent: { value: 50 }\n"),
+        "kind = \"envoy\"\npercent = 50.0\nmin_concurrency = 3\n"
+    );
+    assert_eq!(
+        budget("  - name: api\n    circuit_breakers:\n      thresholds:\n      - retry_budget: { min_retry_concurrency: 1 }\n"),
+        "kind = \"envoy\"\npercent = 20.0\nmin_concurrency = 1\n"
+    );
+    // A percentage Envoy refuses is refused, with its line.
+    let text = "static_resources:\n  listeners:\n  - filter_chains:\n    - filters:\n      - typed_config:\n          route_config:\n            virtual_hosts:\n            - routes:\n              - route: { cluster: api, retry_policy: { retry_on: 5xx } }\n  clusters:\n  - name: api\n    circuit_breakers:\n      thresholds:\n      - retry_budget:\n          budget_percent:\n            value: 150\n";
+    let e = envoy::map(text, &Selector::new()).unwrap_err();
+    assert_eq!(
+        e.render(),
+        "line 16, static_resources.clusters[0].circuit_breakers.thresholds[0].retry_budget.budget_percent.value: must be a percentage from 0 to 100, as Envoy's validation requires (found 150)"
+    );
 }

@@ -1,8 +1,12 @@
 //! `envoy`: an Envoy `RouteConfiguration` (YAML or JSON), one route's retry
 //! policy mapped onto the arithmetic of the `envoy` preset.
 //!
+//! - The file is a `RouteConfiguration`, a Listener or HttpConnectionManager holding
+//!   one (`route_config`), or a Bootstrap (its static listeners' route configurations,
+//!   and its static clusters for the route's circuit breaker).
 //! - The route is chosen by `virtual_hosts[].routes[].name` (`route`), within the
-//!   virtual host named `virtual_host` when given; a name matching twice needs it.
+//!   virtual host named `virtual_host` when given; a name matching twice needs it; a
+//!   file of one route needs no selector.
 //! - Field names are read in snake_case or in lowerCamelCase, as proto3 JSON allows.
 //! - `route.retry_policy`, or the virtual host's `retry_policy` when the route has
 //!   none (Envoy's precedence); without either Envoy does not retry: one attempt.
@@ -17,8 +21,9 @@
 //!   `max_interval` 10 × base) `backoff = { kind = "envoy" }`; the route `timeout`
 //!   (15 s, `0s` none) `total_timeout`. Envoy resets a timed-out upstream request
 //!   (`cancel_on_timeout`), ignores Retry-After without `rate_limited_retry_back_off`,
-//!   and limits concurrent retries by its cluster's circuit breaker, whose default
-//!   `max_retries = 3` the layer gets (the cluster is not in a route configuration).
+//!   and limits concurrent retries by its cluster's circuit breaker: the first
+//!   DEFAULT-priority thresholds' `retry_budget` (`envoy` budget) or `max_retries`
+//!   (`envoy_max_retries`), or their defaults when the file does not hold the cluster.
 //! - Durations are proto3 JSON strings (`"0.025s"`): seconds with up to 9 decimals and
 //!   an `s`; a negative one is refused, as Envoy's validation refuses it.
 
@@ -30,7 +35,7 @@ use crate::model::field::duration_text;
 /// The format.
 pub const FORMAT: Format = Format {
     name: "envoy",
-    about: "an Envoy RouteConfiguration (YAML or JSON): a route's retry_policy and timeout",
+    about: "an Envoy RouteConfiguration, Listener or Bootstrap (YAML or JSON): a route's retry_policy and timeout, and its cluster's circuit breaker",
     selector: &[
         (
             "route",
@@ -254,56 +259,158 @@ fn name_of(members: &[Member], at: &str) -> Result<String, Refusal> {
 /// The chosen route: its virtual host's members and field, its own, its field.
 type Chosen<'a> = (&'a [Member], String, &'a Node, String);
 
-/// Finds the route the selector names.
-fn choose<'a>(top: &'a [Member], selector: &Selector) -> Result<Chosen<'a>, Refusal> {
-    let Some(route) = selector.get("route").filter(|r| !r.is_empty()) else {
+/// A route configuration found in the file: its members and its field.
+type RouteConfig<'a> = (&'a [Member], String);
+
+/// The route configurations of the file: the file itself when it is one; the
+/// `route_config` of each HTTP connection manager of a listener or of a bootstrap's
+/// static listeners otherwise.
+fn route_configs(top: &[Member]) -> Result<Vec<RouteConfig<'_>>, Refusal> {
+    if get(top, "virtual_hosts").is_some() {
+        return Ok(vec![(top, String::new())]);
+    }
+    let mut out = Vec::new();
+    let mut rds = None;
+    if let Some(sr) = get(top, "static_resources") {
+        let srf = sr.key.clone();
+        let (ls, lf) = array(object(&sr.node, &srf)?, "listeners", &srf)?;
+        for (i, l) in ls.iter().enumerate() {
+            let f = format!("{lf}[{i}]");
+            listener(object(l, &f)?, &f, &mut out, &mut rds)?;
+        }
+    } else if get(top, "filter_chains").is_some() || get(top, "default_filter_chain").is_some() {
+        listener(top, "", &mut out, &mut rds)?;
+    } else if get(top, "route_config").is_some() || get(top, "rds").is_some() {
+        manager(top, "", &mut out, &mut rds)?;
+    } else {
         return Err(Refusal {
-            line: None,
+            line: Some(1),
             field: String::new(),
-            message: "cannot be matched: an envoy import needs `route`, the route's `name`".into(),
+            message: "must be an Envoy RouteConfiguration (an object with `virtual_hosts`), a Listener, an HttpConnectionManager or a Bootstrap with static listeners".into(),
         });
-    };
-    let vh_wanted = selector.get("virtual_host").map(String::as_str);
-    if get(top, "virtual_hosts").is_none() {
-        let hint = if get(top, "static_resources").is_some() || get(top, "route_config").is_some() {
-            " (this looks like a bootstrap or a listener: import the RouteConfiguration it holds, its `route_config`, as a file of its own)"
-        } else {
-            ""
+    }
+    if out.is_empty() {
+        let message = match rds {
+            Some((line, f)) => {
+                return Err(Refusal::at(
+                    line,
+                    &f,
+                    "names routes that RDS serves: import the RouteConfiguration RDS serves, a file of its own",
+                ))
+            }
+            None => "holds no route configuration (no `route_config` in any HTTP connection manager)".to_string(),
         };
         return Err(Refusal {
             line: Some(1),
             field: String::new(),
-            message: format!(
-                "must be an Envoy RouteConfiguration, an object with `virtual_hosts`{hint}"
-            ),
+            message,
         });
     }
-    let (vhs, vf) = array(top, "virtual_hosts", "")?;
-    let mut found: Vec<Chosen<'a>> = Vec::new();
-    let mut names = Vec::new();
-    for (i, vh) in vhs.iter().enumerate() {
-        let vhf = format!("{vf}[{i}]");
-        let vm = object(vh, &vhf)?;
-        let vname = name_of(vm, &vhf)?;
-        if vh_wanted.is_some_and(|w| w != vname) {
-            continue;
-        }
-        let (routes, rf) = array(vm, "routes", &vhf)?;
-        for (j, r) in routes.iter().enumerate() {
-            let rjf = format!("{rf}[{j}]");
-            let rm = object(r, &rjf)?;
-            let rname = name_of(rm, &rjf)?;
-            if rname == *route {
-                found.push((vm, vhf.clone(), r, rjf));
-            } else if !rname.is_empty() && names.len() < 10 {
-                names.push(format!("\"{}\"", super::super::error::shown(&rname)));
+    Ok(out)
+}
+
+/// An HTTP connection manager's inline routes, or where RDS serves them.
+fn manager<'a>(
+    mm: &'a [Member],
+    f: &str,
+    out: &mut Vec<RouteConfig<'a>>,
+    rds: &mut Option<(u64, String)>,
+) -> Result<(), Refusal> {
+    if let Some(rc) = get(mm, "route_config") {
+        let rcf = sub(f, &rc.key);
+        out.push((object(&rc.node, &rcf)?, rcf));
+    } else if let Some(r) = get(mm, "rds") {
+        rds.get_or_insert((r.line, sub(f, &r.key)));
+    }
+    Ok(())
+}
+
+/// The HTTP connection managers of a listener's filter chains.
+fn listener<'a>(
+    lm: &'a [Member],
+    lf: &str,
+    out: &mut Vec<RouteConfig<'a>>,
+    rds: &mut Option<(u64, String)>,
+) -> Result<(), Refusal> {
+    let (fcs, fcf) = array(lm, "filter_chains", lf)?;
+    let mut chains: Vec<(&Node, String)> = fcs
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c, format!("{fcf}[{i}]")))
+        .collect();
+    if let Some(d) = get(lm, "default_filter_chain") {
+        chains.push((&d.node, sub(lf, &d.key)));
+    }
+    for (chain, cf) in chains {
+        let (filters, ff) = array(object(chain, &cf)?, "filters", &cf)?;
+        for (k, flt) in filters.iter().enumerate() {
+            let fkf = format!("{ff}[{k}]");
+            if let Some(tc) = get(object(flt, &fkf)?, "typed_config") {
+                let tf = sub(&fkf, &tc.key);
+                manager(object(&tc.node, &tf)?, &tf, out, rds)?;
             }
         }
     }
-    let shown = super::super::error::shown(route);
+    Ok(())
+}
+
+/// Finds the route the selector names: by `name`, within the virtual host named
+/// `virtual_host` when given; without `route`, the file's only route.
+fn choose<'a>(configs: &[RouteConfig<'a>], selector: &Selector) -> Result<Chosen<'a>, Refusal> {
+    let route = selector.get("route").filter(|r| !r.is_empty());
+    let vh_wanted = selector.get("virtual_host").map(String::as_str);
+    let mut found: Vec<Chosen<'a>> = Vec::new();
+    let mut all: Vec<Chosen<'a>> = Vec::new();
+    let mut names = Vec::new();
+    let mut unnamed = 0;
+    let mut vf = String::new();
+    for (rc, rcf) in configs {
+        let (vhs, f) = array(rc, "virtual_hosts", rcf)?;
+        if vf.is_empty() {
+            vf = f.clone();
+        }
+        for (i, vh) in vhs.iter().enumerate() {
+            let vhf = format!("{f}[{i}]");
+            let vm = object(vh, &vhf)?;
+            let vname = name_of(vm, &vhf)?;
+            if vh_wanted.is_some_and(|w| w != vname) {
+                continue;
+            }
+            let (routes, rf) = array(vm, "routes", &vhf)?;
+            for (j, r) in routes.iter().enumerate() {
+                let rjf = format!("{rf}[{j}]");
+                let rm = object(r, &rjf)?;
+                let rname = name_of(rm, &rjf)?;
+                if route.is_some_and(|w| *w == rname) {
+                    found.push((vm, vhf.clone(), r, rjf.clone()));
+                } else if rname.is_empty() {
+                    unnamed += 1;
+                } else if names.len() < 10 {
+                    names.push(format!("\"{}\"", super::super::error::shown(&rname)));
+                }
+                all.push((vm, vhf.clone(), r, rjf));
+            }
+        }
+    }
     let within = vh_wanted.map_or(String::new(), |v| {
         format!(" in virtual host \"{}\"", super::super::error::shown(v))
     });
+    let Some(route) = route else {
+        if all.len() == 1 {
+            return Ok(all.remove(0));
+        }
+        return Err(Refusal {
+            line: None,
+            field: String::new(),
+            message: format!(
+                "cannot be matched: it holds {} routes{within}, so an envoy import needs `route`, the route's `name` (the routes named: {}{})",
+                all.len(),
+                if names.is_empty() { "none".to_string() } else { names.join(", ") },
+                if unnamed > 0 { format!("; {unnamed} without a name, which only a file of one route can select") } else { String::new() }
+            ),
+        });
+    };
+    let shown = super::super::error::shown(route);
     match found.len() {
         1 => Ok(found.remove(0)),
         0 => Err(Refusal {
@@ -323,6 +430,219 @@ fn choose<'a>(top: &'a [Member], selector: &Selector) -> Result<Chosen<'a>, Refu
             ),
         }),
     }
+}
+
+/// The budget of the layer: the circuit breaker of the route's cluster, when the
+/// file holds the cluster (a bootstrap's `static_resources.clusters`); Envoy's default
+/// `max_retries = 3` otherwise, said at the retry policy (`line`, `pf`).
+fn cluster_budget(
+    out: &mut Mapped,
+    top: &[Member],
+    am: &[Member],
+    af: &str,
+    line: u64,
+    pf: &str,
+) -> Result<(), Refusal> {
+    let default = |out: &mut Mapped, why: &str| {
+        out.set_by_rule("budget.kind", "envoy_max_retries", line, pf, why);
+        out.set_by_rule(
+            "budget.max_retries",
+            DEFAULT_MAX_RETRIES,
+            line,
+            pf,
+            "Envoy's default max_retries; write `budget` beside `import` for your cluster's",
+        );
+    };
+    let clusters = match get(top, "static_resources") {
+        Some(sr) => array(object(&sr.node, &sr.key)?, "clusters", &sr.key)?,
+        None => {
+            default(
+                out,
+                "the cluster circuit breaker's concurrent retries; the cluster is not in a route configuration",
+            );
+            return Ok(());
+        }
+    };
+    let Some(cm) = get(am, "cluster") else {
+        default(
+            out,
+            "the route picks its cluster when it runs (weighted_clusters, cluster_header): Envoy's default circuit breaker",
+        );
+        return Ok(());
+    };
+    let name = string(cm, &sub(af, &cm.key))?;
+    let mut found = None;
+    for (i, c) in clusters.0.iter().enumerate() {
+        let f = format!("{}[{i}]", clusters.1);
+        let m = object(c, &f)?;
+        if name_of(m, &f)? == name {
+            found = Some((m, f));
+            break;
+        }
+    }
+    let Some((cl, clf)) = found else {
+        default(
+            out,
+            &format!(
+                "the cluster circuit breaker's concurrent retries; cluster \"{}\" is not among the file's static clusters",
+                super::super::error::shown(name)
+            ),
+        );
+        return Ok(());
+    };
+    if let Some(o) = get(cl, "outlier_detection") {
+        out.unmodelled(
+            o.line,
+            &sub(&clf, &o.key),
+            "not modelled: retrysim's dependency is one pool, with no host to eject",
+        );
+    }
+    let Some(cb) = get(cl, "circuit_breakers") else {
+        default(
+            out,
+            &format!(
+                "cluster \"{}\" sets no circuit_breakers: Envoy's default thresholds",
+                super::super::error::shown(name)
+            ),
+        );
+        return Ok(());
+    };
+    let cbf = sub(&clf, &cb.key);
+    let cbm = object(&cb.node, &cbf)?;
+    if let Some(h) = get(cbm, "per_host_thresholds") {
+        out.unmodelled(
+            h.line,
+            &sub(&cbf, &h.key),
+            "not modelled: retrysim's dependency is one pool, with no hosts of its own",
+        );
+    }
+    // The first thresholds of the DEFAULT priority, which Envoy uses.
+    let (ths, thf) = array(cbm, "thresholds", &cbf)?;
+    let mut chosen = None;
+    for (i, t) in ths.iter().enumerate() {
+        let f = format!("{thf}[{i}]");
+        let tm = object(t, &f)?;
+        let default_priority = match get(tm, "priority").map(|p| &p.node.value) {
+            None => true,
+            Some(Value::String(p)) => p == "DEFAULT",
+            Some(Value::Number(x, _)) => *x == 0.0,
+            Some(_) => false,
+        };
+        if default_priority {
+            chosen = Some((t, tm, f));
+            break;
+        }
+    }
+    let Some((t, tm, tf)) = chosen else {
+        default(
+            out,
+            "no thresholds for the DEFAULT priority, which retrysim's calls have: Envoy's default max_retries",
+        );
+        return Ok(());
+    };
+    for k in [
+        "max_connections",
+        "max_pending_requests",
+        "max_requests",
+        "max_connection_pools",
+    ] {
+        if let Some(m) = get(tm, k) {
+            out.unmodelled(
+                m.line,
+                &sub(&tf, &m.key),
+                "not modelled: retrysim's client does not limit what it sends to the cluster this way (write a `pool` or `bulkhead` beside `import`)",
+            );
+        }
+    }
+    if let Some(rb) = get(tm, "retry_budget") {
+        let rbf = sub(&tf, &rb.key);
+        let rbm = object(&rb.node, &rbf)?;
+        out.set_by_rule(
+            "budget.kind",
+            "envoy",
+            rb.node.line,
+            &rbf,
+            "the cluster's retry budget, which replaces max_retries",
+        );
+        if let Some(m) = get(tm, "max_retries") {
+            out.note(
+                m.line,
+                &sub(&tf, &m.key),
+                "ignored, as Envoy ignores it: the retry_budget replaces max_retries",
+            );
+        }
+        match get(rbm, "budget_percent") {
+            Some(bp) => {
+                let bpf = sub(&rbf, &bp.key);
+                let v = get(object(&bp.node, &bpf)?, "value");
+                let pct = match v.map(|m| &m.node.value) {
+                    None => 0.0,
+                    Some(Value::Number(x, _)) if (0.0..=100.0).contains(x) => *x,
+                    Some(other) => {
+                        return Err(Refusal::at(
+                            v.map_or(bp.node.line, |m| m.node.line),
+                            &sub(&bpf, "value"),
+                            format!(
+                                "must be a percentage from 0 to 100, as Envoy's validation requires (found {})",
+                                match other {
+                                    Value::Number(_, t) => t.clone(),
+                                    o => o.kind().to_string(),
+                                }
+                            ),
+                        ))
+                    }
+                };
+                let (l, f) = v.map_or((bp.node.line, bpf.clone()), |m| {
+                    (m.node.line, sub(&bpf, &m.key))
+                });
+                out.set("budget.percent", pct, l, &f);
+            }
+            None => out.set_by_rule(
+                "budget.percent",
+                crate::model::budget::envoy::DEFAULT_PERCENT,
+                rb.node.line,
+                &rbf,
+                "Envoy's default budget_percent, 20%",
+            ),
+        }
+        match get(rbm, "min_retry_concurrency") {
+            Some(m) => {
+                let f = sub(&rbf, &m.key);
+                let v = uint32(m, &f)?;
+                out.set("budget.min_concurrency", v as i64, m.node.line, &f);
+            }
+            None => out.set_by_rule(
+                "budget.min_concurrency",
+                crate::model::budget::envoy::DEFAULT_MIN_CONCURRENCY as i64,
+                rb.node.line,
+                &rbf,
+                "Envoy's default min_retry_concurrency, 3",
+            ),
+        }
+        return Ok(());
+    }
+    out.set_by_rule(
+        "budget.kind",
+        "envoy_max_retries",
+        t.line,
+        &tf,
+        "the cluster circuit breaker's concurrent retries",
+    );
+    match get(tm, "max_retries") {
+        Some(m) => {
+            let f = sub(&tf, &m.key);
+            let v = uint32(m, &f)?;
+            out.set("budget.max_retries", v as i64, m.node.line, &f);
+        }
+        None => out.set_by_rule(
+            "budget.max_retries",
+            DEFAULT_MAX_RETRIES,
+            t.line,
+            &tf,
+            "Envoy's default max_retries, 3",
+        ),
+    }
+    Ok(())
 }
 
 /// Adds the outcome classes of one `retry_on` condition, or a warning.
@@ -399,7 +719,8 @@ pub fn map(text: &str, selector: &Selector) -> Result<Mapped, Refusal> {
         message: m,
     })?;
     let top = object(&root, "(top level)")?;
-    let (vm, vhf, route, rf) = choose(top, selector)?;
+    let configs = route_configs(top)?;
+    let (vm, vhf, route, rf) = choose(&configs, selector)?;
     let rm = object(route, &rf)?;
     let mut out = Mapped {
         matched: rf.clone(),
@@ -638,20 +959,7 @@ pub fn map(text: &str, selector: &Selector) -> Result<Mapped, Refusal> {
                 ),
             ));
         }
-        out.set_by_rule(
-            "budget.kind",
-            "envoy_max_retries",
-            p.node.line,
-            &pf,
-            "the cluster circuit breaker's concurrent retries; the cluster is not in a route configuration",
-        );
-        out.set_by_rule(
-            "budget.max_retries",
-            DEFAULT_MAX_RETRIES,
-            p.node.line,
-            &pf,
-            "Envoy's default max_retries; write `budget` beside `import` for your cluster's",
-        );
+        cluster_budget(&mut out, top, am, &af, p.node.line, &pf)?;
     } else {
         out.set_by_rule(
             "max_attempts",
