@@ -1080,3 +1080,118 @@ fn a_clusters_circuit_breaker_takes_envoys_defaults_one_by_one() {
         "line 16, static_resources.clusters[0].circuit_breakers.thresholds[0].retry_budget.budget_percent.value: must be a percentage from 0 to 100, as Envoy's validation requires (found 150)"
     );
 }
+
+#[test]
+fn a_budget_or_a_hedging_policy_imports_on_its_own_under_the_keys_beside_it() {
+    let sc = r#"{"methodConfig": [{"name": [{"service": "s"}],
+      "retryPolicy": {"maxAttempts": 4, "initialBackoff": "0.1s", "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}},
+      {"name": [{"service": "h"}],
+      "hedgingPolicy": {"maxAttempts": 3, "hedgingDelay": "0.05s", "nonFatalStatusCodes": ["UNAVAILABLE"]}}],
+      "retryThrottling": {"maxTokens": 100, "tokenRatio": 0.5}}"#;
+    let own = "max_attempts = 3\nretry_on = ['rejected_5xx', 'error']\nbackoff = { kind = 'exponential', base = '20ms', cap = '1s' }";
+    let d = folder(&[
+        ("sc.json", sc),
+        ("envoy.yaml", &fixture("envoy_demo_bootstrap_retries.yaml")),
+        // gRPC's retry throttling as the budget of a layer written by hand.
+        (
+            "grpc_budget.toml",
+            &scenario(&format!(
+                "{own}\nbudget = {{ import = {{ format = 'grpc_service_config', file = 'sc.json', service = 's' }} }}"
+            )),
+        ),
+        (
+            "grpc_budget_by_hand.toml",
+            &scenario(&format!(
+                "{own}\nbudget = {{ kind = 'token_bucket', max_tokens = 100, token_ratio = 0.5 }}"
+            )),
+        ),
+        // Envoy's cluster retry budget, one key overridden beside the import.
+        (
+            "envoy_budget.toml",
+            &scenario(&format!(
+                "{own}\nbudget = {{ min_concurrency = 2, import = {{ format = 'envoy', file = 'envoy.yaml' }} }}"
+            )),
+        ),
+        (
+            "envoy_budget_by_hand.toml",
+            &scenario(&format!(
+                "{own}\nbudget = {{ kind = 'envoy', percent = 25.0, min_concurrency = 2 }}"
+            )),
+        ),
+        // gRPC's hedging policy on its own.
+        (
+            "hedging.toml",
+            &scenario(
+                "max_attempts = 1\nhedging = { import = { format = 'grpc_service_config', file = 'sc.json', service = 'h' } }",
+            ),
+        ),
+        (
+            "hedging_by_hand.toml",
+            &scenario("max_attempts = 1\nhedging = { max_attempts = 3, delay = '50ms', non_fatal = ['rejected', 'error'] }"),
+        ),
+        // The part's import wins over the layer's: the route alone would give
+        // Envoy's default max_retries.
+        (
+            "both.toml",
+            &scenario(
+                "import = { format = 'envoy', file = 'envoy.yaml' }\nbudget = { import = { format = 'grpc_service_config', file = 'sc.json', service = 's' } }",
+            ),
+        ),
+    ]);
+    for (a, b) in [
+        ("grpc_budget.toml", "grpc_budget_by_hand.toml"),
+        ("envoy_budget.toml", "envoy_budget_by_hand.toml"),
+        ("hedging.toml", "hedging_by_hand.toml"),
+    ] {
+        assert_eq!(
+            model(&loaded(d.path(), a)),
+            model(&loaded(d.path(), b)),
+            "{a}"
+        );
+    }
+    let both = model(&loaded(d.path(), "both.toml"));
+    assert!(both.contains("TokenBucket"), "{both}");
+    // Explain's provenance names the part and the file's lines.
+    let l = loaded(d.path(), "envoy_budget.toml");
+    let lines = l.imports[0].provenance();
+    assert_eq!(
+        lines[0],
+        "fleets[0].layers[0].budget: imported from 'envoy.yaml' (envoy, static_resources.listeners[0].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].routes[0])"
+    );
+    assert!(
+        lines.iter().any(
+            |l| l.starts_with("  budget.min_concurrency = 10  ← envoy.yaml:65 ")
+                && l.ends_with("(overridden in the scenario)")
+        ),
+        "{lines:#?}"
+    );
+}
+
+#[test]
+fn a_part_import_that_gives_no_such_part_or_another_kind_is_refused() {
+    let sc = r#"{"methodConfig": [{"name": [{"service": "s"}], "retryPolicy": {"maxAttempts": 2, "initialBackoff": "0.1s", "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}}]}"#;
+    let d = folder(&[
+        ("sc.json", sc),
+        ("envoy.yaml", &fixture("envoy_demo_bootstrap_retries.yaml")),
+        (
+            "none.toml",
+            &scenario("max_attempts = 2\nbudget = { import = { format = 'grpc_service_config', file = 'sc.json', service = 's' } }"),
+        ),
+        (
+            "kind.toml",
+            &scenario("max_attempts = 2\nbudget = { kind = 'token_bucket', import = { format = 'envoy', file = 'envoy.yaml' } }"),
+        ),
+        (
+            "preset.toml",
+            &scenario("max_attempts = 2\nbudget = { preset = 'envoy_retry_budget', import = { format = 'envoy', file = 'envoy.yaml' } }"),
+        ),
+    ]);
+    for (file, want) in [
+        ("none.toml", "fleets[0].layers[0].budget.import: 'sc.json' gives no budget for methodConfig[0].name[0] (it gives: max_attempts, max_attempts_cap, retry_on, respect_retry_after, backoff)"),
+        ("kind.toml", "fleets[0].layers[0].budget.kind: \"token_bucket\" conflicts with the imported budget (kind \"envoy\"): leave `kind` out or drop the import"),
+        ("preset.toml", "fleets[0].layers[0].budget.import: cannot be combined with `preset` on the same budget: each gives the whole budget"),
+    ] {
+        let e = error(d.path(), file);
+        assert!(e.contains(want), "want {want}\n got {e}");
+    }
+}

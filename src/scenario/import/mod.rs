@@ -10,6 +10,10 @@
 //! scenario, within [`MAX_INPUT_BYTES`](super::inputs::MAX_INPUT_BYTES), and recorded
 //! in the manifest's `[[inputs]]` with its SHA-256.
 //!
+//! A part of a layer (`budget`, `breaker`, `hedging`) can be imported on its own,
+//! `budget = { import = { ... } }`: the part of the policy the file maps is kept, under
+//! the keys written beside it, and it wins over the layer's own import.
+//!
 //! Every key an importer writes carries its [`Provenance`] (the line and the field of
 //! the file); whatever the file sets that retrysim cannot model is a [`Warning`], never
 //! dropped silently (`--deny-unmodelled` makes those errors). A format is one file of
@@ -344,6 +348,31 @@ fn parse_import<'a>(
     Ok((fmt, file, selector))
 }
 
+/// Checks the import table of the layer or part at `at`, refuses it beside a preset
+/// (`preset`: the message), reads the file and maps it: the format, the file as
+/// written, the mapping and the manifest's record.
+fn read_import(
+    source: &Source,
+    base: &Path,
+    at: &str,
+    spec: &toml::Value,
+    preset: Option<String>,
+) -> Result<(&'static Format, String, Mapped, InputRecord), ScenarioError> {
+    let field = |suffix: &str, message: String| ScenarioError::Field {
+        path: source.path.clone(),
+        field: format!("{at}.import{suffix}"),
+        message,
+    };
+    let (fmt, file, selector) = parse_import(spec, &field)?;
+    if let Some(m) = preset {
+        return Err(field("", m));
+    }
+    let (text, record) = super::inputs::read_one(source, base, &format!("{at}.import.file"), file)?;
+    let mapped =
+        (fmt.map)(&text, &selector).map_err(|r| field("", format!("'{file}' {}", r.render())))?;
+    Ok((fmt, file.to_string(), mapped, record))
+}
+
 /// Resolves the import of one layer in place (`at`: its field path).
 fn import_layer(
     source: &Source,
@@ -354,21 +383,10 @@ fn import_layer(
     let Some(spec) = layer.get("import").cloned() else {
         return Ok(None);
     };
-    let field = |suffix: &str, message: String| ScenarioError::Field {
-        path: source.path.clone(),
-        field: format!("{at}.import{suffix}"),
-        message,
-    };
-    let (fmt, file, selector) = parse_import(&spec, &field)?;
-    if layer.contains_key("preset") {
-        return Err(field(
-            "",
-            "cannot be combined with `preset` on the same layer: each gives a whole policy (write the keys to change beside `import`)".into(),
-        ));
-    }
-    let (text, record) = super::inputs::read_one(source, base, &format!("{at}.import.file"), file)?;
-    let mapped =
-        (fmt.map)(&text, &selector).map_err(|r| field("", format!("'{file}' {}", r.render())))?;
+    let preset = layer.contains_key("preset").then(|| {
+        "cannot be combined with `preset` on the same layer: each gives a whole policy (write the keys to change beside `import`)".to_string()
+    });
+    let (fmt, file, mapped, record) = read_import(source, base, at, &spec, preset)?;
     let overridden = mapped
         .keys
         .iter()
@@ -378,6 +396,98 @@ fn import_layer(
     super::preset::merge_layer(layer, &mapped.table());
     Ok(Some(Imported {
         at: at.to_string(),
+        format: fmt.name,
+        file: file.to_string(),
+        mapped,
+        overridden,
+        record,
+    }))
+}
+
+/// The parts of a layer that can be imported on their own: `budget = { import = {
+/// ... } }` takes the part of the policy the file maps onto it.
+pub const PARTS: [&str; 3] = ["budget", "breaker", "hedging"];
+
+/// Resolves the import of one part of a layer in place (`at`: the layer's field path).
+/// The file is mapped as a layer's import would be; the part's keys are kept, under
+/// the keys written beside `import`.
+fn import_part(
+    source: &Source,
+    base: &Path,
+    at: &str,
+    part: &str,
+    layer: &mut toml::Table,
+) -> Result<Option<Imported>, ScenarioError> {
+    let Some(toml::Value::Table(pt)) = layer.get(part) else {
+        return Ok(None);
+    };
+    let Some(spec) = pt.get("import").cloned() else {
+        return Ok(None);
+    };
+    let at = format!("{at}.{part}");
+    let preset = pt.contains_key("preset").then(|| {
+        format!("cannot be combined with `preset` on the same {part}: each gives the whole {part}")
+    });
+    let (fmt, file, mut mapped, record) = read_import(source, base, &at, &spec, preset)?;
+    let prefix = format!("{part}.");
+    let gives: Vec<String> = mapped
+        .keys
+        .iter()
+        .map(|(k, _, _)| k.split('.').next().unwrap_or_default().to_string())
+        .fold(Vec::new(), |mut v, k| {
+            if !v.contains(&k) {
+                v.push(k);
+            }
+            v
+        });
+    mapped.keys.retain(|(k, _, _)| k.starts_with(&prefix));
+    if mapped.keys.is_empty() {
+        return Err(ScenarioError::Field {
+            path: source.path.clone(),
+            field: format!("{at}.import"),
+            message: format!(
+                "'{file}' gives no {part} for {} (it gives: {})",
+                mapped.matched,
+                if gives.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    gives.join(", ")
+                }
+            ),
+        });
+    }
+    let overridden = mapped
+        .keys
+        .iter()
+        .map(|(k, _, _)| k.clone())
+        .filter(|k| written(layer, k))
+        .collect();
+    let table = mapped.table();
+    let Some(toml::Value::Table(imported)) = table.get(part) else {
+        return Ok(None);
+    };
+    let Some(toml::Value::Table(pt)) = layer.get_mut(part) else {
+        return Ok(None);
+    };
+    if let (Some(uk), Some(ik)) = (pt.get("kind"), imported.get("kind")) {
+        if uk != ik {
+            return Err(ScenarioError::Field {
+                path: source.path.clone(),
+                field: format!("{at}.kind"),
+                message: format!(
+                    "{uk} conflicts with the imported {part} (kind {ik}): leave `kind` out or drop the import"
+                ),
+            });
+        }
+    }
+    pt.remove("import");
+    for (k, v) in imported {
+        if !pt.contains_key(k) {
+            pt.insert(k.clone(), v.clone());
+        }
+    }
+    Ok(Some(Imported {
+        at,
         format: fmt.name,
         file: file.to_string(),
         mapped,
@@ -407,9 +517,14 @@ pub fn resolve(
     table: &toml::Table,
 ) -> Result<Option<(toml::Table, Vec<Imported>)>, ScenarioError> {
     let has = |layers: &Option<&mut Vec<toml::Value>>| {
-        layers
-            .as_ref()
-            .is_some_and(|l| l.iter().any(|l| l.get("import").is_some()))
+        layers.as_ref().is_some_and(|l| {
+            l.iter().any(|l| {
+                l.get("import").is_some()
+                    || PARTS
+                        .iter()
+                        .any(|p| l.get(p).is_some_and(|t| t.get("import").is_some()))
+            })
+        })
     };
     let mut probe = table.clone();
     let any = super::preset::fleet_layers(&mut probe).iter().any(has)
@@ -429,7 +544,12 @@ pub fn resolve(
     let mut each = |at: String, layers: &mut Vec<toml::Value>| -> Result<(), ScenarioError> {
         for (li, layer) in layers.iter_mut().enumerate() {
             if let Some(t) = layer.as_table_mut() {
-                out.extend(import_layer(source, &base, &format!("{at}[{li}]"), t)?);
+                let at = format!("{at}[{li}]");
+                // The parts first: what they import wins over the layer's import.
+                for part in PARTS {
+                    out.extend(import_part(source, &base, &at, part, t)?);
+                }
+                out.extend(import_layer(source, &base, &at, t)?);
             }
         }
         Ok(())

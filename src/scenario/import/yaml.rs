@@ -181,7 +181,15 @@ impl Builder {
             None => self.docs.push(node),
             Some(Open::Seq(_, _, items)) => items.push(node),
             Some(Open::Map(_, _, members, key)) => match key.take() {
-                Some((key, line)) => members.push(Member { key, line, node }),
+                Some((key, line)) => {
+                    // A block collection starts on the line after its key: its
+                    // setting is said at the key, as a JSON object's would be.
+                    let mut node = node;
+                    if matches!(node.value, Value::Array(_) | Value::Object(_)) {
+                        node.line = node.line.min(line);
+                    }
+                    members.push(Member { key, line, node })
+                }
                 None => {
                     let key = match node.value {
                         Value::String(s) => s,
@@ -308,6 +316,8 @@ mod tests {
         assert_eq!(items[0].value, Value::Number(1.0, "1".into()));
         assert_eq!(items[1].value, Value::String("x".into()));
         assert_eq!((m[1].key.as_str(), m[1].line), ("b", 4));
+        // A block collection is said at its key's line.
+        assert_eq!((m[0].node.line, m[1].node.line), (1, 4));
         let c = &members(&m[1].node)[0];
         assert_eq!((c.line, &c.node.value), (5, &Value::Null));
     }
