@@ -323,6 +323,10 @@ pub struct SweepArgs {
     /// Print nothing but errors.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Refuse (exit 2) a scenario whose imported configuration files set anything
+    /// retrysim cannot model, instead of warning.
+    #[arg(long)]
+    pub deny_unmodelled: bool,
 }
 
 /// Reads `--seed`: a whole number the manifests and CSVs can hold as a signed 64-bit
@@ -378,6 +382,10 @@ pub struct ExplainArgs {
     /// nothing (denied lints are errors, printed on stderr).
     #[arg(long, short)]
     pub quiet: bool,
+    /// Refuse (exit 2) a scenario whose imported configuration files set anything
+    /// retrysim cannot model, instead of warning.
+    #[arg(long)]
+    pub deny_unmodelled: bool,
 }
 
 #[derive(Debug, clap::Args)]

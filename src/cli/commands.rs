@@ -151,6 +151,9 @@ fn sweep(args: SweepArgs) -> Result<i32> {
         seed: args.seed,
     };
     let loaded = retrysim::load_scenario(Some(&args.scenario), &overrides)?;
+    if let Some(code) = super::import::warn(&loaded, args.quiet, args.deny_unmodelled) {
+        return Ok(code);
+    }
     let plan = retrysim::plan_sweep(loaded)?;
     let target = Target {
         scenario: Some(&args.scenario),
@@ -412,7 +415,9 @@ fn explain(args: ExplainArgs) -> Result<i32> {
         seed: None,
     };
     let e = retrysim::explain_scenario(&args.scenario, &overrides, &args.deny)?;
-    super::import::warn(&e.loaded, false, false);
+    if let Some(code) = super::import::warn(&e.loaded, false, args.deny_unmodelled) {
+        return Ok(code);
+    }
     print!("{}", e.explanation.render());
     if !e.loaded.imports.is_empty() {
         println!("\nimported:");

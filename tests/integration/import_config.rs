@@ -502,7 +502,7 @@ fn unmodelled_settings_are_warnings_and_deny_unmodelled_makes_them_exit_2() {
         );
     let d = folder(&[
         ("sc.json", &json),
-        ("s.toml", &scenario("import = { format = 'grpc_service_config', file = 'sc.json', service = 'pkg.Svc' }")),
+        ("s.toml", &scenario("import = { format = 'grpc_service_config', file = 'sc.json', service = 'pkg.Svc' }\n[sweep]\n'fleets.0.layers.0.max_attempts' = [2, 3]")),
     ]);
     let l = loaded(d.path(), "s.toml");
     let settings: Vec<&str> = l.imports[0]
@@ -534,9 +534,16 @@ fn unmodelled_settings_are_warnings_and_deny_unmodelled_makes_them_exit_2() {
         5,
         "{err}"
     );
+    // A sweep warns as run does.
+    let o = retrysim(d.path(), &["sweep", "s.toml", "--dry-run"]);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr)
+        .contains("warning: scenario 's.toml': fleets[0].layers[0].import: 'sc.json' line 4"));
     for cmd in [
         &["run", "s.toml", "--out", "o2", "--no-plots"][..],
         &["check", "s.toml"][..],
+        &["sweep", "s.toml", "--out", "o3", "--no-plots"][..],
+        &["explain", "s.toml"][..],
     ] {
         let mut args = cmd.to_vec();
         args.push("--deny-unmodelled");
@@ -547,6 +554,7 @@ fn unmodelled_settings_are_warnings_and_deny_unmodelled_makes_them_exit_2() {
         assert!(err.contains("(--deny-unmodelled)"), "{err}");
     }
     assert!(!d.path().join("o2").exists());
+    assert!(!d.path().join("o3").exists());
     // explain prints them too, and where each key came from.
     let o = retrysim(d.path(), &["explain", "s.toml"]);
     assert!(o.status.success());
