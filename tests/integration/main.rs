@@ -14,6 +14,7 @@ mod check;
 mod cli_args;
 mod columns;
 mod concurrency_limit;
+mod config_gate;
 mod conventions;
 mod criticality;
 mod determinism;

@@ -1,4 +1,6 @@
-//! The scenario library: every `scenarios/*.toml` (found at test time) validates,
+//! The scenario library: every `scenarios/*.toml` and every scenario of a folder of its
+//! own with the files it reads (`scenarios/config_gate/gate.toml`), found at test time,
+//! validates,
 //! explains, carries expectations and meets them under `retrysim check`, and
 //! `scenarios/README.md` lists exactly the files that exist.
 
@@ -10,13 +12,30 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Every `scenarios/*.toml`, as paths relative to the crate root, sorted.
+/// Every `scenarios/*.toml` and `scenarios/*/*.toml`, as paths relative to the crate
+/// root, sorted.
 fn scenario_files() -> Vec<String> {
-    let mut files: Vec<String> = std::fs::read_dir(root().join("scenarios"))
-        .expect("scenarios/ exists")
-        .map(|e| e.expect("a directory entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .map(|p| format!("scenarios/{}", file_name(&p)))
+    let toml = |dir: &Path| -> Vec<PathBuf> {
+        std::fs::read_dir(dir)
+            .expect("a folder of scenarios")
+            .map(|e| e.expect("a directory entry").path())
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect()
+    };
+    let top = root().join("scenarios");
+    let mut paths = toml(&top);
+    for e in std::fs::read_dir(&top).expect("scenarios/ exists") {
+        let p = e.expect("a directory entry").path();
+        if p.is_dir() && p.file_name().is_some_and(|n| n != "data") {
+            paths.extend(toml(&p));
+        }
+    }
+    let mut files: Vec<String> = paths
+        .iter()
+        .map(|p| {
+            let rel = p.strip_prefix(root()).expect("under the crate root");
+            rel.to_string_lossy().replace('\\', "/")
+        })
         .collect();
     files.sort();
     assert!(
@@ -24,10 +43,6 @@ fn scenario_files() -> Vec<String> {
         "expected the scenario library, found {files:?}"
     );
     files
-}
-
-fn file_name(p: &Path) -> String {
-    p.file_name().unwrap().to_string_lossy().into_owned()
 }
 
 fn retrysim(args: &[&str]) -> Output {
@@ -140,7 +155,7 @@ fn the_scenarios_readme_lists_every_scenario_and_no_other() {
     );
     let files: BTreeSet<String> = scenario_files()
         .iter()
-        .map(|f| file_name(&PathBuf::from(f)))
+        .map(|f| f.strip_prefix("scenarios/").unwrap_or(f).to_string())
         .collect();
     let missing: Vec<_> = files.difference(&listed_set).collect();
     let extra: Vec<_> = listed_set.difference(&files).collect();
