@@ -11,12 +11,12 @@ use retrysim::scenario::Loaded;
 
 use super::color::{self, Paint};
 
-/// `retrysim import FILE --format F [--service S] [--method M] [--route R]
+/// `retrysim import FILE --format F [--service S] [--method M] [--route R | --path P]
 /// [--virtual-host V]`.
 #[derive(Debug, clap::Args)]
 pub struct ImportArgs {
-    /// The configuration file (a gRPC service config or an Envoy RouteConfiguration,
-    /// JSON).
+    /// The configuration file (a gRPC service config, JSON; an Envoy route
+    /// configuration, listener or bootstrap, YAML or JSON).
     pub file: PathBuf,
     /// Its format: `grpc_service_config` or `envoy`.
     #[arg(long, value_name = "FORMAT")]
@@ -33,8 +33,12 @@ pub struct ImportArgs {
     #[arg(long, value_name = "ROUTE")]
     pub route: Option<String>,
     /// envoy: the virtual host's `name`, when route names repeat.
-    #[arg(long, value_name = "VIRTUAL_HOST", requires = "route")]
+    #[arg(long, value_name = "VIRTUAL_HOST")]
     pub virtual_host: Option<String>,
+    /// envoy: a request path (`/pkg.Svc/Method`): the first route that matches it, as
+    /// Envoy matches, for routes without names.
+    #[arg(long, value_name = "PATH", conflicts_with = "route")]
+    pub path: Option<String>,
     /// Print only the layer: no header, no warnings on stderr.
     #[arg(long, short)]
     pub quiet: bool,
@@ -54,6 +58,9 @@ pub fn import(args: ImportArgs) -> Result<i32> {
     }
     if let Some(v) = args.virtual_host {
         selector.insert("virtual_host".into(), v);
+    }
+    if let Some(p) = args.path {
+        selector.insert("path".into(), p);
     }
     let mapped = import::import_file(&args.file, &args.format, &selector)?;
     let shown = args.file.display().to_string();

@@ -286,6 +286,9 @@ pub struct ImportFile {
     pub route: Option<String>,
     /// `envoy`: the virtual host's `name`, when route names repeat.
     pub virtual_host: Option<String>,
+    /// `envoy`: a request path (`/pkg.Svc/Method`); the first route that matches it,
+    /// as Envoy matches, for routes without names.
+    pub path: Option<String>,
 }
 
 /// The dependency every fleet calls.

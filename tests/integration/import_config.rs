@@ -1203,3 +1203,72 @@ fn a_part_import_that_gives_no_such_part_or_another_kind_is_refused() {
         assert!(e.contains(want), "want {want}\n got {e}");
     }
 }
+
+#[test]
+fn an_unnamed_route_is_selected_by_a_path_as_envoy_matches_it() {
+    let rc = |routes: &str| {
+        format!("virtual_hosts:\n- name: a\n  domains: [\"a\"]\n  routes:\n{routes}- name: b\n  domains: [\"*\"]\n  routes:\n  - match: {{ prefix: \"/\" }}\n    route: {{ cluster: b, retry_policy: {{ num_retries: 7, retry_on: 5xx }} }}\n")
+    };
+    let routes = "  - match: { path: \"/pkg.Svc/Get\" }\n    route: { cluster: a, retry_policy: { num_retries: 1, retry_on: 5xx } }\n  - match: { prefix: \"/pkg.Svc/\" }\n    route: { cluster: a, retry_policy: { num_retries: 2, retry_on: 5xx } }\n  - match: { path_separated_prefix: \"/admin\" }\n    route: { cluster: a, retry_policy: { num_retries: 3, retry_on: 5xx } }\n  - match: { prefix: \"/PKG\", case_sensitive: false }\n    route: { cluster: a, retry_policy: { num_retries: 4, retry_on: 5xx } }\n  - match: { safe_regex: { regex: \".*\" } }\n    route: { cluster: a }\n";
+    let text = rc(routes);
+    let attempts = |path: &str, vh: Option<&str>| -> Result<i64, String> {
+        let mut sel = Selector::new();
+        sel.insert("path".into(), path.into());
+        if let Some(v) = vh {
+            sel.insert("virtual_host".into(), v.into());
+        }
+        envoy::map(&text, &sel)
+            .map(|m| m.table()["max_attempts"].as_integer().unwrap())
+            .map_err(|e| e.render())
+    };
+    // The first route of the virtual host that matches: exact, then prefix.
+    assert_eq!(attempts("/pkg.Svc/Get", Some("a")), Ok(2));
+    assert_eq!(attempts("/pkg.Svc/Put", Some("a")), Ok(3));
+    // A separated prefix takes the prefix itself and what follows a `/`, not more.
+    assert_eq!(attempts("/admin/x", Some("a")), Ok(4));
+    assert_eq!(attempts("/administrator", Some("a")).unwrap_err(), "line 13, virtual_hosts[0].routes[4].match: matches by `safe_regex`, which retrysim cannot evaluate against a path: select the route by its `route` name");
+    // case_sensitive = false.
+    assert_eq!(attempts("/pkg/x", Some("a")), Ok(5));
+    // Without `virtual_host`, two virtual hosts match: refused; the other host alone.
+    assert!(attempts("/pkg.Svc/Get", None)
+        .unwrap_err()
+        .contains("matches the path \"/pkg.Svc/Get\" in a second virtual host (the first is virtual_hosts[0].routes[0]): name the virtual host with `virtual_host`"));
+    assert_eq!(attempts("/anything", Some("b")), Ok(8));
+    // A route whose match needs headers too cannot be decided.
+    let headers = rc("  - match: { prefix: \"/\", headers: [{ name: x-canary, present_match: true }] }\n    route: { cluster: a }\n");
+    let mut sel = Selector::new();
+    sel.insert("path".into(), "/x".into());
+    sel.insert("virtual_host".into(), "a".into());
+    assert_eq!(
+        envoy::map(&headers, &sel).unwrap_err().render(),
+        "line 5, virtual_hosts[0].routes[0].match.headers: matches the path only with `headers` too, which retrysim cannot evaluate: select the route by its `route` name"
+    );
+    // In a scenario, with the CLI's --path.
+    let d = folder(&[
+        ("routes.yaml", &text),
+        (
+            "s.toml",
+            &scenario("import = { format = 'envoy', file = 'routes.yaml', virtual_host = 'a', path = '/pkg.Svc/Put' }"),
+        ),
+    ]);
+    assert_eq!(
+        loaded(d.path(), "s.toml").scenario.fleets[0].layers[0].max_attempts,
+        3
+    );
+    let o = retrysim(
+        d.path(),
+        &[
+            "import",
+            "routes.yaml",
+            "--format",
+            "envoy",
+            "--virtual-host",
+            "a",
+            "--path",
+            "/pkg.Svc/Put",
+            "-q",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("max_attempts = 3 "));
+}

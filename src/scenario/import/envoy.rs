@@ -45,6 +45,10 @@ pub const FORMAT: Format = Format {
             "virtual_host",
             "the virtual host's `name`, when route names repeat",
         ),
+        (
+            "path",
+            "a request path (`/pkg.Svc/Method`): the first route that matches it, as Envoy matches, for routes without names",
+        ),
     ],
     map,
 };
@@ -354,11 +358,87 @@ fn listener<'a>(
     Ok(())
 }
 
+/// Whether a route's `match` takes `path`, as Envoy matches it: `prefix`, `path` and
+/// `path_separated_prefix`, case-sensitive unless `case_sensitive` is false. A match
+/// Envoy evaluates on what retrysim cannot know (a regular expression, headers, query
+/// parameters) is refused: the route must then be named.
+fn matches(rm: &[Member], rf: &str, path: &str) -> Result<bool, Refusal> {
+    let Some(m) = get(rm, "match") else {
+        return Ok(false);
+    };
+    let mf = sub(rf, &m.key);
+    let mm = object(&m.node, &mf)?;
+    let sensitive = !matches!(
+        get(mm, "case_sensitive").map(|c| &c.node.value),
+        Some(Value::Bool(false))
+    );
+    let norm = |t: &str| {
+        if sensitive {
+            t.to_string()
+        } else {
+            t.to_ascii_lowercase()
+        }
+    };
+    let p = norm(path);
+    let text = |k: &str| -> Result<Option<String>, Refusal> {
+        get(mm, k)
+            .map(|x| string(x, &sub(&mf, &x.key)).map(norm))
+            .transpose()
+    };
+    let hit = if let Some(pre) = text("prefix")? {
+        p.starts_with(&pre)
+    } else if let Some(exact) = text("path")? {
+        p == exact
+    } else if let Some(pre) = text("path_separated_prefix")? {
+        p == pre || p.starts_with(&format!("{pre}/"))
+    } else {
+        let how = ["safe_regex", "path_match_policy", "connect_matcher"]
+            .into_iter()
+            .find_map(|k| get(mm, k))
+            .map_or("no path rule retrysim reads".to_string(), |x| {
+                format!("`{}`", x.key)
+            });
+        return Err(Refusal::at(
+            m.node.line,
+            &mf,
+            format!("matches by {how}, which retrysim cannot evaluate against a path: select the route by its `route` name"),
+        ));
+    };
+    if hit {
+        for k in [
+            "headers",
+            "query_parameters",
+            "runtime_fraction",
+            "grpc",
+            "tls_context",
+            "dynamic_metadata",
+            "filter_state",
+        ] {
+            if let Some(x) = get(mm, k) {
+                return Err(Refusal::at(
+                    x.line,
+                    &sub(&mf, &x.key),
+                    format!("matches the path only with `{}` too, which retrysim cannot evaluate: select the route by its `route` name", x.key),
+                ));
+            }
+        }
+    }
+    Ok(hit)
+}
+
 /// Finds the route the selector names: by `name`, within the virtual host named
 /// `virtual_host` when given; without `route`, the file's only route.
 fn choose<'a>(configs: &[RouteConfig<'a>], selector: &Selector) -> Result<Chosen<'a>, Refusal> {
     let route = selector.get("route").filter(|r| !r.is_empty());
+    let path = selector.get("path").map(String::as_str);
     let vh_wanted = selector.get("virtual_host").map(String::as_str);
+    if route.is_some() && path.is_some() {
+        return Err(Refusal {
+            line: None,
+            field: String::new(),
+            message: "cannot be matched by both `route` and `path`: give one".into(),
+        });
+    }
     let mut found: Vec<Chosen<'a>> = Vec::new();
     let mut all: Vec<Chosen<'a>> = Vec::new();
     let mut names = Vec::new();
@@ -377,9 +457,17 @@ fn choose<'a>(configs: &[RouteConfig<'a>], selector: &Selector) -> Result<Chosen
                 continue;
             }
             let (routes, rf) = array(vm, "routes", &vhf)?;
+            let mut path_matched = false;
             for (j, r) in routes.iter().enumerate() {
                 let rjf = format!("{rf}[{j}]");
                 let rm = object(r, &rjf)?;
+                if let Some(p) = path {
+                    // Envoy takes the first route of the virtual host that matches.
+                    if !path_matched && matches(rm, &rjf, p)? {
+                        path_matched = true;
+                        found.push((vm, vhf.clone(), r, rjf.clone()));
+                    }
+                }
                 let rname = name_of(rm, &rjf)?;
                 if route.is_some_and(|w| *w == rname) {
                     found.push((vm, vhf.clone(), r, rjf.clone()));
@@ -395,6 +483,25 @@ fn choose<'a>(configs: &[RouteConfig<'a>], selector: &Selector) -> Result<Chosen
     let within = vh_wanted.map_or(String::new(), |v| {
         format!(" in virtual host \"{}\"", super::super::error::shown(v))
     });
+    if let Some(p) = path {
+        let shown = super::super::error::shown(p);
+        return match found.len() {
+            1 => Ok(found.remove(0)),
+            0 => Err(Refusal {
+                line: None,
+                field: vf,
+                message: format!("has no route that matches the path \"{shown}\"{within}"),
+            }),
+            _ => Err(Refusal {
+                line: Some(found[1].2.line),
+                field: found[1].3.clone(),
+                message: format!(
+                    "matches the path \"{shown}\" in a second virtual host (the first is {}): name the virtual host with `virtual_host`",
+                    found[0].3
+                ),
+            }),
+        };
+    }
     let Some(route) = route else {
         if all.len() == 1 {
             return Ok(all.remove(0));
