@@ -6,6 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
+use proptest::prelude::*;
+
 use retrysim::scenario::import::{istio, linkerd, Mapped, Selector};
 use retrysim::scenario::{load_file, Loaded, Overrides, ScenarioError};
 
@@ -761,4 +763,82 @@ fn retrysim_import_prints_a_linkerd_route_that_loads_as_the_import_does() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+}
+
+/// Pieces a mutation writes into a file: YAML's syntax, durations, numbers, names.
+const PIECES: [&str; 24] = [
+    "",
+    " ",
+    "\n",
+    ":",
+    "- ",
+    "---\n",
+    "{",
+    "[",
+    "\"",
+    "#",
+    "0",
+    "-1",
+    "1.5",
+    "1d",
+    "500us",
+    "9223372036854775808ns",
+    "retryOn: 5xx",
+    "attempts: ",
+    "http:",
+    "routes:",
+    "ttl: ",
+    "isRetryable: true",
+    "kind: VirtualService",
+    "kind: ServiceProfile",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Every mutated mesh file ends in a layer or a refusal naming where: never a panic.
+    #[test]
+    fn mutated_mesh_files_never_panic_the_importers(
+        which in 0usize..5,
+        edits in proptest::collection::vec((any::<prop::sample::Index>(), 0usize..24, 0usize..4), 1..6),
+        route in prop::sample::select(vec!["", "http[0]", "http[9]", "a", "HEAD /authors/{id}.json", "PUT /books/{id}.json"]),
+        named in prop::sample::select(vec!["", "ratings", "authors.booksapp.svc.cluster.local", "books.booksapp.svc.cluster.local"]),
+    ) {
+        let names = [
+            "istio_ratings_retries.yaml",
+            "istio_ratings_timeout.yaml",
+            "istio_api_ratings_route_retries.yaml",
+            "linkerd_booksapp_webapp_profile.yaml",
+            "linkerd_booksapp_retries_timeouts.yaml",
+        ];
+        let mut text = fixture(names[which]);
+        for (at, piece, cut) in edits {
+            let mut i = at.index(text.len() + 1);
+            while !text.is_char_boundary(i) {
+                i -= 1;
+            }
+            let mut end = (i + cut).min(text.len());
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            text.replace_range(i..end, PIECES[piece]);
+        }
+        let mut sel = Selector::new();
+        if !route.is_empty() {
+            sel.insert("route".into(), route.into());
+        }
+        for (f, key) in [
+            (istio::FORMAT, "virtual_service"),
+            (linkerd::FORMAT, "service_profile"),
+        ] {
+            let mut sel = sel.clone();
+            if !named.is_empty() {
+                sel.insert(key.into(), named.into());
+            }
+            match (f.map)(&text, &sel) {
+                Ok(m) => prop_assert!(!m.keys.is_empty()),
+                Err(e) => prop_assert!(!e.render().is_empty()),
+            }
+        }
+    }
 }

@@ -202,10 +202,10 @@ pub(super) fn go_duration(text: &str) -> Result<i64, String> {
                 return Err(invalid());
             }
         }
-        d += v;
-        if d > LIMIT {
-            return Err(invalid());
-        }
+        d = d
+            .checked_add(v)
+            .filter(|d| *d <= LIMIT)
+            .ok_or_else(invalid)?;
     }
     if neg {
         return Ok((d as i64).wrapping_neg());
@@ -948,6 +948,10 @@ mod tests {
             ("1 s", "unknown unit \" s\""),
             ("2562047h47m16.854775808s", "invalid duration"),
             ("-", "invalid duration"),
+            (
+                "9223372036854775808ns9223372036854775808ns",
+                "invalid duration",
+            ),
         ] {
             assert_eq!(go_duration(s), Err(why.to_string()), "{s}");
         }
