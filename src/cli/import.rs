@@ -12,13 +12,14 @@ use retrysim::scenario::Loaded;
 use super::color::{self, Paint};
 
 /// `retrysim import FILE --format F [--service S] [--method M] [--route R | --path P]
-/// [--virtual-host V]`.
+/// [--virtual-host V] [--virtual-service V] [--service-profile P]`.
 #[derive(Debug, clap::Args)]
 pub struct ImportArgs {
     /// The configuration file (a gRPC service config, JSON; an Envoy route
-    /// configuration, listener or bootstrap, YAML or JSON).
+    /// configuration, listener or bootstrap, an Istio VirtualService or a Linkerd
+    /// ServiceProfile, YAML or JSON).
     pub file: PathBuf,
-    /// Its format: `grpc_service_config` or `envoy`.
+    /// Its format: `grpc_service_config`, `envoy`, `istio` or `linkerd`.
     #[arg(long, value_name = "FORMAT")]
     pub format: String,
     /// grpc_service_config: the full service name (`pkg.Service`); without it, only
@@ -29,7 +30,8 @@ pub struct ImportArgs {
     /// default matches.
     #[arg(long, value_name = "METHOD", requires = "service")]
     pub method: Option<String>,
-    /// envoy: the route's `name` (`virtual_hosts[].routes[].name`).
+    /// envoy: the route's `name` (`virtual_hosts[].routes[].name`); istio: the HTTP
+    /// route's `name` or place (`http[1]`); linkerd: the route's `name`.
     #[arg(long, value_name = "ROUTE")]
     pub route: Option<String>,
     /// envoy: the virtual host's `name`, when route names repeat.
@@ -39,6 +41,12 @@ pub struct ImportArgs {
     /// Envoy matches, for routes without names.
     #[arg(long, value_name = "PATH", conflicts_with = "route")]
     pub path: Option<String>,
+    /// istio: the VirtualService's `metadata.name`, when the file holds several.
+    #[arg(long, value_name = "NAME")]
+    pub virtual_service: Option<String>,
+    /// linkerd: the ServiceProfile's `metadata.name`, when the file holds several.
+    #[arg(long, value_name = "NAME")]
+    pub service_profile: Option<String>,
     /// Print only the layer: no header, no warnings on stderr.
     #[arg(long, short)]
     pub quiet: bool,
@@ -61,6 +69,12 @@ pub fn import(args: ImportArgs) -> Result<i32> {
     }
     if let Some(p) = args.path {
         selector.insert("path".into(), p);
+    }
+    if let Some(v) = args.virtual_service {
+        selector.insert("virtual_service".into(), v);
+    }
+    if let Some(p) = args.service_profile {
+        selector.insert("service_profile".into(), p);
     }
     let mapped = import::import_file(&args.file, &args.format, &selector)?;
     let shown = args.file.display().to_string();

@@ -267,12 +267,12 @@ pub struct LayerFile {
 }
 
 /// `import = { format, file, <selector> }`: a layer read from a configuration file (a
-/// gRPC service config, an Envoy route configuration), checked by its importer before
-/// parsing.
+/// gRPC service config, an Envoy route configuration, an Istio VirtualService, a
+/// Linkerd ServiceProfile), checked by its importer before parsing.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ImportFile {
-    /// The file's format: `"grpc_service_config"` or `"envoy"`.
+    /// The file's format: `"grpc_service_config"`, `"envoy"`, `"istio"` or `"linkerd"`.
     pub format: String,
     /// The file, relative to the scenario; recorded with its SHA-256 in the manifest.
     pub file: String,
@@ -282,13 +282,19 @@ pub struct ImportFile {
     /// `grpc_service_config`: the method; without it, the service's entry or the
     /// default matches.
     pub method: Option<String>,
-    /// `envoy`: the route's `name` (`virtual_hosts[].routes[].name`).
+    /// `envoy`: the route's `name` (`virtual_hosts[].routes[].name`); `istio`: the
+    /// HTTP route's `name` (`spec.http[].name`) or place (`http[1]`); `linkerd`: the
+    /// route's `name` (`spec.routes[].name`).
     pub route: Option<String>,
     /// `envoy`: the virtual host's `name`, when route names repeat.
     pub virtual_host: Option<String>,
     /// `envoy`: a request path (`/pkg.Svc/Method`); the first route that matches it,
     /// as Envoy matches, for routes without names.
     pub path: Option<String>,
+    /// `istio`: the VirtualService's `metadata.name`, when the file holds several.
+    pub virtual_service: Option<String>,
+    /// `linkerd`: the ServiceProfile's `metadata.name`, when the file holds several.
+    pub service_profile: Option<String>,
 }
 
 /// The dependency every fleet calls.

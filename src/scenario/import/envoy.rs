@@ -124,7 +124,7 @@ fn camel(snake: &str) -> String {
 
 /// The member `name` (snake_case) or its lowerCamelCase form, the last written
 /// winning; a `null` is absent, as proto3 JSON reads it.
-fn get<'a>(members: &'a [Member], name: &str) -> Option<&'a Member> {
+pub(super) fn get<'a>(members: &'a [Member], name: &str) -> Option<&'a Member> {
     let c = camel(name);
     members
         .iter()
@@ -139,7 +139,7 @@ fn is(key: &str, name: &str) -> bool {
 }
 
 /// A string member, or a refusal.
-fn string<'a>(m: &'a Member, field: &str) -> Result<&'a str, Refusal> {
+pub(super) fn string<'a>(m: &'a Member, field: &str) -> Result<&'a str, Refusal> {
     match &m.node.value {
         Value::String(s) => Ok(s),
         v => Err(Refusal::at(
@@ -753,7 +753,7 @@ fn cluster_budget(
 }
 
 /// Adds the outcome classes of one `retry_on` condition, or a warning.
-fn condition(
+pub(super) fn condition(
     out: &mut Mapped,
     on: &mut Vec<&'static str>,
     cond: &str,

@@ -22,7 +22,9 @@
 
 pub mod envoy;
 pub mod grpc;
+pub mod istio;
 pub mod json;
+pub mod linkerd;
 pub mod yaml;
 
 use std::collections::BTreeMap;
@@ -203,7 +205,7 @@ pub struct Format {
 }
 
 /// Every format, in the order messages list them.
-pub const FORMATS: &[Format] = &[grpc::FORMAT, envoy::FORMAT];
+pub const FORMATS: &[Format] = &[grpc::FORMAT, envoy::FORMAT, istio::FORMAT, linkerd::FORMAT];
 
 /// The format named `name`.
 pub fn format(name: &str) -> Option<&'static Format> {
