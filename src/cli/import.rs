@@ -12,13 +12,13 @@ use retrysim::scenario::Loaded;
 use super::color::{self, Paint};
 
 /// `retrysim import FILE --format F [--service S] [--method M] [--route R]
-/// [--virtual-host V]`.
+/// [--virtual-host V] [--instance I] [--profile P]`.
 #[derive(Debug, clap::Args)]
 pub struct ImportArgs {
-    /// The configuration file (a gRPC service config or an Envoy RouteConfiguration,
-    /// JSON).
+    /// The configuration file (a gRPC service config, an Envoy RouteConfiguration, a
+    /// Spring Boot application.yml, an AWS shared config file).
     pub file: PathBuf,
-    /// Its format: `grpc_service_config` or `envoy`.
+    /// Its format: `grpc_service_config`, `envoy`, `resilience4j` or `aws_config`.
     #[arg(long, value_name = "FORMAT")]
     pub format: String,
     /// grpc_service_config: the full service name (`pkg.Service`); without it, only
@@ -35,6 +35,13 @@ pub struct ImportArgs {
     /// envoy: the virtual host's `name`, when route names repeat.
     #[arg(long, value_name = "VIRTUAL_HOST", requires = "route")]
     pub virtual_host: Option<String>,
+    /// resilience4j: the instance's name (`resilience4j.retry.instances.<name>`, and
+    /// the circuit breaker of the same name).
+    #[arg(long, value_name = "INSTANCE")]
+    pub instance: Option<String>,
+    /// aws_config: the profile (`[profile NAME]`); without it, `default`.
+    #[arg(long, value_name = "PROFILE")]
+    pub profile: Option<String>,
     /// Print only the layer: no header, no warnings on stderr.
     #[arg(long, short)]
     pub quiet: bool,
@@ -54,6 +61,12 @@ pub fn import(args: ImportArgs) -> Result<i32> {
     }
     if let Some(v) = args.virtual_host {
         selector.insert("virtual_host".into(), v);
+    }
+    if let Some(i) = args.instance {
+        selector.insert("instance".into(), i);
+    }
+    if let Some(p) = args.profile {
+        selector.insert("profile".into(), p);
     }
     let mapped = import::import_file(&args.file, &args.format, &selector)?;
     let shown = args.file.display().to_string();

@@ -16,9 +16,11 @@
 //! this folder: a [`Format`] in [`FORMATS`] with the selector keys it takes and a
 //! function from the file's text to a [`Mapped`] layer.
 
+pub mod aws_config;
 pub mod envoy;
 pub mod grpc;
 pub mod json;
+pub mod resilience4j;
 pub mod yaml;
 
 use std::collections::BTreeMap;
@@ -199,7 +201,12 @@ pub struct Format {
 }
 
 /// Every format, in the order messages list them.
-pub const FORMATS: &[Format] = &[grpc::FORMAT, envoy::FORMAT];
+pub const FORMATS: &[Format] = &[
+    grpc::FORMAT,
+    envoy::FORMAT,
+    resilience4j::FORMAT,
+    aws_config::FORMAT,
+];
 
 /// The format named `name`.
 pub fn format(name: &str) -> Option<&'static Format> {
