@@ -267,12 +267,13 @@ pub struct LayerFile {
 }
 
 /// `import = { format, file, <selector> }`: a layer read from a configuration file (a
-/// gRPC service config, an Envoy route configuration), checked by its importer before
-/// parsing.
+/// gRPC service config, an Envoy route configuration, a Spring Boot application.yml,
+/// an AWS shared config file), checked by its importer before parsing.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ImportFile {
-    /// The file's format: `"grpc_service_config"` or `"envoy"`.
+    /// The file's format: `"grpc_service_config"`, `"envoy"`, `"resilience4j"` or
+    /// `"aws_config"`.
     pub format: String,
     /// The file, relative to the scenario; recorded with its SHA-256 in the manifest.
     pub file: String,
@@ -286,6 +287,11 @@ pub struct ImportFile {
     pub route: Option<String>,
     /// `envoy`: the virtual host's `name`, when route names repeat.
     pub virtual_host: Option<String>,
+    /// `resilience4j`: the instance's name (`resilience4j.retry.instances.<name>`, and
+    /// the circuit breaker of the same name).
+    pub instance: Option<String>,
+    /// `aws_config`: the profile (`[profile NAME]`); without it, `default`.
+    pub profile: Option<String>,
 }
 
 /// The dependency every fleet calls.

@@ -26,6 +26,7 @@ mod golden;
 mod guards;
 mod hedging;
 mod import_config;
+mod import_libs;
 mod interrupt;
 mod intervals;
 mod layering;
