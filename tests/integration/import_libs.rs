@@ -308,6 +308,10 @@ fn absent_fields_take_resilience4js_defaults_one_by_one() {
         key(&t, "backoff.max_interval").unwrap().as_str(),
         Some("5s")
     );
+    // A wait of 0 is no backoff (RetryConfig.Builder.waitDuration takes 0).
+    let t = r4j(&both("        waitDuration: 0\n", ""));
+    assert_eq!(key(&t, "backoff.kind").unwrap().as_str(), Some("none"));
+    assert!(key(&t, "backoff.initial").is_none());
     // Without a breaker instance of the name, the layer has no breaker; without a
     // retry instance, it does not retry.
     let t = r4j("resilience4j.retry.instances.a.maxAttempts: 2\n");

@@ -546,7 +546,7 @@ pub fn spring_duration(t: &str) -> Option<i128> {
     let neg = b.first() == Some(&b'-');
     let mut s = &t[sign + 1..];
     // A signed whole number followed by `unit`, if there.
-    fn part<'a>(s: &'a str, unit: char) -> Option<(Option<(i64, &'a str)>, &'a str)> {
+    fn part(s: &str, unit: char) -> Option<(Option<i64>, &str)> {
         let b = s.as_bytes();
         let sign = usize::from(matches!(b.first(), Some(b'+' | b'-')));
         let d = b[sign..].iter().take_while(|c| c.is_ascii_digit()).count();
@@ -557,7 +557,7 @@ pub fn spring_duration(t: &str) -> Option<i128> {
         match after.chars().next() {
             Some(c) if c.eq_ignore_ascii_case(&unit) => {
                 let n: i64 = s[..sign + d].parse().ok()?;
-                Some((Some((n, &s[..sign + d])), &after[1..]))
+                Some((Some(n), &after[1..]))
             }
             _ => Some((None, s)),
         }
@@ -566,7 +566,7 @@ pub fn spring_duration(t: &str) -> Option<i128> {
     let mut any = false;
     let (days, r) = part(s, 'D')?;
     s = r;
-    if let Some((d, _)) = days {
+    if let Some(d) = days {
         total += d as i128 * 86_400_000_000_000;
         any = true;
     }
@@ -575,13 +575,13 @@ pub fn spring_duration(t: &str) -> Option<i128> {
         let mut in_t = false;
         let (h, r) = part(s, 'H')?;
         s = r;
-        if let Some((h, _)) = h {
+        if let Some(h) = h {
             total += h as i128 * 3_600_000_000_000;
             in_t = true;
         }
         let (m, r) = part(s, 'M')?;
         s = r;
-        if let Some((m, _)) = m {
+        if let Some(m) = m {
             total += m as i128 * 60_000_000_000;
             in_t = true;
         }
@@ -669,7 +669,7 @@ fn at_least(p: &P, ns: i128, min_ns: i128, why: &str) -> Result<(), Refusal> {
 /// The wait between attempts: `IntervalFunction`'s parameters, each with its source.
 #[derive(Debug, Clone)]
 struct Interval {
-    /// `None`: `waitDuration` 0, no wait.
+    /// The first wait (0: no wait, a fixed `waitDuration` of 0).
     initial_ms: Option<(u64, Src)>,
     multiplier: Option<(f64, Src)>,
     factor: Option<(f64, Src)>,
@@ -966,8 +966,6 @@ fn build_retry(cfg: &mut RetryCfg, e: &Entry, out: &mut Mapped) -> Result<(), Re
                     Some((f, fp)) => (f, Src::of(fp)),
                     None => by_default_factor(),
                 });
-            } else if w_ms == 0 {
-                iv.initial_ms = None;
             }
             cfg.interval = iv;
         }
@@ -1445,12 +1443,8 @@ pub fn map(text: &str, selector: &Selector) -> Result<Mapped, Refusal> {
                     );
                     let iv = &cfg.interval;
                     match &iv.initial_ms {
-                        None => {
-                            let s = cfg
-                                .interval
-                                .initial_ms
-                                .as_ref()
-                                .map_or(at.clone(), |(_, s)| s.clone());
+                        None => {}
+                        Some((0, s)) => {
                             put(
                                 &mut out,
                                 "backoff.kind",
