@@ -431,6 +431,18 @@ fn a_properties_file_is_the_same_layer_as_its_yaml() {
         .map(|v| v.as_str().unwrap())
         .collect();
     assert_eq!(on, ["rejected", "error", "timeout"]);
+    // RuntimeException stands for more than CallNotPermittedException: said.
+    let m = resilience4j::map(
+        &both("        ignoreExceptions: java.lang.RuntimeException\n", ""),
+        &sel("instance", "a"),
+    )
+    .unwrap();
+    assert!(!m.table()["retry_on"]
+        .as_array()
+        .unwrap()
+        .contains(&"breaker_open".into()));
+    assert_eq!(m.warnings.len(), 1, "{:?}", m.warnings);
+    assert!(m.warnings[0].message.contains("java.lang.RuntimeException"));
     let m = resilience4j::map(props, &sel("instance", "a")).unwrap();
     let (_, _, prov) = m
         .keys

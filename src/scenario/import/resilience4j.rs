@@ -1031,7 +1031,7 @@ fn retry_on(cfg: &RetryCfg, at: &Src, out: &mut Mapped) -> Option<(Vec<&'static 
     let mut src = at.rule("Resilience4j retries every exception by default, CallNotPermittedException (breaker_open) too");
     let unmapped = |l: &[(String, u64)], s: &Src, out: &mut Mapped, what: &str| {
         for (c, line) in l {
-            if c != CNPE && !CNPE_SUPERS.contains(&c.as_str()) {
+            if c != CNPE && !CATCH_ALL.contains(&c.as_str()) {
                 out.unmodelled(
                     *line,
                     &s.field,
