@@ -12,14 +12,17 @@ use retrysim::scenario::Loaded;
 use super::color::{self, Paint};
 
 /// `retrysim import FILE --format F [--service S] [--method M] [--route R | --path P]
-/// [--virtual-host V] [--virtual-service V] [--service-profile P]`.
+/// [--virtual-host V] [--virtual-service V] [--service-profile P] [--instance I]
+/// [--profile P]`.
 #[derive(Debug, clap::Args)]
 pub struct ImportArgs {
     /// The configuration file (a gRPC service config, JSON; an Envoy route
-    /// configuration, listener or bootstrap, an Istio VirtualService or a Linkerd
-    /// ServiceProfile, YAML or JSON).
+    /// configuration, listener or bootstrap, an Istio VirtualService, a Linkerd
+    /// ServiceProfile or a Spring Boot application.yml, YAML or JSON; an AWS shared
+    /// config file).
     pub file: PathBuf,
-    /// Its format: `grpc_service_config`, `envoy`, `istio` or `linkerd`.
+    /// Its format: `grpc_service_config`, `envoy`, `istio`, `linkerd`, `resilience4j`
+    /// or `aws_config`.
     #[arg(long, value_name = "FORMAT")]
     pub format: String,
     /// grpc_service_config: the full service name (`pkg.Service`); without it, only
@@ -47,6 +50,13 @@ pub struct ImportArgs {
     /// linkerd: the ServiceProfile's `metadata.name`, when the file holds several.
     #[arg(long, value_name = "NAME")]
     pub service_profile: Option<String>,
+    /// resilience4j: the instance's name (`resilience4j.retry.instances.<name>`, and
+    /// the circuit breaker of the same name).
+    #[arg(long, value_name = "INSTANCE")]
+    pub instance: Option<String>,
+    /// aws_config: the profile (`[profile NAME]`); without it, `default`.
+    #[arg(long, value_name = "PROFILE")]
+    pub profile: Option<String>,
     /// Print only the layer: no header, no warnings on stderr.
     #[arg(long, short)]
     pub quiet: bool,
@@ -75,6 +85,12 @@ pub fn import(args: ImportArgs) -> Result<i32> {
     }
     if let Some(p) = args.service_profile {
         selector.insert("service_profile".into(), p);
+    }
+    if let Some(i) = args.instance {
+        selector.insert("instance".into(), i);
+    }
+    if let Some(p) = args.profile {
+        selector.insert("profile".into(), p);
     }
     let mapped = import::import_file(&args.file, &args.format, &selector)?;
     let shown = args.file.display().to_string();

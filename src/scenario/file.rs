@@ -268,11 +268,13 @@ pub struct LayerFile {
 
 /// `import = { format, file, <selector> }`: a layer read from a configuration file (a
 /// gRPC service config, an Envoy route configuration, an Istio VirtualService, a
-/// Linkerd ServiceProfile), checked by its importer before parsing.
+/// Linkerd ServiceProfile, a Spring Boot application.yml, an AWS shared config
+/// file), checked by its importer before parsing.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ImportFile {
-    /// The file's format: `"grpc_service_config"`, `"envoy"`, `"istio"` or `"linkerd"`.
+    /// The file's format: `"grpc_service_config"`, `"envoy"`, `"istio"`, `"linkerd"`,
+    /// `"resilience4j"` or `"aws_config"`.
     pub format: String,
     /// The file, relative to the scenario; recorded with its SHA-256 in the manifest.
     pub file: String,
@@ -295,6 +297,11 @@ pub struct ImportFile {
     pub virtual_service: Option<String>,
     /// `linkerd`: the ServiceProfile's `metadata.name`, when the file holds several.
     pub service_profile: Option<String>,
+    /// `resilience4j`: the instance's name (`resilience4j.retry.instances.<name>`, and
+    /// the circuit breaker of the same name).
+    pub instance: Option<String>,
+    /// `aws_config`: the profile (`[profile NAME]`); without it, `default`.
+    pub profile: Option<String>,
 }
 
 /// The dependency every fleet calls.

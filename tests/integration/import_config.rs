@@ -471,7 +471,7 @@ fn each_bad_file_is_refused_with_its_file_line_and_field() {
     )]);
     let e = error(d.path(), "s.toml");
     assert!(
-        e.contains("import.format: unknown format \"envoy_yaml\" (known: \"grpc_service_config\", \"envoy\", \"istio\", \"linkerd\")"),
+        e.contains("import.format: unknown format \"envoy_yaml\" (known: \"grpc_service_config\", \"envoy\", \"istio\", \"linkerd\", \"resilience4j\", \"aws_config\")"),
         "{e}"
     );
     let d = folder(&[(

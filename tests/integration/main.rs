@@ -27,6 +27,7 @@ mod golden;
 mod guards;
 mod hedging;
 mod import_config;
+mod import_libs;
 mod import_mesh;
 mod interrupt;
 mod intervals;

@@ -20,11 +20,13 @@
 //! this folder: a [`Format`] in [`FORMATS`] with the selector keys it takes and a
 //! function from the file's text to a [`Mapped`] layer.
 
+pub mod aws_config;
 pub mod envoy;
 pub mod grpc;
 pub mod istio;
 pub mod json;
 pub mod linkerd;
+pub mod resilience4j;
 pub mod yaml;
 
 use std::collections::BTreeMap;
@@ -205,7 +207,14 @@ pub struct Format {
 }
 
 /// Every format, in the order messages list them.
-pub const FORMATS: &[Format] = &[grpc::FORMAT, envoy::FORMAT, istio::FORMAT, linkerd::FORMAT];
+pub const FORMATS: &[Format] = &[
+    grpc::FORMAT,
+    envoy::FORMAT,
+    istio::FORMAT,
+    linkerd::FORMAT,
+    resilience4j::FORMAT,
+    aws_config::FORMAT,
+];
 
 /// The format named `name`.
 pub fn format(name: &str) -> Option<&'static Format> {
