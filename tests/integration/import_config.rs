@@ -1272,3 +1272,31 @@ fn an_unnamed_route_is_selected_by_a_path_as_envoy_matches_it() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stdout).starts_with("max_attempts = 3 "));
 }
+
+#[test]
+fn a_breaker_imports_on_its_own_from_resilience4js_spring_configuration() {
+    let d = folder(&[
+        ("application.yml", &fixture("resilience4j_demo_application.yml")),
+        (
+            "imported.toml",
+            &scenario("max_attempts = 2\nbreaker = { open_for = '1s', import = { format = 'resilience4j', file = 'application.yml', instance = 'backendA' } }"),
+        ),
+        (
+            "by_hand.toml",
+            &scenario(
+                "max_attempts = 2\nbreaker = { kind = 'resilience4j', window_type = 'count', window_size = 10, min_calls = 5, failure_rate = 50, \
+                 slow_call_rate = 100, slow_call_duration = '60s', open_for = '1s', half_open_calls = 3, placement = 'inside' }",
+            ),
+        ),
+    ]);
+    same_as_by_hand(d.path());
+    let l = loaded(d.path(), "imported.toml");
+    assert_eq!(l.imports.len(), 1);
+    assert_eq!(l.imports[0].at, "fleets[0].layers[0].breaker");
+    assert!(l.imports[0]
+        .mapped
+        .keys
+        .iter()
+        .all(|(k, _, _)| k.starts_with("breaker.")));
+    assert_eq!(l.imports[0].overridden, ["breaker.open_for"]);
+}
