@@ -56,6 +56,8 @@
 
 pub mod api;
 pub mod check;
+#[cfg(not(target_arch = "wasm32"))]
+mod cli;
 pub mod diff;
 pub mod engine;
 pub mod error;
@@ -78,3 +80,11 @@ pub use api::{
     Overrides, Target,
 };
 pub use error::{Error, Truncation};
+
+/// The `retrysim` command: parses the process's arguments, runs the command and
+/// returns its exit code (`src/main.rs` exits with it). The command line lives in the
+/// library so that it, and not the public API, reaches the crate's internals.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn cli_main() -> i32 {
+    cli::main()
+}

@@ -14,18 +14,18 @@ pub enum Format {
     Svg,
 }
 
-impl From<Format> for retrysim::plot::Format {
+impl From<Format> for crate::plot::Format {
     fn from(f: Format) -> Self {
         match f {
-            Format::Png => retrysim::plot::Format::Png,
-            Format::Svg => retrysim::plot::Format::Svg,
+            Format::Png => crate::plot::Format::Png,
+            Format::Svg => crate::plot::Format::Svg,
         }
     }
 }
 
 /// What `check --format` prints on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum CheckFormat {
+pub(crate) enum CheckFormat {
     /// The aligned table, then the failures.
     Text,
     /// One JSON document: every row with its bound and value as numbers.
@@ -37,7 +37,7 @@ pub enum CheckFormat {
 /// A deterministic discrete-event simulator of retry storms.
 #[derive(Debug, Parser)]
 #[command(name = "retrysim", version, about, long_about = None)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// Colours in help, errors, the progress bar and PASS/FAIL: `auto` on a terminal
     /// unless `NO_COLOR` is set, `always`, `never`.
     #[arg(
@@ -53,7 +53,7 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Run one scenario (the embedded default when none is given) and write CSV files,
     /// a manifest and plots.
     #[command(
@@ -245,7 +245,7 @@ pub enum Command {
 }
 
 #[derive(Debug, clap::Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// Scenario file (TOML). Without one, the embedded default scenario runs.
     pub scenario: Option<PathBuf>,
     /// Output folder [default: output/<scenario name>/].
@@ -289,7 +289,7 @@ pub struct RunArgs {
 }
 
 #[derive(Debug, clap::Args)]
-pub struct SweepArgs {
+pub(crate) struct SweepArgs {
     /// Scenario file (TOML) with a `[sweep]` table.
     pub scenario: PathBuf,
     /// Worker threads [default: all cores].
@@ -297,7 +297,7 @@ pub struct SweepArgs {
     pub jobs: Option<usize>,
     /// Run only the runs with `run % N == I`, into their own folder.
     #[arg(long, value_name = "I/N", allow_hyphen_values = true)]
-    pub shard: Option<retrysim::sweep::Shard>,
+    pub shard: Option<crate::sweep::Shard>,
     /// Output folder [default: output/<name>/, or output/<name>-shard-I-of-N/].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -331,44 +331,44 @@ pub struct SweepArgs {
 
 /// Reads `--seed`: a whole number the manifests and CSVs can hold as a signed 64-bit
 /// integer.
-pub fn parse_seed(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_seed(s: &str) -> Result<u64, String> {
     match s.trim().parse::<i128>() {
         Ok(n) if (0..=i128::from(i64::MAX)).contains(&n) => Ok(n as u64),
         _ => Err(format!(
             "must be a whole number from 0 to {} (found '{}')",
             i64::MAX,
-            retrysim::scenario::error::shown(s)
+            crate::scenario::error::shown(s)
         )),
     }
 }
 
-/// Reads `--jobs`: 1 to [`retrysim::sweep::MAX_JOBS`] worker threads.
-pub fn parse_jobs(s: &str) -> Result<usize, String> {
-    let max = retrysim::sweep::MAX_JOBS;
+/// Reads `--jobs`: 1 to [`crate::sweep::MAX_JOBS`] worker threads.
+pub(crate) fn parse_jobs(s: &str) -> Result<usize, String> {
+    let max = crate::sweep::MAX_JOBS;
     match s.trim().parse::<i128>() {
         Ok(n) if (1..=max as i128).contains(&n) => Ok(n as usize),
         _ => Err(format!(
             "must be a whole number of worker threads from 1 to {max} (found '{}')",
-            retrysim::scenario::error::shown(s)
+            crate::scenario::error::shown(s)
         )),
     }
 }
 
-/// Reads `--trace`: 1 to [`retrysim::model::config::MAX_TRACE_SAMPLE`] logical
+/// Reads `--trace`: 1 to [`crate::model::config::MAX_TRACE_SAMPLE`] logical
 /// requests.
-pub fn parse_trace(s: &str) -> Result<u64, String> {
-    let max = retrysim::model::config::MAX_TRACE_SAMPLE;
+pub(crate) fn parse_trace(s: &str) -> Result<u64, String> {
+    let max = crate::model::config::MAX_TRACE_SAMPLE;
     match s.trim().parse::<i128>() {
         Ok(n) if (1..=i128::from(max)).contains(&n) => Ok(n as u64),
         _ => Err(format!(
             "must be a whole number of logical requests from 1 to {max} (found '{}')",
-            retrysim::scenario::error::shown(s)
+            crate::scenario::error::shown(s)
         )),
     }
 }
 
 #[derive(Debug, clap::Args)]
-pub struct ExplainArgs {
+pub(crate) struct ExplainArgs {
     /// Scenario file (TOML).
     pub scenario: PathBuf,
     /// Make a lint an error (exit 1) when it fires; repeatable; `all` denies every lint
@@ -389,7 +389,7 @@ pub struct ExplainArgs {
 }
 
 #[derive(Debug, clap::Args)]
-pub struct CheckArgs {
+pub(crate) struct CheckArgs {
     /// Scenario files (TOML).
     #[arg(required = true)]
     pub scenarios: Vec<PathBuf>,
@@ -398,7 +398,7 @@ pub struct CheckArgs {
     pub baseline: Option<PathBuf>,
     /// Largest relative drift from the baseline per metric: `5%` or `0.05`; the
     /// scenario's `[check.tolerance]` overrides it per metric.
-    #[arg(long, value_name = "TOL", default_value = "5%", allow_hyphen_values = true, value_parser = retrysim::check::baseline::parse_tolerance)]
+    #[arg(long, value_name = "TOL", default_value = "5%", allow_hyphen_values = true, value_parser = crate::check::baseline::parse_tolerance)]
     pub tolerance: f64,
     /// Write (or refresh) the `--baseline` file from this run instead of comparing.
     #[arg(long)]

@@ -3,10 +3,10 @@
 //! holds the report alone: the plan lines, the baselines written and the failures go to
 //! stderr.
 
+use crate::check::{self, report, Request};
+use crate::error::exit;
+use crate::Overrides;
 use anyhow::Result;
-use retrysim::check::{self, report, Request};
-use retrysim::error::exit;
-use retrysim::Overrides;
 
 use super::args::{CheckArgs, CheckFormat};
 use super::color::{self, Paint};
@@ -48,7 +48,7 @@ fn plural(n: u64) -> &'static str {
 }
 
 /// Runs `check`: 0 all pass, 1 any failure, else the code of the first error.
-pub fn check(args: CheckArgs) -> Result<i32> {
+pub(crate) fn check(args: CheckArgs) -> Result<i32> {
     let quiet = args.quiet;
     let format = args.format;
     // The human lines: stdout for the table, stderr when stdout holds a report.
@@ -115,7 +115,7 @@ pub fn check(args: CheckArgs) -> Result<i32> {
                 c.path
             );
         }
-        stopped.extend(c.truncation.clone().map(retrysim::Error::Stopped));
+        stopped.extend(c.truncation.clone().map(crate::Error::Stopped));
     }
     let rows: Vec<check::CheckRow> = checked.iter().flat_map(|c| c.rows.clone()).collect();
     let failed = rows.iter().filter(|r| !r.pass).count();
@@ -159,7 +159,7 @@ pub fn check(args: CheckArgs) -> Result<i32> {
 }
 
 /// Prints every error; the exit code is the first one's.
-fn report_all(errors: Vec<retrysim::Error>) -> i32 {
+fn report_all(errors: Vec<crate::Error>) -> i32 {
     let mut code = exit::OK;
     for e in errors {
         let c = super::report(&e.into());

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 /// The `--color` choice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum ColorChoice {
+pub(crate) enum ColorChoice {
     /// Colour a terminal unless `NO_COLOR` is set.
     #[default]
     Auto,
@@ -21,7 +21,7 @@ pub enum ColorChoice {
 
 /// Which of stdout and stderr get colours, decided once at start-up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Streams {
+pub(crate) struct Streams {
     /// Colours on stdout.
     pub stdout: bool,
     /// Colours on stderr.
@@ -37,7 +37,7 @@ fn no_color(value: Option<std::ffi::OsString>) -> bool {
 
 /// The streams that get colours for a choice, given `NO_COLOR` and which streams are
 /// terminals.
-pub fn decide(
+pub(crate) fn decide(
     choice: ColorChoice,
     no_color_env: Option<std::ffi::OsString>,
     terminals: Streams,
@@ -62,7 +62,7 @@ pub fn decide(
 /// The `--color` value of the raw arguments (the last one wins), read before clap
 /// parses them so that clap's own help and errors follow it; an unknown value is
 /// `auto` here and clap's error later.
-pub fn scan(args: &[std::ffi::OsString]) -> ColorChoice {
+pub(crate) fn scan(args: &[std::ffi::OsString]) -> ColorChoice {
     let mut choice = ColorChoice::Auto;
     let mut it = args.iter().skip(1).map(|a| a.to_string_lossy());
     while let Some(a) = it.next() {
@@ -86,7 +86,7 @@ pub fn scan(args: &[std::ffi::OsString]) -> ColorChoice {
 
 /// Decides the colours of this process once, from the choice, `NO_COLOR` and the
 /// terminals, and tells the progress bar's terminal library; returns clap's choice.
-pub fn init(choice: ColorChoice) -> clap::ColorChoice {
+pub(crate) fn init(choice: ColorChoice) -> clap::ColorChoice {
     let terminals = Streams {
         stdout: std::io::stdout().is_terminal(),
         stderr: std::io::stderr().is_terminal(),
@@ -111,7 +111,7 @@ fn streams() -> Streams {
 
 /// An ANSI colour of the output's coloured words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Paint {
+pub(crate) enum Paint {
     /// A pass, a success.
     Green,
     /// A failure, an error.
@@ -130,12 +130,12 @@ fn paint(text: &str, p: Paint, on: bool) -> String {
 }
 
 /// `text` coloured for stdout (unchanged when stdout gets no colours).
-pub fn out(text: &str, p: Paint) -> String {
+pub(crate) fn out(text: &str, p: Paint) -> String {
     paint(text, p, streams().stdout)
 }
 
 /// `text` coloured for stderr (unchanged when stderr gets no colours).
-pub fn err(text: &str, p: Paint) -> String {
+pub(crate) fn err(text: &str, p: Paint) -> String {
     paint(text, p, streams().stderr)
 }
 

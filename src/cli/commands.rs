@@ -3,18 +3,18 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::error::exit;
+use crate::metrics::columns;
+use crate::metrics::summary::Cell;
+use crate::scenario::Loaded;
+use crate::sweep::RunFolder;
+use crate::{Error, Overrides, Target};
 use anyhow::Result;
-use retrysim::error::exit;
-use retrysim::metrics::columns;
-use retrysim::metrics::summary::Cell;
-use retrysim::scenario::Loaded;
-use retrysim::sweep::RunFolder;
-use retrysim::{Error, Overrides, Target};
 
 use super::args::{Cli, Command, ExplainArgs, Format, RunArgs, SweepArgs};
 
 /// Runs the command `cli` names.
-pub fn dispatch(cli: Cli) -> Result<i32> {
+pub(crate) fn dispatch(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Run(args) => run(args),
         Command::Sweep(args) => sweep(args),
@@ -47,10 +47,10 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         } => super::presets::presets(name.as_deref(), markdown),
         Command::Reference { json, .. } => {
             if json {
-                let schema = retrysim::scenario::reference::schema();
+                let schema = crate::scenario::reference::schema();
                 println!("{}", serde_json::to_string_pretty(&schema)?);
             } else {
-                print!("{}", retrysim::scenario::reference::markdown());
+                print!("{}", crate::scenario::reference::markdown());
             }
             Ok(exit::OK)
         }
@@ -68,25 +68,25 @@ fn columns(scenario: Option<&Path>, sets: Vec<String>, markdown: bool) -> Result
     let entries = match scenario {
         Some(p) => {
             let overrides = Overrides { sets, seed: None };
-            let loaded = retrysim::load_scenario(Some(p), &overrides)?;
-            retrysim::column_dictionary(loaded)?
+            let loaded = crate::load_scenario(Some(p), &overrides)?;
+            crate::column_dictionary(loaded)?
         }
-        None => retrysim::metrics::columns::dictionary(None),
+        None => crate::metrics::columns::dictionary(None),
     };
     if markdown {
-        print!("{}", retrysim::export::markdown::dictionary(&entries));
+        print!("{}", crate::export::markdown::dictionary(&entries));
     } else {
-        print!("{}", retrysim::export::csv::dictionary(&entries));
+        print!("{}", crate::export::csv::dictionary(&entries));
     }
     Ok(0)
 }
 
 fn lints(markdown: bool) -> i32 {
-    let rules = &retrysim::explain::lint::LINTS;
+    let rules = &crate::explain::lint::LINTS;
     if markdown {
-        print!("{}", retrysim::export::markdown::lints(rules));
+        print!("{}", crate::export::markdown::lints(rules));
     } else {
-        print!("{}", retrysim::export::csv::lints(rules));
+        print!("{}", crate::export::csv::lints(rules));
     }
     exit::OK
 }
@@ -100,7 +100,7 @@ fn run(args: RunArgs) -> Result<i32> {
         sets,
         seed: args.seed,
     };
-    let loaded = retrysim::load_scenario(args.scenario.as_deref(), &overrides)?;
+    let loaded = crate::load_scenario(args.scenario.as_deref(), &overrides)?;
     if let Some(code) = super::import::warn(&loaded, args.quiet, args.deny_unmodelled) {
         return Ok(code);
     }
@@ -116,15 +116,14 @@ fn run(args: RunArgs) -> Result<i32> {
     let out = args
         .out
         .clone()
-        .unwrap_or_else(|| retrysim::sweep::default_out(&loaded.scenario.name, None));
+        .unwrap_or_else(|| crate::sweep::default_out(&loaded.scenario.name, None));
     super::signal::install_for_run(out);
     // The replications run on a pool of `--jobs` threads; results are written in plan
     // order, so the files are the same whatever the number.
-    let folder =
-        retrysim::sweep::with_jobs(args.jobs, || retrysim::run_to_folder(&loaded, &target))
-            .map_err(Error::from)??;
+    let folder = crate::sweep::with_jobs(args.jobs, || crate::run_to_folder(&loaded, &target))
+        .map_err(Error::from)??;
     if !args.no_plots {
-        retrysim::draw_folder(&folder.dir, args.format.into())?;
+        crate::draw_folder(&folder.dir, args.format.into())?;
     }
     if args.json {
         print_run_json(&folder)?;
@@ -138,7 +137,7 @@ fn run(args: RunArgs) -> Result<i32> {
 }
 
 /// Exit 0, or the error of runs that stopped at a limit.
-fn stopped(t: Option<retrysim::Truncation>) -> Result<i32> {
+fn stopped(t: Option<crate::Truncation>) -> Result<i32> {
     match t {
         Some(t) => Err(Error::Stopped(t).into()),
         None => Ok(exit::OK),
@@ -150,18 +149,18 @@ fn sweep(args: SweepArgs) -> Result<i32> {
         sets: args.set,
         seed: args.seed,
     };
-    let loaded = retrysim::load_scenario(Some(&args.scenario), &overrides)?;
+    let loaded = crate::load_scenario(Some(&args.scenario), &overrides)?;
     if let Some(code) = super::import::warn(&loaded, args.quiet, args.deny_unmodelled) {
         return Ok(code);
     }
-    let plan = retrysim::plan_sweep(loaded)?;
+    let plan = crate::plan_sweep(loaded)?;
     let target = Target {
         scenario: Some(&args.scenario),
         overrides: &overrides,
         out: args.out.as_deref(),
         force: args.force,
     };
-    let out = retrysim::sweep_out(&plan, &target, args.shard);
+    let out = crate::sweep_out(&plan, &target, args.shard);
     if args.dry_run {
         print_plan(&plan, args.shard, &out)?;
         return Ok(exit::OK);
@@ -171,13 +170,13 @@ fn sweep(args: SweepArgs) -> Result<i32> {
     }
     let stop = super::signal::install();
     let bar = super::progress::Bar::new(args.quiet);
-    let outcome = retrysim::run_sweep(&plan, &target, args.jobs, args.shard, stop, &bar)?;
+    let outcome = crate::run_sweep(&plan, &target, args.jobs, args.shard, stop, &bar)?;
     for (run, why) in outcome.rerun.iter().filter(|_| !args.quiet) {
         eprintln!("note: run {run} on disk was not whole ({why}): it ran again");
     }
     // A shard holds part of the grid: its plots would mislead; the merge draws them.
     if !args.no_plots && args.shard.is_none() {
-        retrysim::draw_folder(&out, args.format.into())?;
+        crate::draw_folder(&out, args.format.into())?;
     }
     if !args.quiet {
         println!(
@@ -195,7 +194,7 @@ fn sweep(args: SweepArgs) -> Result<i32> {
         if args.shard.is_none() {
             print!(
                 "{}",
-                retrysim::plot::sweep_summary(&out).map_err(retrysim::Error::from)?
+                crate::plot::sweep_summary(&out).map_err(crate::Error::from)?
             );
         }
         let files = if args.shard.is_some() {
@@ -209,11 +208,7 @@ fn sweep(args: SweepArgs) -> Result<i32> {
 }
 
 /// The one-line plan: `N cells × R replications = M runs → DIR`, and the shard.
-fn plan_line(
-    plan: &retrysim::sweep::Plan,
-    shard: Option<retrysim::sweep::Shard>,
-    out: &Path,
-) -> String {
+fn plan_line(plan: &crate::sweep::Plan, shard: Option<crate::sweep::Shard>, out: &Path) -> String {
     format!(
         "{} cell{} × {} replication{} = {} run{}{} → {}/",
         plan.cells.len(),
@@ -236,8 +231,8 @@ fn plan_line(
 
 /// `sweep --dry-run`: the plan on stdout; nothing runs, nothing is written.
 fn print_plan(
-    plan: &retrysim::sweep::Plan,
-    shard: Option<retrysim::sweep::Shard>,
+    plan: &crate::sweep::Plan,
+    shard: Option<crate::sweep::Shard>,
     out: &Path,
 ) -> Result<()> {
     println!(
@@ -270,13 +265,13 @@ fn print_plan(
     let mut logical = 0.0;
     for cell in 0..plan.cells.len() {
         let loaded = plan.loaded(cell).map_err(Error::from)?;
-        let e = retrysim::explain::explain(&loaded.scenario);
+        let e = crate::explain::explain(&loaded.scenario);
         logical += e.offered_mean * (e.duration as f64 / 1e9) * f64::from(plan.replications);
     }
     println!("  {}", plan_line(plan, shard, out));
     println!(
         "  about {} logical requests in all, offered rate × duration per run (not events: retries and closed fleets come on top)",
-        retrysim::metrics::format::shortest(logical.round())
+        crate::metrics::format::shortest(logical.round())
     );
     Ok(())
 }
@@ -288,9 +283,9 @@ fn merge(
     plots: Option<Format>,
     quiet: bool,
 ) -> Result<i32> {
-    let merged = retrysim::merge_shards(dirs, out, force)?;
+    let merged = crate::merge_shards(dirs, out, force)?;
     if let Some(format) = plots {
-        retrysim::draw_folder(out, format.into())?;
+        crate::draw_folder(out, format.into())?;
     }
     if !quiet {
         println!(
@@ -357,10 +352,10 @@ fn print_run_table(loaded: &Loaded, folder: &RunFolder) {
 /// typed); stdout holds nothing else.
 fn print_run_json(folder: &RunFolder) -> Result<()> {
     let file = folder.dir.join("summary.csv");
-    let cap = retrysim::export::read::MAX_TABLE_BYTES;
-    let text = retrysim::export::read::read_to_string(&file, cap)
+    let cap = crate::export::read::MAX_TABLE_BYTES;
+    let text = crate::export::read::read_to_string(&file, cap)
         .map_err(|e| Error::io("cannot read back the summary", &file, e))?;
-    let json = retrysim::export::json::table(&text).map_err(|e| {
+    let json = crate::export::json::table(&text).map_err(|e| {
         Error::Internal(format!("summary '{}' does not parse as CSV: {e}", file.display()).into())
     })?;
     print!("{json}");
@@ -368,7 +363,7 @@ fn print_run_json(folder: &RunFolder) -> Result<()> {
 }
 
 fn plot(dir: &Path, format: Format, quiet: bool) -> Result<i32> {
-    let files = retrysim::draw_folder(dir, format.into())?;
+    let files = crate::draw_folder(dir, format.into())?;
     if !quiet {
         println!("wrote {} files in {}", files.len(), dir.display());
     }
@@ -387,7 +382,7 @@ fn plural(n: usize) -> &'static str {
 fn validate(paths: &[PathBuf], quiet: bool) -> i32 {
     let mut code = exit::OK;
     for p in paths {
-        match retrysim::load_scenario(Some(p), &Overrides::default()) {
+        match crate::load_scenario(Some(p), &Overrides::default()) {
             Ok(_) if quiet => {}
             Ok(l) => println!(
                 "ok: {} ('{}': {} fleet{}, {} outage{})",
@@ -414,7 +409,7 @@ fn explain(args: ExplainArgs) -> Result<i32> {
         sets: args.set,
         seed: None,
     };
-    let e = retrysim::explain_scenario(&args.scenario, &overrides, &args.deny)?;
+    let e = crate::explain_scenario(&args.scenario, &overrides, &args.deny)?;
     if let Some(code) = super::import::warn(&e.loaded, false, args.deny_unmodelled) {
         return Ok(code);
     }

@@ -4,10 +4,10 @@
 
 use std::path::PathBuf;
 
+use crate::diff::{self, CellDiff, Diff, FailOn};
+use crate::error::exit;
+use crate::metrics::format::{shortest, signed_percent};
 use anyhow::Result;
-use retrysim::diff::{self, CellDiff, Diff, FailOn};
-use retrysim::error::exit;
-use retrysim::metrics::format::{shortest, signed_percent};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
@@ -20,7 +20,7 @@ BOUND is a signed number bounding the mean of B − A: `-X` fails when it is bel
 `+X` when it is above X; with `%`, X is a percentage of A's mean (`+10%`: B more than
 10% above A). Exit 0: no bound crossed; 1: a bound crossed (a FAIL line each); 2: bad
 input (folders that do not pair, an unknown metric, a malformed bound).")]
-pub struct DiffArgs {
+pub(crate) struct DiffArgs {
     /// The result folder before the change (written by `run` or `sweep`).
     pub a: PathBuf,
     /// The result folder after the change (the same plan: cells × replications).
@@ -39,7 +39,7 @@ pub struct DiffArgs {
 }
 
 /// Runs `diff`: 0 no bound crossed, 1 a bound crossed.
-pub fn diff(args: DiffArgs) -> Result<i32> {
+pub(crate) fn diff(args: DiffArgs) -> Result<i32> {
     // Every metric is compared (a gate may name one --metric leaves out); --metric
     // chooses what is printed.
     let d = diff::compare(&args.a, &args.b, &[])?;

@@ -4,10 +4,10 @@
 
 use std::path::PathBuf;
 
+use crate::error::exit;
+use crate::scenario::import::{self, Selector};
+use crate::scenario::Loaded;
 use anyhow::Result;
-use retrysim::error::exit;
-use retrysim::scenario::import::{self, Selector};
-use retrysim::scenario::Loaded;
 
 use super::color::{self, Paint};
 
@@ -15,7 +15,7 @@ use super::color::{self, Paint};
 /// [--virtual-host V] [--virtual-service V] [--service-profile P] [--instance I]
 /// [--profile P]`.
 #[derive(Debug, clap::Args)]
-pub struct ImportArgs {
+pub(crate) struct ImportArgs {
     /// The configuration file (a gRPC service config, JSON; an Envoy route
     /// configuration, listener or bootstrap, an Istio VirtualService, a Linkerd
     /// ServiceProfile or a Spring Boot application.yml, YAML or JSON; an AWS shared
@@ -63,7 +63,7 @@ pub struct ImportArgs {
 }
 
 /// Prints the layer the file maps to.
-pub fn import(args: ImportArgs) -> Result<i32> {
+pub(crate) fn import(args: ImportArgs) -> Result<i32> {
     let mut selector = Selector::new();
     if let Some(s) = args.service {
         selector.insert("service".into(), s);
@@ -113,7 +113,7 @@ pub fn import(args: ImportArgs) -> Result<i32> {
 
 /// Prints the import warnings of a loaded scenario on stderr (unless `quiet`); with
 /// `deny`, the unmodelled ones are errors instead: the exit code for bad input.
-pub fn warn(loaded: &Loaded, quiet: bool, deny: bool) -> Option<i32> {
+pub(crate) fn warn(loaded: &Loaded, quiet: bool, deny: bool) -> Option<i32> {
     if deny {
         let denied = loaded.import_warnings(true);
         if !denied.is_empty() {

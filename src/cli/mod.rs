@@ -4,23 +4,23 @@
 //! writes completion scripts, manual pages and the Markdown command reference,
 //! [`presets`] prints the preset registry.
 
-pub mod args;
-pub mod check;
-pub mod color;
-pub mod commands;
-pub mod diff;
-pub mod import;
-pub mod presets;
-pub mod progress;
-pub mod search;
-pub mod shell;
-pub mod signal;
+pub(crate) mod args;
+pub(crate) mod check;
+pub(crate) mod color;
+pub(crate) mod commands;
+pub(crate) mod diff;
+pub(crate) mod import;
+pub(crate) mod presets;
+pub(crate) mod progress;
+pub(crate) mod search;
+pub(crate) mod shell;
+pub(crate) mod signal;
 
+use crate::error::exit;
 use clap::{CommandFactory, FromArgMatches};
-use retrysim::error::exit;
 
 /// Parses the arguments, runs the command and returns the process exit code.
-pub fn main() -> i32 {
+pub(crate) fn main() -> i32 {
     // `--color` is read before clap parses, so that clap's own help and errors obey it.
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let choice = color::init(color::scan(&argv));
@@ -34,16 +34,16 @@ pub fn main() -> i32 {
 
 /// Prints an error on stderr and returns its exit code: a library error's kind
 /// decides it; any other error is an internal one.
-pub fn report(e: &anyhow::Error) -> i32 {
-    let kind = e.downcast_ref::<retrysim::Error>();
+pub(crate) fn report(e: &anyhow::Error) -> i32 {
+    let kind = e.downcast_ref::<crate::Error>();
     match kind {
         // The message says what happened and what to do: it is no error of the input.
-        Some(retrysim::Error::Interrupted(_)) => eprintln!("{e}"),
+        Some(crate::Error::Interrupted(_)) => eprintln!("{e}"),
         _ => eprintln!(
             "{} {}",
             color::err("error:", color::Paint::Red),
-            retrysim::error::chain(e.as_ref())
+            crate::error::chain(e.as_ref())
         ),
     }
-    kind.map_or(exit::INTERNAL, retrysim::Error::exit_code)
+    kind.map_or(exit::INTERNAL, crate::Error::exit_code)
 }

@@ -1,16 +1,16 @@
-//! `retrysim presets`: the preset registry ([`retrysim::scenario::preset`]) on the
+//! `retrysim presets`: the preset registry ([`crate::scenario::preset`]) on the
 //! terminal: every preset and what it is, one preset's keys as TOML, or with
 //! `--markdown` the book's presets page.
 
+use crate::error::exit;
+use crate::scenario::preset::{Preset, LAYER_PRESETS, PART_ONLY_PRESETS};
+use crate::Error;
 use anyhow::Result;
-use retrysim::error::exit;
-use retrysim::scenario::preset::{Preset, LAYER_PRESETS, PART_ONLY_PRESETS};
-use retrysim::Error;
 
 /// Prints the presets: all of them in a table, `name`'s keys, or the Markdown page.
-pub fn presets(name: Option<&str>, markdown: bool) -> Result<i32> {
+pub(crate) fn presets(name: Option<&str>, markdown: bool) -> Result<i32> {
     if markdown {
-        print!("{}", retrysim::export::markdown::presets());
+        print!("{}", crate::export::markdown::presets());
         return Ok(exit::OK);
     }
     let Some(name) = name else {
@@ -32,7 +32,7 @@ pub fn presets(name: Option<&str>, markdown: bool) -> Result<i32> {
         let known: Vec<String> = all().map(|(part, p)| shown(part, p)).collect();
         return Err(Error::bad_input(format!(
             "no preset '{}' (known: {})",
-            retrysim::scenario::error::shown(name),
+            crate::scenario::error::shown(name),
             known.join(", ")
         ))
         .into());

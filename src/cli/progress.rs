@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
-/// A [`retrysim::sweep::Progress`] drawn as a bar from its start (never when quiet).
+/// A [`crate::sweep::Progress`] drawn as a bar from its start (never when quiet).
 #[derive(Debug)]
-pub struct Bar {
+pub(crate) struct Bar {
     bar: ProgressBar,
     quiet: bool,
     /// Runs already on disk when the sweep started (resumed).
@@ -19,7 +19,12 @@ pub struct Bar {
 
 /// Runs per second and the time left, from the runs done now: `pos - before` runs in
 /// `elapsed`, `len - pos` to go. No rate (and no estimate) before the first run now.
-pub fn rate_and_eta(before: u64, pos: u64, len: u64, elapsed: Duration) -> Option<(f64, Duration)> {
+pub(crate) fn rate_and_eta(
+    before: u64,
+    pos: u64,
+    len: u64,
+    elapsed: Duration,
+) -> Option<(f64, Duration)> {
     let now = pos.saturating_sub(before);
     let secs = elapsed.as_secs_f64();
     if now == 0 || secs <= 0.0 {
@@ -38,7 +43,7 @@ fn clock(d: Duration) -> String {
 
 impl Bar {
     /// A bar, or none when `quiet`; coloured when stderr gets colours (`--color`).
-    pub fn new(quiet: bool) -> Bar {
+    pub(crate) fn new(quiet: bool) -> Bar {
         let b = ProgressBar::hidden();
         let before = Arc::new(AtomicU64::new(0));
         let (b1, b2) = (Arc::clone(&before), Arc::clone(&before));
@@ -82,7 +87,7 @@ impl Bar {
     }
 }
 
-impl retrysim::sweep::Progress for Bar {
+impl crate::sweep::Progress for Bar {
     fn start(&self, done: u64, total: u64) {
         self.before.store(done, Ordering::Relaxed);
         self.bar.set_length(total);

@@ -4,16 +4,16 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use crate::check;
+use crate::error::exit;
+use crate::search::{Domain, Probe, Request, Search};
+use crate::Overrides;
 use anyhow::Result;
-use retrysim::check;
-use retrysim::error::exit;
-use retrysim::search::{Domain, Probe, Request, Search};
-use retrysim::Overrides;
 
 use super::args::{parse_jobs, parse_seed};
 
 #[derive(Debug, clap::Args)]
-pub struct SearchArgs {
+pub(crate) struct SearchArgs {
     /// Scenario file (TOML) with at least one `[[expect]]`.
     pub scenario: PathBuf,
     /// The numeric scenario key searched, by its dotted path: `dependency.servers`.
@@ -25,7 +25,7 @@ pub struct SearchArgs {
     pub range: String,
     /// A float key's precision: the search stops when the passing and the failing
     /// values are this close (required for float keys, refused for integer keys).
-    #[arg(long, value_name = "WIDTH", allow_hyphen_values = true, value_parser = retrysim::search::parse_tolerance)]
+    #[arg(long, value_name = "WIDTH", allow_hyphen_values = true, value_parser = crate::search::parse_tolerance)]
     pub tolerance: Option<f64>,
     /// Find the largest value for which the expectations hold (e.g. the most load),
     /// instead of the smallest (e.g. the fewest servers).
@@ -62,9 +62,9 @@ fn range(d: Domain) -> String {
             tolerance,
         } => format!(
             "{}..{} (to {})",
-            retrysim::metrics::format::shortest(low),
-            retrysim::metrics::format::shortest(high),
-            retrysim::metrics::format::shortest(tolerance)
+            crate::metrics::format::shortest(low),
+            crate::metrics::format::shortest(high),
+            crate::metrics::format::shortest(tolerance)
         ),
     }
 }
@@ -77,7 +77,7 @@ fn why(p: &Probe) -> String {
 }
 
 /// Runs `search`: 0 found, 1 no value in the range satisfies the expectations.
-pub fn search(args: SearchArgs) -> Result<i32> {
+pub(crate) fn search(args: SearchArgs) -> Result<i32> {
     let quiet = args.quiet;
     let req = Request {
         scenario: args.scenario,
@@ -94,7 +94,7 @@ pub fn search(args: SearchArgs) -> Result<i32> {
     let mut header = String::new();
     let short = std::cell::RefCell::new(String::new());
     let mut replications = 1u64;
-    let outcome = retrysim::api::search_scenario(
+    let outcome = crate::api::search_scenario(
         &req,
         &mut |s: &Search| {
             *short.borrow_mut() = s.short_key().to_string();

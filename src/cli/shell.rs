@@ -6,15 +6,15 @@
 use std::io::Write;
 use std::path::Path;
 
+use crate::error::exit;
+use crate::Error;
 use anyhow::Result;
 use clap::CommandFactory;
-use retrysim::error::exit;
-use retrysim::Error;
 
 use super::args::Cli;
 
 /// Prints the completion script of `shell` on stdout.
-pub fn completions(shell: clap_complete::Shell) -> Result<i32> {
+pub(crate) fn completions(shell: clap_complete::Shell) -> Result<i32> {
     let mut cmd = Cli::command();
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut cmd, "retrysim", &mut out);
@@ -23,7 +23,7 @@ pub fn completions(shell: clap_complete::Shell) -> Result<i32> {
 }
 
 /// The top page, `retrysim.1`, in roff.
-pub fn page() -> Result<Vec<u8>> {
+pub(crate) fn page() -> Result<Vec<u8>> {
     let mut out = Vec::new();
     clap_mangen::Man::new(Cli::command())
         .render(&mut out)
@@ -35,7 +35,7 @@ pub fn page() -> Result<Vec<u8>> {
 /// command and each subcommand with its usage, its arguments (short and long names,
 /// value names, help, default, possible values) and its examples, read from the
 /// clap definition. The book's `reference/cli.md` is this text, checked by a test.
-pub fn markdown() -> String {
+pub(crate) fn markdown() -> String {
     let mut cmd = Cli::command();
     // Subcommand names and usages need the names their parent gives them.
     cmd.build();
@@ -217,7 +217,7 @@ fn first_line(s: Option<&clap::builder::StyledStr>) -> String {
 /// Help text as a Markdown paragraph: a tag-like `<` outside code spans escaped, so a
 /// placeholder such as `output/<name>/` is not read as HTML.
 fn text(s: &str) -> String {
-    retrysim::export::markdown::prose(s)
+    crate::export::markdown::prose(s)
 }
 
 /// Help text as one table cell: one line, `|` escaped.
@@ -231,14 +231,14 @@ fn cell(s: &str) -> String {
 const MAX_PAGE_BYTES: u64 = 1 << 20;
 
 /// Prints the command-line reference as Markdown on stdout.
-pub fn man_markdown() -> Result<i32> {
+pub(crate) fn man_markdown() -> Result<i32> {
     write_stdout(markdown().as_bytes())?;
     Ok(exit::OK)
 }
 
 /// Prints `retrysim.1` on stdout, or writes it and one `retrysim-<subcommand>.1` per
 /// subcommand into `out` (created if missing).
-pub fn man(out: Option<&Path>, quiet: bool) -> Result<i32> {
+pub(crate) fn man(out: Option<&Path>, quiet: bool) -> Result<i32> {
     let Some(dir) = out else {
         write_stdout(&page()?)?;
         return Ok(exit::OK);
@@ -267,7 +267,7 @@ pub fn man(out: Option<&Path>, quiet: bool) -> Result<i32> {
         // before writing any, so a refusal leaves the folder as it was.
         if std::fs::metadata(&path).is_ok() {
             let ours = format!(".TH {name} 1");
-            let old = retrysim::export::read::read(&path, MAX_PAGE_BYTES).map_err(|e| {
+            let old = crate::export::read::read(&path, MAX_PAGE_BYTES).map_err(|e| {
                 Error::BadInput(
                     format!(
                         "{}: exists and cannot be read as a manual page ({e}); \
@@ -299,7 +299,7 @@ pub fn man(out: Option<&Path>, quiet: bool) -> Result<i32> {
     };
     let mut written = Vec::with_capacity(rendered.len());
     for (path, roff) in &rendered {
-        let mut f = retrysim::export::AtomicFile::create(path).map_err(page_err(path))?;
+        let mut f = crate::export::AtomicFile::create(path).map_err(page_err(path))?;
         f.write_all(roff).map_err(page_err(path))?;
         written.push((path, f));
     }

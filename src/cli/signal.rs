@@ -10,12 +10,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 static STOP: AtomicBool = AtomicBool::new(false);
 
 /// Installs the Ctrl-C handler of a sweep (once) and returns the flag it sets.
-pub fn install() -> &'static AtomicBool {
+pub(crate) fn install() -> &'static AtomicBool {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         let _ = ctrlc::set_handler(|| {
             if STOP.swap(true, Ordering::SeqCst) {
-                std::process::exit(retrysim::error::exit::INTERRUPTED);
+                std::process::exit(crate::error::exit::INTERRUPTED);
             }
             eprintln!("\nstopping: finishing the runs in progress (Ctrl-C again to quit now)");
         });
@@ -25,9 +25,9 @@ pub fn install() -> &'static AtomicBool {
 
 /// Installs the Ctrl-C handler of `run` into `out`: it removes the new results being
 /// written beside the old ones (a swap in progress finishes first) and exits with 130.
-pub fn install_for_run(out: PathBuf) {
+pub(crate) fn install_for_run(out: PathBuf) {
     let _ = ctrlc::set_handler(move || {
-        if retrysim::export::owner::discard_staged() {
+        if crate::export::owner::discard_staged() {
             eprintln!(
                 "\ninterrupted: the unfinished run was discarded; '{}' holds its earlier results unchanged",
                 out.display()
@@ -35,6 +35,6 @@ pub fn install_for_run(out: PathBuf) {
         } else {
             eprintln!("\ninterrupted");
         }
-        std::process::exit(retrysim::error::exit::INTERRUPTED);
+        std::process::exit(crate::error::exit::INTERRUPTED);
     });
 }

@@ -12,11 +12,13 @@
 //! - `plot` ↛ `scenario`: a folder is drawn from its own files, never by reading its
 //!   scenario again;
 //! - `engine` ↛ anything else: the generic core knows no model;
+//! - nothing ↛ `cli`: the command line calls the library, never the other way;
 //! - nothing ↛ the facade: `api` and the crate root's re-exports of it
 //!   (`crate::load_scenario`, `crate::Overrides`) are the library's entry points for
 //!   the command line and other crates, not for the modules below them.
 //!
-//! The binary (`src/main.rs`, `src/cli/`) is another crate and is not read; nor are
+//! The command line (`src/cli/`, a private module run by `cli_main`, and `src/main.rs`)
+//! is the facade's user, above every layer, and is not read; nor are
 //! unit-test modules (`#[cfg(test)] mod tests`), which may build what they test from
 //! any module.
 
@@ -52,6 +54,7 @@ fn forbidden(from: &str, to: &str) -> Option<&'static str> {
     }
     match (from, to) {
         (_, "api") => Some("nothing inside the crate uses the facade (api and the crate root's re-exports of it): use what it calls"),
+        (_, "cli") => Some("the command line is above every module: it calls them, nothing calls it"),
         ("model", "scenario") => Some("the model knows nothing of scenario files"),
         ("model", "explain") => Some("a mechanism's folder gives explain its text (a function returning the lines); explain calls it, never the other way"),
         ("metrics", "scenario") => Some("metrics measure runs of the model, not scenario files"),
@@ -527,7 +530,7 @@ fn no_module_of_the_library_uses_one_it_must_not() {
 /// `Error` re-exported from `api` and `error`.
 fn synthetic_root() -> Root {
     root_of(
-        "pub mod api;\npub mod engine;\npub mod error;\npub mod export;\npub mod model;\npub mod plot;\npub mod scenario;\npub mod metrics;\n\
+        "pub mod api;\nmod cli;\npub mod engine;\npub mod error;\npub mod export;\npub mod model;\npub mod plot;\npub mod scenario;\npub mod metrics;\n\
          pub use api::{load_scenario, Overrides};\npub use error::Error;\n",
     )
 }
@@ -590,6 +593,7 @@ fn the_checker_flags_each_forbidden_direction_however_it_is_written() {
         ("search.rs", "use crate::load_scenario;\n", 1, "api"),
         ("sweep/mod.rs", "fn f(o: crate::Overrides) {}\n", 1, "api"),
         ("run.rs", "use super::api;\n", 1, "api"),
+        ("sweep/run.rs", "fn f() { crate::cli::main(); }\n", 1, "cli"),
     ] {
         let found = flagged(rel, text);
         assert_eq!(found.len(), 1, "{rel}: {text:?} gave {found:?}");
