@@ -44,6 +44,10 @@ pub(crate) struct ImportArgs {
     /// Envoy matches, for routes without names.
     #[arg(long, value_name = "PATH", conflicts_with = "route")]
     pub path: Option<String>,
+    /// envoy: a request's host (`api.example.com`): the virtual host Envoy picks for it
+    /// by its `domains`.
+    #[arg(long, value_name = "HOST", conflicts_with = "virtual_host")]
+    pub authority: Option<String>,
     /// istio: the VirtualService's `metadata.name`, when the file holds several.
     #[arg(long, value_name = "NAME")]
     pub virtual_service: Option<String>,
@@ -79,6 +83,9 @@ pub(crate) fn import(args: ImportArgs) -> Result<i32> {
     }
     if let Some(p) = args.path {
         selector.insert("path".into(), p);
+    }
+    if let Some(a) = args.authority {
+        selector.insert("authority".into(), a);
     }
     if let Some(v) = args.virtual_service {
         selector.insert("virtual_service".into(), v);

@@ -293,6 +293,8 @@ pub struct ImportFile {
     /// `envoy`: a request path (`/pkg.Svc/Method`); the first route that matches it,
     /// as Envoy matches, for routes without names.
     pub path: Option<String>,
+    /// `envoy`: a request's host; the virtual host Envoy picks for it by its `domains`.
+    pub authority: Option<String>,
     /// `istio`: the VirtualService's `metadata.name`, when the file holds several.
     pub virtual_service: Option<String>,
     /// `linkerd`: the ServiceProfile's `metadata.name`, when the file holds several.

@@ -1300,3 +1300,48 @@ fn a_breaker_imports_on_its_own_from_resilience4js_spring_configuration() {
         .all(|(k, _, _)| k.starts_with("breaker.")));
     assert_eq!(l.imports[0].overridden, ["breaker.open_for"]);
 }
+
+#[test]
+fn a_virtual_host_is_picked_by_a_requests_authority_as_envoy_picks_it() {
+    let vh = |name: &str, domains: &str, retries: u32| {
+        format!("- name: {name}\n  domains: [{domains}]\n  routes:\n  - match: {{ prefix: \"/\" }}\n    route: {{ cluster: c, retry_policy: {{ num_retries: {retries}, retry_on: 5xx }} }}\n")
+    };
+    let text = format!(
+        "virtual_hosts:\n{}{}{}{}{}",
+        vh("any", "\"*\"", 1),
+        vh("prefix", "\"api.*\"", 2),
+        vh("suffix", "\"*.example.com\"", 3),
+        vh("longer", "\"*.eu.example.com\"", 4),
+        vh("exact", "\"API.example.com\", \"api.example.com:8443\"", 5),
+    );
+    let attempts = |authority: &str| -> Result<i64, String> {
+        let mut sel = Selector::new();
+        sel.insert("authority".into(), authority.into());
+        sel.insert("path".into(), "/x".into());
+        envoy::map(&text, &sel)
+            .map(|m| m.table()["max_attempts"].as_integer().unwrap())
+            .map_err(|e| e.render())
+    };
+    // Exact (case-insensitive), then the longest suffix, then the prefix, then `*`.
+    assert_eq!(attempts("api.example.com"), Ok(6));
+    assert_eq!(attempts("api.example.com:8443"), Ok(6));
+    assert_eq!(attempts("web.eu.example.com"), Ok(5));
+    assert_eq!(attempts("web.example.com"), Ok(4));
+    assert_eq!(attempts("api.internal"), Ok(3));
+    assert_eq!(attempts("other"), Ok(2));
+    // A wildcard stands for at least one character.
+    assert_eq!(attempts(".example.com"), Ok(2));
+    // Without `*`, an authority no domain takes is refused.
+    let no_star = text.replace("[\"*\"]", "[\"only\"]");
+    let mut sel = Selector::new();
+    sel.insert("authority".into(), "other".into());
+    assert_eq!(
+        envoy::map(&no_star, &sel).unwrap_err().render(),
+        "virtual_hosts: has no virtual host whose `domains` take the authority \"other\" (Envoy would answer 404)"
+    );
+    sel.insert("virtual_host".into(), "any".into());
+    assert!(envoy::map(&text, &sel)
+        .unwrap_err()
+        .render()
+        .contains("both `virtual_host` and `authority`"));
+}

@@ -46,6 +46,10 @@ pub const FORMAT: Format = Format {
             "the virtual host's `name`, when route names repeat",
         ),
         (
+            "authority",
+            "a request's host (`api.example.com`): the virtual host Envoy picks for it by its `domains`",
+        ),
+        (
             "path",
             "a request path (`/pkg.Svc/Method`): the first route that matches it, as Envoy matches, for routes without names",
         ),
@@ -426,12 +430,65 @@ fn matches(rm: &[Member], rf: &str, path: &str) -> Result<bool, Refusal> {
     Ok(hit)
 }
 
+/// The virtual host Envoy picks for a request's `authority` among `vhs`: an exact
+/// domain, then the longest `*suffix`, then the longest `prefix*` (a wildcard stands
+/// for at least one character), then `*`, compared case-insensitively, as
+/// `RouteMatcher::findVirtualHost` does; `None` when none takes it (Envoy answers 404).
+fn virtual_host_for(vhs: &[Node], f: &str, authority: &str) -> Result<Option<usize>, Refusal> {
+    let host = authority.to_ascii_lowercase();
+    let (mut exact, mut star) = (None, None);
+    // The longest wildcard match so far: (its length, the virtual host).
+    let mut suffix: Option<(usize, usize)> = None;
+    let mut prefix: Option<(usize, usize)> = None;
+    for (i, vh) in vhs.iter().enumerate() {
+        let vhf = format!("{f}[{i}]");
+        let (domains, df) = array(object(vh, &vhf)?, "domains", &vhf)?;
+        for (k, d) in domains.iter().enumerate() {
+            let Value::String(s) = &d.value else {
+                return Err(Refusal::at(
+                    d.line,
+                    &format!("{df}[{k}]"),
+                    format!("must be a string (found {})", d.value.kind()),
+                ));
+            };
+            let s = s.to_ascii_lowercase();
+            let longer =
+                |best: Option<(usize, usize)>, len: usize| best.is_none_or(|(l, _)| len > l);
+            if s == "*" {
+                star.get_or_insert(i);
+            } else if let Some(suf) = s.strip_prefix('*') {
+                if host.len() > suf.len() && host.ends_with(suf) && longer(suffix, suf.len()) {
+                    suffix = Some((suf.len(), i));
+                }
+            } else if let Some(pre) = s.strip_suffix('*') {
+                if host.len() > pre.len() && host.starts_with(pre) && longer(prefix, pre.len()) {
+                    prefix = Some((pre.len(), i));
+                }
+            } else if s == host {
+                exact.get_or_insert(i);
+            }
+        }
+    }
+    Ok(exact
+        .or(suffix.map(|(_, i)| i))
+        .or(prefix.map(|(_, i)| i))
+        .or(star))
+}
+
 /// Finds the route the selector names: by `name`, within the virtual host named
 /// `virtual_host` when given; without `route`, the file's only route.
 fn choose<'a>(configs: &[RouteConfig<'a>], selector: &Selector) -> Result<Chosen<'a>, Refusal> {
     let route = selector.get("route").filter(|r| !r.is_empty());
     let path = selector.get("path").map(String::as_str);
     let vh_wanted = selector.get("virtual_host").map(String::as_str);
+    let authority = selector.get("authority").map(String::as_str);
+    if vh_wanted.is_some() && authority.is_some() {
+        return Err(Refusal {
+            line: None,
+            field: String::new(),
+            message: "cannot be matched by both `virtual_host` and `authority`: give one".into(),
+        });
+    }
     if route.is_some() && path.is_some() {
         return Err(Refusal {
             line: None,
@@ -444,16 +501,22 @@ fn choose<'a>(configs: &[RouteConfig<'a>], selector: &Selector) -> Result<Chosen
     let mut names = Vec::new();
     let mut unnamed = 0;
     let mut vf = String::new();
+    let mut host_found = false;
     for (rc, rcf) in configs {
         let (vhs, f) = array(rc, "virtual_hosts", rcf)?;
         if vf.is_empty() {
             vf = f.clone();
         }
+        let by_authority = match authority {
+            Some(a) => Some(virtual_host_for(vhs, &f, a)?),
+            None => None,
+        };
+        host_found |= by_authority.is_some_and(|c| c.is_some());
         for (i, vh) in vhs.iter().enumerate() {
             let vhf = format!("{f}[{i}]");
             let vm = object(vh, &vhf)?;
             let vname = name_of(vm, &vhf)?;
-            if vh_wanted.is_some_and(|w| w != vname) {
+            if vh_wanted.is_some_and(|w| w != vname) || by_authority.is_some_and(|c| c != Some(i)) {
                 continue;
             }
             let (routes, rf) = array(vm, "routes", &vhf)?;
@@ -480,9 +543,24 @@ fn choose<'a>(configs: &[RouteConfig<'a>], selector: &Selector) -> Result<Chosen
             }
         }
     }
-    let within = vh_wanted.map_or(String::new(), |v| {
-        format!(" in virtual host \"{}\"", super::super::error::shown(v))
-    });
+    if let (Some(a), false) = (authority, host_found) {
+        return Err(Refusal {
+            line: None,
+            field: vf,
+            message: format!(
+                "has no virtual host whose `domains` take the authority \"{}\" (Envoy would answer 404)",
+                super::super::error::shown(a)
+            ),
+        });
+    }
+    let within = match (vh_wanted, authority) {
+        (Some(v), _) => format!(" in virtual host \"{}\"", super::super::error::shown(v)),
+        (None, Some(a)) => format!(
+            " in the virtual host of authority \"{}\"",
+            super::super::error::shown(a)
+        ),
+        (None, None) => String::new(),
+    };
     if let Some(p) = path {
         let shown = super::super::error::shown(p);
         return match found.len() {
