@@ -90,7 +90,8 @@ pub(crate) enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
-    /// Parse and validate scenario files without running them.
+    /// Parse and validate scenario files without running them: each scenario, every
+    /// cell of its [sweep] grid and its [[expect]] rows.
     #[command(after_help = "Examples:\n  retrysim validate scenarios/*.toml")]
     Validate {
         /// Scenario files.

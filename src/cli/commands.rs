@@ -382,7 +382,14 @@ fn plural(n: usize) -> &'static str {
 fn validate(paths: &[PathBuf], quiet: bool) -> i32 {
     let mut code = exit::OK;
     for p in paths {
-        match crate::load_scenario(Some(p), &Overrides::default()) {
+        // What run, sweep and check refuse before running: the scenario, its [sweep]
+        // grid (every cell validated) and its [[expect]] rows.
+        let checked = crate::load_scenario(Some(p), &Overrides::default()).and_then(|l| {
+            let plan = crate::sweep::plan::plan(l.clone())?;
+            crate::check::expect::resolve(&plan)?;
+            Ok(l)
+        });
+        match checked {
             Ok(_) if quiet => {}
             Ok(l) => println!(
                 "ok: {} ('{}': {} fleet{}, {} outage{})",

@@ -356,3 +356,45 @@ fn set_and_sweep_keys_reach_service_graph_fields() {
         "{err}"
     );
 }
+
+/// `validate` refuses what `run`, `sweep` and `check` would refuse before running: a
+/// cell of the [sweep] grid and an [[expect]] row, with the same message; a valid
+/// scenario with both is ok.
+#[test]
+fn validate_checks_every_sweep_cell_and_expectation_as_check_does() {
+    let d = tempfile::tempdir().unwrap();
+    let base = "duration = \"2s\"\n[dependency]\nservers = 2\nservice_time = \"10ms\"\n[[fleets]]\nname = \"a\"\narrival = { kind = \"poisson\", rate = 10 }\n[[fleets.layers]]\nmax_attempts = 2\n";
+    for (name, tail) in [
+        ("good.toml", "[sweep]\n\"fleets.0.layers.0.max_attempts\" = [2, 3]\n[[expect]]\nmetric = \"success_fraction\"\nmin = 0\n"),
+        ("cell.toml", "[sweep]\n\"fleets.0.layers.0.max_attempts\" = [2, 0]\n"),
+        ("expect.toml", "[[expect]]\nmetric = \"nope\"\nmax = 1\n"),
+    ] {
+        std::fs::write(d.path().join(name), format!("{base}{tail}")).unwrap();
+    }
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_retrysim"))
+            .current_dir(d.path())
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    assert_eq!(
+        run(&["validate", "good.toml", "-q"]),
+        (Some(0), String::new())
+    );
+    for (file, want) in [
+        ("cell.toml", "error: scenario 'cell.toml': sweep key 'fleets.0.layers.0.max_attempts': value 0: fleets[0].layers[0].max_attempts: must be at least 1 (found 0)"),
+        ("expect.toml", "error: scenario 'expect.toml': expect[0].metric: no summary column 'nope'"),
+    ] {
+        let (code, err) = run(&["validate", file]);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(err.contains(want), "{want}\n{err}");
+        let (code, check_err) = run(&["check", file]);
+        assert_eq!(code, Some(2));
+        assert_eq!(err, check_err, "validate and check say the same");
+    }
+}
