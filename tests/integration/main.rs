@@ -29,6 +29,7 @@ mod hedging;
 mod import_config;
 mod import_libs;
 mod import_mesh;
+mod import_support;
 mod interrupt;
 mod intervals;
 mod layering;
