@@ -5,8 +5,8 @@
 //! 6 million requests of the run).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use retrysim::run::simulate;
-use retrysim::scenario::{load, Source};
+use retrysim::dev_hooks::simulate;
+use retrysim::load_scenario;
 
 /// The process's peak resident set (VmHWM), in MiB, where /proc tells it.
 fn peak_rss_mib() -> Option<f64> {
@@ -18,13 +18,10 @@ fn peak_rss_mib() -> Option<f64> {
 
 fn large(c: &mut Criterion) {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/large.toml");
-    let loaded = load(
-        Source::read(std::path::Path::new(path)).expect("large scenario"),
-        &[],
-    )
-    .expect("valid large scenario");
+    let loaded = load_scenario(Some(std::path::Path::new(path)), &Default::default())
+        .expect("valid large scenario");
     let scn = loaded.scenario;
-    let (metrics, _) = simulate(&scn, scn.seed);
+    let metrics = simulate(&scn, scn.seed);
     let t = &metrics.totals;
     eprintln!(
         "large: {} events, {} logical requests, {} attempts, success {:.4}, peak RSS {:.1} MiB",

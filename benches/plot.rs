@@ -3,8 +3,7 @@
 //! time-series buckets.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use retrysim::plot::Format;
-use retrysim::{draw_folder, load_scenario, run_to_folder, Overrides, Target};
+use retrysim::{draw_folder, load_scenario, run_to_folder, Format, Overrides, Target};
 
 fn plot(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("temporary folder");

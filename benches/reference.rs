@@ -8,23 +8,17 @@ use rand::RngExt;
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::Exp1;
-use retrysim::metrics::ordinal::End;
-use retrysim::metrics::recorder::{Recorder, RunMetrics};
-use retrysim::model::outcome::Class;
-use retrysim::run::simulate;
-use retrysim::scenario::{load, Source};
+use retrysim::dev_hooks::{simulate, Class, End, Recorder, RunMetrics};
+use retrysim::load_scenario;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 fn reference(c: &mut Criterion) {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/reference.toml");
-    let loaded = load(
-        Source::read(std::path::Path::new(path)).expect("reference scenario"),
-        &[],
-    )
-    .expect("valid reference scenario");
+    let loaded = load_scenario(Some(std::path::Path::new(path)), &Default::default())
+        .expect("valid reference scenario");
     let scn = loaded.scenario;
-    let (metrics, _) = simulate(&scn, scn.seed);
+    let metrics = simulate(&scn, scn.seed);
     let events = metrics.totals.events;
     // The baseline must model the same system, or the comparison means nothing. At
     // rho = 0.9 after the outage the model is bimodal (some seeds fall into a retry-driven
@@ -72,13 +66,10 @@ fn reference(c: &mut Criterion) {
 /// the single-dependency reference run: the target is at least half its rate.
 fn graph(c: &mut Criterion) {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/cascade.toml");
-    let loaded = load(
-        Source::read(std::path::Path::new(path)).expect("cascade scenario"),
-        &[],
-    )
-    .expect("valid cascade scenario");
+    let loaded = load_scenario(Some(std::path::Path::new(path)), &Default::default())
+        .expect("valid cascade scenario");
     let scn = loaded.scenario;
-    let (metrics, _) = simulate(&scn, scn.seed);
+    let metrics = simulate(&scn, scn.seed);
     eprintln!(
         "cascade: {} events, {} logical requests",
         metrics.totals.events, metrics.totals.logical

@@ -2,8 +2,8 @@
 //! the speed-up is the ratio of the two times. Throughput is in events.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use retrysim::scenario::{load, Source};
-use retrysim::sweep::{plan, run_in_memory};
+use retrysim::dev_hooks::run_in_memory;
+use retrysim::{load_scenario_text, plan_sweep};
 
 const SCENARIO: &str = r#"
 name = "bench-sweep"
@@ -30,12 +30,8 @@ mode = { kind = "fail" }
 "#;
 
 fn sweep(c: &mut Criterion) {
-    let src = Source {
-        path: "bench".into(),
-        stem: "bench".into(),
-        text: SCENARIO.into(),
-    };
-    let p = plan(load(src, &[]).expect("valid")).expect("plan");
+    let loaded = load_scenario_text("bench", SCENARIO, &Default::default()).expect("valid");
+    let p = plan_sweep(loaded).expect("plan");
     assert_eq!(p.total_runs(), 64);
     let events: u64 = run_in_memory(&p)
         .expect("runs")

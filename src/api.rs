@@ -33,18 +33,18 @@ use crate::sweep::{self, Merged, Outcome, Plan, Progress, RunFolder, Shard};
 pub use crate::scenario::Overrides;
 
 /// Reads a scenario file (`None`: the embedded default), applies the overrides, and
-/// parses and validates it ([`scenario::load_file`]).
+/// parses and validates it (`scenario::load_file`).
 pub fn load_scenario(path: Option<&Path>, overrides: &Overrides) -> Result<Loaded, Error> {
     Ok(scenario::load_file(path, overrides)?)
 }
 
 /// Parses and validates a scenario given as text, with its overrides, touching no
 /// file: messages name it `path` exactly as they name a file of that name read by
-/// [`load_scenario`], so the same text gives the same errors ([`scenario::load_text`]).
+/// [`load_scenario`], so the same text gives the same errors (`scenario::load_text`).
 ///
 /// ```
 /// let o = retrysim::Overrides { sets: vec![], seed: Some(3) };
-/// let text = retrysim::scenario::DEFAULT_SCENARIO;
+/// let text = retrysim::DEFAULT_SCENARIO;
 /// let loaded = retrysim::load_scenario_text("playground.toml", text, &o).unwrap();
 /// assert_eq!(loaded.scenario.seed, 3);
 /// let e = retrysim::load_scenario_text("playground.toml", "seed = ", &o).unwrap_err();
@@ -68,7 +68,7 @@ pub fn run_scenario(scn: &Scenario, replication: u32) -> RunResult {
 
 /// Runs replication `replication` of a loaded scenario's base point in memory and
 /// renders the rows `retrysim run` writes for it, `summary.csv` as (columns, values)
-/// (see [`sweep::run_tables`]); no file is touched, so it runs in WebAssembly.
+/// (see `sweep::run_tables`); no file is touched, so it runs in WebAssembly.
 ///
 /// ```
 /// let loaded = retrysim::load_scenario(None, &Default::default()).unwrap();
@@ -87,7 +87,7 @@ pub struct Target<'a> {
     pub scenario: Option<&'a Path>,
     /// Its overrides (recorded in the manifest).
     pub overrides: &'a Overrides,
-    /// The output folder (`None`: [`sweep::default_out`]).
+    /// The output folder (`None`: `sweep::default_out`).
     pub out: Option<&'a Path>,
     /// Replace a folder that holds other results.
     pub force: bool,
@@ -106,8 +106,8 @@ impl Target<'_> {
 
 /// Runs the base point of a loaded scenario (its replications; any `[sweep]` left
 /// out) into its results folder; earlier results there are replaced only once the new
-/// ones are complete ([`crate::export::owner::Staged`]). Runs that stopped at a limit
-/// are in [`RunFolder::truncation`]; the charts are [`draw_folder`]'s.
+/// ones are complete (`crate::export::owner::Staged`). Runs that stopped at a limit
+/// are in `RunFolder::truncation`; the charts are [`draw_folder`]'s.
 pub fn run_to_folder(loaded: &Loaded, target: &Target) -> Result<RunFolder, Error> {
     let dir = target.out(&loaded.scenario.name, None);
     Ok(sweep::run_folder(
@@ -142,7 +142,7 @@ pub fn sweep_out(plan: &Plan, target: &Target, shard: Option<Shard>) -> PathBuf 
     target.out(&plan.base.scenario.name, shard)
 }
 
-/// Runs a planned sweep, or one shard of it, into its folder (see [`sweep::run`]):
+/// Runs a planned sweep, or one shard of it, into its folder (see `sweep::run`):
 /// resumes what is on disk, starts no new run once `stop` is set, tells `progress`
 /// of each finished run.
 pub fn run_sweep(

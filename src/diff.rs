@@ -29,7 +29,7 @@ use crate::Error;
 
 /// One folder's summary as read: its scenario, header and rows.
 #[derive(Debug, Clone)]
-pub struct Side {
+pub(crate) struct Side {
     /// The folder.
     pub dir: PathBuf,
     /// The scenario's name, from `manifest.toml`.
@@ -42,7 +42,7 @@ pub struct Side {
 
 /// One metric of one cell compared.
 #[derive(Debug, Clone, PartialEq)]
-pub struct MetricDiff {
+pub(crate) struct MetricDiff {
     /// The summary column.
     pub metric: String,
     /// Pairs in which both runs have a value.
@@ -63,7 +63,7 @@ pub struct MetricDiff {
 
 /// One grid cell compared.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CellDiff {
+pub(crate) struct CellDiff {
     /// The cell's `param_` values as `key=value, ...` (empty without a sweep).
     pub label: String,
     /// The runs (pairs) of the cell.
@@ -74,7 +74,7 @@ pub struct CellDiff {
 
 /// The comparison of two folders.
 #[derive(Debug, Clone)]
-pub struct Diff {
+pub(crate) struct Diff {
     /// Folder A, as read.
     pub a: Side,
     /// Folder B, as read.
@@ -91,13 +91,13 @@ pub struct Diff {
 
 impl Diff {
     /// Number of paired runs.
-    pub fn pairs(&self) -> usize {
+    pub(crate) fn pairs(&self) -> usize {
         self.a.rows.len()
     }
 }
 
 /// Reads a folder's `summary.csv` and its manifest's scenario name.
-pub fn read_side(dir: &Path) -> Result<Side, Error> {
+pub(crate) fn read_side(dir: &Path) -> Result<Side, Error> {
     let manifest = dir.join("manifest.toml");
     let text = crate::export::read::read_to_string(&manifest, crate::export::MAX_MANIFEST_BYTES)
         .map_err(|e| {
@@ -315,7 +315,7 @@ fn cells(side: &Side) -> Vec<(String, Vec<usize>)> {
 /// Compares folders `a` and `b`; `only` (when not empty) restricts to those metrics.
 /// Bad input (exit 2): a folder that is not one, summaries that do not pair, a metric
 /// of `only` that is not in both summaries, a value that is not a finite number.
-pub fn compare(a: &Path, b: &Path, only: &[String]) -> Result<Diff, Error> {
+pub(crate) fn compare(a: &Path, b: &Path, only: &[String]) -> Result<Diff, Error> {
     let (a, b) = (read_side(a)?, read_side(b)?);
     // B's row of each of A's rows.
     let pairs = check_pairing(&a, &b)?;
@@ -402,7 +402,7 @@ pub fn compare(a: &Path, b: &Path, only: &[String]) -> Result<Diff, Error> {
 }
 
 /// The error of a metric name (of `flag`) not among `known`.
-pub fn unknown_metric(flag: &str, name: &str, known: &[String]) -> Error {
+pub(crate) fn unknown_metric(flag: &str, name: &str, known: &[String]) -> Error {
     Error::bad_input(format!(
         "{flag} '{name}': no such metric in both summaries; known: {}",
         known.join(", ")
@@ -411,7 +411,7 @@ pub fn unknown_metric(flag: &str, name: &str, known: &[String]) -> Error {
 
 /// A `--fail-on METRIC:BOUND` gate (see the module docs for the syntax).
 #[derive(Debug, Clone, PartialEq)]
-pub struct FailOn {
+pub(crate) struct FailOn {
     /// The metric.
     pub metric: String,
     /// The bound: positive an upper bound on `B − A`, negative a lower one.
@@ -423,15 +423,7 @@ pub struct FailOn {
 }
 
 /// Reads `METRIC:BOUND`, `BOUND` being `+X`, `-X`, `+X%` or `-X%` (X a number > 0).
-///
-/// ```
-/// use retrysim::diff::parse_fail_on;
-/// let f = parse_fail_on("latency_p99_ms:+10%").unwrap();
-/// assert_eq!((f.bound, f.relative), (0.1, true));
-/// assert_eq!(parse_fail_on("success_fraction:-0.01").unwrap().bound, -0.01);
-/// assert!(parse_fail_on("amplification:0.1").is_err());
-/// ```
-pub fn parse_fail_on(s: &str) -> Result<FailOn, String> {
+pub(crate) fn parse_fail_on(s: &str) -> Result<FailOn, String> {
     let shown = crate::scenario::error::shown(s);
     let syntax = "expected METRIC:BOUND with BOUND a signed number, optionally with %: \
                   `success_fraction:-0.01` (fail when B − A < −0.01), \
@@ -472,7 +464,7 @@ pub fn parse_fail_on(s: &str) -> Result<FailOn, String> {
 
 impl FailOn {
     /// The limit on `B − A` for a cell whose A mean is `mean_a`.
-    pub fn limit(&self, mean_a: f64) -> f64 {
+    pub(crate) fn limit(&self, mean_a: f64) -> f64 {
         if self.relative {
             self.bound * mean_a.abs()
         } else {
@@ -482,7 +474,7 @@ impl FailOn {
 
     /// Whether `m`'s mean difference crosses the bound (below a lower one, above an
     /// upper one).
-    pub fn crossed(&self, m: &MetricDiff) -> bool {
+    pub(crate) fn crossed(&self, m: &MetricDiff) -> bool {
         let limit = self.limit(m.mean_a);
         if self.bound < 0.0 {
             m.diff < limit
@@ -514,5 +506,22 @@ mod tests {
         assert!(parse_fail_on("x:+").is_err());
         assert!(parse_fail_on("x:+0").is_err());
         assert!(parse_fail_on(":+1").is_err());
+    }
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn parse_fail_on_example() {
+        use crate::diff::parse_fail_on;
+        let f = parse_fail_on("latency_p99_ms:+10%").unwrap();
+        assert_eq!((f.bound, f.relative), (0.1, true));
+        assert_eq!(
+            parse_fail_on("success_fraction:-0.01").unwrap().bound,
+            -0.01
+        );
+        assert!(parse_fail_on("amplification:0.1").is_err());
     }
 }

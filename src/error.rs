@@ -3,7 +3,7 @@
 //! interruption. Each kind has its process exit code ([`Error::exit_code`]); the
 //! message is the one of the error it wraps, so the kind changes no message.
 //!
-//! Modules keep their own errors ([`ScenarioError`], [`SweepError`], [`PlotError`]...);
+//! Modules keep their own errors ([`ScenarioError`], `SweepError`, `PlotError`...);
 //! the entry points of [`crate::api`] turn them into an [`Error`] of the right kind.
 
 use std::path::Path;

@@ -15,15 +15,15 @@
 //! explain, check: the model in words and its lints; expectations and baselines
 //! ```
 //!
-//! Inside [`model`], [`model::world`] owns the state of a run and dispatches its events
+//! Inside `model`, `model::world` owns the state of a run and dispatches its events
 //! (`model/event.rs` is the one table of events and their packed form); the parts are
 //! the fleets, the retry state machine of a call, the layers and the dependency. Each
 //! policy family is a folder with one file per vendor holding everything about it (its
 //! written table, validation, arithmetic, explain text, bound and tests):
-//! [`model::backoff`], [`model::budget`], [`model::breaker`], [`model::limiter`]. Each
+//! `model::backoff`, `model::budget`, `model::breaker`, `model::limiter`. Each
 //! mechanism is a folder the same way (its written form, rules, validated form,
-//! explain text and runtime): [`model::hedge`], [`model::guard`], [`model::broker`].
-//! The one catalog of output columns is [`metrics::columns`].
+//! explain text and runtime): `model::hedge`, `model::guard`, `model::broker`.
+//! The one catalog of output columns is `metrics::columns`.
 //!
 //! # Entry points
 //!
@@ -53,33 +53,57 @@
 //! ```
 
 #![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
+// The playground's WebAssembly build (web/) has no command line: what only the command
+// line uses is dead there. The native build is where these lints hold.
+#![cfg_attr(
+    target_arch = "wasm32",
+    allow(dead_code, unused_imports, unreachable_pub)
+)]
 
+// The public API: the entry points ([`api`], re-exported below with the types their
+// signatures name), the error type, the engine (reusable on its own) and the two
+// entry modules whose requests and results are data (`check`, `search`). Everything
+// else is the crate's own: `unreachable_pub` names any `pub` item no user can reach.
 pub mod api;
 pub mod check;
-#[cfg(not(target_arch = "wasm32"))]
-mod cli;
-pub mod diff;
 pub mod engine;
 pub mod error;
-pub mod explain;
-pub mod export;
-pub mod metrics;
-pub mod model;
-pub mod plot;
-pub mod run;
-pub mod scenario;
 pub mod search;
-pub mod sweep;
-pub mod truncation;
+
+#[cfg(not(target_arch = "wasm32"))]
+mod cli;
+pub(crate) mod diff;
+pub(crate) mod explain;
+pub(crate) mod export;
+pub(crate) mod metrics;
+pub(crate) mod model;
+pub(crate) mod plot;
+pub(crate) mod run;
+pub(crate) mod scenario;
+pub(crate) mod sweep;
+pub(crate) mod truncation;
+
+#[cfg(any(test, feature = "dev-hooks"))]
+#[doc(hidden)]
+pub mod dev_hooks;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub use api::draw_folder;
 pub use api::{
     column_dictionary, explain_scenario, load_scenario, load_scenario_text, merge_shards,
-    plan_sweep, run_scenario, run_sweep, run_tables, run_to_folder, sweep_out, Explained,
-    Overrides, Target,
+    plan_sweep, run_scenario, run_sweep, run_tables, run_to_folder, search_scenario, sweep_out,
+    Explained, Overrides, Target,
 };
 pub use error::{Error, Truncation};
+pub use explain::Explanation;
+pub use metrics::columns::Entry as Column;
+pub use model::config::Scenario;
+#[cfg(not(target_arch = "wasm32"))]
+pub use plot::Format;
+pub use plot::{run_charts, Branch, RunCharts};
+pub use run::RunResult;
+pub use scenario::{Loaded, ScenarioError, DEFAULT_SCENARIO};
+pub use sweep::{Outcome as SweepOutcome, Progress, Shard};
 
 /// The `retrysim` command: parses the process's arguments, runs the command and
 /// returns its exit code (`src/main.rs` exits with it). The command line lives in the
@@ -88,3 +112,10 @@ pub use error::{Error, Truncation};
 pub fn cli_main() -> i32 {
     cli::main()
 }
+
+// The white-box tests share their helpers with the integration tests, which name
+// the crate `retrysim`.
+#[cfg(test)]
+extern crate self as retrysim;
+#[cfg(test)]
+mod tests;

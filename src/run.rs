@@ -18,15 +18,7 @@ use crate::scenario::Scenario;
 /// copies of one another; the top bit is clear, so every seed fits a signed 64-bit
 /// column. The seed depends only on the replication, never on the sweep cell: every
 /// cell's replication `r` sees the same arrivals (common random numbers).
-///
-/// ```
-/// use retrysim::engine::rng::splitmix64;
-/// use retrysim::run::replication_seed;
-/// assert_eq!(replication_seed(42, 0), 42);
-/// assert_eq!(replication_seed(42, 1), splitmix64(splitmix64(42) + 1) >> 1);
-/// assert_ne!(replication_seed(82, 2), replication_seed(83, 1));
-/// ```
-pub fn replication_seed(base: u64, r: u32) -> u64 {
+pub(crate) fn replication_seed(base: u64, r: u32) -> u64 {
     if r == 0 {
         base
     } else {
@@ -55,7 +47,7 @@ pub struct RunResult {
 
 /// Simulates `scn` with `seed` to the end of its drain, or until it hits one of its
 /// `[limits]` (then `totals.truncated` says which, and the series ends at the stop).
-pub fn simulate(scn: &Scenario, seed: u64) -> (RunMetrics, Vec<Window>) {
+pub(crate) fn simulate(scn: &Scenario, seed: u64) -> (RunMetrics, Vec<Window>) {
     let (m, w, _) = simulate_with(scn, seed, None);
     (m, w)
 }
@@ -64,7 +56,7 @@ pub fn simulate(scn: &Scenario, seed: u64) -> (RunMetrics, Vec<Window>) {
 /// whose ordinals are `picks` (sorted; see [`crate::metrics::trace::sample`]) with the
 /// sample's seed `sample_seed`. Tracing changes nothing else: the measurements are
 /// [`simulate`]'s, bit for bit.
-pub fn simulate_traced(
+pub(crate) fn simulate_traced(
     scn: &Scenario,
     seed: u64,
     picks: Vec<u64>,
@@ -78,7 +70,12 @@ pub fn simulate_traced(
 /// logical requests: `sample` of them drawn uniformly with the trace seed (the
 /// scenario's `trace.seed`, else the run's seed). The run is simulated again with the
 /// same seed, so it is the run measured before, request for request.
-pub fn trace_run(scn: &Scenario, replication: u32, population: u64, sample: u64) -> TraceLog {
+pub(crate) fn trace_run(
+    scn: &Scenario,
+    replication: u32,
+    population: u64,
+    sample: u64,
+) -> TraceLog {
     let seed = replication_seed(scn.seed, replication);
     let sample_seed = scn.trace.and_then(|t| t.seed).unwrap_or(seed);
     let picks = crate::metrics::trace::sample(sample_seed, population, sample);
@@ -135,7 +132,7 @@ fn ended(mut m: RunMetrics) -> RunMetrics {
 }
 
 /// Runs replication `replication` of `scn` as global run `run`.
-pub fn run_one(scn: &Scenario, layout: &Layout, run: u64, replication: u32) -> RunResult {
+pub(crate) fn run_one(scn: &Scenario, layout: &Layout, run: u64, replication: u32) -> RunResult {
     let seed = replication_seed(scn.seed, replication);
     let (metrics, windows) = simulate(scn, seed);
     let summary = Summary::build(&metrics, scn, &windows, layout, run, replication, seed);
@@ -177,5 +174,19 @@ mod tests {
                 }
             }
         }
+    }
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn replication_seed_example() {
+        use crate::engine::rng::splitmix64;
+        use crate::run::replication_seed;
+        assert_eq!(replication_seed(42, 0), 42);
+        assert_eq!(replication_seed(42, 1), splitmix64(splitmix64(42) + 1) >> 1);
+        assert_ne!(replication_seed(82, 2), replication_seed(83, 1));
     }
 }

@@ -30,8 +30,8 @@
 //!
 //! [`drift_floor`] keeps relative drift meaningful near zero: 1 for `_ms` and `_s`
 //! columns (a millisecond, a second), 0.01 for fractions, ratios and flags, 10 for
-//! counts and rates (each column's [`Column::floor`](crate::metrics::columns::Column::floor) in the catalog). Columns whose
-//! [`Column::compared`](crate::metrics::columns::Column::compared) is false (`events`, `truncated`, `offered_rate`) are written to
+//! counts and rates (each column's `Column::floor` in the catalog). Columns whose
+//! `Column::compared` is false (`events`, `truncated`, `offered_rate`) are written to
 //! the file but compared only when `[check.tolerance]` names them.
 //!
 //! A metric this run has and the file lacks is reported and passes (a newer retrysim may
@@ -58,14 +58,14 @@ use super::{
 pub const DEFAULT_TOLERANCE: f64 = 0.05;
 
 /// Whether `metric` is compared when `[check.tolerance]` does not name it: the
-/// catalog's [`Column::compared`](crate::metrics::columns::Column::compared) (the engine's event count, the truncation flag and the
+/// catalog's `Column::compared` (the engine's event count, the truncation flag and the
 /// offered rate are not: bookkeeping, an error of its own, an input).
 pub fn compared(metric: &str) -> bool {
     summary_column(metric).is_none_or(|c| c.compared)
 }
 
 /// The absolute floor under `|old|` in the drift of `metric`: its catalog
-/// [`Column::floor`](crate::metrics::columns::Column::floor) (1 for `_ms` and `_s` columns, 0.01 for fractions, ratios and
+/// `Column::floor` (1 for `_ms` and `_s` columns, 0.01 for fractions, ratios and
 /// flags, 10 for counts and rates and for a name the catalog does not know).
 ///
 /// ```

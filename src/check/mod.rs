@@ -20,7 +20,7 @@
 //! # Expectations
 //!
 //! `[[expect]]` entries (`metric`, `min`, `max`, `where`, `per`) are described in
-//! [`expect`]: by default a bound applies to the value of every grid cell selected by
+//! `expect`: by default a bound applies to the value of every grid cell selected by
 //! `where` (all cells when absent); `per = "run"` applies it to every run instead.
 //!
 //! # Baselines

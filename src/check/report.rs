@@ -10,7 +10,7 @@
 //!   when runs stopped early at a limit.
 //!
 //! Numbers in the JSON have the text of the table and the CSV files
-//! ([`crate::metrics::format::shortest`]).
+//! (`crate::metrics::format::shortest`).
 
 use serde::Serialize;
 

@@ -169,8 +169,11 @@ pub(crate) enum Command {
     Diff(super::diff::DiffArgs),
     /// Print the layer a configuration file maps to (`import = { format, file, ... }`
     /// in a retry layer) as TOML, each key commented with the line it came from.
-    #[command(after_help = "Examples:
-  retrysim import service_config.json --format grpc_service_config --service helloworld.Greeter --method SayHello")]
+    #[command(
+        after_help = "Examples:
+  retrysim import service_config.json --format grpc_service_config --service helloworld.Greeter --method SayHello",
+        after_long_help = super::import::formats_help()
+    )]
     Import(super::import::ImportArgs),
     /// Print the presets (`preset = "NAME"` in a retry layer): every one and what it
     /// is, the keys one expands to as TOML, or with --markdown the book's presets page.

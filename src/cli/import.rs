@@ -67,6 +67,15 @@ pub(crate) struct ImportArgs {
 }
 
 /// Prints the layer the file maps to.
+/// The formats and what each reads, then the examples: `retrysim import --help`.
+pub(crate) fn formats_help() -> String {
+    let mut s = String::from("Formats:\n");
+    for f in import::FORMATS {
+        s.push_str(&format!("  {}: {}\n", f.name, f.about));
+    }
+    s + "\nExamples:\n  retrysim import service_config.json --format grpc_service_config --service helloworld.Greeter --method SayHello"
+}
+
 pub(crate) fn import(args: ImportArgs) -> Result<i32> {
     let mut selector = Selector::new();
     if let Some(s) = args.service {

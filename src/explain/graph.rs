@@ -22,7 +22,7 @@ use super::{
 };
 
 /// Most paths a fleet's explanation lists (their count is always given).
-pub const MAX_PATHS: usize = 32;
+pub(crate) const MAX_PATHS: usize = 32;
 
 /// One service of the graph in numbers.
 #[derive(Debug, Clone, PartialEq)]
@@ -93,7 +93,7 @@ pub struct Hop {
 }
 
 /// Explains every service of the scenario, in file order.
-pub fn explain_services(scn: &Scenario) -> Vec<ServiceExplanation> {
+pub(crate) fn explain_services(scn: &Scenario) -> Vec<ServiceExplanation> {
     let capacities: Vec<DependencyExplanation> = scn
         .services
         .iter()

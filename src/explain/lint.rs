@@ -23,27 +23,27 @@ use crate::model::config::{
 };
 use crate::model::outcome::Class;
 
-pub mod admission;
-pub mod criticality;
-pub mod guards;
-pub mod hedge;
-pub mod limit;
-pub mod queue;
-pub mod tiers;
+pub(crate) mod admission;
+pub(crate) mod criticality;
+pub(crate) mod guards;
+pub(crate) mod hedge;
+pub(crate) mod limit;
+pub(crate) mod queue;
+pub(crate) mod tiers;
 
-pub use queue::handler_worst_case;
+pub(crate) use queue::handler_worst_case;
 
 use super::render::{fmt_count, fmt_duration, fmt_num, fmt_time, fmt_total, quoted_list};
 use super::{backoff_total, fleet_load, offered_peak_where, rejection_class, retries, Bound};
 
 /// A fleet has "many clients" from this many clients (or burst requests) on.
-pub const MANY_CLIENTS: u64 = 10;
+pub(crate) const MANY_CLIENTS: u64 = 10;
 /// More attempts per call than this is too many.
-pub const MAX_ATTEMPTS: u32 = 5;
+pub(crate) const MAX_ATTEMPTS: u32 = 5;
 
 /// One lint: its id, why it matters, exactly when it fires, and its check.
 #[derive(Debug, Clone, Copy)]
-pub struct Rule {
+pub(crate) struct Rule {
     /// Stable id, kebab-case (`--deny ID`).
     pub id: &'static str,
     /// One sentence of what it means and why it matters.
@@ -55,11 +55,11 @@ pub struct Rule {
 }
 
 /// The header of the lint table as `retrysim lints` prints it.
-pub const LINTS_HEADER: [&str; 3] = ["id", "why", "fires_when"];
+pub(crate) const LINTS_HEADER: [&str; 3] = ["id", "why", "fires_when"];
 
 /// Every lint, in report order: a new lint is a [`Rule`] beside its check and one line
 /// here.
-pub const LINTS: [Rule; 19] = [
+pub(crate) const LINTS: [Rule; 19] = [
     MULTI_LAYER_RETRIES_WITHOUT_BUDGET,
     UNJITTERED_BACKOFF_MANY_CLIENTS,
     RETRIES_AMBIGUOUS_WRITES,
@@ -82,7 +82,7 @@ pub const LINTS: [Rule; 19] = [
 ];
 
 /// Retries at two or more layers without a budget.
-pub const MULTI_LAYER_RETRIES_WITHOUT_BUDGET: Rule = Rule {
+pub(crate) const MULTI_LAYER_RETRIES_WITHOUT_BUDGET: Rule = Rule {
     id: "multi-layer-retries-without-budget",
     why: "two or more layers of a fleet retry without a retry budget, so their attempts multiply (3 layers of 3 = 27 per request)",
     fires_when: "two or more layers of the fleet retry and have no `budget` (one lint per fleet)",
@@ -90,7 +90,7 @@ pub const MULTI_LAYER_RETRIES_WITHOUT_BUDGET: Rule = Rule {
 };
 
 /// Unjittered backoff in a fleet of many clients.
-pub const UNJITTERED_BACKOFF_MANY_CLIENTS: Rule = Rule {
+pub(crate) const UNJITTERED_BACKOFF_MANY_CLIENTS: Rule = Rule {
     id: "unjittered-backoff-many-clients",
     why: "a fleet of many clients (or a burst) backs off on a fixed or unjittered exponential schedule, so clients that failed together retry together",
     fires_when: "a retrying layer's waits are deterministic and positive (`fixed` with a delay > 0, or `exponential` with `jitter = \"none\"` and a first wait > 0, or a library kind without jitter: `polly` without `jitter`, `resilience4j` without `randomization_factor`, `aws_legacy` with a fixed `base`) and the fleet has many clients: `clients` ≥ 10, or a burst of at least 10 requests",
@@ -98,7 +98,7 @@ pub const UNJITTERED_BACKOFF_MANY_CLIENTS: Rule = Rule {
 };
 
 /// Retrying timed-out non-idempotent writes without keys.
-pub const RETRIES_AMBIGUOUS_WRITES: Rule = Rule {
+pub(crate) const RETRIES_AMBIGUOUS_WRITES: Rule = Rule {
     id: "retries-ambiguous-writes",
     why: "a layer retries timed-out non-idempotent writes that carry no idempotency key, which can apply a write twice",
     fires_when: "the fleet has `writes` > 0 without `idempotency_keys`, and a retrying layer has `retry_ambiguous_writes = true` and `timeout` in `retry_on`, and a timeout can reach it (an `attempt_timeout` at this layer or below)",
@@ -106,7 +106,7 @@ pub const RETRIES_AMBIGUOUS_WRITES: Rule = Rule {
 };
 
 /// Retrying `breaker_open`.
-pub const RETRIES_BREAKER_OPEN: Rule = Rule {
+pub(crate) const RETRIES_BREAKER_OPEN: Rule = Rule {
     id: "retries-breaker-open",
     why: "a layer retries breaker_open, spending attempts on a breaker that is refusing calls instead of failing fast",
     fires_when: "a retrying layer has `breaker_open` in `retry_on` and a breaker can produce it: its own breaker with `placement = \"inside\"`, or any breaker below it",
@@ -114,7 +114,7 @@ pub const RETRIES_BREAKER_OPEN: Rule = Rule {
 };
 
 /// Ignoring Retry-After.
-pub const IGNORES_RETRY_AFTER: Rule = Rule {
+pub(crate) const IGNORES_RETRY_AFTER: Rule = Rule {
     id: "ignores-retry-after",
     why: "a layer retries the dependency's rejections without waiting the Retry-After they carry",
     fires_when: "a retrying layer has `respect_retry_after = false` and retries the rejections of what it calls (`rejected` in `retry_on`, or `rejected_5xx` with a `reject_status` other than 429; in a graph, `overloaded` when the service has `overloaded_status = true`), and that dependency or service can reject (finite `servers` and `queue_limit`) with a `retry_after`",
@@ -122,7 +122,7 @@ pub const IGNORES_RETRY_AFTER: Rule = Rule {
 };
 
 /// A backoff schedule longer than the deadline.
-pub const BACKOFF_EXCEEDS_DEADLINE: Rule = Rule {
+pub(crate) const BACKOFF_EXCEEDS_DEADLINE: Rule = Rule {
     id: "backoff-exceeds-deadline",
     why: "a layer's longest backoff schedule is longer than the fleet's deadline, so its last retries end in deadline_exceeded",
     fires_when: "the fleet has a `deadline` and a retrying layer's backoff schedule (the largest wait after each failed attempt but the last, summed; Retry-After not counted) is longer than it; unlimited attempts with any positive wait count as unbounded",
@@ -130,7 +130,7 @@ pub const BACKOFF_EXCEEDS_DEADLINE: Rule = Rule {
 };
 
 /// `attempt_timeout × max_attempts` longer than the deadline.
-pub const TIMEOUTS_EXCEED_DEADLINE: Rule = Rule {
+pub(crate) const TIMEOUTS_EXCEED_DEADLINE: Rule = Rule {
     id: "timeouts-exceed-deadline",
     why: "a layer's attempt_timeout × max_attempts is longer than the fleet's deadline, so the deadline, not max_attempts, bounds the attempts",
     fires_when: "the fleet has a `deadline` and a retrying layer's `attempt_timeout × max_attempts` is longer than it",
@@ -138,7 +138,7 @@ pub const TIMEOUTS_EXCEED_DEADLINE: Rule = Rule {
 };
 
 /// More than [`MAX_ATTEMPTS`] attempts per call.
-pub const TOO_MANY_ATTEMPTS: Rule = Rule {
+pub(crate) const TOO_MANY_ATTEMPTS: Rule = Rule {
     id: "too-many-attempts",
     why: "a layer makes more than 5 attempts per call, each one more load on a dependency that is already failing",
     fires_when: "a retrying layer's `max_attempts` is above 5 (or unlimited)",
@@ -146,7 +146,7 @@ pub const TOO_MANY_ATTEMPTS: Rule = Rule {
 };
 
 /// Retries under a deadline with no attempt timeout.
-pub const NO_ATTEMPT_TIMEOUT_UNDER_DEADLINE: Rule = Rule {
+pub(crate) const NO_ATTEMPT_TIMEOUT_UNDER_DEADLINE: Rule = Rule {
     id: "no-attempt-timeout-under-deadline",
     why: "a retrying layer has no attempt timeout at or below it, so one hung attempt uses the whole deadline and the retries never happen",
     fires_when: "the fleet has a `deadline` and a retrying layer has no `attempt_timeout`, nor does any layer below it",
@@ -154,7 +154,7 @@ pub const NO_ATTEMPT_TIMEOUT_UNDER_DEADLINE: Rule = Rule {
 };
 
 /// Offered load above capacity and no load shedding.
-pub const OVERLOAD_WITHOUT_SHEDDING: Rule = Rule {
+pub(crate) const OVERLOAD_WITHOUT_SHEDDING: Rule = Rule {
     id: "overload-without-shedding",
     why: "offered load exceeds the dependency's capacity and it sheds nothing (unlimited queue, no drop_expired), so queue and latency grow without bound",
     fires_when: "the dependency (in a graph, each service a fleet calls, against the fleets that call it) has finite servers, the highest total offered load of the open and burst fleets (first attempts; bursts at their mean rate over the run; closed loops are self-limiting and not counted) exceeds its capacity, and it sheds nothing: unlimited `queue_limit`, no `drop_expired`, no `concurrency_limit`, no `admission`, no CoDel `queue_policy` and no `shed_by_criticality` (a deadline alone does not shed: the abandoned attempts are still served). One lint, on the fleet with the largest offered load",
@@ -205,14 +205,7 @@ fn known_ids() -> String {
 
 /// Resolves `--deny` arguments to lint ids (`all` = every lint), in [`LINTS`] order,
 /// without duplicates.
-///
-/// ```
-/// use retrysim::explain::lint::{resolve_deny, LINTS, TOO_MANY_ATTEMPTS};
-/// assert_eq!(resolve_deny(&["too-many-attempts".into()]).unwrap(), vec![TOO_MANY_ATTEMPTS.id]);
-/// assert_eq!(resolve_deny(&["all".into()]).unwrap().len(), LINTS.len());
-/// assert!(resolve_deny(&["no-such-lint".into()]).is_err());
-/// ```
-pub fn resolve_deny(args: &[String]) -> Result<Vec<&'static str>, UnknownLint> {
+pub(crate) fn resolve_deny(args: &[String]) -> Result<Vec<&'static str>, UnknownLint> {
     let mut denied = [false; LINTS.len()];
     for a in args {
         let a = a.trim();
@@ -297,7 +290,7 @@ impl Found {
 
 /// Finds every lint in a scenario, ordered by fleet, then layer (fleet-wide lints
 /// first), then the order of [`LINTS`].
-pub fn lints(scn: &Scenario) -> Vec<Lint> {
+pub(crate) fn lints(scn: &Scenario) -> Vec<Lint> {
     let mut found = Found { out: Vec::new() };
     for rule in &LINTS {
         (rule.check)(&mut found, scn);
@@ -678,5 +671,21 @@ mod tests {
         let msg = err.to_string();
         assert!(msg.contains("unknown lint \"too-many\""), "{msg}");
         assert!(msg.contains(OVERLOAD_WITHOUT_SHEDDING.id), "{msg}");
+    }
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn resolve_deny_example() {
+        use crate::explain::lint::{resolve_deny, LINTS, TOO_MANY_ATTEMPTS};
+        assert_eq!(
+            resolve_deny(&["too-many-attempts".into()]).unwrap(),
+            vec![TOO_MANY_ATTEMPTS.id]
+        );
+        assert_eq!(resolve_deny(&["all".into()]).unwrap().len(), LINTS.len());
+        assert!(resolve_deny(&["no-such-lint".into()]).is_err());
     }
 }

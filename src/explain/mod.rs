@@ -29,24 +29,14 @@
 //! Counts that are unlimited or overflow `u64` are [`Bound::Unbounded`] and print as
 //! "unbounded" ("unlimited" in a graph's chain); nothing here panics on a validated
 //! scenario.
-//!
-//! ```
-//! use retrysim::explain::{explain, Bound};
-//! use retrysim::scenario::{load, Source};
-//! let loaded = load(Source::embedded_default(), &[]).unwrap();
-//! let e = explain(&loaded.scenario);
-//! assert_eq!(e.fleets[0].worst_case_attempts, Bound::Finite(3));
-//! assert!(e.render().contains("3 attempts per request (worst case)"));
-//! assert!(e.lints.is_empty());
-//! ```
 
-pub mod graph;
-pub mod lint;
+pub(crate) mod graph;
+pub(crate) mod lint;
 pub(crate) mod render;
 mod render_graph;
 
-pub use graph::{CallExplanation, Hop, ServiceAttempts, ServiceExplanation};
-pub use lint::{Lint, Rule, LINTS};
+pub(crate) use graph::{Hop, ServiceAttempts, ServiceExplanation};
+pub(crate) use lint::Lint;
 
 use crate::engine::time::to_secs;
 use crate::engine::Nanos;
@@ -60,9 +50,9 @@ use crate::model::config::{
 use crate::model::limiter::LimiterConfig;
 use crate::model::outcome::{Class, ClassSet};
 
-pub use crate::model::backoff::backoff_total;
-pub use crate::model::bound::Bound;
-pub use crate::model::broker::QueueExplanation;
+pub(crate) use crate::model::backoff::backoff_total;
+pub(crate) use crate::model::bound::Bound;
+pub(crate) use crate::model::broker::QueueExplanation;
 
 /// The whole explanation of a scenario.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,7 +70,7 @@ pub struct Explanation {
     pub offered_peak: f64,
     /// One entry per fleet, in file order.
     pub fleets: Vec<FleetExplanation>,
-    /// Anti-patterns found, by fleet, then layer, then the order of [`LINTS`].
+    /// Anti-patterns found, by fleet, then layer, then the order of `LINTS`.
     pub lints: Vec<Lint>,
     /// Whether the scenario is a graph of `[[services]]` (else one `[dependency]`).
     pub graph: bool,
@@ -291,12 +281,12 @@ pub struct FleetExplanation {
 }
 
 /// Whether a layer retries at all: more than one attempt and a class to retry.
-pub fn retries(l: &LayerConfig) -> bool {
+pub(crate) fn retries(l: &LayerConfig) -> bool {
     l.max_attempts.retries() && l.retry_on != ClassSet::EMPTY
 }
 
 /// Product of the layers' `max_attempts` (a hedging layer's copies; 1 without layers).
-pub fn worst_case_attempts(layers: &[LayerConfig]) -> Bound {
+pub(crate) fn worst_case_attempts(layers: &[LayerConfig]) -> Bound {
     layers
         .iter()
         .fold(Bound::Finite(1), |acc, l| acc * l.calls_below())
@@ -415,7 +405,7 @@ fn fleet_load(f: &FleetConfig, duration: Nanos) -> Load {
 /// The highest total offered load of the open and burst fleets at any instant of
 /// `[0, duration)`: open rates are piecewise constant or linear between profile points,
 /// so their sum peaks at one of the points; bursts count at their mean rate.
-pub fn offered_peak(scn: &Scenario) -> f64 {
+pub(crate) fn offered_peak(scn: &Scenario) -> f64 {
     offered_peak_where(scn, |_| true)
 }
 
@@ -602,7 +592,7 @@ fn explain_fleet(
 /// Explains a validated scenario: capacity against offered load, worst-case attempts,
 /// budget caps, backoff against deadlines, and the lints. Pure: same scenario, same
 /// explanation.
-pub fn explain(scn: &Scenario) -> Explanation {
+pub(crate) fn explain(scn: &Scenario) -> Explanation {
     let dependency = explain_dependency(&scn.dependency, Class::Rejected);
     let services = graph::explain_services(scn);
     let fleets = scn
@@ -661,5 +651,21 @@ mod tests {
         assert_eq!(Attempts::Limited(3).bound(), Bound::Finite(3));
         assert!(Bound::Unbounded.exceeds(u64::MAX));
         assert!(!Bound::Finite(5).exceeds(5));
+    }
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn explain_example() {
+        use crate::explain::{explain, Bound};
+        use crate::scenario::{load, Source};
+        let loaded = load(Source::embedded_default(), &[]).unwrap();
+        let e = explain(&loaded.scenario);
+        assert_eq!(e.fleets[0].worst_case_attempts, Bound::Finite(3));
+        assert!(e.render().contains("3 attempts per request (worst case)"));
+        assert!(e.lints.is_empty());
     }
 }

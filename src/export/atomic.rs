@@ -27,7 +27,7 @@ pub(crate) fn tmp_name(name: &str) -> String {
 /// A file being written under a temporary name; [`commit`](Self::commit) renames it
 /// into place. Dropped without a commit, the temporary file is removed.
 #[derive(Debug)]
-pub struct AtomicFile {
+pub(crate) struct AtomicFile {
     path: PathBuf,
     tmp: PathBuf,
     out: Option<BufWriter<File>>,
@@ -35,7 +35,7 @@ pub struct AtomicFile {
 
 impl AtomicFile {
     /// Starts writing `path` (creating its folder).
-    pub fn create(path: &Path) -> std::io::Result<AtomicFile> {
+    pub(crate) fn create(path: &Path) -> std::io::Result<AtomicFile> {
         let dir = path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
@@ -55,12 +55,12 @@ impl AtomicFile {
     }
 
     /// Appends bytes.
-    pub fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+    pub(crate) fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         self.out.as_mut().expect("not committed").write_all(bytes)
     }
 
     /// Flushes and renames the file into place.
-    pub fn commit(mut self) -> std::io::Result<()> {
+    pub(crate) fn commit(mut self) -> std::io::Result<()> {
         let out = self.out.take().expect("not committed");
         let renamed = out
             .into_inner()
@@ -93,7 +93,7 @@ impl Drop for AtomicFile {
 }
 
 /// Writes `bytes` to `path` atomically, creating the parent folder.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut f = AtomicFile::create(path)?;
     f.write_all(bytes)?;
     f.commit()

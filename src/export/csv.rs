@@ -5,13 +5,15 @@
 //! order whatever order they finished in (and shards can be merged byte for byte).
 
 use crate::engine::time::{to_millis, to_secs};
-use crate::metrics::columns::{FileRow, Group, GroupFile, QUEUE_GROUP};
+#[cfg(any(test, feature = "dev-hooks"))]
+use crate::metrics::columns::QUEUE_GROUP;
+use crate::metrics::columns::{FileRow, Group, GroupFile};
 use crate::metrics::summary::{Cell, Layout, Summary};
 use crate::metrics::BucketRow;
 use crate::run::RunResult;
 
-pub use crate::metrics::columns::{
-    ATTEMPTS_BY_ORDINAL_COLUMNS, HERD_COLUMNS, QUEUE_SERIES_COLUMNS, TIMESERIES_COLUMNS,
+pub(crate) use crate::metrics::columns::{
+    ATTEMPTS_BY_ORDINAL_COLUMNS, HERD_COLUMNS, TIMESERIES_COLUMNS,
 };
 
 /// A writer of CSV records into memory, the one way retrysim writes a CSV record: RFC
@@ -103,14 +105,7 @@ impl<S: AsRef<str>> AsRef<[u8]> for Field<S> {
 /// Whether a spreadsheet opening a CSV could run `field` as a formula: it starts with
 /// `=`, `+`, `-`, `@`, a tab or a carriage return (OWASP's list) and is not a finite
 /// number (`-0.5` and `+3` are read as numbers).
-///
-/// ```
-/// use retrysim::export::csv::runs_as_formula;
-/// assert!(runs_as_formula("=HYPERLINK(\"http://x\")"));
-/// assert!(runs_as_formula("-2+3") && runs_as_formula("@SUM(A1)") && runs_as_formula("-inf"));
-/// assert!(!runs_as_formula("-0.5") && !runs_as_formula("1e-9") && !runs_as_formula("web"));
-/// ```
-pub fn runs_as_formula(field: &str) -> bool {
+pub(crate) fn runs_as_formula(field: &str) -> bool {
     matches!(
         field.as_bytes().first(),
         Some(b'=' | b'+' | b'-' | b'@' | b'\t' | b'\r')
@@ -120,14 +115,7 @@ pub fn runs_as_formula(field: &str) -> bool {
 /// A field as every CSV retrysim writes holds it: with a leading `'` when a spreadsheet
 /// could run it ([`runs_as_formula`]), so it shows the text and never evaluates it;
 /// anything else as it is. [`uncell`] reads it back.
-///
-/// ```
-/// use retrysim::export::csv::cell;
-/// assert_eq!(cell("=1+2"), "'=1+2");
-/// assert_eq!(cell("-0.25"), "-0.25");
-/// assert_eq!(cell("'=1+2"), "'=1+2");
-/// ```
-pub fn cell(field: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn cell(field: &str) -> std::borrow::Cow<'_, str> {
     if runs_as_formula(field) {
         format!("'{field}").into()
     } else {
@@ -136,14 +124,7 @@ pub fn cell(field: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// The text a [`cell`] holds: `'=1+2` is `=1+2`; a cell it did not quote is itself.
-///
-/// ```
-/// use retrysim::export::csv::uncell;
-/// assert_eq!(uncell("'=1+2"), "=1+2");
-/// assert_eq!(uncell("'quoted"), "'quoted");
-/// assert_eq!(uncell("-frontend"), "-frontend");
-/// ```
-pub fn uncell(cell: &str) -> &str {
+pub(crate) fn uncell(cell: &str) -> &str {
     match cell.strip_prefix('\'') {
         Some(rest) if runs_as_formula(rest) => rest,
         _ => cell,
@@ -151,12 +132,7 @@ pub fn uncell(cell: &str) -> &str {
 }
 
 /// Renders one CSV record and a newline, each field as [`cell`] makes it.
-///
-/// ```
-/// use retrysim::export::csv::record;
-/// assert_eq!(record(["a", "b,c", "say \"hi\""]), "a,\"b,c\",\"say \"\"hi\"\"\"\n");
-/// ```
-pub fn record<I, S>(fields: I) -> String
+pub(crate) fn record<I, S>(fields: I) -> String
 where
     I: IntoIterator<Item = S>,
     S: AsRef<str>,
@@ -167,7 +143,7 @@ where
 }
 
 /// The column dictionary as CSV (`file, column, unit, kind, description`).
-pub fn dictionary(entries: &[crate::metrics::columns::Entry]) -> String {
+pub(crate) fn dictionary(entries: &[crate::metrics::columns::Entry]) -> String {
     let mut out = record(crate::metrics::columns::DICTIONARY_HEADER);
     for e in entries {
         out.push_str(&record([
@@ -182,7 +158,7 @@ pub fn dictionary(entries: &[crate::metrics::columns::Entry]) -> String {
 }
 
 /// The lint table as CSV (`id, why, fires_when`), as `retrysim lints` prints it.
-pub fn lints(rules: &[crate::explain::lint::Rule]) -> String {
+pub(crate) fn lints(rules: &[crate::explain::lint::Rule]) -> String {
     let mut out = record(crate::explain::lint::LINTS_HEADER);
     for r in rules {
         out.push_str(&record([r.id, r.why, r.fires_when]));
@@ -191,7 +167,7 @@ pub fn lints(rules: &[crate::explain::lint::Rule]) -> String {
 }
 
 /// Renders typed rows, one record each, cells as [`Cell::render`] writes them.
-pub fn rows<'a>(rows: impl IntoIterator<Item = &'a [Cell]>) -> String {
+pub(crate) fn rows<'a>(rows: impl IntoIterator<Item = &'a [Cell]>) -> String {
     let mut w = Records::new();
     for row in rows {
         w.record(row.iter().map(Cell::render));
@@ -199,23 +175,11 @@ pub fn rows<'a>(rows: impl IntoIterator<Item = &'a [Cell]>) -> String {
     w.text()
 }
 
-/// The header line of `summary.csv`.
-pub fn summary_header(columns: &[String]) -> String {
-    record(columns)
-}
-
 /// Text as a spreadsheet shows it and never evaluates it: a cell that starts with
 /// `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'` (OWASP's rule
 /// against formula injection), even one that reads as a number (a label `-1`); the
 /// writer ([`cell`]) leaves numbers alone.
-///
-/// ```
-/// use retrysim::export::csv::spreadsheet_safe;
-/// assert_eq!(spreadsheet_safe("=2+5".into()), "'=2+5");
-/// assert_eq!(spreadsheet_safe("@SUM(1)".into()), "'@SUM(1)");
-/// assert_eq!(spreadsheet_safe("exponential".into()), "exponential");
-/// ```
-pub fn spreadsheet_safe(text: String) -> String {
+pub(crate) fn spreadsheet_safe(text: String) -> String {
     if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
         format!("'{text}")
     } else {
@@ -224,7 +188,7 @@ pub fn spreadsheet_safe(text: String) -> String {
 }
 
 /// One summary row laid out on `columns` (missing columns are empty).
-pub fn summary_row(s: &Summary, columns: &[String]) -> String {
+pub(crate) fn summary_row(s: &Summary, columns: &[String]) -> String {
     let cells: Vec<Cell> = columns
         .iter()
         .map(|c| s.get(c).cloned().unwrap_or(Cell::Empty))
@@ -236,7 +200,8 @@ pub fn summary_row(s: &Summary, columns: &[String]) -> String {
 /// bucket's real width: a partial last bucket `[t, duration)` by `duration - t`. After
 /// the fixed columns come the queue's ([`QUEUE_SERIES_COLUMNS`]) when the run has a
 /// queue fleet; a folder lays its rows out with [`timeseries_rows_laid`].
-pub fn timeseries_rows(r: &RunResult, dependency_servers: Option<u32>) -> String {
+#[cfg(any(test, feature = "dev-hooks"))]
+pub(crate) fn timeseries_rows(r: &RunResult, dependency_servers: Option<u32>) -> String {
     let queue: &[(&Group, bool)] = if r.metrics.queue.is_some() {
         &[(&QUEUE_GROUP, true)]
     } else {
@@ -249,7 +214,7 @@ pub fn timeseries_rows(r: &RunResult, dependency_servers: Option<u32>) -> String
 /// columns, the `timeseries.csv` columns of each group of `groups`
 /// ([`Layout::series_groups`]), empty where the `bool` says the run's scenario does
 /// not use the group.
-pub fn timeseries_rows_laid(
+pub(crate) fn timeseries_rows_laid(
     r: &RunResult,
     dependency_servers: Option<u32>,
     groups: &[(&Group, bool)],
@@ -289,7 +254,7 @@ pub fn timeseries_rows_laid(
 
 /// The header of `timeseries.csv` of a folder of `layout`: the fixed columns, then
 /// those of its groups ([`Layout::series_groups`]).
-pub fn timeseries_header(layout: &Layout) -> String {
+pub(crate) fn timeseries_header(layout: &Layout) -> String {
     let extra = layout
         .used_groups()
         .flat_map(|(g, _)| g.series.iter().map(|c| c.name));
@@ -376,7 +341,7 @@ fn outage_per_bucket(r: &RunResult) -> Vec<u64> {
 }
 
 /// The herd rows of a run (fine-bucket inbound counts).
-pub fn herd_rows(r: &RunResult) -> String {
+pub(crate) fn herd_rows(r: &RunResult) -> String {
     let Some((start, width, counts)) = &r.metrics.herd else {
         return String::new();
     };
@@ -397,7 +362,7 @@ pub fn herd_rows(r: &RunResult) -> String {
 /// The `services.csv` rows of a run of a service graph, bucket by bucket and within a
 /// bucket in `[[services]]` order (`names`), with the columns of `groups` (those of
 /// the layout that write `services.csv`, in order); empty for a `[dependency]` run.
-pub fn services_rows(r: &RunResult, names: &[String], groups: &[&GroupFile]) -> String {
+pub(crate) fn services_rows(r: &RunResult, names: &[String], groups: &[&GroupFile]) -> String {
     let Some(sv) = &r.metrics.services else {
         return String::new();
     };
@@ -428,7 +393,7 @@ pub fn services_rows(r: &RunResult, names: &[String], groups: &[&GroupFile]) -> 
 
 /// The `attempts_by_ordinal.csv` rows of a run: counts above 0 by layer, ordinal and
 /// outcome, in that order (see [`crate::metrics::ordinal`]).
-pub fn ordinal_rows(r: &RunResult) -> String {
+pub(crate) fn ordinal_rows(r: &RunResult) -> String {
     let mut w = Records::new();
     for (layer, ordinal, end, n) in r.metrics.ordinals.rows() {
         let row: [Cell; ATTEMPTS_BY_ORDINAL_COLUMNS.len()] = [
@@ -632,5 +597,51 @@ arrival = { kind = "constant", rate = 10 }
         for f in ["=1+2", "-y", "-0.5", "web", "'", "'a", ""] {
             assert_eq!(uncell(&cell(f)), f);
         }
+    }
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn runs_as_formula_example() {
+        use crate::export::csv::runs_as_formula;
+        assert!(runs_as_formula("=HYPERLINK(\"http://x\")"));
+        assert!(runs_as_formula("-2+3") && runs_as_formula("@SUM(A1)") && runs_as_formula("-inf"));
+        assert!(!runs_as_formula("-0.5") && !runs_as_formula("1e-9") && !runs_as_formula("web"));
+    }
+
+    #[test]
+    fn cell_example() {
+        use crate::export::csv::cell;
+        assert_eq!(cell("=1+2"), "'=1+2");
+        assert_eq!(cell("-0.25"), "-0.25");
+        assert_eq!(cell("'=1+2"), "'=1+2");
+    }
+
+    #[test]
+    fn uncell_example() {
+        use crate::export::csv::uncell;
+        assert_eq!(uncell("'=1+2"), "=1+2");
+        assert_eq!(uncell("'quoted"), "'quoted");
+        assert_eq!(uncell("-frontend"), "-frontend");
+    }
+
+    #[test]
+    fn record_example() {
+        use crate::export::csv::record;
+        assert_eq!(
+            record(["a", "b,c", "say \"hi\""]),
+            "a,\"b,c\",\"say \"\"hi\"\"\"\n"
+        );
+    }
+
+    #[test]
+    fn spreadsheet_safe_example() {
+        use crate::export::csv::spreadsheet_safe;
+        assert_eq!(spreadsheet_safe("=2+5".into()), "'=2+5");
+        assert_eq!(spreadsheet_safe("@SUM(1)".into()), "'@SUM(1)");
+        assert_eq!(spreadsheet_safe("exponential".into()), "exponential");
     }
 }

@@ -17,7 +17,7 @@ use crate::metrics::format::shortest;
 
 /// A number as JSON: its [`shortest`] text, or `null` when empty or not finite.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Num(pub Option<f64>);
+pub(crate) struct Num(pub Option<f64>);
 
 impl Serialize for Num {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -34,14 +34,7 @@ fn raw(text: String) -> Result<Box<RawValue>, serde_json::Error> {
 
 /// Whether `s` is a number as JSON (RFC 8259) writes one: `-?(0|[1-9][0-9]*)(\.[0-9]+)?
 /// ([eE][+-]?[0-9]+)?`.
-///
-/// ```
-/// use retrysim::export::json::is_number;
-/// assert!(is_number("0") && is_number("-1.25") && is_number("3e-7"));
-/// assert!(!is_number("01") && !is_number("1.") && !is_number(".5") && !is_number("+1"));
-/// assert!(!is_number("NaN") && !is_number("inf") && !is_number(""));
-/// ```
-pub fn is_number(s: &str) -> bool {
+pub(crate) fn is_number(s: &str) -> bool {
     let b = s.as_bytes();
     let mut i = usize::from(b.first() == Some(&b'-'));
     let digits = |i: &mut usize| {
@@ -75,17 +68,7 @@ pub fn is_number(s: &str) -> bool {
 }
 
 /// A CSV field of column `column` as JSON text (see the module docs for the types).
-///
-/// ```
-/// use retrysim::export::json::field;
-/// assert_eq!(field("logical", "41725"), "41725");
-/// assert_eq!(field("amplification", "1.5"), "1.5");
-/// assert_eq!(field("recovery_time_s", "0"), "0.0");
-/// assert_eq!(field("recovery_time_s", ""), "null");
-/// assert_eq!(field("metastable", "false"), "false");
-/// assert_eq!(field("param_policy", "no \"retries\""), r#""no \"retries\"""#);
-/// ```
-pub fn field(column: &str, text: &str) -> String {
+pub(crate) fn field(column: &str, text: &str) -> String {
     let string = || serde_json::to_string(text).unwrap_or_else(|_| "null".to_string());
     if text.is_empty() {
         return "null".to_string();
@@ -113,13 +96,7 @@ pub fn field(column: &str, text: &str) -> String {
 
 /// A CSV table (a header line, then rows) as a JSON array of objects, one per row, keys
 /// in column order, two-space indented, with a final newline.
-///
-/// ```
-/// use retrysim::export::json::table;
-/// let json = table("run,amplification,metastable\n0,1.5,false\n").unwrap();
-/// assert_eq!(json, "[\n  {\n    \"run\": 0,\n    \"amplification\": 1.5,\n    \"metastable\": false\n  }\n]\n");
-/// ```
-pub fn table(csv_text: &str) -> Result<String, csv::Error> {
+pub(crate) fn table(csv_text: &str) -> Result<String, csv::Error> {
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(true)
         .from_reader(csv_text.as_bytes());
@@ -183,5 +160,39 @@ mod tests {
         assert_eq!(field("amplification", "inf"), "\"inf\"");
         assert_eq!(field("param_x", "01"), "\"01\"");
         assert_eq!(field("param_x", "true"), "true");
+    }
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn is_number_example() {
+        use crate::export::json::is_number;
+        assert!(is_number("0") && is_number("-1.25") && is_number("3e-7"));
+        assert!(!is_number("01") && !is_number("1.") && !is_number(".5") && !is_number("+1"));
+        assert!(!is_number("NaN") && !is_number("inf") && !is_number(""));
+    }
+
+    #[test]
+    fn field_example() {
+        use crate::export::json::field;
+        assert_eq!(field("logical", "41725"), "41725");
+        assert_eq!(field("amplification", "1.5"), "1.5");
+        assert_eq!(field("recovery_time_s", "0"), "0.0");
+        assert_eq!(field("recovery_time_s", ""), "null");
+        assert_eq!(field("metastable", "false"), "false");
+        assert_eq!(
+            field("param_policy", "no \"retries\""),
+            r#""no \"retries\"""#
+        );
+    }
+
+    #[test]
+    fn table_example() {
+        use crate::export::json::table;
+        let json = table("run,amplification,metastable\n0,1.5,false\n").unwrap();
+        assert_eq!(json, "[\n  {\n    \"run\": 0,\n    \"amplification\": 1.5,\n    \"metastable\": false\n  }\n]\n");
     }
 }

@@ -11,7 +11,7 @@ use crate::model::config::{OutageTiming, Scenario};
 use crate::scenario::Loaded;
 
 /// The fingerprint of a scenario table: FNV-1a of its canonical TOML text.
-pub fn fingerprint(table: &toml::Table) -> String {
+pub(crate) fn fingerprint(table: &toml::Table) -> String {
     let text = toml::to_string(table).unwrap_or_default();
     format!("{:016x}", stream_id(&text))
 }
@@ -19,7 +19,7 @@ pub fn fingerprint(table: &toml::Table) -> String {
 /// The fingerprint of a loaded scenario: its resolved table's ([`fingerprint`]), and
 /// the SHA-256 of each data file it read, so results of an older recording are not
 /// taken for this one's.
-pub fn fingerprint_of(loaded: &Loaded) -> String {
+pub(crate) fn fingerprint_of(loaded: &Loaded) -> String {
     if loaded.inputs.is_empty() {
         return fingerprint(&loaded.resolved);
     }
@@ -33,7 +33,7 @@ pub fn fingerprint_of(loaded: &Loaded) -> String {
 /// Where a run's scenario came from, beyond its text: what decides whether a folder's
 /// results are this scenario's.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Origin {
+pub(crate) struct Origin {
     /// The scenario's identity: its canonical file path, or `<embedded default>`.
     pub identity: String,
     /// The `--set` overrides and `--seed` given, as typed.
@@ -42,7 +42,7 @@ pub struct Origin {
 
 impl Origin {
     /// The origin of a scenario read from `path` (or the embedded default).
-    pub fn of(path: Option<&std::path::Path>, overrides: Vec<String>) -> Origin {
+    pub(crate) fn of(path: Option<&std::path::Path>, overrides: Vec<String>) -> Origin {
         let identity = match path {
             Some(p) => std::fs::canonicalize(p)
                 .unwrap_or_else(|_| p.to_path_buf())
@@ -60,7 +60,7 @@ impl Origin {
 /// What kind of folder a manifest describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum FolderKind {
+pub(crate) enum FolderKind {
     /// One scenario's runs (its replications).
     #[default]
     Run,
@@ -68,21 +68,13 @@ pub enum FolderKind {
     Sweep,
 }
 
-impl FolderKind {
-    /// As the manifest writes it: `"run"` or `"sweep"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FolderKind::Run => "run",
-            FolderKind::Sweep => "sweep",
-        }
-    }
-}
+impl FolderKind {}
 
 /// `manifest.toml`, typed. Written in field order; read leniently: a missing table or
 /// key takes its default (a manifest of an older retrysim may lack some), unknown keys
 /// are ignored.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Manifest {
+pub(crate) struct Manifest {
     /// `[retrysim]`: what wrote it.
     #[serde(default)]
     pub retrysim: Meta,
@@ -114,7 +106,7 @@ pub struct Manifest {
 
 /// `[retrysim]`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Meta {
+pub(crate) struct Meta {
     /// The version of retrysim.
     #[serde(default)]
     pub version: String,
@@ -122,7 +114,7 @@ pub struct Meta {
 
 /// `[run]`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct RunTable {
+pub(crate) struct RunTable {
     /// A run or a sweep.
     #[serde(default)]
     pub kind: FolderKind,
@@ -167,7 +159,7 @@ pub struct RunTable {
 
 /// `[resolved]`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     /// Capacity of the dependency, attempts per second (absent when unlimited).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity_per_s: Option<f64>,
@@ -182,7 +174,7 @@ pub struct Resolved {
 
 /// `[explain]`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Explain {
+pub(crate) struct Explain {
     /// Each lint that fired, as `retrysim explain` prints it.
     #[serde(default)]
     pub lints: Vec<String>,
@@ -190,21 +182,21 @@ pub struct Explain {
 
 impl Explain {
     /// Whether no lint fired.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.lints.is_empty()
     }
 }
 
 /// `[output]`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Output {
+pub(crate) struct Output {
     /// Relative names of the files retrysim wrote, sorted, once each.
     pub files: Vec<String>,
 }
 
 impl Output {
     /// The list of `files`, sorted, once each.
-    pub fn of(files: &[String]) -> Output {
+    pub(crate) fn of(files: &[String]) -> Output {
         let mut files = files.to_vec();
         files.sort();
         files.dedup();
@@ -237,7 +229,7 @@ impl Output {
 /// calls = []
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Plot {
+pub(crate) struct Plot {
     /// Per swept key (in `run.params` order), the labels of its values in order, as
     /// the `param_` columns show them; empty in a run folder (one cell). Grid cell `c`
     /// takes, of each key, the value at `c` written in mixed radix over the keys'
@@ -277,7 +269,7 @@ fn is_zero(n: &u64) -> bool {
 
 /// A number that may be unlimited: the number, or `"unlimited"` in the TOML.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Limit<T> {
+pub(crate) enum Limit<T> {
     /// A number.
     Finite(T),
     /// No limit.
@@ -289,7 +281,7 @@ const UNLIMITED: &str = "unlimited";
 
 impl<T> Limit<T> {
     /// The number, `None` when unlimited.
-    pub fn finite(self) -> Option<T> {
+    pub(crate) fn finite(self) -> Option<T> {
         match self {
             Limit::Finite(n) => Some(n),
             Limit::Unlimited => None,
@@ -321,7 +313,7 @@ impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for Limit<T> {
 /// What an expectation's bound applies to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum ExpectPer {
+pub(crate) enum ExpectPer {
     /// Each selected cell's mean over its replications.
     Cell,
     /// Every run of each selected cell.
@@ -330,7 +322,7 @@ pub enum ExpectPer {
 
 /// `[[plot.expect]]`: one `[[expect]]` entry resolved against the folder's grid.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Expect {
+pub(crate) struct Expect {
     /// Its index in the scenario's `[[expect]]` list.
     pub index: u64,
     /// The summary column.
@@ -351,7 +343,7 @@ pub struct Expect {
 
 /// `[plot.graph]`: a service graph as the `graph` and `services` charts draw it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct GraphShape {
+pub(crate) struct GraphShape {
     /// `[[plot.graph.fleets]]`, in order.
     #[serde(default)]
     pub fleets: Vec<GraphFleet>,
@@ -365,7 +357,7 @@ pub struct GraphShape {
 
 /// A fleet of a service graph.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GraphFleet {
+pub(crate) struct GraphFleet {
     /// Its name.
     pub name: String,
     /// The service it calls.
@@ -374,7 +366,7 @@ pub struct GraphFleet {
 
 /// A service of a service graph.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GraphService {
+pub(crate) struct GraphService {
     /// Its name.
     pub name: String,
     /// Its servers.
@@ -385,7 +377,7 @@ pub struct GraphService {
 
 /// An outage of a service graph.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GraphOutage {
+pub(crate) struct GraphOutage {
     /// The service it hits; absent: every service.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service: Option<String>,
@@ -397,7 +389,7 @@ pub struct GraphOutage {
 
 impl GraphShape {
     /// The shape of the service graph `scn`.
-    pub fn of(scn: &Scenario) -> GraphShape {
+    pub(crate) fn of(scn: &Scenario) -> GraphShape {
         let service = |i: u16| {
             scn.services
                 .get(usize::from(i))
@@ -453,7 +445,7 @@ pub(crate) fn shapes_attempts(key: &str) -> bool {
 
 /// The worst-case attempts per logical request of a scenario: the largest N^L of its
 /// fleets ([`worst_case_number`]), unlimited when one of them is.
-pub fn cell_worst_case(scn: &Scenario) -> Limit<f64> {
+pub(crate) fn cell_worst_case(scn: &Scenario) -> Limit<f64> {
     let mut worst: Option<f64> = None;
     for f in &scn.fleets {
         let Some(n) = worst_case_number(&f.layers) else {
@@ -468,7 +460,7 @@ pub fn cell_worst_case(scn: &Scenario) -> Limit<f64> {
 /// not what the charts were drawn from): the text before the last `[plot]` header,
 /// which the manifest writes after every table but `[output]`. Apply it to the text
 /// without `[output]` ([`crate::export::owner::without_output`]).
-pub fn without_plot(text: &str) -> &str {
+pub(crate) fn without_plot(text: &str) -> &str {
     match text.rfind("\n[plot]\n") {
         Some(i) => &text[..=i],
         None => text,
@@ -476,14 +468,14 @@ pub fn without_plot(text: &str) -> &str {
 }
 
 /// The first line of every manifest.
-pub const HEADER: &str = "# Written by retrysim: what produced the files in this folder.\n";
+pub(crate) const HEADER: &str = "# Written by retrysim: what produced the files in this folder.\n";
 
 /// N^L of a fleet as a number: the product of its layers' `max_attempts`
 /// ([`crate::explain::worst_case_attempts`], the one computation of it), the dependency
 /// attempts of one logical request when every attempt fails; `None` when a layer has
 /// no cap (or the product overflows). The manifest and the sweep's amplification chart
 /// read it here.
-pub fn worst_case_number(layers: &[crate::model::config::LayerConfig]) -> Option<f64> {
+pub(crate) fn worst_case_number(layers: &[crate::model::config::LayerConfig]) -> Option<f64> {
     match crate::explain::worst_case_attempts(layers) {
         Bound::Finite(n) => Some(n as f64),
         Bound::Unbounded => None,
@@ -493,7 +485,7 @@ pub fn worst_case_number(layers: &[crate::model::config::LayerConfig]) -> Option
 /// The comment header of a scenario file's text: its leading lines that start with
 /// `#`, without the `#` and one space after it, blank lines at either end dropped;
 /// `None` when the file opens with something else.
-pub fn header_of(text: &str) -> Option<String> {
+pub(crate) fn header_of(text: &str) -> Option<String> {
     let lines: Vec<&str> = text
         .lines()
         .map_while(|l| l.trim_start().strip_prefix('#'))
@@ -506,13 +498,13 @@ pub fn header_of(text: &str) -> Option<String> {
 
 /// A scenario text whose [`header_of`] is `header`: each line behind `# ` (a merge
 /// rebuilds its scenario from a shard's manifest, which keeps the header, not the file).
-pub fn header_text(header: &str) -> String {
+pub(crate) fn header_text(header: &str) -> String {
     header.lines().map(|l| format!("# {l}\n")).collect()
 }
 
 /// Why a manifest cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ReadError {
+pub(crate) enum ReadError {
     /// Not TOML.
     Syntax(String),
     /// TOML without a `[run]` table: not a manifest of retrysim.
@@ -526,7 +518,7 @@ impl Manifest {
     /// `files` (relative names; see [`crate::export::owner`]): a run's; set
     /// [`RunTable::kind`], `params`, `cells` and `shard` for a sweep, and
     /// [`Manifest::plot`].
-    pub fn of(loaded: &Loaded, origin: &Origin, runs: u64, files: &[String]) -> Manifest {
+    pub(crate) fn of(loaded: &Loaded, origin: &Origin, runs: u64, files: &[String]) -> Manifest {
         let s = &loaded.scenario;
         let mut worst_case = toml::Table::new();
         for f in &s.fleets {
@@ -579,12 +571,12 @@ impl Manifest {
     }
 
     /// The manifest's text: [`HEADER`], then the tables in field order.
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         format!("{HEADER}{}", toml::to_string(self).unwrap_or_default())
     }
 
     /// Parses manifest text.
-    pub fn parse(text: &str) -> Result<Manifest, ReadError> {
+    pub(crate) fn parse(text: &str) -> Result<Manifest, ReadError> {
         let table: toml::Table = toml::from_str(text)
             .map_err(|e| ReadError::Syntax(e.to_string().trim().to_string()))?;
         if !table.get("run").is_some_and(toml::Value::is_table) {
@@ -595,17 +587,17 @@ impl Manifest {
     }
 
     /// The dependency's capacity, attempts per second, when finite.
-    pub fn capacity_per_s(&self) -> Option<f64> {
+    pub(crate) fn capacity_per_s(&self) -> Option<f64> {
         self.resolved.capacity_per_s.filter(|v| v.is_finite())
     }
 
     /// The offered load, requests per second, when finite.
-    pub fn offered_per_s(&self) -> Option<f64> {
+    pub(crate) fn offered_per_s(&self) -> Option<f64> {
         self.resolved.offered_per_s.filter(|v| v.is_finite())
     }
 
     /// The scenario's name, `unnamed` when the manifest has none.
-    pub fn scenario_name(&self) -> &str {
+    pub(crate) fn scenario_name(&self) -> &str {
         self.run.scenario.as_deref().unwrap_or("unnamed")
     }
 }

@@ -14,7 +14,7 @@ fn cell(text: &str) -> String {
 
 /// Escapes what would start an HTML tag (`<name`) outside code spans, for Markdown
 /// prose (the book's generated pages).
-pub fn prose(text: &str) -> String {
+pub(crate) fn prose(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for (i, part) in text.split('`').enumerate() {
         if i > 0 {
@@ -31,21 +31,7 @@ pub fn prose(text: &str) -> String {
 
 /// The dictionary as Markdown: a `## `file`` heading (a section of the book's columns page) and a table per file, in the
 /// entries' order.
-///
-/// ```
-/// use retrysim::export::markdown::dictionary;
-/// use retrysim::metrics::columns::Entry;
-/// let e = |column: &str| Entry {
-///     file: "herd.csv",
-///     column: column.into(),
-///     unit: "s",
-///     kind: "measure",
-///     description: "a | b".into(),
-/// };
-/// let md = dictionary(&[e("t")]);
-/// assert_eq!(md, "## `herd.csv`\n\n| column | unit | kind | description |\n| --- | --- | --- | --- |\n| `t` | s | measure | a \\| b |\n");
-/// ```
-pub fn dictionary(entries: &[Entry]) -> String {
+pub(crate) fn dictionary(entries: &[Entry]) -> String {
     let mut out = String::new();
     let mut file = None;
     for e in entries {
@@ -86,7 +72,7 @@ fn part_line(part: &str, p: &Preset) -> String {
 /// table of the layer presets, then per preset what it is, the keys it sets (a TOML
 /// fragment of a layer, checked by the book's snippet test) and its source; then the
 /// part presets, and those no layer preset sets.
-pub fn presets() -> String {
+pub(crate) fn presets() -> String {
     let mut out = String::from("| preset | what it is |\n| --- | --- |\n");
     for p in LAYER_PRESETS {
         out.push_str(&format!(
@@ -131,16 +117,7 @@ pub fn presets() -> String {
 
 /// The lint table as Markdown (id, why, fires when), as `retrysim lints --markdown`
 /// prints it and the book's lints page shows it.
-///
-/// ```
-/// use retrysim::explain::lint::{LINTS, TOO_MANY_ATTEMPTS};
-/// use retrysim::export::markdown::lints;
-/// let md = lints(&LINTS);
-/// assert!(md.starts_with("| id | why | fires when |\n| --- | --- | --- |\n"));
-/// assert!(md.contains(&format!("| `{}` | {} | {} |\n", TOO_MANY_ATTEMPTS.id, TOO_MANY_ATTEMPTS.why, TOO_MANY_ATTEMPTS.fires_when)));
-/// assert_eq!(md.lines().count(), 2 + LINTS.len());
-/// ```
-pub fn lints(rules: &[Rule]) -> String {
+pub(crate) fn lints(rules: &[Rule]) -> String {
     let mut out = String::from("| id | why | fires when |\n| --- | --- | --- |\n");
     for r in rules {
         out.push_str(&format!(
@@ -170,4 +147,37 @@ fn no_tags(text: &str) -> String {
         }
     }
     out
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn dictionary_example() {
+        use crate::export::markdown::dictionary;
+        use crate::metrics::columns::Entry;
+        let e = |column: &str| Entry {
+            file: "herd.csv",
+            column: column.into(),
+            unit: "s",
+            kind: "measure",
+            description: "a | b".into(),
+        };
+        let md = dictionary(&[e("t")]);
+        assert_eq!(md, "## `herd.csv`\n\n| column | unit | kind | description |\n| --- | --- | --- | --- |\n| `t` | s | measure | a \\| b |\n");
+    }
+
+    #[test]
+    fn lints_example() {
+        use crate::explain::lint::{LINTS, TOO_MANY_ATTEMPTS};
+        use crate::export::markdown::lints;
+        let md = lints(&LINTS);
+        assert!(md.starts_with("| id | why | fires when |\n| --- | --- | --- |\n"));
+        assert!(md.contains(&format!(
+            "| `{}` | {} | {} |\n",
+            TOO_MANY_ATTEMPTS.id, TOO_MANY_ATTEMPTS.why, TOO_MANY_ATTEMPTS.fires_when
+        )));
+        assert_eq!(md.lines().count(), 2 + LINTS.len());
+    }
 }

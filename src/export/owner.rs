@@ -20,7 +20,7 @@ use thiserror::Error;
 use super::manifest::{FolderKind, Manifest, Output, ReadError};
 
 /// Result files at the top of a folder.
-pub const TOP_FILES: [&str; 12] = [
+pub(crate) const TOP_FILES: [&str; 12] = [
     "manifest.toml",
     "columns.csv",
     "summary.csv",
@@ -35,9 +35,9 @@ pub const TOP_FILES: [&str; 12] = [
     "trace.json",
 ];
 /// The entry that stands for the finished runs of a sweep (`runs/NNNNNN/`).
-pub const RUNS_ENTRY: &str = "runs/";
+pub(crate) const RUNS_ENTRY: &str = "runs/";
 /// The files inside a finished run's folder.
-pub const RUN_FILES: [&str; 5] = [
+pub(crate) const RUN_FILES: [&str; 5] = [
     "summary.csv",
     "timeseries.csv",
     "herd.csv",
@@ -81,7 +81,7 @@ fn io_err<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> O
 /// The folder `dir` names, as the file system resolves it: absolute, each existing
 /// prefix canonical (symlinks followed), `..` applied after that. Two spellings of one
 /// folder resolve to the same path, whether or not it exists yet.
-pub fn resolve(dir: &Path) -> io::Result<PathBuf> {
+pub(crate) fn resolve(dir: &Path) -> io::Result<PathBuf> {
     let abs = if dir.is_absolute() {
         dir.to_path_buf()
     } else {
@@ -112,7 +112,7 @@ pub fn resolve(dir: &Path) -> io::Result<PathBuf> {
 }
 
 /// The folders of charts inside `plots/` (a sweep's `metrics/<metric>_vs_<key>`).
-pub const CHART_FOLDERS: [&str; 1] = ["metrics"];
+pub(crate) const CHART_FOLDERS: [&str; 1] = ["metrics"];
 
 /// The folders charts are written in, deepest first: `plots/metrics`, then `plots`.
 fn chart_dirs() -> impl Iterator<Item = String> {
@@ -125,7 +125,7 @@ fn chart_dirs() -> impl Iterator<Item = String> {
 /// Whether `rel` is one of the names retrysim writes in a results folder: a top file,
 /// `runs/`, `plots/<name>.png|svg` or `plots/<folder>/<name>.png|svg` for a folder of
 /// [`CHART_FOLDERS`].
-pub fn is_ours(rel: &str) -> bool {
+pub(crate) fn is_ours(rel: &str) -> bool {
     if TOP_FILES.contains(&rel) || rel == RUNS_ENTRY {
         return true;
     }
@@ -150,7 +150,7 @@ pub fn is_ours(rel: &str) -> bool {
 
 /// The files a manifest says retrysim wrote (only names that [`is_ours`]). A manifest
 /// written before the list existed vouches for the top files and `runs/`.
-pub fn listed(manifest: &Manifest) -> Vec<String> {
+pub(crate) fn listed(manifest: &Manifest) -> Vec<String> {
     match &manifest.output {
         Some(o) => o.files.iter().filter(|s| is_ours(s)).cloned().collect(),
         None => TOP_FILES
@@ -163,7 +163,7 @@ pub fn listed(manifest: &Manifest) -> Vec<String> {
 
 /// Refuses `dir/rel` if `dir` is a file, or if any of `rel`'s components is a
 /// symlink; returns the path.
-pub fn check_target(dir: &Path, rel: &str) -> Result<PathBuf, OwnerError> {
+pub(crate) fn check_target(dir: &Path, rel: &str) -> Result<PathBuf, OwnerError> {
     if dir.is_file() {
         return Err(OwnerError::NotAFolder(dir.to_path_buf()));
     }
@@ -180,7 +180,7 @@ pub fn check_target(dir: &Path, rel: &str) -> Result<PathBuf, OwnerError> {
 }
 
 /// Whether a folder holds nothing at all (or does not exist).
-pub fn is_empty(dir: &Path) -> bool {
+pub(crate) fn is_empty(dir: &Path) -> bool {
     std::fs::read_dir(dir).map_or(true, |mut d| d.next().is_none())
 }
 
@@ -189,7 +189,7 @@ pub fn is_empty(dir: &Path) -> bool {
 /// `plots/`, its chart folders and `runs/` themselves once empty; and a killed
 /// writer's leftovers ([`remove_leftovers`]). Anything else stays, and so does a
 /// listed name that is now a folder or a link: someone else put it there.
-pub fn remove_listed(dir: &Path, files: &[String]) -> Result<(), OwnerError> {
+pub(crate) fn remove_listed(dir: &Path, files: &[String]) -> Result<(), OwnerError> {
     remove_files(dir, files)?;
     remove_leftovers(dir)?;
     prune(dir)
@@ -257,7 +257,7 @@ fn remove_runs(runs: &Path) -> Result<(), OwnerError> {
 }
 
 /// Whether `name` is a temporary name this program writes (`.tmp-PID-N-name`).
-pub fn is_tmp_name(name: &str) -> bool {
+pub(crate) fn is_tmp_name(name: &str) -> bool {
     let Some(rest) = name.strip_prefix(crate::export::atomic::TMP_PREFIX) else {
         return false;
     };
@@ -272,7 +272,7 @@ pub fn is_tmp_name(name: &str) -> bool {
 /// names), and the staging folders of killed runs at its top ([`Staged`]: folders
 /// with a temporary name that hold only files of those names and result names),
 /// except those this process is writing.
-pub fn remove_leftovers(dir: &Path) -> Result<(), OwnerError> {
+pub(crate) fn remove_leftovers(dir: &Path) -> Result<(), OwnerError> {
     let dirs = std::iter::once(dir.to_path_buf()).chain(chart_dirs().map(|d| dir.join(d)));
     for d in dirs {
         if !std::fs::symlink_metadata(&d).is_ok_and(|m| m.is_dir()) {
@@ -322,7 +322,7 @@ fn remove_staging(tmp: &Path) -> Result<(), OwnerError> {
 /// What a command wants to write into a folder: the `[run]` facts that decide
 /// whether a folder already holding results may take it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Want {
+pub(crate) struct Want {
     /// A run or a sweep.
     pub kind: FolderKind,
     /// The scenario's identity: its canonical file path, or `<embedded default>`.
@@ -335,7 +335,7 @@ pub struct Want {
 
 /// A folder claimed for writing: what its old manifest vouched for is still ours.
 #[derive(Debug, Clone)]
-pub struct Claimed {
+pub(crate) struct Claimed {
     /// The folder, resolved.
     pub dir: PathBuf,
     /// Files an earlier manifest of this same work lists (kept when resuming).
@@ -346,7 +346,7 @@ impl Claimed {
     /// The path of `rel` in the folder, once it is safe to write: no symlink on the way,
     /// and not a file that someone else put there (`--force` or not), nor a folder or
     /// a special file where a file goes.
-    pub fn target(&self, rel: &str) -> Result<PathBuf, OwnerError> {
+    pub(crate) fn target(&self, rel: &str) -> Result<PathBuf, OwnerError> {
         let p = check_target(&self.dir, rel)?;
         if let Ok(m) = std::fs::symlink_metadata(&p) {
             let file = !rel.ends_with('/');
@@ -360,7 +360,7 @@ impl Claimed {
 
 /// Why a folder cannot be claimed.
 #[derive(Debug)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// It holds other results (the reason names them): `--force` replaces them.
     Occupied(String),
     /// It cannot be written at all.
@@ -375,7 +375,7 @@ impl From<OwnerError> for Refusal {
 
 /// Reads `dir/manifest.toml`: `Ok(None)` when there is none, `Err` with a reason when
 /// it is not one retrysim wrote.
-pub fn read_manifest(dir: &Path) -> Result<Option<Manifest>, String> {
+pub(crate) fn read_manifest(dir: &Path) -> Result<Option<Manifest>, String> {
     let p = dir.join("manifest.toml");
     match std::fs::symlink_metadata(&p) {
         Err(_) => return Ok(None),
@@ -412,7 +412,7 @@ pub fn read_manifest(dir: &Path) -> Result<Option<Manifest>, String> {
 /// A run removes nothing here: the claim lists the old results, which [`Staged`]
 /// replaces once the new ones are complete. A sweep forced over other results removes
 /// them now (its runs are written into the folder as they finish, to be resumed).
-pub fn claim(dir: &Path, want: &Want, force: bool) -> Result<Claimed, Refusal> {
+pub(crate) fn claim(dir: &Path, want: &Want, force: bool) -> Result<Claimed, Refusal> {
     let resolved = resolve(dir).map_err(|e| OwnerError::Io {
         what: "resolve",
         path: dir.to_path_buf(),
@@ -512,7 +512,7 @@ fn staging() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
 /// nothing to protect, and a killed run leaves a folder that says whose it is).
 /// Dropped without a commit, the staging folder is removed.
 #[derive(Debug)]
-pub struct Staged {
+pub(crate) struct Staged {
     claimed: Claimed,
     /// The staging folder; `None` when writing directly into the folder.
     tmp: Option<PathBuf>,
@@ -520,7 +520,7 @@ pub struct Staged {
 
 impl Staged {
     /// Starts writing the results of a run into the folder `claimed`.
-    pub fn begin(claimed: Claimed) -> Result<Staged, OwnerError> {
+    pub(crate) fn begin(claimed: Claimed) -> Result<Staged, OwnerError> {
         if claimed.listed.is_empty() {
             return Ok(Staged { claimed, tmp: None });
         }
@@ -534,12 +534,12 @@ impl Staged {
     }
 
     /// Where the results are written: the staging folder, or the folder itself.
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         self.tmp.as_deref().unwrap_or(&self.claimed.dir)
     }
 
     /// The folder the results are for.
-    pub fn claimed(&self) -> &Claimed {
+    pub(crate) fn claimed(&self) -> &Claimed {
         &self.claimed
     }
 
@@ -552,7 +552,7 @@ impl Staged {
     /// `runs/`), and the new manifest, listing only the new files, is renamed in last.
     /// Renames only, so the folder is mixed for a few system calls at most; Ctrl-C
     /// waits for them.
-    pub fn commit(mut self, files: &[String]) -> Result<(), OwnerError> {
+    pub(crate) fn commit(mut self, files: &[String]) -> Result<(), OwnerError> {
         let Some(tmp) = self.tmp.clone() else {
             return Ok(());
         };
@@ -628,7 +628,7 @@ impl Drop for Staged {
 /// Removes the staging folders of the runs this process is writing ([`Staged`]),
 /// which leaves their folders' old results as they were; whether there were any.
 /// For a Ctrl-C handler: a swap in progress finishes first.
-pub fn discard_staged() -> bool {
+pub(crate) fn discard_staged() -> bool {
     let mut reg = staging();
     let any = !reg.is_empty();
     for tmp in reg.drain(..) {
@@ -639,7 +639,7 @@ pub fn discard_staged() -> bool {
 
 /// The manifest text without its `[output]` table (what it says of the results,
 /// the same however often the folder's charts were redrawn).
-pub fn without_output(text: &str) -> &str {
+pub(crate) fn without_output(text: &str) -> &str {
     match text.rfind("\n[output]\n") {
         Some(i) => &text[..=i],
         None => text,
@@ -651,7 +651,7 @@ pub fn without_output(text: &str) -> &str {
 /// retrysim: refuses a symlink on the way or a file of that name that the manifest
 /// does not list, removes the charts an earlier drawing listed that this one does not
 /// (another format), and rewrites the manifest's `[output]` table.
-pub fn record_charts(dir: &Path, files: &[String]) -> Result<(), OwnerError> {
+pub(crate) fn record_charts(dir: &Path, files: &[String]) -> Result<(), OwnerError> {
     let foreign_manifest = || OwnerError::Foreign(dir.join("manifest.toml"));
     let m = read_manifest(dir)
         .map_err(|_| foreign_manifest())?

@@ -12,7 +12,7 @@ use std::path::Path;
 /// Largest table read whole from a results folder (`summary.csv`, `aggregate.csv`, a
 /// finished run's files, `trace.json`): 2 GiB, above any retrysim writes within its
 /// caps (a million runs' summary rows, a trace of a million spans).
-pub const MAX_TABLE_BYTES: u64 = 2 << 30;
+pub(crate) const MAX_TABLE_BYTES: u64 = 2 << 30;
 
 /// What a non-regular file is, for the message.
 fn kind(ft: &std::fs::FileType) -> &'static str {
@@ -29,7 +29,7 @@ fn kind(ft: &std::fs::FileType) -> &'static str {
 
 /// Opens `path` if it is a regular file (checked before it is opened, so a FIFO never
 /// blocks); returns it and its length.
-pub fn open(path: &Path) -> std::io::Result<(File, u64)> {
+pub(crate) fn open(path: &Path) -> std::io::Result<(File, u64)> {
     let meta = std::fs::metadata(path)?;
     if !meta.is_file() {
         return Err(Error::new(
@@ -66,7 +66,7 @@ fn too_large(n: u64, cap: u64) -> Error {
 
 /// A regular file opened by [`open_capped`]: reading past its cap is an error.
 #[derive(Debug)]
-pub struct Capped {
+pub(crate) struct Capped {
     file: File,
     read: u64,
     cap: u64,
@@ -86,7 +86,7 @@ impl Read for Capped {
 /// Opens the regular file `path` (see [`open`]) of at most `cap` bytes, to be read as a
 /// stream: a larger file is refused from its metadata, and reading past the cap (a
 /// file that grew) is an error.
-pub fn open_capped(path: &Path, cap: u64) -> std::io::Result<Capped> {
+pub(crate) fn open_capped(path: &Path, cap: u64) -> std::io::Result<Capped> {
     let (file, len) = open(path)?;
     if len > cap {
         return Err(too_large(len, cap));
@@ -95,7 +95,7 @@ pub fn open_capped(path: &Path, cap: u64) -> std::io::Result<Capped> {
 }
 
 /// Reads the regular file `path` of at most `cap` bytes (see [`open`]).
-pub fn read(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
+pub(crate) fn read(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
     let too_large = |n: u64| too_large(n, cap);
     let (file, len) = open(path)?;
     if len > cap {
@@ -110,13 +110,14 @@ pub fn read(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
 }
 
 /// Reads the regular file `path` of at most `cap` bytes as UTF-8 text.
-pub fn read_to_string(path: &Path, cap: u64) -> std::io::Result<String> {
+pub(crate) fn read_to_string(path: &Path, cap: u64) -> std::io::Result<String> {
     String::from_utf8(read(path, cap)?)
         .map_err(|e| Error::new(ErrorKind::InvalidData, format!("it is not UTF-8 text: {e}")))
 }
 
 /// `e` with the file it concerns in front: `'dir/summary.csv': it is a FIFO ...`.
-pub fn naming(path: &Path, e: Error) -> Error {
+#[cfg(test)]
+pub(crate) fn naming(path: &Path, e: Error) -> Error {
     Error::new(e.kind(), format!("'{}': {e}", path.display()))
 }
 

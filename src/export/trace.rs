@@ -49,13 +49,14 @@ use crate::metrics::trace::{breaker, wait, Budget, SpanKind, TraceLog, NO_SPAN};
 use crate::model::outcome::Class;
 
 /// The file name of the Chrome trace.
-pub const TRACE_JSON_FILE: &str = "trace.json";
+pub(crate) const TRACE_JSON_FILE: &str = "trace.json";
 
 /// The category (`cat`) of the outage windows' events in `trace.json` (the swimlane
 /// chart reads them back).
-pub const OUTAGE_CATEGORY: &str = "outage";
+pub(crate) const OUTAGE_CATEGORY: &str = "outage";
 
 /// Nanoseconds in a second.
+#[cfg(test)]
 const SECOND: Nanos = crate::engine::time::SECOND;
 
 /// `ns` as exact decimal text in units of `10^digits` nanoseconds: the integer part,
@@ -71,34 +72,19 @@ fn exact(ns: Nanos, digits: u32) -> String {
 }
 
 /// A time in seconds, exactly: `12.3456789`, `3` for whole seconds, `0.000000001`.
-///
-/// ```
-/// use retrysim::export::trace::{parse_secs, secs};
-/// assert_eq!(secs(12_345_678_900), "12.3456789");
-/// assert_eq!(secs(3_000_000_000), "3");
-/// assert_eq!(secs(1), "0.000000001");
-/// assert_eq!(parse_secs(&secs(u64::MAX)), Some(u64::MAX));
-/// ```
-pub fn secs(ns: Nanos) -> String {
+pub(crate) fn secs(ns: Nanos) -> String {
     exact(ns, 9)
 }
 
 /// A time in microseconds, exactly (`trace.json`'s `ts` and `dur`): `12345.678`.
-pub fn micros(ns: Nanos) -> String {
+pub(crate) fn micros(ns: Nanos) -> String {
     exact(ns, 3)
 }
 
 /// Reads a time [`secs`] wrote (digits, then optionally `.` and one to nine digits)
 /// back to nanoseconds; `None` for anything else or past `u64::MAX` ns.
-///
-/// ```
-/// use retrysim::export::trace::parse_secs;
-/// assert_eq!(parse_secs("12.3456789"), Some(12_345_678_900));
-/// assert_eq!(parse_secs("0.5"), Some(500_000_000));
-/// assert_eq!(parse_secs("1e3"), None);
-/// assert_eq!(parse_secs("0.0000000001"), None);
-/// ```
-pub fn parse_secs(text: &str) -> Option<Nanos> {
+#[cfg(test)]
+pub(crate) fn parse_secs(text: &str) -> Option<Nanos> {
     let (whole, frac) = match text.split_once('.') {
         Some((w, f)) => (w, Some(f)),
         None => (text, None),
@@ -222,7 +208,8 @@ fn order(log: &TraceLog) -> Vec<usize> {
 
 /// `traces.csv`: the header of [`TRACES_COLUMNS`], then one row per span, ordered by
 /// request ordinal, then span index.
-pub fn render_csv(log: &TraceLog) -> String {
+#[cfg(test)]
+pub(crate) fn render_csv(log: &TraceLog) -> String {
     let mut out = Vec::new();
     // Writing into memory cannot fail, and every field written is UTF-8.
     let _ = write_csv(log, &mut out);
@@ -231,7 +218,7 @@ pub fn render_csv(log: &TraceLog) -> String {
 
 /// Writes `traces.csv` (see [`render_csv`]) to `w` a row at a time, every field
 /// through the formula guard of [`super::csv::Records`].
-pub fn write_csv<W: Write + ?Sized>(log: &TraceLog, w: &mut W) -> std::io::Result<()> {
+pub(crate) fn write_csv<W: Write + ?Sized>(log: &TraceLog, w: &mut W) -> std::io::Result<()> {
     let mut w = super::csv::Records::to(w);
     w.write(TRACES_COLUMNS)?;
     for i in order(log) {
@@ -372,7 +359,8 @@ fn meta(name: &'static str, pid: u64, tid: u128, key: &'static str, v: Val) -> E
 }
 
 /// `trace.json`: the Chrome trace event format (see the module docs), as text.
-pub fn render_json(log: &TraceLog) -> String {
+#[cfg(test)]
+pub(crate) fn render_json(log: &TraceLog) -> String {
     let mut out = Vec::new();
     // Writing into memory cannot fail, and every byte written is UTF-8.
     let _ = write_json(log, &mut out);
@@ -599,7 +587,7 @@ impl<W: Write + ?Sized> Events<'_, W> {
 /// Writes `trace.json` (see the module docs) to `w` as it goes: the events are made
 /// and written one at a time, so memory holds a few words an event, never the text.
 /// Write `w` through a buffer (an [`AtomicFile`](crate::export::AtomicFile) is one).
-pub fn write_json<W: Write + ?Sized>(log: &TraceLog, w: &mut W) -> std::io::Result<()> {
+pub(crate) fn write_json<W: Write + ?Sized>(log: &TraceLog, w: &mut W) -> std::io::Result<()> {
     let pids = Pids::of(log);
     let mut slots = slots(log, &pids);
     let groups = place(log, &mut slots);
@@ -814,5 +802,28 @@ mod tests {
         assert_eq!(call["name"], "call say \"x\"");
         // Never ended: the slice runs to the end of the run.
         assert_eq!(call["dur"], 0.995);
+    }
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn secs_example() {
+        use crate::export::trace::{parse_secs, secs};
+        assert_eq!(secs(12_345_678_900), "12.3456789");
+        assert_eq!(secs(3_000_000_000), "3");
+        assert_eq!(secs(1), "0.000000001");
+        assert_eq!(parse_secs(&secs(u64::MAX)), Some(u64::MAX));
+    }
+
+    #[test]
+    fn parse_secs_example() {
+        use crate::export::trace::parse_secs;
+        assert_eq!(parse_secs("12.3456789"), Some(12_345_678_900));
+        assert_eq!(parse_secs("0.5"), Some(500_000_000));
+        assert_eq!(parse_secs("1e3"), None);
+        assert_eq!(parse_secs("0.0000000001"), None);
     }
 }

@@ -7,17 +7,6 @@
 //! [`Bins::histogram`] records each bin's count at the bin's lowest value. Every query
 //! of a histogram (its counts, total, `min`, `max`, quantiles, mean) depends only on
 //! which bin each value fell in, so the result equals recording the values one by one.
-//!
-//! ```
-//! use retrysim::metrics::bins::Bins;
-//! let mut b = Bins::default();
-//! let mut h = hdrhistogram::Histogram::<u64>::new(3).unwrap();
-//! for v in [1, 999, 2_048, 2_049, 123_456, 9_876_543_210] {
-//!     b.record(v);
-//!     h.record(v).unwrap();
-//! }
-//! assert_eq!(b.histogram(), h);
-//! ```
 
 use hdrhistogram::Histogram;
 
@@ -34,7 +23,7 @@ const LEADING_ZERO_BASE: u32 = 53;
 
 /// Value counts by HdrHistogram bin index (3 significant digits, lowest value 1).
 #[derive(Debug, Clone, Default)]
-pub struct Bins {
+pub(crate) struct Bins {
     counts: Vec<u64>,
 }
 
@@ -60,7 +49,7 @@ impl Bins {
 
     /// Counts one value.
     #[inline]
-    pub fn record(&mut self, v: u64) {
+    pub(crate) fn record(&mut self, v: u64) {
         let i = Self::index(v);
         if i >= self.counts.len() {
             self.grow(i);
@@ -74,7 +63,7 @@ impl Bins {
     }
 
     /// The histogram that recording every counted value would have made.
-    pub fn histogram(&self) -> Histogram<u64> {
+    pub(crate) fn histogram(&self) -> Histogram<u64> {
         let mut h = new_histogram();
         for (i, &n) in self.counts.iter().enumerate() {
             if n > 0 {
@@ -140,5 +129,22 @@ mod tests {
             assert_eq!(h.value_at_quantile(q), direct.value_at_quantile(q));
         }
         assert_eq!(Bins::default().histogram(), new_histogram());
+    }
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn bins_example() {
+        use crate::metrics::bins::Bins;
+        let mut b = Bins::default();
+        let mut h = hdrhistogram::Histogram::<u64>::new(3).unwrap();
+        for v in [1, 999, 2_048, 2_049, 123_456, 9_876_543_210] {
+            b.record(v);
+            h.record(v).unwrap();
+        }
+        assert_eq!(b.histogram(), h);
     }
 }

@@ -24,18 +24,7 @@ fn collapsed(b: &BucketRow) -> bool {
 
 /// `(collapsed_fraction, collapse_start_s)` of a series whose first trigger starts at
 /// `start`; `width(b)` is bucket `b`'s real width.
-///
-/// ```
-/// use retrysim::metrics::BucketRow;
-/// use retrysim::metrics::collapse::collapse;
-/// let row = |t, offered, successes| BucketRow { t, offered, successes, ..BucketRow::default() };
-/// // 1 s buckets; the trigger starts at 1.5 s: buckets 1..4 count, two are collapsed.
-/// let b = [row(0, 10, 10), row(1_000, 10, 2), row(2_000, 10, 4), row(3_000, 10, 9)];
-/// let (fraction, start) = collapse(&b, 1_000, 1_500, |_| 1_000);
-/// assert_eq!(fraction, Some(2.0 / 3.0));
-/// assert_eq!(start, Some(1e-6));
-/// ```
-pub fn collapse(
+pub(crate) fn collapse(
     buckets: &[BucketRow],
     bucket: Nanos,
     start: Nanos,
@@ -59,18 +48,7 @@ pub fn collapse(
 /// Seconds from `end` (the trigger's end) until the queue's maximum stays below
 /// `threshold` attempts for `hold` buckets, counted from the first bucket starting at
 /// or after `end`; `None` when it never does within the series.
-///
-/// ```
-/// use retrysim::metrics::BucketRow;
-/// use retrysim::metrics::collapse::queue_recovery;
-/// let row = |t, queue_max| BucketRow { t, queue_max, ..BucketRow::default() };
-/// let b: Vec<BucketRow> = [0, 50, 40, 9, 30, 5, 2, 1].iter().enumerate()
-///     .map(|(i, &q)| row(i as u64 * 1_000, q)).collect();
-/// // Trigger ends at 1 s (1 000 ns here); below 10 for 3 buckets from bucket 5.
-/// assert_eq!(queue_recovery(&b, 1_000, 1_000, 10.0, 3), Some(4e-6));
-/// assert_eq!(queue_recovery(&b, 1_000, 1_000, 1.0, 3), None);
-/// ```
-pub fn queue_recovery(
+pub(crate) fn queue_recovery(
     buckets: &[BucketRow],
     bucket: Nanos,
     end: Nanos,
@@ -138,5 +116,51 @@ mod tests {
         let b = [q(0, 0), q(1_000, 0), q(2_000, 99), q(3_000, 0), q(4_000, 0)];
         assert_eq!(queue_recovery(&b, 1_000, 500, 10.0, 2), Some(2.5e-6));
         assert_eq!(queue_recovery(&b, 1_000, 500, 10.0, 3), None);
+    }
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn collapse_example() {
+        use crate::metrics::collapse::collapse;
+        use crate::metrics::BucketRow;
+        let row = |t, offered, successes| BucketRow {
+            t,
+            offered,
+            successes,
+            ..BucketRow::default()
+        };
+        // 1 s buckets; the trigger starts at 1.5 s: buckets 1..4 count, two are collapsed.
+        let b = [
+            row(0, 10, 10),
+            row(1_000, 10, 2),
+            row(2_000, 10, 4),
+            row(3_000, 10, 9),
+        ];
+        let (fraction, start) = collapse(&b, 1_000, 1_500, |_| 1_000);
+        assert_eq!(fraction, Some(2.0 / 3.0));
+        assert_eq!(start, Some(1e-6));
+    }
+
+    #[test]
+    fn queue_recovery_example() {
+        use crate::metrics::collapse::queue_recovery;
+        use crate::metrics::BucketRow;
+        let row = |t, queue_max| BucketRow {
+            t,
+            queue_max,
+            ..BucketRow::default()
+        };
+        let b: Vec<BucketRow> = [0, 50, 40, 9, 30, 5, 2, 1]
+            .iter()
+            .enumerate()
+            .map(|(i, &q)| row(i as u64 * 1_000, q))
+            .collect();
+        // Trigger ends at 1 s (1 000 ns here); below 10 for 3 buckets from bucket 5.
+        assert_eq!(queue_recovery(&b, 1_000, 1_000, 10.0, 3), Some(4e-6));
+        assert_eq!(queue_recovery(&b, 1_000, 1_000, 1.0, 3), None);
     }
 }

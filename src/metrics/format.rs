@@ -4,14 +4,7 @@
 /// A number as CSV cells, the check table and the report write it: at most 10
 /// significant digits, shortest form, no exponent, so it is stable across platforms
 /// and free of binary noise (`0.30000000000000004` → `0.3`).
-///
-/// ```
-/// use retrysim::metrics::format::shortest;
-/// assert_eq!(shortest(0.1 + 0.2), "0.3");
-/// assert_eq!(shortest(2.0), "2");
-/// assert_eq!(shortest(1234.56789012345), "1234.56789");
-/// ```
-pub fn shortest(x: f64) -> String {
+pub(crate) fn shortest(x: f64) -> String {
     if x == 0.0 {
         return "0".to_string();
     }
@@ -78,34 +71,17 @@ fn plain_from_sci(sci: &str) -> Option<String> {
 }
 
 /// A fraction as a percentage in [`shortest`] form (`0.05` → `5%`).
-///
-/// ```
-/// use retrysim::metrics::format::percent;
-/// assert_eq!(percent(0.05), "5%");
-/// ```
-pub fn percent(fraction: f64) -> String {
+pub(crate) fn percent(fraction: f64) -> String {
     format!("{}%", shortest(fraction * 100.0))
 }
 
 /// A relative change as a signed percentage with two decimals (`-0.0566` → `-5.66%`).
-///
-/// ```
-/// use retrysim::metrics::format::signed_percent;
-/// assert_eq!(signed_percent(-0.05661), "-5.66%");
-/// assert_eq!(signed_percent(0.0), "+0.00%");
-/// ```
-pub fn signed_percent(change: f64) -> String {
+pub(crate) fn signed_percent(change: f64) -> String {
     format!("{:+.2}%", 100.0 * change)
 }
 
 /// A chart tick, compactly (`1500` → `1500`, `0.25` → `0.25`, `2e-4` → `0.0002`).
-///
-/// ```
-/// use retrysim::metrics::format::tick;
-/// assert_eq!(tick(1500.0), "1500");
-/// assert_eq!(tick(0.00025), "0.0003");
-/// ```
-pub fn tick(v: f64) -> String {
+pub(crate) fn tick(v: f64) -> String {
     if v == 0.0 {
         return "0".into();
     }
@@ -125,12 +101,7 @@ pub fn tick(v: f64) -> String {
 }
 
 /// A fraction as a whole percentage for a chart axis (`0.255` → `26`).
-///
-/// ```
-/// use retrysim::metrics::format::percent_tick;
-/// assert_eq!(percent_tick(0.255), "26");
-/// ```
-pub fn percent_tick(fraction: f64) -> String {
+pub(crate) fn percent_tick(fraction: f64) -> String {
     format!("{:.0}", fraction * 100.0)
 }
 
@@ -202,5 +173,44 @@ mod tests {
         for x in xs {
             assert_eq!(shortest(x), reference(x), "{x:e}");
         }
+    }
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn shortest_example() {
+        use crate::metrics::format::shortest;
+        assert_eq!(shortest(0.1 + 0.2), "0.3");
+        assert_eq!(shortest(2.0), "2");
+        assert_eq!(shortest(1234.56789012345), "1234.56789");
+    }
+
+    #[test]
+    fn percent_example() {
+        use crate::metrics::format::percent;
+        assert_eq!(percent(0.05), "5%");
+    }
+
+    #[test]
+    fn signed_percent_example() {
+        use crate::metrics::format::signed_percent;
+        assert_eq!(signed_percent(-0.05661), "-5.66%");
+        assert_eq!(signed_percent(0.0), "+0.00%");
+    }
+
+    #[test]
+    fn tick_example() {
+        use crate::metrics::format::tick;
+        assert_eq!(tick(1500.0), "1500");
+        assert_eq!(tick(0.00025), "0.0003");
+    }
+
+    #[test]
+    fn percent_tick_example() {
+        use crate::metrics::format::percent_tick;
+        assert_eq!(percent_tick(0.255), "26");
     }
 }

@@ -17,7 +17,7 @@
 //! So no interval leaves its metric's domain, and every interval contains its mean.
 
 /// The 0.975 quantile of the standard normal distribution.
-pub const Z975: f64 = 1.959_963_985;
+pub(crate) const Z975: f64 = 1.959_963_985;
 
 /// Two-sided 95% Student t quantiles for 1..=30 degrees of freedom.
 const T975: [f64; 30] = [
@@ -27,13 +27,7 @@ const T975: [f64; 30] = [
 ];
 
 /// The 0.975 quantile of Student's t with `df` degrees of freedom.
-///
-/// ```
-/// use retrysim::metrics::interval::t975;
-/// assert_eq!(t975(1), 12.706);
-/// assert!((t975(1000) - 1.962).abs() < 0.001);
-/// ```
-pub fn t975(df: u64) -> f64 {
+pub(crate) fn t975(df: u64) -> f64 {
     match df {
         0 => f64::NAN,
         1..=30 => T975[df as usize - 1],
@@ -49,7 +43,7 @@ pub fn t975(df: u64) -> f64 {
 
 /// The values a metric can take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Domain {
+pub(crate) enum Domain {
     /// `[0, 1]`.
     Fraction,
     /// `[0, ∞)`.
@@ -58,14 +52,7 @@ pub enum Domain {
 
 impl Domain {
     /// `x` moved into the domain (the nearest bound when outside).
-    ///
-    /// ```
-    /// use retrysim::metrics::interval::Domain;
-    /// assert_eq!(Domain::Fraction.clip(1.7), 1.0);
-    /// assert_eq!(Domain::NonNegative.clip(-3.0), 0.0);
-    /// assert_eq!(Domain::NonNegative.clip(1e9), 1e9);
-    /// ```
-    pub fn clip(self, x: f64) -> f64 {
+    pub(crate) fn clip(self, x: f64) -> f64 {
         match self {
             Domain::Fraction => x.clamp(0.0, 1.0),
             Domain::NonNegative => x.max(0.0),
@@ -75,7 +62,7 @@ impl Domain {
 
 /// Which 95% interval a metric gets in `aggregate.csv`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Method {
+pub(crate) enum Method {
     /// Wilson score interval of the cell's pooled counts (`Σ numerator / Σ denominator`
     /// over all its runs); the mean is the pooled ratio.
     WilsonPooled,
@@ -87,12 +74,7 @@ pub enum Method {
 
 impl Method {
     /// The method's name, as the column dictionary writes it.
-    ///
-    /// ```
-    /// use retrysim::metrics::interval::{Domain, Method};
-    /// assert_eq!(Method::StudentT(Domain::Fraction).name(), "student t, clipped to [0, 1]");
-    /// ```
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Method::WilsonPooled => "wilson pooled counts",
             Method::WilsonRuns => "wilson over runs",
@@ -117,16 +99,7 @@ impl Method {
 /// It lies within `[0, 1]` and contains `p̂` (both hold exactly; the bounds are
 /// clamped against rounding, so `k = 0` gives `low = 0` and `k = n` gives `high = 1`).
 /// A single trial still has its width: one run says little.
-///
-/// ```
-/// use retrysim::metrics::interval::wilson;
-/// let (p, lo, hi) = wilson(5, 10).unwrap();
-/// assert_eq!(p, 0.5);
-/// assert!((lo - 0.2366).abs() < 5e-5 && (hi - 0.7634).abs() < 5e-5);
-/// assert_eq!(wilson(0, 10).unwrap().1, 0.0);
-/// assert_eq!(wilson(0, 0), None);
-/// ```
-pub fn wilson(k: u64, n: u64) -> Option<(f64, f64, f64)> {
+pub(crate) fn wilson(k: u64, n: u64) -> Option<(f64, f64, f64)> {
     if n == 0 || k > n {
         return None;
     }
@@ -152,7 +125,7 @@ pub fn wilson(k: u64, n: u64) -> Option<(f64, f64, f64)> {
 /// Running count, mean and sum of squared deviations (Welford), summed in push
 /// order: deterministic.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Moments {
+pub(crate) struct Moments {
     n: u64,
     mean: f64,
     m2: f64,
@@ -160,7 +133,7 @@ pub struct Moments {
 
 impl Moments {
     /// Adds a value.
-    pub fn push(&mut self, x: f64) {
+    pub(crate) fn push(&mut self, x: f64) {
         self.n += 1;
         let d = x - self.mean;
         self.mean += d / self.n as f64;
@@ -168,14 +141,14 @@ impl Moments {
     }
 
     /// Values pushed.
-    pub fn n(&self) -> u64 {
+    pub(crate) fn n(&self) -> u64 {
         self.n
     }
 
     /// The Student t 95% interval of the mean, `(mean, low, high)`, unclipped; `None`
     /// without values. A single value gives `low = high = mean`: there is no spread to
     /// estimate the width from.
-    pub fn ci(&self) -> Option<(f64, f64, f64)> {
+    pub(crate) fn ci(&self) -> Option<(f64, f64, f64)> {
         match self.n {
             0 => None,
             1 => Some((self.mean, self.mean, self.mean)),
@@ -189,15 +162,7 @@ impl Moments {
 
     /// [`Moments::ci`] with its bounds clipped to `domain` (the mean of values in the
     /// domain is in it, so the interval still contains the mean).
-    ///
-    /// ```
-    /// use retrysim::metrics::interval::{Domain, Moments};
-    /// let mut m = Moments::default();
-    /// m.push(0.0);
-    /// m.push(1.0);
-    /// assert_eq!(m.student_t(Domain::Fraction), Some((0.5, 0.0, 1.0)));
-    /// ```
-    pub fn student_t(&self, domain: Domain) -> Option<(f64, f64, f64)> {
+    pub(crate) fn student_t(&self, domain: Domain) -> Option<(f64, f64, f64)> {
         self.ci()
             .map(|(m, lo, hi)| (m, domain.clip(lo), domain.clip(hi)))
     }
@@ -205,15 +170,7 @@ impl Moments {
 
 /// Mean and unclipped Student t 95% interval `(mean, low, high)` of a sample; a single
 /// value gives `low = high = mean`.
-///
-/// ```
-/// use retrysim::metrics::interval::mean_ci;
-/// let (m, lo, hi) = mean_ci(&[1.0, 2.0, 3.0]).unwrap();
-/// assert_eq!(m, 2.0);
-/// assert!((hi - m - 4.303 / 3f64.sqrt()).abs() < 1e-12);
-/// assert_eq!(mean_ci(&[]), None);
-/// ```
-pub fn mean_ci(xs: &[f64]) -> Option<(f64, f64, f64)> {
+pub(crate) fn mean_ci(xs: &[f64]) -> Option<(f64, f64, f64)> {
     let n = xs.len();
     if n == 0 {
         return None;
@@ -363,5 +320,62 @@ mod tests {
         for (i, a) in all.iter().enumerate() {
             assert!(all[i + 1..].iter().all(|b| b.name() != a.name()));
         }
+    }
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn t975_example() {
+        use crate::metrics::interval::t975;
+        assert_eq!(t975(1), 12.706);
+        assert!((t975(1000) - 1.962).abs() < 0.001);
+    }
+
+    #[test]
+    fn clip_example() {
+        use crate::metrics::interval::Domain;
+        assert_eq!(Domain::Fraction.clip(1.7), 1.0);
+        assert_eq!(Domain::NonNegative.clip(-3.0), 0.0);
+        assert_eq!(Domain::NonNegative.clip(1e9), 1e9);
+    }
+
+    #[test]
+    fn name_example() {
+        use crate::metrics::interval::{Domain, Method};
+        assert_eq!(
+            Method::StudentT(Domain::Fraction).name(),
+            "student t, clipped to [0, 1]"
+        );
+    }
+
+    #[test]
+    fn wilson_example() {
+        use crate::metrics::interval::wilson;
+        let (p, lo, hi) = wilson(5, 10).unwrap();
+        assert_eq!(p, 0.5);
+        assert!((lo - 0.2366).abs() < 5e-5 && (hi - 0.7634).abs() < 5e-5);
+        assert_eq!(wilson(0, 10).unwrap().1, 0.0);
+        assert_eq!(wilson(0, 0), None);
+    }
+
+    #[test]
+    fn student_t_example() {
+        use crate::metrics::interval::{Domain, Moments};
+        let mut m = Moments::default();
+        m.push(0.0);
+        m.push(1.0);
+        assert_eq!(m.student_t(Domain::Fraction), Some((0.5, 0.0, 1.0)));
+    }
+
+    #[test]
+    fn mean_ci_example() {
+        use crate::metrics::interval::mean_ci;
+        let (m, _lo, hi) = mean_ci(&[1.0, 2.0, 3.0]).unwrap();
+        assert_eq!(m, 2.0);
+        assert!((hi - m - 4.303 / 3f64.sqrt()).abs() < 1e-12);
+        assert_eq!(mean_ci(&[]), None);
     }
 }

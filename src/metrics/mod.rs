@@ -2,21 +2,21 @@
 //! analysis and the summary row built from them; the catalog of the columns they are
 //! written in, and the number formats.
 
-pub mod bins;
-pub mod collapse;
-pub mod columns;
-pub mod format;
-pub mod guards;
-pub mod interval;
-pub mod ordinal;
-pub mod quantiles;
-pub mod queue;
-pub mod recorder;
-pub mod recovery;
-pub mod reject;
-pub mod services;
-pub mod summary;
-pub mod trace;
+pub(crate) mod bins;
+pub(crate) mod collapse;
+pub(crate) mod columns;
+pub(crate) mod format;
+pub(crate) mod guards;
+pub(crate) mod interval;
+pub(crate) mod ordinal;
+pub(crate) mod quantiles;
+pub(crate) mod queue;
+pub(crate) mod recorder;
+pub(crate) mod recovery;
+pub(crate) mod reject;
+pub(crate) mod services;
+pub(crate) mod summary;
+pub(crate) mod trace;
 
-pub use recorder::{BucketRow, Recorder, RunMetrics, Totals};
-pub use summary::Summary;
+pub(crate) use recorder::{BucketRow, Recorder, RunMetrics};
+pub(crate) use summary::Summary;

@@ -48,7 +48,7 @@ pub enum End {
 }
 
 /// Ways an attempt can end: the thirteen classes, `cancelled`, `in_flight`.
-pub const ENDS: usize = 15;
+pub(crate) const ENDS: usize = 15;
 
 impl End {
     /// Every end, in file order: the classes in class order, then `cancelled`,
@@ -93,7 +93,7 @@ impl End {
 
 /// The ordinal whose row also counts every later one ("and above"): attempts can be
 /// unlimited, and a row per ordinal would grow the table with every retry.
-pub const MAX_ORDINAL: u32 = 1000;
+pub(crate) const MAX_ORDINAL: u32 = 1000;
 
 /// Counts per (layer, ordinal, end). Each layer's table grows with the largest
 /// ordinal seen up to [`MAX_ORDINAL`], whose row counts that ordinal and above: at

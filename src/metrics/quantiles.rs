@@ -9,7 +9,7 @@ use hdrhistogram::Histogram;
 
 /// Most values a time-series bucket keeps exactly (8 MiB); a busier bucket gives its
 /// percentiles to 3 significant digits from a histogram of bounded size.
-pub const MAX_BUCKET_SAMPLES: usize = 1 << 20;
+pub(crate) const MAX_BUCKET_SAMPLES: usize = 1 << 20;
 
 /// The nearest-rank `qs`-quantiles of `xs` (`qs` ascending; reorders `xs`; linear
 /// time). After selecting rank `r`, the values above it are `xs[r..]`, so each further
@@ -45,7 +45,7 @@ pub(crate) fn new_histogram() -> Histogram<u64> {
 
 /// The values (ns) of the bucket being filled.
 #[derive(Debug, Default)]
-pub struct BucketQuantiles {
+pub(crate) struct BucketQuantiles {
     exact: Vec<u64>,
     hist: Option<Histogram<u64>>,
 }
@@ -53,7 +53,7 @@ pub struct BucketQuantiles {
 impl BucketQuantiles {
     /// Adds a value.
     #[inline(always)]
-    pub fn push(&mut self, x: u64) {
+    pub(crate) fn push(&mut self, x: u64) {
         if self.hist.is_none() && self.exact.len() < MAX_BUCKET_SAMPLES {
             self.exact.push(x);
         } else {
@@ -78,16 +78,7 @@ impl BucketQuantiles {
 
     /// The `qs`-quantiles of the bucket's values (`None` when it had none), and a fresh
     /// start for the next bucket.
-    ///
-    /// ```
-    /// use retrysim::metrics::quantiles::BucketQuantiles;
-    /// let mut q = BucketQuantiles::default();
-    /// assert_eq!(q.take([0.5]), None);
-    /// for x in [5, 1, 4, 2, 3] { q.push(x); }
-    /// assert_eq!(q.take([0.5, 0.99]), Some([3, 5]));
-    /// assert_eq!(q.take([0.5]), None);
-    /// ```
-    pub fn take<const N: usize>(&mut self, qs: [f64; N]) -> Option<[u64; N]> {
+    pub(crate) fn take<const N: usize>(&mut self, qs: [f64; N]) -> Option<[u64; N]> {
         let out = if let Some(h) = self.hist.take() {
             Some(qs.map(|q| h.value_at_quantile(q)))
         } else if !self.exact.is_empty() {
@@ -101,7 +92,7 @@ impl BucketQuantiles {
 
     /// Whether the bucket has no values yet.
     #[inline]
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
@@ -117,7 +108,7 @@ impl BucketQuantiles {
     /// given both would answer (`None` when neither has any): from the exact values
     /// while there are at most [`MAX_BUCKET_SAMPLES`], else from a histogram of them
     /// all. Call it before [`take`](Self::take) empties them; `scratch` is reused.
-    pub fn union<const N: usize>(
+    pub(crate) fn union<const N: usize>(
         a: &BucketQuantiles,
         b: &BucketQuantiles,
         qs: [f64; N],
@@ -228,5 +219,22 @@ mod tests {
         let [p50] = q.take([0.5]).unwrap();
         let want = n / 2;
         assert!(p50.abs_diff(want) <= want / 500, "{p50} vs {want}");
+    }
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn take_example() {
+        use crate::metrics::quantiles::BucketQuantiles;
+        let mut q = BucketQuantiles::default();
+        assert_eq!(q.take([0.5]), None);
+        for x in [5, 1, 4, 2, 3] {
+            q.push(x);
+        }
+        assert_eq!(q.take([0.5, 0.99]), Some([3, 5]));
+        assert_eq!(q.take([0.5]), None);
     }
 }

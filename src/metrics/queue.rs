@@ -59,7 +59,7 @@ pub struct QueueMetrics {
 
 /// The live queue series.
 #[derive(Debug)]
-pub struct QueueSeries {
+pub(crate) struct QueueSeries {
     bucket: Nanos,
     duration: Nanos,
     rows: Vec<QueueRow>,
@@ -75,7 +75,7 @@ pub struct QueueSeries {
 
 impl QueueSeries {
     /// A series of `ceil(duration / bucket)` buckets.
-    pub fn new(duration: Nanos, bucket: Nanos) -> QueueSeries {
+    pub(crate) fn new(duration: Nanos, bucket: Nanos) -> QueueSeries {
         QueueSeries {
             bucket,
             duration,
@@ -107,7 +107,7 @@ impl QueueSeries {
 
     /// The visible messages changed at `now`: `depth` of them, the oldest published at
     /// `oldest`.
-    pub fn set_visible(&mut self, now: Nanos, depth: u64, oldest: Option<Nanos>) {
+    pub(crate) fn set_visible(&mut self, now: Nanos, depth: u64, oldest: Option<Nanos>) {
         self.accrue(now);
         self.depth = depth;
         self.oldest = oldest;
@@ -122,13 +122,13 @@ impl QueueSeries {
     }
 
     /// A message was published.
-    pub fn published(&mut self) {
+    pub(crate) fn published(&mut self) {
         self.totals.messages += 1;
     }
 
     /// A message was received: `again` when it was received before, `duplicate` when
     /// an earlier handler of it still runs.
-    pub fn received(&mut self, now: Nanos, again: bool, duplicate: bool) {
+    pub(crate) fn received(&mut self, now: Nanos, again: bool, duplicate: bool) {
         self.totals.deliveries += 1;
         if again {
             self.totals.redeliveries += 1;
@@ -142,13 +142,13 @@ impl QueueSeries {
     }
 
     /// A message was deleted `latency` after it was published.
-    pub fn deleted(&mut self, latency: Nanos) {
+    pub(crate) fn deleted(&mut self, latency: Nanos) {
         self.totals.deleted += 1;
         let _ = self.end_to_end.record(latency.div_ceil(1000).max(1));
     }
 
     /// A message went to the dead-letter queue.
-    pub fn dead_lettered(&mut self, now: Nanos) {
+    pub(crate) fn dead_lettered(&mut self, now: Nanos) {
         self.totals.dlq += 1;
         if let Some(r) = self.row(now) {
             r.dlq += 1;
@@ -156,7 +156,7 @@ impl QueueSeries {
     }
 
     /// Closes the series at `end`, with `left` messages still in the queues.
-    pub fn finish(mut self, end: Nanos, left: u64) -> QueueMetrics {
+    pub(crate) fn finish(mut self, end: Nanos, left: u64) -> QueueMetrics {
         self.accrue(end.max(self.duration));
         self.totals.left = left;
         QueueMetrics {

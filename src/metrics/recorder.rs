@@ -20,7 +20,7 @@ use crate::model::request::Arena;
 use super::bins::Bins;
 use super::guards::GuardMetrics;
 use super::ordinal::{End, Ordinals};
-pub use super::quantiles::MAX_BUCKET_SAMPLES;
+pub(crate) use super::quantiles::MAX_BUCKET_SAMPLES;
 use super::quantiles::{new_histogram, BucketQuantiles};
 use super::services::ServiceSeries;
 
@@ -201,14 +201,6 @@ pub struct RunMetrics {
 impl RunMetrics {
     /// The real width of bucket `b`: `bucket`, or `duration - t` for a partial last
     /// bucket. Rates and time-weighted means of a bucket are normalised by it.
-    ///
-    /// ```
-    /// use retrysim::metrics::{BucketRow, Recorder};
-    /// // 2.5 s in 1 s buckets: [0, 1), [1, 2), [2, 2.5).
-    /// let m = Recorder::new(2_500, 1_000, 1, 0, None).finish(2_500, None, 0, 0, None);
-    /// let w: Vec<u64> = m.buckets.iter().map(|b| m.width(b)).collect();
-    /// assert_eq!(w, vec![1_000, 1_000, 500]);
-    /// ```
     pub fn width(&self, b: &BucketRow) -> Nanos {
         b.t.saturating_add(self.bucket)
             .min(self.duration)
@@ -218,6 +210,8 @@ impl RunMetrics {
 
 /// The live recorder.
 #[derive(Debug)]
+/// Public for the reference bench (feature `dev-hooks`), the crate's own otherwise.
+#[cfg_attr(not(feature = "dev-hooks"), allow(unreachable_pub))]
 pub struct Recorder {
     bucket: Nanos,
     /// End of the series.
@@ -272,6 +266,7 @@ fn micros(ns: Nanos) -> u64 {
     ns.div_ceil(1000).max(1)
 }
 
+#[cfg_attr(not(feature = "dev-hooks"), allow(unreachable_pub))]
 impl Recorder {
     /// A recorder for `ceil(duration / bucket)` buckets covering `[0, duration)` (the
     /// last one partial when `bucket` does not divide `duration`), `fleets` fleets,
@@ -332,38 +327,38 @@ impl Recorder {
 
     /// Tracks the threads busy rejecting of tiers with `servers` threads each,
     /// `primary` the one the first fleet calls.
-    pub fn track_reject_busy(&mut self, servers: Vec<Option<u32>>, primary: usize) {
+    pub(crate) fn track_reject_busy(&mut self, servers: Vec<Option<u32>>, primary: usize) {
         let r = super::reject::RejectBusy::new(self.duration, self.bucket, servers, primary);
         self.reject_busy = Some(Box::new(r));
     }
 
     /// Tracks the services of a graph, with `servers` threads each.
-    pub fn track_services(&mut self, servers: Vec<Option<u32>>) {
+    pub(crate) fn track_services(&mut self, servers: Vec<Option<u32>>) {
         self.services = Some(ServiceSeries::new(self.duration, self.bucket, servers));
     }
 
     /// Tracks bulkheads and connection pools (see [`GuardMetrics`]).
-    pub fn track_guards(&mut self) {
+    pub(crate) fn track_guards(&mut self) {
         self.guards = Some(Box::new(GuardMetrics::new(self.duration, self.bucket)));
     }
 
     /// A hedging layer sent a copy after its first.
-    pub fn hedge_sent(&mut self) {
+    pub(crate) fn hedge_sent(&mut self) {
         self.totals.hedges += 1;
     }
 
     /// A hedged call was won by a copy other than its first.
-    pub fn hedge_won(&mut self) {
+    pub(crate) fn hedge_won(&mut self) {
         self.totals.hedge_wins += 1;
     }
 
     /// A copy was still out when its hedged call was decided.
-    pub fn hedge_lost(&mut self) {
+    pub(crate) fn hedge_lost(&mut self) {
         self.totals.hedge_losers += 1;
     }
 
     /// A bulkhead or a pool refused an attempt (`bulkhead_full`, `pool_exhausted`).
-    pub fn guard_refused(&mut self, class: Class) {
+    pub(crate) fn guard_refused(&mut self, class: Class) {
         if let Some(g) = &mut self.guards {
             match class {
                 Class::BulkheadFull => g.bulkhead_full += 1,
@@ -373,7 +368,7 @@ impl Recorder {
     }
 
     /// A free connection was taken at `now` (a wait of 0).
-    pub fn pool_acquired(&mut self, now: Nanos, wait: Nanos) {
+    pub(crate) fn pool_acquired(&mut self, now: Nanos, wait: Nanos) {
         if let Some(g) = &mut self.guards {
             g.in_use_change(now, true);
             g.waited(wait);
@@ -381,14 +376,14 @@ impl Recorder {
     }
 
     /// A wait for a connection ended after `wait` (a connection handed over, or none).
-    pub fn pool_waited(&mut self, wait: Nanos) {
+    pub(crate) fn pool_waited(&mut self, wait: Nanos) {
         if let Some(g) = &mut self.guards {
             g.waited(wait);
         }
     }
 
     /// A connection went back to its pool at `now`.
-    pub fn pool_released(&mut self, now: Nanos) {
+    pub(crate) fn pool_released(&mut self, now: Nanos) {
         if let Some(g) = &mut self.guards {
             g.in_use_change(now, false);
         }
@@ -396,7 +391,7 @@ impl Recorder {
 
     /// An attempt reached service `sv` (see [`ServiceSeries`]).
     #[inline]
-    pub fn svc_inbound(&mut self, now: Nanos, sv: usize) {
+    pub(crate) fn svc_inbound(&mut self, now: Nanos, sv: usize) {
         if let Some(s) = &mut self.services {
             s.inbound(now, sv);
         }
@@ -404,7 +399,7 @@ impl Recorder {
 
     /// Service `sv` refused a request for capacity.
     #[inline]
-    pub fn svc_rejected(&mut self, now: Nanos, sv: usize) {
+    pub(crate) fn svc_rejected(&mut self, now: Nanos, sv: usize) {
         if let Some(s) = &mut self.services {
             s.rejected(now, sv);
         }
@@ -412,7 +407,7 @@ impl Recorder {
 
     /// Service `sv` dropped a request nobody waits for.
     #[inline]
-    pub fn svc_shed(&mut self, now: Nanos, sv: usize) {
+    pub(crate) fn svc_shed(&mut self, now: Nanos, sv: usize) {
         if let Some(s) = &mut self.services {
             s.shed(now, sv);
         }
@@ -420,7 +415,7 @@ impl Recorder {
 
     /// Service `sv` answered a request.
     #[inline]
-    pub fn svc_served(&mut self, now: Nanos, sv: usize, good: bool, wasted: bool) {
+    pub(crate) fn svc_served(&mut self, now: Nanos, sv: usize, good: bool, wasted: bool) {
         if let Some(s) = &mut self.services {
             s.served(now, sv, good, wasted);
         }
@@ -428,7 +423,7 @@ impl Recorder {
 
     /// Busy threads of service `sv` changed.
     #[inline]
-    pub fn svc_busy(&mut self, now: Nanos, sv: usize, busy: u32) {
+    pub(crate) fn svc_busy(&mut self, now: Nanos, sv: usize, busy: u32) {
         if let Some(s) = &mut self.services {
             s.set_busy(now, sv, busy);
         }
@@ -436,14 +431,14 @@ impl Recorder {
 
     /// The queue of service `sv` changed.
     #[inline]
-    pub fn svc_queue(&mut self, now: Nanos, sv: usize, queued: u64) {
+    pub(crate) fn svc_queue(&mut self, now: Nanos, sv: usize, queued: u64) {
         if let Some(s) = &mut self.services {
             s.set_queue(now, sv, queued);
         }
     }
 
     /// Makes the herd series count conditional writes (OCC) instead of arrivals.
-    pub fn herd_counts_writes(&mut self) {
+    pub(crate) fn herd_counts_writes(&mut self) {
         self.herd_writes = true;
     }
 
@@ -459,7 +454,7 @@ impl Recorder {
 
     /// An OCC dependency processed a conditional write.
     #[inline]
-    pub fn write_call(&mut self, now: Nanos, _success: bool) {
+    pub(crate) fn write_call(&mut self, now: Nanos, _success: bool) {
         self.totals.write_calls += 1;
         self.herd_count(now);
     }
@@ -711,32 +706,27 @@ impl Recorder {
 
     /// Open breaker instances changed at `now`.
     #[inline]
-    pub fn set_open_breakers(&mut self, now: Nanos, open: u64) {
+    pub(crate) fn set_open_breakers(&mut self, now: Nanos, open: u64) {
         self.accrue_open(now);
         self.open = open;
     }
 
     /// A breaker opened.
-    pub fn breaker_tripped(&mut self) {
+    pub(crate) fn breaker_tripped(&mut self) {
         self.totals.breaker_trips += 1;
     }
 
     /// A queued attempt was dropped as expired.
-    pub fn shed(&mut self) {
+    pub(crate) fn shed(&mut self) {
         self.totals.shed += 1;
     }
 
     /// A write was applied again: `first` when it is its first duplicate.
-    pub fn duplicate(&mut self, first: bool) {
+    pub(crate) fn duplicate(&mut self, first: bool) {
         self.totals.duplicate_applies += 1;
         if first {
             self.totals.duplicates += 1;
         }
-    }
-
-    /// Totals so far (for caps).
-    pub fn totals(&self) -> &Totals {
-        &self.totals
     }
 
     /// Closes the series at `end` and hands over the measurements.
@@ -1138,5 +1128,19 @@ mod tests {
         let m = r.finish(1_000, None, 0, 0, None);
         assert_eq!(m.herd.unwrap().2, vec![2, 1, 0, 0, 1]);
         assert_eq!(m.totals.attempts, 6);
+    }
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn width_example() {
+        use crate::metrics::Recorder;
+        // 2.5 s in 1 s buckets: [0, 1), [1, 2), [2, 2.5).
+        let m = Recorder::new(2_500, 1_000, 1, 0, None).finish(2_500, None, 0, 0, None);
+        let w: Vec<u64> = m.buckets.iter().map(|b| m.width(b)).collect();
+        assert_eq!(w, vec![1_000, 1_000, 500]);
     }
 }

@@ -21,7 +21,7 @@ use super::recorder::BucketRow;
 
 /// What the recovery analysis reads of one bucket.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Sample {
+pub(crate) struct Sample {
     /// Logical successes / logical completions in the bucket (`None` = no completions).
     pub success_rate: Option<f64>,
     /// Logical requests in flight at the bucket's end.
@@ -30,7 +30,8 @@ pub struct Sample {
 
 impl Sample {
     /// A bucket with completions at success rate `rate`.
-    pub fn rate(rate: f64) -> Sample {
+    #[cfg(test)]
+    pub(crate) fn rate(rate: f64) -> Sample {
         Sample {
             success_rate: Some(rate),
             in_flight: 0,
@@ -38,7 +39,8 @@ impl Sample {
     }
 
     /// A bucket with no completions and `in_flight` requests in flight at its end.
-    pub fn empty(in_flight: u64) -> Sample {
+    #[cfg(test)]
+    pub(crate) fn empty(in_flight: u64) -> Sample {
         Sample {
             success_rate: None,
             in_flight,
@@ -48,19 +50,7 @@ impl Sample {
 
 /// The recovery samples of a time series: each bucket's success rate, and the logical
 /// requests in flight at its end (cumulative arrivals minus cumulative completions).
-///
-/// ```
-/// use retrysim::metrics::BucketRow;
-/// use retrysim::metrics::recovery::{samples, Sample};
-/// let row = |offered, completions, successes| BucketRow { offered, completions, successes, ..BucketRow::default() };
-/// let s = samples(&[row(4, 2, 1), row(0, 0, 0), row(0, 2, 2)]);
-/// assert_eq!(s, vec![
-///     Sample { success_rate: Some(0.5), in_flight: 2 },
-///     Sample { success_rate: None, in_flight: 2 },
-///     Sample { success_rate: Some(1.0), in_flight: 0 },
-/// ]);
-/// ```
-pub fn samples(buckets: &[BucketRow]) -> Vec<Sample> {
+pub(crate) fn samples(buckets: &[BucketRow]) -> Vec<Sample> {
     let (mut arrived, mut completed) = (0u64, 0u64);
     buckets
         .iter()
@@ -78,7 +68,7 @@ pub fn samples(buckets: &[BucketRow]) -> Vec<Sample> {
 
 /// Result of the recovery analysis.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Recovery {
+pub(crate) struct Recovery {
     /// Pre-outage mean success rate.
     pub baseline: Option<f64>,
     /// Seconds from the last outage end to recovery.
@@ -89,23 +79,7 @@ pub struct Recovery {
 
 /// Analyses per-bucket samples (success rate, and requests in flight at the bucket's
 /// end, which decides whether a bucket without completions is idle or stalled).
-///
-/// ```
-/// use retrysim::metrics::recovery::{analyse, Sample};
-/// let s = Sample::rate;
-/// let samples = [s(1.0), s(1.0), s(0.0), s(0.0), s(0.5), s(0.99), s(1.0), s(1.0)];
-/// // Outage [2, 4) in 1-unit buckets; hold 3 buckets.
-/// let r = analyse(&samples, 1_000_000_000, 0, Some((2_000_000_000, 4_000_000_000)), 0.02, 3);
-/// assert_eq!(r.baseline, Some(1.0));
-/// assert_eq!(r.recovery_time_s, Some(1.0));
-/// assert!(!r.metastable);
-///
-/// // Nothing completes after the outage while 5 requests hang: stalled, not recovered.
-/// let stalled = [s(1.0), s(1.0), s(0.0), s(0.0), Sample::empty(5), Sample::empty(5), Sample::empty(5)];
-/// let r = analyse(&stalled, 1_000_000_000, 0, Some((2_000_000_000, 4_000_000_000)), 0.02, 3);
-/// assert!(r.metastable);
-/// ```
-pub fn analyse(
+pub(crate) fn analyse(
     samples: &[Sample],
     bucket: Nanos,
     warmup: Nanos,
@@ -271,5 +245,88 @@ mod tests {
             assert!(r.metastable);
             assert_eq!(r.recovery_time_s, None);
         }
+    }
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn samples_example() {
+        use crate::metrics::recovery::{samples, Sample};
+        use crate::metrics::BucketRow;
+        let row = |offered, completions, successes| BucketRow {
+            offered,
+            completions,
+            successes,
+            ..BucketRow::default()
+        };
+        let s = samples(&[row(4, 2, 1), row(0, 0, 0), row(0, 2, 2)]);
+        assert_eq!(
+            s,
+            vec![
+                Sample {
+                    success_rate: Some(0.5),
+                    in_flight: 2
+                },
+                Sample {
+                    success_rate: None,
+                    in_flight: 2
+                },
+                Sample {
+                    success_rate: Some(1.0),
+                    in_flight: 0
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn analyse_example() {
+        use crate::metrics::recovery::{analyse, Sample};
+        let s = Sample::rate;
+        let samples = [
+            s(1.0),
+            s(1.0),
+            s(0.0),
+            s(0.0),
+            s(0.5),
+            s(0.99),
+            s(1.0),
+            s(1.0),
+        ];
+        // Outage [2, 4) in 1-unit buckets; hold 3 buckets.
+        let r = analyse(
+            &samples,
+            1_000_000_000,
+            0,
+            Some((2_000_000_000, 4_000_000_000)),
+            0.02,
+            3,
+        );
+        assert_eq!(r.baseline, Some(1.0));
+        assert_eq!(r.recovery_time_s, Some(1.0));
+        assert!(!r.metastable);
+
+        // Nothing completes after the outage while 5 requests hang: stalled, not recovered.
+        let stalled = [
+            s(1.0),
+            s(1.0),
+            s(0.0),
+            s(0.0),
+            Sample::empty(5),
+            Sample::empty(5),
+            Sample::empty(5),
+        ];
+        let r = analyse(
+            &stalled,
+            1_000_000_000,
+            0,
+            Some((2_000_000_000, 4_000_000_000)),
+            0.02,
+            3,
+        );
+        assert!(r.metastable);
     }
 }

@@ -96,7 +96,7 @@ impl Cell {
 }
 
 /// The CSV float format ([`shortest`](super::format::shortest)), by its older name.
-pub use super::format::shortest as format_float;
+pub(crate) use super::format::shortest as format_float;
 
 /// Columns every run shares: which layer depths to report, and which optional column
 /// groups ([`GROUPS`]) with which instances.

@@ -25,11 +25,11 @@ use crate::model::outcome::Class;
 use super::ordinal::End;
 
 /// "No span": the parent of a request's root span.
-pub const NO_SPAN: u32 = u32::MAX;
+pub(crate) const NO_SPAN: u32 = u32::MAX;
 
 /// What a span is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SpanKind {
+pub(crate) enum SpanKind {
     /// A call into a layer stack: a request's root, or a service's downstream call.
     Call,
     /// An attempt a layer made.
@@ -40,7 +40,7 @@ pub enum SpanKind {
 
 impl SpanKind {
     /// The name written in the `kind` column.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             SpanKind::Call => "call",
             SpanKind::Attempt => "attempt",
@@ -50,20 +50,20 @@ impl SpanKind {
 }
 
 /// Why an attempt waited before it was sent (bits; an attempt can wait for several).
-pub mod wait {
+pub(crate) mod wait {
     /// The layer's backoff.
-    pub const BACKOFF: u8 = 1;
+    pub(crate) const BACKOFF: u8 = 1;
     /// A Retry-After the layer honours.
-    pub const RETRY_AFTER: u8 = 2;
+    pub(crate) const RETRY_AFTER: u8 = 2;
     /// A gRPC server pushback (Retry-After under the gRPC backoff).
-    pub const PUSHBACK: u8 = 4;
+    pub(crate) const PUSHBACK: u8 = 4;
     /// The layer's rate limiter.
-    pub const LIMITER: u8 = 8;
+    pub(crate) const LIMITER: u8 = 8;
     /// A bulkhead slot or a pooled connection.
-    pub const GUARD: u8 = 16;
+    pub(crate) const GUARD: u8 = 16;
 
     /// The names, in the order `wait_reason` lists them.
-    pub const NAMES: [(u8, &str); 5] = [
+    pub(crate) const NAMES: [(u8, &str); 5] = [
         (BACKOFF, "backoff"),
         (RETRY_AFTER, "retry_after"),
         (PUSHBACK, "pushback"),
@@ -72,13 +72,7 @@ pub mod wait {
     ];
 
     /// The `wait_reason` text of `bits`: names joined by `+`, empty for none.
-    ///
-    /// ```
-    /// use retrysim::metrics::trace::wait;
-    /// assert_eq!(wait::names(wait::BACKOFF | wait::LIMITER), "backoff+limiter");
-    /// assert_eq!(wait::names(0), "");
-    /// ```
-    pub fn names(bits: u8) -> String {
+    pub(crate) fn names(bits: u8) -> String {
         super::names_of(&NAMES, bits, "+")
     }
 }
@@ -95,7 +89,7 @@ fn names_of(table: &[(u8, &str)], bits: u8, sep: &str) -> String {
 
 /// What the retry budget (or the rate limiter) decided about an attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Budget {
+pub(crate) enum Budget {
     /// The budget granted the retry.
     Granted,
     /// The budget denied the retry: the attempt was never made.
@@ -106,7 +100,7 @@ pub enum Budget {
 
 impl Budget {
     /// The name written in the `budget` column.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Budget::Granted => "granted",
             Budget::Refused => "refused",
@@ -116,18 +110,18 @@ impl Budget {
 }
 
 /// What circuit breakers decided about a span (bits).
-pub mod breaker {
+pub(crate) mod breaker {
     /// The inside breaker of the layer that made the attempt admitted it.
-    pub const INSIDE_ADMITTED: u8 = 1;
+    pub(crate) const INSIDE_ADMITTED: u8 = 1;
     /// It refused it.
-    pub const INSIDE_REJECTED: u8 = 2;
+    pub(crate) const INSIDE_REJECTED: u8 = 2;
     /// The outside breaker of the layer the span calls into admitted the call.
-    pub const OUTSIDE_ADMITTED: u8 = 4;
+    pub(crate) const OUTSIDE_ADMITTED: u8 = 4;
     /// It refused it.
-    pub const OUTSIDE_REJECTED: u8 = 8;
+    pub(crate) const OUTSIDE_REJECTED: u8 = 8;
 
     /// The names, in the order `breaker` lists them.
-    pub const NAMES: [(u8, &str); 4] = [
+    pub(crate) const NAMES: [(u8, &str); 4] = [
         (INSIDE_ADMITTED, "inside:admitted"),
         (INSIDE_REJECTED, "inside:rejected"),
         (OUTSIDE_ADMITTED, "outside:admitted"),
@@ -135,20 +129,14 @@ pub mod breaker {
     ];
 
     /// The `breaker` text of `bits`: names joined by a space, empty for none.
-    ///
-    /// ```
-    /// use retrysim::metrics::trace::breaker;
-    /// assert_eq!(breaker::names(breaker::INSIDE_ADMITTED | breaker::OUTSIDE_REJECTED),
-    ///            "inside:admitted outside:rejected");
-    /// ```
-    pub fn names(bits: u8) -> String {
+    pub(crate) fn names(bits: u8) -> String {
         super::names_of(&NAMES, bits, " ")
     }
 }
 
 /// How the callee finished with a span's work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fate {
+pub(crate) enum Fate {
     /// It answered with this class (for a layer call: its call's outcome).
     Answered(Class),
     /// A service dropped it unserved: its deadline had passed (`shed`).
@@ -163,7 +151,7 @@ pub enum Fate {
 
 impl Fate {
     /// The name written in the `fate` column.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Fate::Answered(c) => c.name(),
             Fate::Shed => "shed",
@@ -176,7 +164,7 @@ impl Fate {
 
 /// One call or attempt of a traced request.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Span {
+pub(crate) struct Span {
     /// The traced request it belongs to (an index into [`TraceLog::requests`]).
     pub request: u32,
     /// The span that made it (an index into [`TraceLog::spans`]), or [`NO_SPAN`].
@@ -218,7 +206,7 @@ pub struct Span {
 impl Span {
     /// Attempt (or call) `attempt` of request `request`, made at `send` by span
     /// `parent` at (`stack`, `depth`), with nothing known yet of how it went.
-    pub fn new(
+    pub(crate) fn new(
         request: u32,
         parent: u32,
         kind: SpanKind,
@@ -250,7 +238,7 @@ impl Span {
 
 /// A traced logical request.
 #[derive(Debug, Clone, PartialEq)]
-pub struct TracedRequest {
+pub(crate) struct TracedRequest {
     /// Its ordinal among the run's logical requests, in the order they started (from 0).
     pub ordinal: u64,
     /// Its fleet (an index into [`TraceLog::fleets`]).
@@ -269,7 +257,7 @@ pub struct TracedRequest {
 
 /// The names a stack's spans are written with.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StackNames {
+pub(crate) struct StackNames {
     /// Who calls through the stack: a fleet, or a service of a graph.
     pub caller: String,
     /// The service it leads to.
@@ -280,7 +268,7 @@ pub struct StackNames {
 
 /// An outage window, as the traces show it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TraceWindow {
+pub(crate) struct TraceWindow {
     /// Start.
     pub start: Nanos,
     /// End.
@@ -291,7 +279,7 @@ pub struct TraceWindow {
 
 /// The traces of one run.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct TraceLog {
+pub(crate) struct TraceLog {
     /// The run's seed.
     pub seed: u64,
     /// The seed of the sample.
@@ -318,7 +306,7 @@ pub struct TraceLog {
 
 impl TraceLog {
     /// The layer that made span `s` (`None` for a call).
-    pub fn layer_name(&self, s: &Span) -> Option<&str> {
+    pub(crate) fn layer_name(&self, s: &Span) -> Option<&str> {
         let d = usize::from(s.depth).checked_sub(1)?;
         self.stacks
             .get(usize::from(s.stack))?
@@ -328,7 +316,7 @@ impl TraceLog {
     }
 
     /// Whether span `s` is an attempt at its stack's service (not a layer call).
-    pub fn at_service(&self, s: &Span) -> bool {
+    pub(crate) fn at_service(&self, s: &Span) -> bool {
         self.stacks
             .get(usize::from(s.stack))
             .is_some_and(|st| usize::from(s.depth) == st.layers.len())
@@ -338,16 +326,7 @@ impl TraceLog {
 /// Draws `k` distinct ordinals from `0..n` uniformly (Floyd's algorithm, one ChaCha
 /// stream named `trace` of `seed`), sorted; all of them when `k >= n`. The draw depends
 /// on `(seed, n, k)` only.
-///
-/// ```
-/// use retrysim::metrics::trace::sample;
-/// let s = sample(7, 1000, 10);
-/// assert_eq!(s.len(), 10);
-/// assert!(s.windows(2).all(|w| w[0] < w[1]) && s[9] < 1000);
-/// assert_eq!(sample(7, 5, 10), vec![0, 1, 2, 3, 4]);
-/// assert_eq!(s, sample(7, 1000, 10));
-/// ```
-pub fn sample(seed: u64, n: u64, k: u64) -> Vec<u64> {
+pub(crate) fn sample(seed: u64, n: u64, k: u64) -> Vec<u64> {
     use rand::RngExt;
     if k >= n {
         return (0..n).collect();
@@ -361,4 +340,38 @@ pub fn sample(seed: u64, n: u64, k: u64) -> Vec<u64> {
         }
     }
     chosen.into_iter().collect()
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn names_example() {
+        use crate::metrics::trace::wait;
+        assert_eq!(
+            wait::names(wait::BACKOFF | wait::LIMITER),
+            "backoff+limiter"
+        );
+        assert_eq!(wait::names(0), "");
+    }
+
+    #[test]
+    fn names_example_2() {
+        use crate::metrics::trace::breaker;
+        assert_eq!(
+            breaker::names(breaker::INSIDE_ADMITTED | breaker::OUTSIDE_REJECTED),
+            "inside:admitted outside:rejected"
+        );
+    }
+
+    #[test]
+    fn sample_example() {
+        use crate::metrics::trace::sample;
+        let s = sample(7, 1000, 10);
+        assert_eq!(s.len(), 10);
+        assert!(s.windows(2).all(|w| w[0] < w[1]) && s[9] < 1000);
+        assert_eq!(sample(7, 5, 10), vec![0, 1, 2, 3, 4]);
+        assert_eq!(s, sample(7, 1000, 10));
+    }
 }

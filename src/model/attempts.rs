@@ -2,7 +2,7 @@
 //! "unlimited"`), so that no count stands for "unlimited".
 
 /// Largest attempts per call when finite (also the largest `max_receive_count`).
-pub const MAX_ATTEMPTS_CAP: u64 = 1_000_000;
+pub(crate) const MAX_ATTEMPTS_CAP: u64 = 1_000_000;
 
 /// Attempts a layer makes per call, the first included: a limit, or none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,13 +2,12 @@
 //! This is what the model consumes; it never sees the file.
 
 use crate::engine::Nanos;
-pub use crate::model::attempts::Attempts;
-pub use crate::model::broker::config::QueueConfig;
+pub(crate) use crate::model::attempts::Attempts;
+pub(crate) use crate::model::broker::config::QueueConfig;
 use crate::model::dist::Dist;
-pub use crate::model::field::MAX_HORIZON;
-pub use crate::model::guard::config::{BulkheadConfig, Guards, PoolConfig};
-pub use crate::model::hedge::HedgingConfig;
-pub use crate::model::limiter::adaptive_throttling::Accepts;
+pub(crate) use crate::model::field::MAX_HORIZON;
+pub(crate) use crate::model::guard::config::{BulkheadConfig, Guards, PoolConfig};
+pub(crate) use crate::model::hedge::HedgingConfig;
 use crate::model::outcome::ClassSet;
 
 /// A validated scenario, ready to simulate.
@@ -77,7 +76,7 @@ impl Scenario {
 }
 
 /// Most logical requests a run traces: each keeps a row per attempt in memory.
-pub const MAX_TRACE_SAMPLE: u64 = 10_000;
+pub(crate) const MAX_TRACE_SAMPLE: u64 = 10_000;
 
 /// Which logical requests a run traces (see [`crate::metrics::trace`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -215,14 +214,6 @@ impl LoadProfile {
     /// The span of the profile's excursions above 1 (the base rate): from the first
     /// time the multiplier exceeds 1 to the last time it comes back to 1 or below
     /// (`Nanos::MAX` when it never does). `None` when it never exceeds 1.
-    ///
-    /// ```
-    /// use retrysim::model::config::LoadProfile;
-    /// let spike = LoadProfile::Steps(vec![(20, 2.0), (30, 1.0)]);
-    /// assert_eq!(spike.excursion(), Some((20, 30)));
-    /// let ramp = LoadProfile::Ramp(vec![(0, 0.5), (100, 1.5), (200, 0.5)]);
-    /// assert_eq!(ramp.excursion(), Some((50, 150)));
-    /// ```
     pub fn excursion(&self) -> Option<(Nanos, Nanos)> {
         let mut spans: Vec<(Nanos, Nanos)> = Vec::new();
         match self {
@@ -650,53 +641,67 @@ pub struct ServiceConfig {
 
 /// The status a full queue's rejection is answered with when `reject_status` is not
 /// written (a tier's own rejection, not its limiter's).
-pub const DEFAULT_REJECT_STATUS: u16 = 503;
+pub(crate) const DEFAULT_REJECT_STATUS: u16 = 503;
 
 /// Server time a rejection takes when `reject_cost` is not written: none.
-pub const DEFAULT_REJECT_COST: Nanos = 0;
+pub(crate) const DEFAULT_REJECT_COST: Nanos = 0;
 
 /// Whether a tier holds a thread for the whole request when `hold_threads` is not
 /// written.
-pub const DEFAULT_HOLD_THREADS: bool = true;
+pub(crate) const DEFAULT_HOLD_THREADS: bool = true;
 
 /// Whether a capacity rejection is answered `overloaded` when `overloaded_status` is
 /// not written.
-pub const DEFAULT_OVERLOADED_STATUS: bool = false;
+pub(crate) const DEFAULT_OVERLOADED_STATUS: bool = false;
 
 /// Whether the callees still going are cancelled once a join is decided, when
 /// `cancel_rest` is not written.
-pub const DEFAULT_CANCEL_REST: bool = true;
+pub(crate) const DEFAULT_CANCEL_REST: bool = true;
 
 /// Whether the remaining deadline travels with the attempts when
 /// `propagate_deadline` is not written.
-pub const DEFAULT_PROPAGATE_DEADLINE: bool = false;
+pub(crate) const DEFAULT_PROPAGATE_DEADLINE: bool = false;
 
 /// How long a `fail` outage's attempts take to fail when `after` is not written.
-pub const DEFAULT_FAIL_AFTER: Nanos = 1_000_000;
+pub(crate) const DEFAULT_FAIL_AFTER: Nanos = 1_000_000;
 
 /// Fraction of non-idempotent writes when `writes` is not written: none.
-pub const DEFAULT_WRITES: f64 = 0.0;
+pub(crate) const DEFAULT_WRITES: f64 = 0.0;
 
 /// Whether writes carry an idempotency key when `idempotency_keys` is not written.
-pub const DEFAULT_IDEMPOTENCY_KEYS: bool = false;
+pub(crate) const DEFAULT_IDEMPOTENCY_KEYS: bool = false;
 
 /// Whether a timed-out attempt cancels the work below when `cancel_on_timeout` is not
 /// written.
-pub const DEFAULT_CANCEL_ON_TIMEOUT: bool = false;
+pub(crate) const DEFAULT_CANCEL_ON_TIMEOUT: bool = false;
 
 /// Whether ambiguous writes without keys are retried when `retry_ambiguous_writes` is
 /// not written.
-pub const DEFAULT_RETRY_AMBIGUOUS_WRITES: bool = false;
+pub(crate) const DEFAULT_RETRY_AMBIGUOUS_WRITES: bool = false;
 
 /// Whether a layer honours Retry-After when `respect_retry_after` is not written.
-pub const DEFAULT_RESPECT_RETRY_AFTER: bool = true;
+pub(crate) const DEFAULT_RESPECT_RETRY_AFTER: bool = true;
 
 /// Extra service time per attempt already in service when `per_concurrent` is not
 /// written: none.
-pub const DEFAULT_PER_CONCURRENT: Nanos = 0;
+pub(crate) const DEFAULT_PER_CONCURRENT: Nanos = 0;
 
 /// Whether queued work nobody waits for is skipped when `drop_expired` is not written.
-pub const DEFAULT_DROP_EXPIRED: bool = false;
+pub(crate) const DEFAULT_DROP_EXPIRED: bool = false;
 
 /// Independent transient failure probability when `error_rate` is not written: none.
-pub const DEFAULT_ERROR_RATE: f64 = 0.0;
+pub(crate) const DEFAULT_ERROR_RATE: f64 = 0.0;
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn excursion_example() {
+        use crate::model::config::LoadProfile;
+        let spike = LoadProfile::Steps(vec![(20, 2.0), (30, 1.0)]);
+        assert_eq!(spike.excursion(), Some((20, 30)));
+        let ramp = LoadProfile::Ramp(vec![(0, 0.5), (100, 1.5), (200, 0.5)]);
+        assert_eq!(ramp.excursion(), Some((50, 150)));
+    }
+}

@@ -18,7 +18,7 @@ use crate::engine::variate::{Exp1, StandardNormal};
 use crate::engine::{math, Nanos};
 
 /// z-score of the 99th percentile of the standard normal.
-pub const Z99: f64 = 2.326_347_874_040_840_8;
+pub(crate) const Z99: f64 = 2.326_347_874_040_840_8;
 
 /// A distribution of delays.
 #[derive(Debug, Clone, PartialEq)]
@@ -91,14 +91,6 @@ pub enum Source {
 /// the last at 1; both coordinates never decrease. A draw `u` in `[0, 1)` falls in
 /// the segment of the last knot at or below `u` and the first above it (a segment of
 /// no probability, an empty bucket, is never drawn), and its delay is interpolated.
-///
-/// ```
-/// use retrysim::model::dist::Measured;
-/// // Buckets (0, 6), (0.5, 11), (1, 14), (+Inf, 19) in seconds: histogram_quantile's
-/// // median is 0.35 (ClickHouse's quantilePrometheusHistogram example).
-/// let m = Measured::histogram(&[0.0, 0.5e9, 1e9], &[6.0, 11.0, 14.0, 19.0], Some(2e9));
-/// assert!((m.quantile(0.5) - 0.35e9).abs() < 1.0);
-/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Measured {
     knots: Box<[(f64, f64)]>,
@@ -276,12 +268,6 @@ impl Measured {
 
 impl Dist {
     /// A log-normal distribution from its median and 99th percentile.
-    ///
-    /// ```
-    /// use retrysim::model::dist::Dist;
-    /// let d = Dist::lognormal(10_000_000, 50_000_000);
-    /// assert!((d.mean_ns() - 1.2704e7).abs() < 1e4); // median · exp(σ²/2)
-    /// ```
     pub fn lognormal(median: Nanos, p99: Nanos) -> Dist {
         let mu = math::ln(median as f64);
         let sigma = (math::ln(p99 as f64) - mu) / Z99;
@@ -350,7 +336,7 @@ impl Dist {
 }
 
 /// Standard normal CDF (Abramowitz–Stegun 7.1.26 erf, |error| < 1.5e-7).
-pub fn normal_cdf(x: f64) -> f64 {
+pub(crate) fn normal_cdf(x: f64) -> f64 {
     let z = x / std::f64::consts::SQRT_2;
     let t = 1.0 / (1.0 + 0.327_591_1 * z.abs());
     let y = 1.0
@@ -581,5 +567,26 @@ mod tests {
         assert!((normal_cdf(0.0) - 0.5).abs() < 1e-7);
         assert!((normal_cdf(Z99) - 0.99).abs() < 1e-6);
         assert!((normal_cdf(-1.0) - 0.158_655_25).abs() < 1e-6);
+    }
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn measured_example() {
+        use crate::model::dist::Measured;
+        // Buckets (0, 6), (0.5, 11), (1, 14), (+Inf, 19) in seconds: histogram_quantile's
+        // median is 0.35 (ClickHouse's quantilePrometheusHistogram example).
+        let m = Measured::histogram(&[0.0, 0.5e9, 1e9], &[6.0, 11.0, 14.0, 19.0], Some(2e9));
+        assert!((m.quantile(0.5) - 0.35e9).abs() < 1.0);
+    }
+
+    #[test]
+    fn lognormal_example() {
+        use crate::model::dist::Dist;
+        let d = Dist::lognormal(10_000_000, 50_000_000);
+        assert!((d.mean_ns() - 1.2704e7).abs() < 1e4); // median · exp(σ²/2)
     }
 }

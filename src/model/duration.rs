@@ -5,7 +5,7 @@
 use crate::engine::Nanos;
 
 /// Units accepted after the number, with their size in nanoseconds.
-pub const UNITS: [(&str, Nanos); 8] = [
+pub(crate) const UNITS: [(&str, Nanos); 8] = [
     ("ns", 1),
     ("us", 1_000),
     ("µs", 1_000),
@@ -17,16 +17,7 @@ pub const UNITS: [(&str, Nanos); 8] = [
 ];
 
 /// Parses a duration string into nanoseconds.
-///
-/// ```
-/// use retrysim::model::duration::parse;
-/// assert_eq!(parse("250ms"), Ok(250_000_000));
-/// assert_eq!(parse("1.5s"), Ok(1_500_000_000));
-/// assert_eq!(parse("0.1s"), Ok(100_000_000));
-/// assert!(parse("10").is_err());
-/// assert!(parse("-1s").is_err());
-/// ```
-pub fn parse(text: &str) -> Result<Nanos, String> {
+pub(crate) fn parse(text: &str) -> Result<Nanos, String> {
     let s = text.trim();
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -117,5 +108,20 @@ mod tests {
             assert!(parse(bad).is_err(), "{bad} should fail");
         }
         assert_eq!(parse("1.500000000s"), Ok(1_500_000_000));
+    }
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn parse_example() {
+        use crate::model::duration::parse;
+        assert_eq!(parse("250ms"), Ok(250_000_000));
+        assert_eq!(parse("1.5s"), Ok(1_500_000_000));
+        assert_eq!(parse("0.1s"), Ok(100_000_000));
+        assert!(parse("10").is_err());
+        assert!(parse("-1s").is_err());
     }
 }

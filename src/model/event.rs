@@ -19,12 +19,12 @@ use super::outcome::{Class, Outcome};
 /// An [`Event`] packed into two words: what the event queue stores (see the module
 /// docs for the layout).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Packed([u64; 2]);
+pub(crate) struct Packed([u64; 2]);
 
 /// A packed event that no [`Event`] variant encodes to: a bug, since only
 /// `From<Event>` makes a [`Packed`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DecodeError {
+pub(crate) enum DecodeError {
     /// The tag of no variant.
     UnknownTag(u8),
     /// The outcome class of an answer is no [`Class`].
@@ -171,7 +171,7 @@ macro_rules! events {
     ),* $(,)?) => {
         /// Everything that can happen.
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub enum Event {
+        pub(crate) enum Event {
             $(
                 $(#[doc = $doc])*
                 $name {
@@ -182,10 +182,12 @@ macro_rules! events {
 
         impl Event {
             /// The tag of every variant, in table order.
-            pub const TAGS: &'static [u8] = &[$($tag),*];
+            #[cfg(test)]
+            pub(crate) const TAGS: &'static [u8] = &[$($tag),*];
 
             /// This event's tag.
-            pub fn tag(&self) -> u8 {
+            #[cfg(test)]
+            pub(crate) fn tag(&self) -> u8 {
                 match self {
                     $( Event::$name { .. } => $tag, )*
                 }

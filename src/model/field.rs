@@ -15,7 +15,7 @@ use crate::model::dist::{Dist, Measured};
 
 /// Largest `duration + drain` (about 11.6 simulated days); also the longest backoff
 /// parameter, breaker `open_for` and budget window accepted.
-pub const MAX_HORIZON: Nanos = 1_000_000 * crate::engine::time::SECOND;
+pub(crate) const MAX_HORIZON: Nanos = 1_000_000 * crate::engine::time::SECOND;
 
 /// A rule a field breaks: its dotted path and what is allowed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,10 +27,10 @@ pub struct FieldError {
 }
 
 /// Most characters of a value a message shows ([`shown`]).
-pub const MAX_VALUE_SHOWN: usize = 60;
+pub(crate) const MAX_VALUE_SHOWN: usize = 60;
 
 /// Result of a rule.
-pub type R<T> = Result<T, FieldError>;
+pub(crate) type R<T> = Result<T, FieldError>;
 
 /// The common rules of scenario values; each returns the value or a [`FieldError`].
 #[derive(Debug, Clone, Copy, Default)]
@@ -307,10 +307,10 @@ impl Ctx {
 }
 
 /// Most buckets a `histogram` distribution may list.
-pub const MAX_BUCKETS: usize = 10_000;
+pub(crate) const MAX_BUCKETS: usize = 10_000;
 
 /// The keys of a `quantiles` distribution and their probabilities.
-pub const QUANTILE_KEYS: [(&str, f64); 4] =
+pub(crate) const QUANTILE_KEYS: [(&str, f64); 4] =
     [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999)];
 
 /// A duration written as a string with a unit (`"100ms"`).
@@ -629,7 +629,7 @@ impl<'de> Deserialize<'de> for DistOrDur {
 }
 
 /// Refuses a list longer than its cap before any of it is checked.
-pub fn list_cap(c: &Ctx, field: &str, len: usize, max: usize, what: &str) -> R<()> {
+pub(crate) fn list_cap(c: &Ctx, field: &str, len: usize, max: usize, what: &str) -> R<()> {
     if len > max {
         c.err(
             field,
@@ -641,7 +641,7 @@ pub fn list_cap(c: &Ctx, field: &str, len: usize, max: usize, what: &str) -> R<(
 }
 
 /// A finite number in `[lo, hi]`.
-pub fn in_range(c: &Ctx, field: &str, v: f64, lo: f64, hi: f64) -> R<f64> {
+pub(crate) fn in_range(c: &Ctx, field: &str, v: f64, lo: f64, hi: f64) -> R<f64> {
     let v = c.finite(field, v)?;
     if (lo..=hi).contains(&v) {
         Ok(v)
@@ -651,7 +651,7 @@ pub fn in_range(c: &Ctx, field: &str, v: f64, lo: f64, hi: f64) -> R<f64> {
 }
 
 /// At most `max` (a duration), naming the bound as written.
-pub fn at_most_dur(c: &Ctx, field: &str, v: Nanos, max: Nanos) -> R<Nanos> {
+pub(crate) fn at_most_dur(c: &Ctx, field: &str, v: Nanos, max: Nanos) -> R<Nanos> {
     if v <= max {
         Ok(v)
     } else {
@@ -668,19 +668,12 @@ pub fn at_most_dur(c: &Ctx, field: &str, v: Nanos, max: Nanos) -> R<Nanos> {
 
 /// A user's value as a message shows it: control characters escaped, and cut to its
 /// first [`MAX_VALUE_SHOWN`] characters with `… (N bytes)` when longer.
-///
-/// ```
-/// use retrysim::model::field::shown;
-/// assert_eq!(shown("web"), "web");
-/// assert_eq!(shown("a\x1b]0;x"), "a\\u{1b}]0;x");
-/// assert_eq!(shown(&"x".repeat(100)), format!("{}… (100 bytes)", "x".repeat(60)));
-/// ```
-pub fn shown(s: &str) -> String {
+pub(crate) fn shown(s: &str) -> String {
     clip(s, MAX_VALUE_SHOWN)
 }
 
 /// `s` with control characters escaped, cut to `max` characters (`… (N bytes)`).
-pub fn clip(s: &str, max: usize) -> String {
+pub(crate) fn clip(s: &str, max: usize) -> String {
     let mut out = String::new();
     for (n, ch) in s.chars().enumerate() {
         if n == max {
@@ -734,15 +727,7 @@ inline_schema!(DistOrDur, "DistOrDur", |g| schemars::json_schema!({
 
 /// A duration as a scenario file writes it, in the largest unit up to seconds that
 /// divides it (`"60s"`, `"10ms"`, `"0s"`): what the schema gives as a default.
-///
-/// ```
-/// use retrysim::model::field::duration_text;
-/// assert_eq!(duration_text(60_000_000_000), "60s");
-/// assert_eq!(duration_text(10_000_000), "10ms");
-/// assert_eq!(duration_text(1_500_000_000), "1500ms");
-/// assert_eq!(duration_text(0), "0s");
-/// ```
-pub fn duration_text(n: Nanos) -> String {
+pub(crate) fn duration_text(n: Nanos) -> String {
     if n == 0 {
         return "0s".into();
     }
@@ -756,12 +741,38 @@ pub fn duration_text(n: Nanos) -> String {
 
 /// The default of a written enum as the scenario file writes it (`"fifo"`): what the
 /// schema gives as a default for a key that validation fills with `unwrap_or_default`.
-///
-/// ```
-/// use retrysim::model::config::Discipline;
-/// use retrysim::model::field::default_of;
-/// assert_eq!(default_of::<Discipline>(), serde_json::json!("fifo"));
-/// ```
-pub fn default_of<T: Default + Serialize>() -> serde_json::Value {
+pub(crate) fn default_of<T: Default + Serialize>() -> serde_json::Value {
     serde_json::to_value(T::default()).unwrap_or(serde_json::Value::Null)
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn shown_example() {
+        use crate::model::field::shown;
+        assert_eq!(shown("web"), "web");
+        assert_eq!(shown("a\x1b]0;x"), "a\\u{1b}]0;x");
+        assert_eq!(
+            shown(&"x".repeat(100)),
+            format!("{}… (100 bytes)", "x".repeat(60))
+        );
+    }
+
+    #[test]
+    fn duration_text_example() {
+        use crate::model::field::duration_text;
+        assert_eq!(duration_text(60_000_000_000), "60s");
+        assert_eq!(duration_text(10_000_000), "10ms");
+        assert_eq!(duration_text(1_500_000_000), "1500ms");
+        assert_eq!(duration_text(0), "0s");
+    }
+
+    #[test]
+    fn default_of_example() {
+        use crate::model::config::Discipline;
+        use crate::model::field::default_of;
+        assert_eq!(default_of::<Discipline>(), serde_json::json!("fifo"));
+    }
 }

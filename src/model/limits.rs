@@ -20,17 +20,17 @@
 use crate::model::config::{Arrival, Scenario, ServiceConfig};
 
 /// Pending events allowed per request of `limits.max_in_flight`.
-pub const PENDING_PER_REQUEST: u64 = 16;
+pub(crate) const PENDING_PER_REQUEST: u64 = 16;
 
 /// Bytes of one pending event: its queue key and packed event, or a timer in a lane.
-pub fn bytes_per_event() -> u64 {
+pub(crate) fn bytes_per_event() -> u64 {
     let queued = std::mem::size_of::<u128>() + std::mem::size_of::<crate::model::event::Packed>();
     queued.max(std::mem::size_of::<crate::model::timers::Timer>()) as u64
 }
 
 /// Bytes of one call or attempt in flight: its arena node, its free-list slot, its
 /// two per-node times and its place in the dependency's queue.
-pub fn bytes_per_node() -> u64 {
+pub(crate) fn bytes_per_node() -> u64 {
     (std::mem::size_of::<crate::model::request::Node>()
         + std::mem::size_of::<u32>()
         + 2 * std::mem::size_of::<crate::engine::Nanos>()
@@ -39,7 +39,8 @@ pub fn bytes_per_node() -> u64 {
 
 /// Most bytes one request in flight holds with `layers` retry layers and one
 /// dependency at the caps: [`bytes_per_request_with_nodes`] of `layers + 1` nodes.
-pub fn bytes_per_request(layers: usize) -> u64 {
+#[cfg(test)]
+pub(crate) fn bytes_per_request(layers: usize) -> u64 {
     bytes_per_request_with_nodes(layers as u64 + 1)
 }
 
@@ -48,7 +49,7 @@ pub fn bytes_per_request(layers: usize) -> u64 {
 /// nodes, and its share of the pending events.
 /// Saturates at `u64::MAX` (hedging copies and fan-outs multiply: the count can pass
 /// 2^64), which validation refuses, rather than wrapping around to a small number.
-pub fn bytes_per_request_with_nodes(nodes: u64) -> u64 {
+pub(crate) fn bytes_per_request_with_nodes(nodes: u64) -> u64 {
     ((std::mem::size_of::<crate::model::request::Request>() + std::mem::size_of::<u32>()) as u64)
         .saturating_add(nodes.saturating_mul(bytes_per_node()))
         .saturating_add(PENDING_PER_REQUEST * bytes_per_event())
@@ -62,12 +63,12 @@ pub fn bytes_per_request_with_nodes(nodes: u64) -> u64 {
 /// holds nothing below. With one `[dependency]` this is the deepest stack + 1. A
 /// hedging layer holds each of its copies at once, each with all below it.
 /// Saturates at `u64::MAX`.
-pub fn nodes_per_request(scn: &Scenario) -> u64 {
+pub(crate) fn nodes_per_request(scn: &Scenario) -> u64 {
     nodes_per_fleet(scn).into_iter().max().unwrap_or(1)
 }
 
 /// [`nodes_per_request`] of each fleet's requests, in fleet order.
-pub fn nodes_per_fleet(scn: &Scenario) -> Vec<u64> {
+pub(crate) fn nodes_per_fleet(scn: &Scenario) -> Vec<u64> {
     let mut memo = vec![None; scn.services.len()];
     scn.fleets
         .iter()
@@ -113,7 +114,7 @@ fn below(services: &[ServiceConfig], i: usize, memo: &mut [Option<u64>], depth: 
 
 /// The caps of one run, resolved from its scenario.
 #[derive(Debug, Clone, Copy)]
-pub struct Caps {
+pub(crate) struct Caps {
     max_requests: u64,
     max_nodes: u64,
     max_pending: u64,
@@ -122,7 +123,7 @@ pub struct Caps {
 
 impl Caps {
     /// The caps of `scn`, whose outages drew `windows` windows.
-    pub fn new(scn: &Scenario, windows: usize) -> Caps {
+    pub(crate) fn new(scn: &Scenario, windows: usize) -> Caps {
         let m = scn.limits.max_in_flight;
         let up_front: u64 = scn
             .fleets
@@ -155,13 +156,20 @@ impl Caps {
 
     /// Calls and attempts allowed in flight: `limits.max_in_flight ×`
     /// [`nodes_per_request`].
-    pub fn max_nodes(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn max_nodes(&self) -> u64 {
         self.max_nodes
     }
 
     /// Why the run must stop, given what it holds and has handled; `None` to go on.
     #[inline]
-    pub fn exceeded(&self, requests: u64, nodes: u64, pending: u64, events: u64) -> Option<String> {
+    pub(crate) fn exceeded(
+        &self,
+        requests: u64,
+        nodes: u64,
+        pending: u64,
+        events: u64,
+    ) -> Option<String> {
         if requests > self.max_requests
             || nodes > self.max_nodes
             || pending > self.max_pending

@@ -219,7 +219,7 @@ pub(crate) struct Observers<R, T> {
 
 /// The tracer of a run that traces nothing: it observes no transition.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct NoTrace;
+pub(crate) struct NoTrace;
 
 impl CallObserver for NoTrace {}
 

@@ -26,7 +26,7 @@ pub struct Window {
 }
 
 /// Every window of every outage that starts before `horizon`, sorted by start.
-pub fn windows(outages: &[OutageConfig], seed: u64, horizon: Nanos) -> Vec<Window> {
+pub(crate) fn windows(outages: &[OutageConfig], seed: u64, horizon: Nanos) -> Vec<Window> {
     let mut out = Vec::new();
     for (i, o) in outages.iter().enumerate() {
         match o.timing {
@@ -70,7 +70,7 @@ pub fn windows(outages: &[OutageConfig], seed: u64, horizon: Nanos) -> Vec<Windo
 
 /// The combined effect of the active windows.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Effect {
+pub(crate) struct Effect {
     /// Attempts starting service fail after this long.
     pub fail_after: Option<Nanos>,
     /// Extra failure probability of served attempts.
@@ -98,7 +98,7 @@ impl Default for Effect {
 impl Effect {
     /// Combines active modes: the shortest `fail` wins, error probabilities combine as
     /// independent events, slow factors multiply, the smallest capacity wins.
-    pub fn combine<'a>(modes: impl Iterator<Item = &'a OutageMode>) -> Effect {
+    pub(crate) fn combine<'a>(modes: impl Iterator<Item = &'a OutageMode>) -> Effect {
         let mut e = Effect::default();
         for m in modes {
             match *m {

@@ -117,7 +117,7 @@ impl fmt::Display for Class {
 /// `u16` kept as bytes, 0 for none, [`Outcome::CONFIGURED`] for the callee's
 /// `retry_after`, any other value whole seconds computed by the callee's limiter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// What happened.
     pub class: Class,
     ra: [u8; 2],
@@ -125,20 +125,20 @@ pub struct Outcome {
 
 impl Outcome {
     /// The Retry-After code of a rejection carrying the callee's `retry_after`.
-    pub const CONFIGURED: u16 = u16::MAX;
+    pub(crate) const CONFIGURED: u16 = u16::MAX;
 
     /// The most seconds a computed Retry-After carries (longer ones are capped).
-    pub const MAX_SECS: u64 = u16::MAX as u64 - 1;
+    pub(crate) const MAX_SECS: u64 = u16::MAX as u64 - 1;
 
     /// An outcome of `class` without Retry-After.
     #[inline]
-    pub const fn of(class: Class) -> Outcome {
+    pub(crate) const fn of(class: Class) -> Outcome {
         Outcome { class, ra: [0, 0] }
     }
 
     /// An outcome of `class` with the Retry-After code `code` (see the type's docs).
     #[inline]
-    pub const fn with_code(class: Class, code: u16) -> Outcome {
+    pub(crate) const fn with_code(class: Class, code: u16) -> Outcome {
         Outcome {
             class,
             ra: code.to_le_bytes(),
@@ -147,32 +147,35 @@ impl Outcome {
 
     /// An outcome of `class` carrying the callee's configured Retry-After if `yes`.
     #[inline]
-    pub const fn configured(class: Class, yes: bool) -> Outcome {
+    pub(crate) const fn configured(class: Class, yes: bool) -> Outcome {
         Outcome::with_code(class, if yes { Outcome::CONFIGURED } else { 0 })
     }
 
     /// An outcome of `class` carrying a computed Retry-After of `secs` whole seconds
     /// (at least 1, at most [`Outcome::MAX_SECS`]).
     #[inline]
-    pub fn computed(class: Class, secs: u64) -> Outcome {
+    pub(crate) fn computed(class: Class, secs: u64) -> Outcome {
         Outcome::with_code(class, secs.clamp(1, Outcome::MAX_SECS) as u16)
     }
 
     /// The Retry-After code.
     #[inline]
-    pub const fn code(self) -> u16 {
+    pub(crate) const fn code(self) -> u16 {
         u16::from_le_bytes(self.ra)
     }
 
     /// Whether it carries a Retry-After.
     #[inline]
-    pub const fn retry_after(self) -> bool {
+    pub(crate) const fn retry_after(self) -> bool {
         self.code() != 0
     }
 
     /// The Retry-After it carries, in ns, given the callee's configured one.
     #[inline]
-    pub fn retry_after_ns(self, configured: Option<crate::engine::Nanos>) -> crate::engine::Nanos {
+    pub(crate) fn retry_after_ns(
+        self,
+        configured: Option<crate::engine::Nanos>,
+    ) -> crate::engine::Nanos {
         match self.code() {
             Outcome::CONFIGURED | 0 => configured.unwrap_or(0),
             s => u64::from(s) * crate::engine::time::SECOND,
@@ -182,13 +185,6 @@ impl Outcome {
 
 /// A set of outcome classes, and the `retry_on` entry `"rejected_5xx"`: rejections
 /// only when their status is a 5xx (503), not 429, as Envoy's `retry_on = "5xx"` does.
-///
-/// ```
-/// use retrysim::model::outcome::{Class, ClassSet};
-/// let s = ClassSet::default_retry_on();
-/// assert!(s.contains(Class::Timeout));
-/// assert!(!s.contains(Class::BreakerOpen));
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ClassSet(u16);
 
@@ -217,14 +213,6 @@ impl ClassSet {
     /// `reject_status`: `c` is in the set, or it is a rejection (a full queue's, a
     /// limiter's or priority shedding's, which the client cannot tell apart: `rejected`
     /// retries them all), the status is not 429 and the set holds `"rejected_5xx"`.
-    ///
-    /// ```
-    /// use retrysim::model::outcome::{Class, ClassSet};
-    /// let envoy_5xx = ClassSet::EMPTY.with_rejected_5xx().with(Class::Error);
-    /// assert!(envoy_5xx.retries(Class::Rejected, 503));
-    /// assert!(!envoy_5xx.retries(Class::Rejected, 429));
-    /// assert!(ClassSet::default_retry_on().retries(Class::Rejected, 429));
-    /// ```
     #[inline]
     pub const fn retries(self, c: Class, reject_status: u16) -> bool {
         self.contains(c)
@@ -258,7 +246,7 @@ impl ClassSet {
 }
 
 /// A list of outcome classes (`retry_on`, `non_fatal`), as a set.
-pub fn class_set(c: &Ctx, field: &str, list: &[String]) -> R<ClassSet> {
+pub(crate) fn class_set(c: &Ctx, field: &str, list: &[String]) -> R<ClassSet> {
     let mut set = ClassSet::EMPTY;
     for (k, s) in list.iter().enumerate() {
         match Class::parse(s) {
@@ -282,4 +270,26 @@ pub fn class_set(c: &Ctx, field: &str, list: &[String]) -> R<ClassSet> {
         }
     }
     Ok(set)
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn classset_example() {
+        use crate::model::outcome::{Class, ClassSet};
+        let s = ClassSet::default_retry_on();
+        assert!(s.contains(Class::Timeout));
+        assert!(!s.contains(Class::BreakerOpen));
+    }
+
+    #[test]
+    fn fn_example() {
+        use crate::model::outcome::{Class, ClassSet};
+        let envoy_5xx = ClassSet::EMPTY.with_rejected_5xx().with(Class::Error);
+        assert!(envoy_5xx.retries(Class::Rejected, 503));
+        assert!(!envoy_5xx.retries(Class::Rejected, 429));
+        assert!(ClassSet::default_retry_on().retries(Class::Rejected, 429));
+    }
 }

@@ -15,11 +15,11 @@ use crate::engine::Nanos;
 use super::outcome::Outcome;
 
 /// "No node": the parent of a top-level node.
-pub const NONE: u32 = u32::MAX;
+pub(crate) const NONE: u32 = u32::MAX;
 
 /// A logical request.
 #[derive(Debug, Clone, Copy)]
-pub struct Request {
+pub(crate) struct Request {
     /// Generation of the slot (for deadline events).
     pub gen: u32,
     /// Fleet index.
@@ -42,7 +42,7 @@ pub struct Request {
 
 /// Lifecycle of a node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NodeState {
+pub(crate) enum NodeState {
     /// Slot unused.
     Free,
     /// Travelling to its layer or to the dependency.
@@ -64,7 +64,7 @@ pub enum NodeState {
 
 /// One call into a layer, or one attempt at the dependency.
 #[derive(Debug, Clone, Copy)]
-pub struct Node {
+pub(crate) struct Node {
     /// Generation (see the module docs).
     pub gen: u32,
     /// Owning request slot.
@@ -109,7 +109,7 @@ pub struct Node {
 /// words are [`Halves`], so the enum's tag shares a word with the outcome and a node
 /// stays 56 bytes (the memory caps count bytes per node).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Memo {
+pub(crate) enum Memo {
     /// Nothing yet: a node on its way.
     Empty,
     /// An attempt waiting in the dependency's queue: when it joined it.
@@ -136,7 +136,7 @@ pub enum Memo {
 impl Memo {
     /// The backoff state of a layer call.
     #[inline]
-    pub fn backoff(self) -> Nanos {
+    pub(crate) fn backoff(self) -> Nanos {
         match self {
             Memo::Backoff(prev) => prev.get(),
             other => unreachable!("a layer call's memo is its backoff state, not {other:?}"),
@@ -147,18 +147,18 @@ impl Memo {
 /// A `u64` kept as two `u32` halves: aligned to 4 bytes, so it packs with smaller
 /// fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Halves([u32; 2]);
+pub(crate) struct Halves([u32; 2]);
 
 impl Halves {
     /// Splits `v`.
     #[inline]
-    pub const fn new(v: u64) -> Halves {
+    pub(crate) const fn new(v: u64) -> Halves {
         Halves([v as u32, (v >> 32) as u32])
     }
 
     /// The value.
     #[inline]
-    pub const fn get(self) -> u64 {
+    pub(crate) const fn get(self) -> u64 {
         (self.0[0] as u64) | ((self.0[1] as u64) << 32)
     }
 }
@@ -186,7 +186,7 @@ impl Node {
 
 /// Arena of nodes and requests with free lists.
 #[derive(Debug, Default)]
-pub struct Arena {
+pub(crate) struct Arena {
     /// Node slots.
     pub nodes: Vec<Node>,
     free_nodes: Vec<u32>,
@@ -198,7 +198,7 @@ pub struct Arena {
 
 impl Arena {
     /// Allocates a request slot.
-    pub fn alloc_req(&mut self, mut r: Request) -> u32 {
+    pub(crate) fn alloc_req(&mut self, mut r: Request) -> u32 {
         self.live_reqs += 1;
         if let Some(i) = self.free_reqs.pop() {
             r.gen = self.reqs[i as usize].gen.wrapping_add(1);
@@ -212,19 +212,19 @@ impl Arena {
     }
 
     /// Request slots in use (requests not done, or with live nodes).
-    pub fn live_requests(&self) -> u64 {
+    pub(crate) fn live_requests(&self) -> u64 {
         self.live_reqs
     }
 
     /// Node slots in use: calls and attempts in flight, orphans included.
     #[inline]
-    pub fn live_nodes(&self) -> u64 {
+    pub(crate) fn live_nodes(&self) -> u64 {
         (self.nodes.len() - self.free_nodes.len()) as u64
     }
 
     /// Frees the request if it is done and no node refers to it.
     #[inline]
-    pub fn maybe_free_req(&mut self, r: u32) {
+    pub(crate) fn maybe_free_req(&mut self, r: u32) {
         let q = &mut self.reqs[r as usize];
         if q.done && q.refs == 0 {
             q.gen = q.gen.wrapping_add(1);
@@ -236,7 +236,7 @@ impl Arena {
     /// Allocates a node for request `req` at `depth` of layer stack `stack`, of the
     /// default class (see [`crate::model::criticality`] for who sets another).
     #[inline(always)]
-    pub fn alloc_node(
+    pub(crate) fn alloc_node(
         &mut self,
         req: u32,
         depth: u8,
@@ -267,7 +267,7 @@ impl Arena {
     /// Frees a node: bumps its generation so every event and child that refers to it
     /// becomes stale.
     #[inline(always)]
-    pub fn free_node(&mut self, i: u32) {
+    pub(crate) fn free_node(&mut self, i: u32) {
         let n = &mut self.nodes[i as usize];
         debug_assert!(n.state != NodeState::Free);
         n.gen = n.gen.wrapping_add(1);
@@ -280,7 +280,7 @@ impl Arena {
 
     /// Whether the result of node `i` can still reach its logical request: every
     /// ancestor still waits on this chain and the request is not done.
-    pub fn useful(&self, mut i: u32, now: Nanos) -> bool {
+    pub(crate) fn useful(&self, mut i: u32, now: Nanos) -> bool {
         loop {
             let n = &self.nodes[i as usize];
             if n.parent == NONE {

@@ -20,19 +20,8 @@ use crate::engine::Nanos;
 /// twitter/util `WindowedAdder` (`util-core/.../WindowedAdder.scala`): a sum over the
 /// last `range` milliseconds, kept in a writer (the current slice) and a ring of
 /// `slices − 1` older slices.
-///
-/// ```
-/// use retrysim::model::windows::WindowedAdder;
-/// // WindowedAdderTest "maintains a sliding window": 3 s in 3 slices.
-/// let mut w = WindowedAdder::new(3_000, 3, 0);
-/// w.add(0, 1);
-/// w.add(1_000, 2);
-/// assert_eq!(w.sum(2_000), 3);
-/// assert_eq!(w.sum(3_000), 2);
-/// assert_eq!(w.sum(4_000), 0);
-/// ```
 #[derive(Debug, Clone)]
-pub struct WindowedAdder {
+pub(crate) struct WindowedAdder {
     window: i64,
     buf: Vec<i64>,
     i: usize,
@@ -43,7 +32,7 @@ pub struct WindowedAdder {
 impl WindowedAdder {
     /// An empty adder over `range_ms` in `slices` slices (`slices > 1`), created at
     /// `now_ms`.
-    pub fn new(range_ms: i64, slices: usize, now_ms: i64) -> WindowedAdder {
+    pub(crate) fn new(range_ms: i64, slices: usize, now_ms: i64) -> WindowedAdder {
         let slices = slices.max(2);
         WindowedAdder {
             window: (range_ms / slices as i64).max(1),
@@ -71,7 +60,7 @@ impl WindowedAdder {
     }
 
     /// Adds `x` at `now_ms`.
-    pub fn add(&mut self, now_ms: i64, x: i64) {
+    pub(crate) fn add(&mut self, now_ms: i64, x: i64) {
         if now_ms - self.old >= self.window {
             self.expired(now_ms);
         }
@@ -79,7 +68,7 @@ impl WindowedAdder {
     }
 
     /// The sum at `now_ms`.
-    pub fn sum(&mut self, now_ms: i64) -> i64 {
+    pub(crate) fn sum(&mut self, now_ms: i64) -> i64 {
         if now_ms - self.old >= self.window {
             self.expired(now_ms);
         }
@@ -90,7 +79,7 @@ impl WindowedAdder {
 /// tower `TpsBucket` (`tower/src/retry/budget/tps_budget.rs`): 10 slots of `ttl/10`
 /// plus a writer and a reserve.
 #[derive(Debug, Clone)]
-pub struct TpsBucket {
+pub(crate) struct TpsBucket {
     slots: [i64; 10],
     writer: i64,
     index: usize,
@@ -101,7 +90,7 @@ pub struct TpsBucket {
 
 impl TpsBucket {
     /// An empty bucket of `ttl` with `reserve`, created at `now`.
-    pub fn new(ttl: Nanos, reserve: i64, now: Nanos) -> TpsBucket {
+    pub(crate) fn new(ttl: Nanos, reserve: i64, now: Nanos) -> TpsBucket {
         TpsBucket {
             slots: [0; 10],
             writer: 0,
@@ -140,13 +129,13 @@ impl TpsBucket {
     }
 
     /// `put(amt)` at `now`.
-    pub fn put(&mut self, now: Nanos, amt: i64) {
+    pub(crate) fn put(&mut self, now: Nanos, amt: i64) {
         self.expire(now);
         self.writer += amt;
     }
 
     /// `try_get(amt)` at `now`.
-    pub fn try_get(&mut self, now: Nanos, amt: i64) -> bool {
+    pub(crate) fn try_get(&mut self, now: Nanos, amt: i64) -> bool {
         self.expire(now);
         if self.sum() >= amt {
             self.writer -= amt;
@@ -157,7 +146,7 @@ impl TpsBucket {
     }
 
     /// The balance at `now` (`sum()`), without changing the bucket.
-    pub fn balance(&self, now: Nanos) -> i64 {
+    pub(crate) fn balance(&self, now: Nanos) -> i64 {
         let mut c = self.clone();
         c.expire(now);
         c.sum()
@@ -166,7 +155,7 @@ impl TpsBucket {
 
 /// Counts of a Resilience4j aggregation.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Agg {
+pub(crate) struct Agg {
     /// Calls.
     pub calls: u32,
     /// Failed calls.
@@ -189,7 +178,7 @@ impl Agg {
     }
 
     /// `SnapshotImpl.getFailureRate`: `failed·100f / calls` in `f32` (0 without calls).
-    pub fn failure_rate(&self) -> f32 {
+    pub(crate) fn failure_rate(&self) -> f32 {
         if self.calls == 0 {
             0.0
         } else {
@@ -198,7 +187,7 @@ impl Agg {
     }
 
     /// `SnapshotImpl.getSlowCallRate`, as the failure rate.
-    pub fn slow_call_rate(&self) -> f32 {
+    pub(crate) fn slow_call_rate(&self) -> f32 {
         if self.calls == 0 {
             0.0
         } else {
@@ -209,7 +198,7 @@ impl Agg {
 
 /// Resilience4j `SlidingTimeWindowMetrics`: the calls of the last `n` epoch seconds.
 #[derive(Debug, Clone)]
-pub struct EpochWindow {
+pub(crate) struct EpochWindow {
     buckets: Vec<(i64, Agg)>,
     head: usize,
     total: Agg,
@@ -217,7 +206,7 @@ pub struct EpochWindow {
 
 impl EpochWindow {
     /// A window of `seconds` buckets, created at `now`.
-    pub fn new(seconds: u32, now: Nanos) -> EpochWindow {
+    pub(crate) fn new(seconds: u32, now: Nanos) -> EpochWindow {
         let n = seconds.max(1) as usize;
         let start = epoch_second(now);
         EpochWindow {
@@ -249,7 +238,7 @@ impl EpochWindow {
     }
 
     /// Records one call at `now` and returns the window's totals.
-    pub fn record(&mut self, now: Nanos, failed: bool, slow: bool) -> Agg {
+    pub(crate) fn record(&mut self, now: Nanos, failed: bool, slow: bool) -> Agg {
         self.total.add(failed, slow);
         self.move_to(now);
         self.buckets[self.head].1.add(failed, slow);
@@ -257,7 +246,7 @@ impl EpochWindow {
     }
 
     /// The window's totals at `now`.
-    pub fn snapshot(&mut self, now: Nanos) -> Agg {
+    pub(crate) fn snapshot(&mut self, now: Nanos) -> Agg {
         self.move_to(now);
         self.total
     }
@@ -270,7 +259,7 @@ fn epoch_second(t: Nanos) -> i64 {
 
 /// Resilience4j `FixedSizeSlidingWindowMetrics`: the last `n` calls.
 #[derive(Debug, Clone)]
-pub struct CountWindow {
+pub(crate) struct CountWindow {
     ring: Vec<(bool, bool)>,
     filled: Vec<bool>,
     head: usize,
@@ -279,7 +268,7 @@ pub struct CountWindow {
 
 impl CountWindow {
     /// A window of the last `n` calls.
-    pub fn new(n: u32) -> CountWindow {
+    pub(crate) fn new(n: u32) -> CountWindow {
         let n = n.max(1) as usize;
         CountWindow {
             ring: vec![(false, false); n],
@@ -290,7 +279,7 @@ impl CountWindow {
     }
 
     /// Records one call and returns the window's totals.
-    pub fn record(&mut self, failed: bool, slow: bool) -> Agg {
+    pub(crate) fn record(&mut self, failed: bool, slow: bool) -> Agg {
         self.total.add(failed, slow);
         self.head = (self.head + 1) % self.ring.len();
         if self.filled[self.head] {
@@ -305,7 +294,8 @@ impl CountWindow {
     }
 
     /// The window's totals.
-    pub fn snapshot(&self) -> Agg {
+    #[cfg(test)]
+    pub(crate) fn snapshot(&self) -> Agg {
         self.total
     }
 }
@@ -313,7 +303,7 @@ impl CountWindow {
 /// Polly's health metrics (`RollingHealthMetrics`, or `SingleHealthMetrics` when the
 /// sampling duration is below 10 × 20 ms), in .NET ticks of 100 ns.
 #[derive(Debug, Clone)]
-pub struct HealthMetrics {
+pub(crate) struct HealthMetrics {
     sampling: i64,
     window: i64,
     rolling: bool,
@@ -331,7 +321,7 @@ fn ticks(t: Nanos) -> i64 {
 
 impl HealthMetrics {
     /// Metrics over `sampling`, created at `now` (`HealthMetrics.Create`).
-    pub fn new(sampling: Nanos, now: Nanos) -> HealthMetrics {
+    pub(crate) fn new(sampling: Nanos, now: Nanos) -> HealthMetrics {
         let sampling = ticks(sampling);
         // ResolutionOfCircuitTimer (20 ms) × NumberOfWindows (10), in ticks.
         let rolling = sampling >= 200_000 * 10;
@@ -377,12 +367,12 @@ impl HealthMetrics {
     }
 
     /// `Reset()` at `now` (the circuit closed).
-    pub fn reset(&mut self, now: Nanos) {
+    pub(crate) fn reset(&mut self, now: Nanos) {
         self.reset_at(ticks(now));
     }
 
     /// `IncrementSuccess()` / `IncrementFailure()` at `now`.
-    pub fn increment(&mut self, now: Nanos, failure: bool) {
+    pub(crate) fn increment(&mut self, now: Nanos, failure: bool) {
         let now = ticks(now);
         self.update(now);
         if failure {
@@ -402,7 +392,7 @@ impl HealthMetrics {
     }
 
     /// `GetHealthInfo()` at `now`: (throughput, failure rate).
-    pub fn health(&mut self, now: Nanos) -> (u32, f64) {
+    pub(crate) fn health(&mut self, now: Nanos) -> (u32, f64) {
         self.update(ticks(now));
         let total = self.successes + self.failures;
         if total == 0 {
@@ -422,18 +412,8 @@ impl HealthMetrics {
 /// the latest ([`SlicedTimes::lasting`]: up to a slice width late); a budget keeps its
 /// calls the first way and its retries the second, so slicing never allows a retry
 /// the exact window would deny.
-///
-/// ```
-/// use retrysim::model::windows::SlicedTimes;
-/// let mut w = SlicedTimes::lasting(64, 64);
-/// for t in 0..1_000_000 {
-///     w.push(t);
-/// }
-/// assert_eq!(w.count(999_999), 64);
-/// assert!(w.entries() <= 64 + 2);
-/// ```
 #[derive(Debug, Clone)]
-pub struct SlicedTimes {
+pub(crate) struct SlicedTimes {
     /// `(time, count)` per slice, oldest first.
     runs: VecDeque<(Nanos, u64)>,
     /// Events held.
@@ -446,14 +426,14 @@ pub struct SlicedTimes {
 
 impl SlicedTimes {
     /// Most slices per window.
-    pub const SLICES: u64 = 64;
+    pub(crate) const SLICES: u64 = 64;
     /// Bytes all the windows of one budget layer should hold together at most: with
     /// many instances each window gets fewer slices ([`SlicedTimes::slices_for`]).
-    pub const LAYER_BYTES: u64 = 256 << 20;
+    pub(crate) const LAYER_BYTES: u64 = 256 << 20;
 
     /// An empty window of length `window` in `slices` slices whose entries keep their
     /// earliest time.
-    pub fn new(window: Nanos, slices: u64) -> SlicedTimes {
+    pub(crate) fn new(window: Nanos, slices: u64) -> SlicedTimes {
         let slices = slices.clamp(1, Self::SLICES);
         SlicedTimes {
             runs: VecDeque::new(),
@@ -465,7 +445,7 @@ impl SlicedTimes {
     }
 
     /// As [`SlicedTimes::new`], but entries keep their latest time.
-    pub fn lasting(window: Nanos, slices: u64) -> SlicedTimes {
+    pub(crate) fn lasting(window: Nanos, slices: u64) -> SlicedTimes {
         SlicedTimes {
             latest: true,
             ..SlicedTimes::new(window, slices)
@@ -475,7 +455,7 @@ impl SlicedTimes {
     /// Slices per window when a layer has `instances` instances, each with two
     /// windows: 64, or fewer so that they hold at most [`SlicedTimes::LAYER_BYTES`]
     /// together (at least 1).
-    pub fn slices_for(instances: u64) -> u64 {
+    pub(crate) fn slices_for(instances: u64) -> u64 {
         let per_window = Self::LAYER_BYTES / instances.max(1) / 2;
         let entries = per_window / std::mem::size_of::<(Nanos, u64)>() as u64;
         // A deque's capacity is a power of two, at least 4, holding slices + 2.
@@ -489,7 +469,7 @@ impl SlicedTimes {
 
     /// Most bytes one window of `slices` slices holds, its deque grown to the
     /// capacity that holds `slices + 2` entries.
-    pub fn max_bytes(slices: u64) -> u64 {
+    pub(crate) fn max_bytes(slices: u64) -> u64 {
         (slices.clamp(1, Self::SLICES) + 2)
             .next_power_of_two()
             .max(4)
@@ -498,7 +478,7 @@ impl SlicedTimes {
 
     /// Drops the events that left the window by `now` (none before a whole window has
     /// passed).
-    pub fn evict(&mut self, now: Nanos) {
+    pub(crate) fn evict(&mut self, now: Nanos) {
         if now < self.window {
             return;
         }
@@ -513,7 +493,7 @@ impl SlicedTimes {
     }
 
     /// Records an event at `now` (times never decrease).
-    pub fn push(&mut self, now: Nanos) {
+    pub(crate) fn push(&mut self, now: Nanos) {
         self.evict(now);
         self.total += 1;
         if let Some(back) = self.runs.back_mut() {
@@ -529,17 +509,12 @@ impl SlicedTimes {
     }
 
     /// Events held (as of the last [`SlicedTimes::evict`] or push).
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         self.total
     }
 
-    /// Whether no event is held.
-    pub fn is_empty(&self) -> bool {
-        self.total == 0
-    }
-
     /// Events in the window at `now`, without evicting.
-    pub fn count(&self, now: Nanos) -> u64 {
+    pub(crate) fn count(&self, now: Nanos) -> u64 {
         let from = now.saturating_sub(self.window);
         self.runs
             .iter()
@@ -550,7 +525,8 @@ impl SlicedTimes {
     }
 
     /// Entries held (at most `slices + 2`).
-    pub fn entries(&self) -> usize {
+    #[cfg(test)]
+    fn entries(&self) -> usize {
         self.runs.len()
     }
 }
@@ -666,5 +642,33 @@ mod tests {
         h.increment(10 * ms, true);
         assert_eq!(h.health(99 * ms), (1, 1.0));
         assert_eq!(h.health(100 * ms), (0, 0.0));
+    }
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn windowedadder_example() {
+        use crate::model::windows::WindowedAdder;
+        // WindowedAdderTest "maintains a sliding window": 3 s in 3 slices.
+        let mut w = WindowedAdder::new(3_000, 3, 0);
+        w.add(0, 1);
+        w.add(1_000, 2);
+        assert_eq!(w.sum(2_000), 3);
+        assert_eq!(w.sum(3_000), 2);
+        assert_eq!(w.sum(4_000), 0);
+    }
+
+    #[test]
+    fn slicedtimes_example() {
+        use crate::model::windows::SlicedTimes;
+        let mut w = SlicedTimes::lasting(64, 64);
+        for t in 0..1_000_000 {
+            w.push(t);
+        }
+        assert_eq!(w.count(999_999), 64);
+        assert!(w.entries() <= 64 + 2);
     }
 }

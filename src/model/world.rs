@@ -27,7 +27,7 @@ use crate::model::config::{Arrival, DependencyKind, Scenario};
 use super::broker::Broker;
 use super::call::{CallTimes, Calls};
 use super::dependency::{Service, Services};
-pub use super::event::{Event, Packed};
+pub(crate) use super::event::{Event, Packed};
 use super::fleet::{Fleet, Fleets};
 use super::hedge::Hedges;
 use super::limits::Caps;
@@ -57,7 +57,7 @@ impl<T> std::fmt::Debug for World<T> {
 /// in a run that traces (`World::with_trace`), so that a run without traces has no
 /// test of tracing in its code. The impl blocks bounded by the crate's observer trait
 /// allow `private_bounds`: outside the crate there is only the untraced world.
-pub struct World<T = NoTrace> {
+pub(crate) struct World<T = NoTrace> {
     /// The logical requests and their nodes, which every part reads by index.
     pub(super) arena: Arena,
     /// The layer stacks and their calls' live state.
@@ -85,7 +85,7 @@ pub(super) struct Run {
 impl World {
     /// Builds the world for `scn` with random streams from `seed`, and schedules the
     /// first events.
-    pub fn new(scn: &Scenario, seed: u64, sched: &mut Scheduler<Packed>) -> World {
+    pub(crate) fn new(scn: &Scenario, seed: u64, sched: &mut Scheduler<Packed>) -> World {
         let horizon = scn.duration.saturating_add(scn.drain);
         let budget_instances = scn
             .fleets
@@ -289,12 +289,12 @@ impl World<Tracer> {
 #[allow(private_bounds)]
 impl<T: CallObserver> World<T> {
     /// The outage windows of this run.
-    pub fn windows(&self) -> &[Window] {
+    pub(crate) fn windows(&self) -> &[Window] {
         &self.services.windows
     }
 
     /// Ends the run and hands over the measurements.
-    pub fn finish(mut self, end: Nanos, events: u64) -> RunMetrics {
+    pub(crate) fn finish(mut self, end: Nanos, events: u64) -> RunMetrics {
         if self.run.truncated.is_none() {
             // A trace that failed mid-run (changed since it was checked) stopped its
             // arrivals early: the run did not replay it whole.

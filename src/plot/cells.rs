@@ -12,7 +12,7 @@ use super::PlotError;
 
 /// A mean with its 95% confidence interval.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Stat {
+pub(crate) struct Stat {
     /// Mean over the replications.
     pub mean: f64,
     /// Lower bound.
@@ -23,7 +23,7 @@ pub struct Stat {
 
 /// One grid cell of a sweep.
 #[derive(Debug, Clone)]
-pub struct SweepCell {
+pub(crate) struct SweepCell {
     /// The swept values, as written, in the order of [`Sweep::keys`].
     pub values: Vec<String>,
     /// Replications aggregated.
@@ -37,7 +37,7 @@ pub struct SweepCell {
 
 /// A sweep's cells, from `aggregate.csv` (or from `summary.csv` without intervals).
 #[derive(Debug, Clone)]
-pub struct Sweep {
+pub(crate) struct Sweep {
     /// Swept dotted keys.
     pub keys: Vec<String>,
     /// Cells in grid order.
@@ -53,7 +53,7 @@ pub struct Sweep {
 impl Sweep {
     /// Reads the cells of a sweep folder: `aggregate.csv` when present, else cell means
     /// of `summary.csv`.
-    pub fn read(
+    pub(crate) fn read(
         keys: &[String],
         summary: &CsvTable,
         aggregate: Option<&CsvTable>,

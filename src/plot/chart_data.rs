@@ -32,15 +32,6 @@ pub struct RunCharts {
 /// The charts' numbers of the first run in `timeseries` and `herd` (the text of a
 /// `timeseries.csv` and a `herd.csv`, headers included), as a run folder's charts
 /// show its first run; `capacity` is the dependency's, attempts per second.
-///
-/// ```
-/// let loaded = retrysim::load_scenario(None, &Default::default()).unwrap();
-/// let t = retrysim::run_tables(&loaded, 0).unwrap();
-/// let c = retrysim::plot::run_charts(&t.timeseries, &t.herd, Some(1000.0)).unwrap();
-/// assert_eq!(c.outages, vec![(20.0, 30.0)]);
-/// assert_eq!(c.phase.len(), 3);
-/// assert!(!c.herd.t.is_empty());
-/// ```
 pub fn run_charts(
     timeseries: &str,
     herd: &str,
@@ -63,4 +54,19 @@ pub fn run_charts(
         series,
         herd,
     })
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn run_charts_example() {
+        let loaded = crate::load_scenario(None, &Default::default()).unwrap();
+        let t = crate::run_tables(&loaded, 0).unwrap();
+        let c = crate::plot::run_charts(&t.timeseries, &t.herd, Some(1000.0)).unwrap();
+        assert_eq!(c.outages, vec![(20.0, 30.0)]);
+        assert_eq!(c.phase.len(), 3);
+        assert!(!c.herd.t.is_empty());
+    }
 }

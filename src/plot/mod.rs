@@ -109,14 +109,14 @@ use {
 };
 
 pub use chart_data::{run_charts, RunCharts};
-pub use series::{HerdSeries, RunSeries};
+pub(crate) use series::{HerdSeries, RunSeries};
 #[cfg(not(target_arch = "wasm32"))]
-pub use summary::sweep_summary;
+pub(crate) use summary::sweep_summary;
 pub use trajectory::Branch;
 
 #[cfg(not(target_arch = "wasm32"))]
 /// At most this many grid cells are overlaid in a sweep's per-run charts.
-pub const MAX_OVERLAY: usize = 12;
+pub(crate) const MAX_OVERLAY: usize = 12;
 
 /// Image format of plots.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -224,7 +224,7 @@ pub enum PlotError {
 #[cfg(not(target_arch = "wasm32"))]
 /// Everything read from a result folder.
 #[derive(Debug)]
-pub struct Folder {
+pub(crate) struct Folder {
     /// The folder.
     pub dir: PathBuf,
     /// `manifest.toml`.
@@ -259,7 +259,7 @@ pub struct Folder {
 #[cfg(not(target_arch = "wasm32"))]
 impl Folder {
     /// Reads the files of `dir`.
-    pub fn read(dir: &Path) -> Result<Folder, PlotError> {
+    pub(crate) fn read(dir: &Path) -> Result<Folder, PlotError> {
         let (manifest, manifest_text) = data::read_manifest(&dir.join("manifest.toml"))?;
         let summary = CsvTable::read(&dir.join("summary.csv"))?;
         let ts_path = dir.join("timeseries.csv");
@@ -340,7 +340,7 @@ impl Folder {
 #[cfg(not(target_arch = "wasm32"))]
 /// A drawn chart: its file stem, title and SVG text (for the report).
 #[derive(Debug, Clone)]
-pub struct Drawn {
+pub(crate) struct Drawn {
     /// File stem under `plots/`.
     pub name: String,
     /// Title.
@@ -396,7 +396,7 @@ fn emit<C: Chart>(
 /// that manifest before they are written, and a chart path that is a symlink, or a
 /// file of that name the manifest does not list, is refused (see
 /// [`crate::export::owner`]).
-pub fn draw_folder(dir: &Path, format: Format) -> Result<Vec<PathBuf>, PlotError> {
+pub(crate) fn draw_folder(dir: &Path, format: Format) -> Result<Vec<PathBuf>, PlotError> {
     let folder = Folder::read(dir)?;
     let expectations = expect::evaluate(&folder);
     let drawn = draw_charts(&folder, format, &expectations.metrics())?;

@@ -53,7 +53,7 @@ enum RightAxis {
 
 /// One service's series in one run (`services.csv` rows with one `run` and `service`).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ServiceSeries {
+pub(crate) struct ServiceSeries {
     /// The service.
     pub name: String,
     /// Run index.

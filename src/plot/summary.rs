@@ -44,7 +44,7 @@ enum Shown {
 
 /// The summary of the sweep folder `dir`: the cell table, then the expectations'
 /// rows (all of them up to [`MAX_EXPECT_ROWS`], else the failed ones) and a count.
-pub fn sweep_summary(dir: &Path) -> Result<String, PlotError> {
+pub(crate) fn sweep_summary(dir: &Path) -> Result<String, PlotError> {
     let (manifest, manifest_text) = data::read_manifest(&dir.join("manifest.toml"))?;
     let summary = CsvTable::read(&dir.join("summary.csv"))?;
     let agg_path = dir.join("aggregate.csv");

@@ -49,7 +49,7 @@ const ORPHAN: RGBColor = RGBColor(70, 70, 70);
 
 /// One attempt bar of a lane, seconds.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Bar {
+pub(crate) struct Bar {
     /// Sent.
     pub send: f64,
     /// Its caller learned its outcome (`None`: never, within the run).
@@ -62,7 +62,7 @@ pub struct Bar {
 
 /// A refusal in a lane.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// A retry budget or a rate limiter refused the attempt.
     Budget,
     /// A circuit breaker rejected the call.
@@ -71,7 +71,7 @@ pub enum Refusal {
 
 /// One traced request as the swimlane draws it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Lane {
+pub(crate) struct Lane {
     /// Its ordinal among the run's requests.
     pub ordinal: u64,
     /// When it started, seconds.
@@ -86,7 +86,7 @@ pub struct Lane {
 
 /// The lanes of `traces.csv`, by request ordinal.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Traces {
+pub(crate) struct Traces {
     /// One per traced request.
     pub lanes: Vec<Lane>,
     /// The latest time the file names, seconds.

@@ -11,7 +11,7 @@ use super::PlotError;
 #[cfg(not(target_arch = "wasm32"))]
 /// A CSV file held as text cells, with its header.
 #[derive(Debug, Clone)]
-pub struct CsvTable {
+pub(crate) struct CsvTable {
     /// Where it was read from (for messages).
     pub path: PathBuf,
     /// Column names.
@@ -25,7 +25,7 @@ pub struct CsvTable {
 #[cfg(not(target_arch = "wasm32"))]
 impl CsvTable {
     /// Reads `path`; every row must have as many fields as the header.
-    pub fn read(path: &Path) -> Result<CsvTable, PlotError> {
+    pub(crate) fn read(path: &Path) -> Result<CsvTable, PlotError> {
         let cap = crate::export::read::MAX_TABLE_BYTES;
         let bytes = crate::export::read::read(path, cap).map_err(|source| PlotError::Io {
             path: path.to_path_buf(),
@@ -35,7 +35,7 @@ impl CsvTable {
     }
 
     /// Parses CSV bytes, naming `path` in errors.
-    pub fn parse(path: &Path, bytes: &[u8]) -> Result<CsvTable, PlotError> {
+    pub(crate) fn parse(path: &Path, bytes: &[u8]) -> Result<CsvTable, PlotError> {
         let bad = |message: String| PlotError::Csv {
             path: path.to_path_buf(),
             message,
@@ -68,12 +68,12 @@ impl CsvTable {
     }
 
     /// Whether the table has column `name`.
-    pub fn has(&self, name: &str) -> bool {
+    pub(crate) fn has(&self, name: &str) -> bool {
         self.headers.iter().any(|h| h == name)
     }
 
     /// The index of column `name`, or an error naming the file.
-    pub fn index(&self, name: &str) -> Result<usize, PlotError> {
+    pub(crate) fn index(&self, name: &str) -> Result<usize, PlotError> {
         self.headers
             .iter()
             .position(|h| h == name)
@@ -84,7 +84,7 @@ impl CsvTable {
     }
 
     /// Column `name` as numbers: empty cells are `None`, `true`/`false` are 1/0.
-    pub fn numbers(&self, name: &str) -> Result<Vec<Option<f64>>, PlotError> {
+    pub(crate) fn numbers(&self, name: &str) -> Result<Vec<Option<f64>>, PlotError> {
         let i = self.index(name)?;
         self.rows
             .iter()
@@ -94,7 +94,7 @@ impl CsvTable {
     }
 
     /// Column `name` as numbers when the column exists, else all `None`.
-    pub fn numbers_or_empty(&self, name: &str) -> Result<Vec<Option<f64>>, PlotError> {
+    pub(crate) fn numbers_or_empty(&self, name: &str) -> Result<Vec<Option<f64>>, PlotError> {
         if self.has(name) {
             self.numbers(name)
         } else {
@@ -103,13 +103,13 @@ impl CsvTable {
     }
 
     /// Column `name` as text.
-    pub fn texts(&self, name: &str) -> Result<Vec<&str>, PlotError> {
+    pub(crate) fn texts(&self, name: &str) -> Result<Vec<&str>, PlotError> {
         let i = self.index(name)?;
         Ok(self.rows.iter().map(|r| r[i].as_str()).collect())
     }
 
     /// Column `name` as non-negative integers (run indices); empty cells are errors.
-    pub fn integers(&self, name: &str) -> Result<Vec<u64>, PlotError> {
+    pub(crate) fn integers(&self, name: &str) -> Result<Vec<u64>, PlotError> {
         let i = self.index(name)?;
         self.rows
             .iter()

@@ -3,7 +3,7 @@
 
 use thiserror::Error;
 
-pub use crate::model::field::{clip, shown, MAX_VALUE_SHOWN};
+pub(crate) use crate::model::field::{clip, shown, MAX_VALUE_SHOWN};
 
 /// What is wrong with a scenario file.
 #[derive(Debug, Error)]
@@ -77,16 +77,16 @@ impl ScenarioError {
 }
 
 /// Most characters of a field path or key a message shows.
-pub const MAX_KEY_SHOWN: usize = 200;
+pub(crate) const MAX_KEY_SHOWN: usize = 200;
 /// Most characters of one line of a message.
-pub const MAX_LINE_SHOWN: usize = 400;
+pub(crate) const MAX_LINE_SHOWN: usize = 400;
 /// Most lines of a message.
-pub const MAX_LINES_SHOWN: usize = 40;
+pub(crate) const MAX_LINES_SHOWN: usize = 40;
 
 /// A message (perhaps quoting what the user wrote, as serde and the TOML parser do)
 /// as it is shown: each line escaped and cut with [`clip`], long runs without spaces
 /// (a quoted value) cut to [`MAX_VALUE_SHOWN`], and at most [`MAX_LINES_SHOWN`] lines.
-pub fn clip_message(m: &str) -> String {
+pub(crate) fn clip_message(m: &str) -> String {
     let mut lines: Vec<String> = Vec::new();
     for (n, line) in m.lines().enumerate() {
         if n == MAX_LINES_SHOWN {
@@ -181,21 +181,11 @@ fn expected(message: &str) -> Option<&str> {
 /// whole number and its range, a number, a list), with `names` from a [`Probe`] when
 /// there is one; `found` is the value the file holds there, which replaces a `found`
 /// part serde got wrong ("unit variant"). Other messages are left as they are.
-///
-/// ```
-/// use retrysim::scenario::error::in_user_terms;
-/// let m = "invalid type: integer `3`, expected struct PoolFile";
-/// let keys = ["size".to_string(), "acquire_timeout".to_string()];
-/// assert_eq!(
-///     in_user_terms(m, None, &keys),
-///     "invalid type: integer `3`, expected a table with keys among `size`, `acquire_timeout`"
-/// );
-/// assert_eq!(
-///     in_user_terms("invalid value: integer `-1`, expected u64", None, &[]),
-///     "invalid value: integer `-1`, expected a whole number from 0 to 9223372036854775807"
-/// );
-/// ```
-pub fn in_user_terms(message: &str, found: Option<&toml::Value>, names: &[String]) -> String {
+pub(crate) fn in_user_terms(
+    message: &str,
+    found: Option<&toml::Value>,
+    names: &[String],
+) -> String {
     let Some(exp) = expected(message) else {
         return message.to_string();
     };
@@ -780,5 +770,25 @@ name = "every"
         ] {
             assert_eq!(super::in_user_terms(m, None, &keys), m);
         }
+    }
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn in_user_terms_example() {
+        use crate::scenario::error::in_user_terms;
+        let m = "invalid type: integer `3`, expected struct PoolFile";
+        let keys = ["size".to_string(), "acquire_timeout".to_string()];
+        assert_eq!(
+            in_user_terms(m, None, &keys),
+            "invalid type: integer `3`, expected a table with keys among `size`, `acquire_timeout`"
+        );
+        assert_eq!(
+            in_user_terms("invalid value: integer `-1`, expected u64", None, &[]),
+            "invalid value: integer `-1`, expected a whole number from 0 to 9223372036854775807"
+        );
     }
 }

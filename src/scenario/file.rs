@@ -11,10 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use super::inputs::profile::{Files, Format, Interpolate, Recorded, Values};
 
-pub use crate::model::broker::PublishKind;
-pub use crate::model::field::{DistFile, DistOrDur, Dur, Limit, Span};
-pub use crate::model::guard::PoolFile;
-pub use crate::model::hedge::HedgingFile;
+pub(crate) use crate::model::field::{DistOrDur, Dur, Limit};
+pub(crate) use crate::model::guard::PoolFile;
 
 /// How a fleet's logical requests arrive.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -19,32 +19,32 @@ use crate::model::config::{Arrival, OutageTiming, Scenario};
 use crate::scenario::validate::services::MAX_SERVICES;
 
 /// Most `[[outages]]` entries (each is checked against every other while active).
-pub const MAX_OUTAGES: usize = 1_000;
+pub(crate) const MAX_OUTAGES: usize = 1_000;
 /// Most outage windows a scenario may draw over its horizon, Markov ones included.
-pub const MAX_OUTAGE_WINDOWS: f64 = 1_000_000.0;
+pub(crate) const MAX_OUTAGE_WINDOWS: f64 = 1_000_000.0;
 /// Most `[[fleets]]`.
-pub const MAX_FLEETS: usize = 1_000;
+pub(crate) const MAX_FLEETS: usize = 1_000;
 /// Most clients of closed fleets, over all fleets (each waits as one pending event).
-pub const MAX_CLOSED_CLIENTS: u64 = 10_000_000;
+pub(crate) const MAX_CLOSED_CLIENTS: u64 = 10_000_000;
 /// Most points of a load profile (each arrival looks its multiplier up).
-pub const MAX_PROFILE_POINTS: usize = 10_000;
+pub(crate) const MAX_PROFILE_POINTS: usize = 10_000;
 /// Most points of a recorded load profile, its files together (a week of 15 s
 /// Prometheus steps is 40,320; a lookup is a binary search).
-pub const MAX_RECORDED_POINTS: usize = 1_000_000;
+pub(crate) const MAX_RECORDED_POINTS: usize = 1_000_000;
 /// Most bytes the budgets and breakers of every layer instance may take together.
-pub const MAX_STATE_BYTES: u64 = 4 << 30;
+pub(crate) const MAX_STATE_BYTES: u64 = 4 << 30;
 
 /// Most memory a run may need by [`memory`]'s estimate (8 GiB: the layer state cap
 /// and work in flight at the default caps with the deepest stack): a run that could
 /// need more is refused before it starts, naming what takes it.
-pub const MAX_RUN_BYTES: u64 = 8 << 30;
+pub(crate) const MAX_RUN_BYTES: u64 = 8 << 30;
 /// Largest `limits.max_events` (about two days of CPU at 6 million events a second).
-pub const MAX_EVENTS: u64 = 1_000_000_000_000;
+pub(crate) const MAX_EVENTS: u64 = 1_000_000_000_000;
 
 /// The most memory a run can hold, by part (every part bounded by `[limits]` or by the
 /// scenario's sizes; nothing grows with the events handled).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Memory {
+pub(crate) struct Memory {
     /// Work in flight at the `limits.max_in_flight` caps (requests, calls and
     /// attempts, pending events), doubled for tables that grow by doubling, plus what the
     /// run schedules up front (closed clients, outage windows).
@@ -57,7 +57,7 @@ pub struct Memory {
 
 impl Memory {
     /// All parts together.
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.in_flight
             .saturating_add(self.state)
             .saturating_add(self.series)
@@ -77,7 +77,7 @@ fn instance_bytes(l: &crate::model::config::LayerConfig) -> u64 {
 }
 
 /// The most memory a run of `scn` can hold: see [`Memory`].
-pub fn memory(scn: &Scenario) -> Memory {
+pub(crate) fn memory(scn: &Scenario) -> Memory {
     let nodes = nodes_per_request(scn);
     let event = bytes_per_event();
     let closed: u64 = scn
@@ -174,7 +174,7 @@ impl Field {
 /// Refuses lists longer than their caps in the raw table, before any of their
 /// entries is parsed, resolved or validated: `[[fleets]]`, `[[outages]]`,
 /// `[[services]]`.
-pub fn lists(path: &str, table: &toml::Table) -> Result<(), ScenarioError> {
+pub(crate) fn lists(path: &str, table: &toml::Table) -> Result<(), ScenarioError> {
     for (key, max) in [
         ("fleets", MAX_FLEETS),
         ("outages", MAX_OUTAGES),
@@ -194,7 +194,7 @@ pub fn lists(path: &str, table: &toml::Table) -> Result<(), ScenarioError> {
 }
 
 /// Checks the resource rules of a validated scenario; `path` names the file.
-pub fn check(scn: &Scenario, path: &str) -> Result<(), ScenarioError> {
+pub(crate) fn check(scn: &Scenario, path: &str) -> Result<(), ScenarioError> {
     let err = |field: String, message: String| {
         Err(ScenarioError::Field {
             path: path.to_string(),
@@ -428,7 +428,7 @@ fn one_request_too_large(scn: &Scenario, per: u64, path: &str) -> Result<(), Sce
 }
 
 /// `1.5 GiB`, `12 MiB`, `300 B`.
-pub fn bytes_text(b: u64) -> String {
+pub(crate) fn bytes_text(b: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut x = b as f64;
     let mut u = 0;

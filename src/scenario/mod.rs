@@ -5,35 +5,35 @@
 //! ```
 //! Unknown keys are rejected; every error names the file and the field path.
 
-pub mod error;
-pub mod file;
-pub mod guard;
-pub mod import;
-pub mod inputs;
-pub mod overrides;
-pub mod preset;
-pub mod reference;
-pub mod suggest;
-pub mod validate;
+pub(crate) mod error;
+pub(crate) mod file;
+pub(crate) mod guard;
+pub(crate) mod import;
+pub(crate) mod inputs;
+pub(crate) mod overrides;
+pub(crate) mod preset;
+pub(crate) mod reference;
+pub(crate) mod suggest;
+pub(crate) mod validate;
 
 use std::path::Path;
 
-pub use crate::model::config::Scenario;
+pub(crate) use crate::model::config::Scenario;
 pub use error::ScenarioError;
-pub use file::ScenarioFile;
+pub(crate) use file::ScenarioFile;
 pub use overrides::Overrides;
 
 /// The embedded default scenario (`scenarios/default.toml`): a short storm that recovers.
 pub const DEFAULT_SCENARIO: &str = include_str!("../../scenarios/default.toml");
 
 /// Largest scenario or baseline file read (16 MiB).
-pub const MAX_FILE_BYTES: u64 = 16 << 20;
+pub(crate) const MAX_FILE_BYTES: u64 = 16 << 20;
 
 /// Reads a text file of at most [`MAX_FILE_BYTES`]: a path that is not a regular file
 /// (a device such as `/dev/zero`, a FIFO, a folder) is refused before it is opened, a
 /// larger file from its metadata, and the read itself stops past the cap in case the
 /// file grows meanwhile.
-pub fn read_text(path: &Path) -> std::io::Result<String> {
+pub(crate) fn read_text(path: &Path) -> std::io::Result<String> {
     crate::export::read::read_to_string(path, MAX_FILE_BYTES)
 }
 
@@ -71,11 +71,6 @@ impl Source {
     /// A scenario given as text rather than read from a file (the playground's):
     /// messages name it `path`, and its stem (the name it gets when it sets none) is
     /// that name's file stem, as if the text had been read from a file of that name.
-    ///
-    /// ```
-    /// let s = retrysim::scenario::Source::from_text("playground.toml", "seed = 1");
-    /// assert_eq!((s.path.as_str(), s.stem.as_str()), ("playground.toml", "playground"));
-    /// ```
     pub fn from_text(path: &str, text: &str) -> Source {
         Source {
             path: path.to_string(),
@@ -154,7 +149,7 @@ impl Loaded {
 }
 
 /// Parses and validates a table (after any overrides).
-pub fn from_table(source: &Source, table: toml::Table) -> Result<Loaded, ScenarioError> {
+pub(crate) fn from_table(source: &Source, table: toml::Table) -> Result<Loaded, ScenarioError> {
     guard::lists(&source.path, &table)?;
     let (imported, imports) = match import::resolve(source, &table)? {
         Some((t, i)) => (Some(t), i),
@@ -352,7 +347,10 @@ fn field_path(p: &serde_path_to_error::Path) -> String {
 
 /// Reads a scenario file (`None`: the embedded default), applies the overrides, and
 /// parses and validates it.
-pub fn load_file(path: Option<&Path>, overrides: &Overrides) -> Result<Loaded, ScenarioError> {
+pub(crate) fn load_file(
+    path: Option<&Path>,
+    overrides: &Overrides,
+) -> Result<Loaded, ScenarioError> {
     let source = match path {
         Some(p) => Source::read(p)?,
         None => Source::embedded_default(),
@@ -363,7 +361,11 @@ pub fn load_file(path: Option<&Path>, overrides: &Overrides) -> Result<Loaded, S
 /// Parses and validates a scenario given as text, with its overrides, touching no
 /// file: messages name it `path` exactly as they name a file of that name read by
 /// [`load_file`], so the same text gives the same errors.
-pub fn load_text(path: &str, text: &str, overrides: &Overrides) -> Result<Loaded, ScenarioError> {
+pub(crate) fn load_text(
+    path: &str,
+    text: &str,
+    overrides: &Overrides,
+) -> Result<Loaded, ScenarioError> {
     load_overridden(Source::from_text(path, text), overrides)
 }
 
@@ -384,14 +386,15 @@ fn load_overridden(source: Source, overrides: &Overrides) -> Result<Loaded, Scen
 }
 
 /// Reads, overrides (`KEY=VALUE` strings), parses and validates a scenario.
-pub fn load(source: Source, sets: &[String]) -> Result<Loaded, ScenarioError> {
+#[cfg(any(test, feature = "dev-hooks"))]
+pub(crate) fn load(source: Source, sets: &[String]) -> Result<Loaded, ScenarioError> {
     let mut table = source.table()?;
     apply_sets(&source, &mut table, sets)?;
     from_table(&source, table)
 }
 
 /// Applies `KEY=VALUE` overrides, in order, to the table of `source`.
-pub fn apply_sets(
+pub(crate) fn apply_sets(
     source: &Source,
     table: &mut toml::Table,
     sets: &[String],
@@ -409,4 +412,18 @@ pub fn apply_sets(
         })?;
     }
     Ok(())
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn from_text_example() {
+        let s = crate::scenario::Source::from_text("playground.toml", "seed = 1");
+        assert_eq!(
+            (s.path.as_str(), s.stem.as_str()),
+            ("playground.toml", "playground")
+        );
+    }
 }

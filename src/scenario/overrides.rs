@@ -29,15 +29,7 @@ impl Overrides {
 /// Splits `KEY=VALUE`; the value is read as a TOML value (`5`, `0.2`, `true`,
 /// `{ kind = "fixed", delay = "1s" }`), or taken as a string when it is not one
 /// (`60s`, `unlimited`).
-///
-/// ```
-/// use retrysim::scenario::overrides::parse_set;
-/// let (k, v) = parse_set("fleets.0.layers.0.max_attempts=5").unwrap();
-/// assert_eq!(k, "fleets.0.layers.0.max_attempts");
-/// assert_eq!(v, toml::Value::Integer(5));
-/// assert_eq!(parse_set("duration=30s").unwrap().1, toml::Value::String("30s".into()));
-/// ```
-pub fn parse_set(arg: &str) -> Result<(String, toml::Value), String> {
+pub(crate) fn parse_set(arg: &str) -> Result<(String, toml::Value), String> {
     let (key, raw) = arg.split_once('=').ok_or_else(|| {
         "expected KEY=VALUE, e.g. --set fleets.0.layers.0.max_attempts=5".to_string()
     })?;
@@ -49,7 +41,7 @@ pub fn parse_set(arg: &str) -> Result<(String, toml::Value), String> {
 }
 
 /// Reads a value as TOML, or as a plain string when it is not TOML.
-pub fn parse_value(raw: &str) -> toml::Value {
+pub(crate) fn parse_value(raw: &str) -> toml::Value {
     let doc = format!("v = {raw}");
     match toml::from_str::<toml::Table>(&doc) {
         Ok(mut t) => t
@@ -60,19 +52,11 @@ pub fn parse_value(raw: &str) -> toml::Value {
 }
 
 /// Most dotted segments of an override or sweep key.
-pub const MAX_KEY_DEPTH: usize = 32;
+pub(crate) const MAX_KEY_DEPTH: usize = 32;
 
 /// Sets `value` at the dotted `path` in `table`; a path of more than
 /// [`MAX_KEY_DEPTH`] segments is refused.
-///
-/// ```
-/// use retrysim::scenario::overrides::apply;
-/// let mut t: toml::Table = toml::from_str("[[fleets]]\nname = 'a'").unwrap();
-/// apply(&mut t, "fleets.0.deadline", toml::Value::String("1s".into())).unwrap();
-/// assert_eq!(t["fleets"][0]["deadline"].as_str(), Some("1s"));
-/// assert!(apply(&mut t, "fleets.3.deadline", toml::Value::Integer(1)).is_err());
-/// ```
-pub fn apply(table: &mut toml::Table, path: &str, value: toml::Value) -> Result<(), String> {
+pub(crate) fn apply(table: &mut toml::Table, path: &str, value: toml::Value) -> Result<(), String> {
     // Before any work: a path creates a table per segment, and deeper tables than
     // this would overflow the stack of whatever walks them (clone, drop).
     let depth = path.split('.').count();
@@ -172,7 +156,7 @@ fn set_in_value(
 }
 
 /// Reads the value at a dotted path, if present.
-pub fn get<'a>(table: &'a toml::Table, path: &str) -> Option<&'a toml::Value> {
+pub(crate) fn get<'a>(table: &'a toml::Table, path: &str) -> Option<&'a toml::Value> {
     let mut parts = path.split('.');
     let mut node = table.get(parts.next()?)?;
     for p in parts {
@@ -298,5 +282,36 @@ mod tests {
             e.contains("services[0].calls[0].layers: invalid type: table, expected a list"),
             "{e}"
         );
+    }
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn parse_set_example() {
+        use crate::scenario::overrides::parse_set;
+        let (k, v) = parse_set("fleets.0.layers.0.max_attempts=5").unwrap();
+        assert_eq!(k, "fleets.0.layers.0.max_attempts");
+        assert_eq!(v, toml::Value::Integer(5));
+        assert_eq!(
+            parse_set("duration=30s").unwrap().1,
+            toml::Value::String("30s".into())
+        );
+    }
+
+    #[test]
+    fn apply_example() {
+        use crate::scenario::overrides::apply;
+        let mut t: toml::Table = toml::from_str("[[fleets]]\nname = 'a'").unwrap();
+        apply(
+            &mut t,
+            "fleets.0.deadline",
+            toml::Value::String("1s".into()),
+        )
+        .unwrap();
+        assert_eq!(t["fleets"][0]["deadline"].as_str(), Some("1s"));
+        assert!(apply(&mut t, "fleets.3.deadline", toml::Value::Integer(1)).is_err());
     }
 }

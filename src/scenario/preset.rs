@@ -17,18 +17,6 @@
 //! Each preset's values, and where they come from, are in [`LAYER_PRESETS`] and
 //! [`PART_ONLY_PRESETS`]; `retrysim presets --markdown` prints them as the book's
 //! presets page ([`crate::export::markdown::presets`]).
-//!
-//! ```
-//! use retrysim::scenario::preset::resolve;
-//! let t: toml::Table = toml::from_str(
-//!     "[[fleets]]\nname = 'f'\n[[fleets.layers]]\npreset = 'grpc'\nmax_attempts = 3",
-//! ).unwrap();
-//! let r = resolve("x.toml", &t).unwrap();
-//! let layer = &r.table["fleets"][0]["layers"][0];
-//! assert_eq!(layer["max_attempts"].as_integer(), Some(3)); // written beside the preset
-//! assert_eq!(layer["backoff"]["kind"].as_str(), Some("grpc"));
-//! assert_eq!(layer["budget"]["max_tokens"].as_integer(), Some(10));
-//! ```
 
 use super::error::ScenarioError;
 use super::file::ScenarioFile;
@@ -36,7 +24,7 @@ use crate::model::config::PartPresets;
 
 /// A named preset: its name, where its values come from, and its TOML.
 #[derive(Debug, Clone, Copy)]
-pub struct Preset {
+pub(crate) struct Preset {
     /// The name written in `preset = "..."`.
     pub name: &'static str,
     /// What it is: the library, its version, and where the preset deliberately differs.
@@ -53,7 +41,7 @@ pub struct Preset {
 /// attempts (larger values are capped to it), retrying UNAVAILABLE (a 503 or 429
 /// rejection, an error) but not DEADLINE_EXCEEDED; a rejection's Retry-After is the
 /// server pushback. gRPC itself ships no default retry policy.
-pub const GRPC: Preset = Preset {
+pub(crate) const GRPC: Preset = Preset {
     name: "grpc",
     about: "gRFC A6's example policy, all of it, with the jitter of A6 as updated 2024-08-29 (C-core, grpc-go ≥ 1.69, grpc-java ≥ 1.71; `formula = \"pre_2024\"` for older clients); retries UNAVAILABLE (a rejection, an error), a rejection's Retry-After is the server pushback. gRPC ships no default retry policy, so this is A6's example, not a gRPC default.",
     source: "grpc/proposal A6-client-retries.md; grpc/grpc-java core/src/main/java/io/grpc/internal/RetriableStream.java; grpc/grpc src/core/client_channel/retry_throttle.cc",
@@ -74,7 +62,7 @@ budget = { kind = "token_bucket", max_tokens = 10, token_ratio = 0.1 }
 /// (`cancel_on_timeout`), concurrent retries limited by the circuit breaker's
 /// `max_retries = 3`, and no Retry-After (that needs `rate_limited_retry_back_off`).
 /// The optional `RetryBudget` (20% / 3) is `budget = { preset = "envoy_retry_budget" }`.
-pub const ENVOY: Preset = Preset {
+pub(crate) const ENVOY: Preset = Preset {
     name: "envoy",
     about: "Envoy as it ships: the backoff of Envoy ≥ 1.14, `num_retries` 1, `retry_on = \"5xx\"` (`rejected_5xx`: a 503 but not a 429), the route timeout over all attempts, the cluster circuit breaker's concurrent retries, no `RetryBudget` (the optional one is `budget = { preset = \"envoy_retry_budget\" }`).",
     source: "envoyproxy/envoy source/common/common/backoff_strategy.cc, source/common/router/retry_state_impl.cc, source/common/upstream/resource_manager_impl.h; docs/root/configuration/http/http_filters/router_filter.rst; api/envoy/config/cluster/v3/circuit_breaker.proto",
@@ -92,7 +80,7 @@ budget = { kind = "envoy_max_retries", max_retries = 3 }
 /// Finagle (`RetryBudget()`, `RetryPolicy.tries`): the default budget (ttl 10 s,
 /// 10 retries/s, 20%) and `tries`' backoff (`decorrelatedJittered(5 ms, 200 ms)`).
 /// Finagle has no default number of tries: 3 is this preset's choice.
-pub const FINAGLE: Preset = Preset {
+pub(crate) const FINAGLE: Preset = Preset {
     name: "finagle",
     about: "Finagle's `RetryBudget()` and `RetryPolicy.tries` backoff (twitter/finagle default branch); 3 tries is ours, Finagle has no default.",
     source: "twitter/finagle finagle-core/src/main/scala/com/twitter/finagle/service/RetryBudget.scala, RetryPolicy.scala, Backoff.scala; twitter/util util-core/src/main/scala/com/twitter/util/TokenBucket.scala, WindowedAdder.scala",
@@ -108,7 +96,7 @@ budget = { kind = "finagle", ttl = "10s", min_per_sec = 10, percent = 20 }
 /// cap (`Retry` has none: the budget is the limit), 50 ms ×2 with 0.99 jitter and no
 /// maximum, the budget (10 s, 10/s, 20%) deposited on each success as tower's
 /// documented policy does.
-pub const TOWER: Preset = Preset {
+pub(crate) const TOWER: Preset = Preset {
     name: "tower",
     about: "tower 0.5 defaults (`TpsBudget::default()`, `ExponentialBackoffMaker::default()`): no attempt cap (tower's `Retry` has none), deposits per success (tower's documented policy), with the `1/p` truncation of tower issue #857 that PR #863 removes (`truncate = false` for the fix).",
     source: "tower-rs/tower tower/src/retry/budget/tps_budget.rs, tower/src/retry/budget/mod.rs, tower/src/retry/backoff.rs",
@@ -121,7 +109,7 @@ budget = { kind = "tower", ttl = "10s", min_per_sec = 10, percent = 20, truncate
 };
 
 /// AWS SDK legacy mode (botocore `_retry.json`): 5 attempts, `rand·2^(n−1)` s, no quota.
-pub const AWS_LEGACY: Preset = Preset {
+pub(crate) const AWS_LEGACY: Preset = Preset {
     name: "aws_legacy",
     about: "botocore legacy retry mode.",
     source: "boto/botocore botocore/data/_retry.json, botocore/retryhandler.py",
@@ -134,7 +122,7 @@ backoff = { kind = "aws_legacy" }
 
 /// AWS SDK standard mode (botocore `retries/standard.py` version 2.0, `quota.py`):
 /// 3 attempts, `rand·min(2^(n−1), 20)` s, the retry quota 500 / 5 / 10 / 1.
-pub const AWS_STANDARD: Preset = Preset {
+pub(crate) const AWS_STANDARD: Preset = Preset {
     name: "aws_standard",
     about: "botocore standard mode, `STANDARD_RETRY_MODE_VERSION` 2.0.",
     source: "boto/botocore botocore/retries/standard.py, botocore/retries/quota.py; docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html",
@@ -149,7 +137,7 @@ budget = { kind = "aws_standard", capacity = 500, retry_cost = 5, timeout_cost =
 /// AWS SDK standard mode, the 2026 update (botocore `STANDARD_RETRY_MODE_VERSION`
 /// "2.1"): 50 ms (1 s after throttling) scale, `x-amz-retry-after` honoured within
 /// `[t, t + 5 s]`, a retry costs 14 (5 after throttling).
-pub const AWS_STANDARD_2026: Preset = Preset {
+pub(crate) const AWS_STANDARD_2026: Preset = Preset {
     name: "aws_standard_2026",
     about: "botocore standard mode 2.1, the 2026 update (opt-in `AWS_NEW_RETRIES_2026`).",
     source: "boto/botocore botocore/retries/standard.py (STANDARD_RETRY_MODE_VERSION 2.1); aws/aws-sdk-cpp issue #3832",
@@ -163,7 +151,7 @@ budget = { kind = "aws_standard", capacity = 500, retry_cost = 14, timeout_cost 
 
 /// AWS SDK adaptive mode (botocore `retries/adaptive.py`): standard mode plus the CUBIC
 /// client-side rate limiter.
-pub const AWS_ADAPTIVE: Preset = Preset {
+pub(crate) const AWS_ADAPTIVE: Preset = Preset {
     name: "aws_adaptive",
     about: "botocore adaptive mode: standard mode 2.0 and the CUBIC client-side rate limiter.",
     source: "boto/botocore botocore/retries/adaptive.py, botocore/retries/throttling.py, botocore/retries/bucket.py",
@@ -182,7 +170,7 @@ limiter = { kind = "aws_adaptive" }
 /// breaker's count window of 100, 100 minimum calls, 50% failures or 100% calls
 /// slower than 60 s, 60 s open, 10 half-open calls. The retry budget
 /// (`BudgetRetryImpl`) is opt-in: `budget = { preset = "resilience4j" }`.
-pub const RESILIENCE4J: Preset = Preset {
+pub(crate) const RESILIENCE4J: Preset = Preset {
     name: "resilience4j",
     about: "Resilience4j 2.x `RetryConfig` and `CircuitBreakerConfig` defaults, in the Spring aspect order Retry(CircuitBreaker(call)), retrying every exception (`breaker_open` too); no retry budget, as in every release (`budget = { preset = \"resilience4j\" }` is the proposed one).",
     source: "resilience4j/resilience4j resilience4j-retry/.../RetryConfig.java, resilience4j-core/.../IntervalFunction.java, resilience4j-circuitbreaker/.../CircuitBreakerConfig.java, internal/CircuitBreakerStateMachine.java",
@@ -200,7 +188,7 @@ breaker = { kind = "resilience4j", window_type = "count", window_size = 100, min
 /// (`BrokenCircuitException` included, hence `breaker_open`), in the order
 /// Retry(CircuitBreaker(call)) of the standard pipeline; the breaker at a 10% failure
 /// ratio over 30 s with 100 calls minimum, 5 s open.
-pub const POLLY: Preset = Preset {
+pub(crate) const POLLY: Preset = Preset {
     name: "polly",
     about: "Polly v8 `RetryStrategyOptions` and `CircuitBreakerStrategyOptions` defaults, in the standard pipeline's order Retry(CircuitBreaker(call)), retrying `breaker_open` too; a cancelled call is a breaker success, as in Polly.",
     source: "App-vNext/Polly src/Polly.Core/Retry/RetryConstants.cs, RetryHelper.cs; src/Polly.Core/CircuitBreaker/CircuitBreakerConstants.cs, Controller/CircuitStateController.cs, Health/RollingHealthMetrics.cs",
@@ -219,7 +207,7 @@ breaker = { kind = "polly", failure_ratio = 0.1, min_throughput = 100, sampling_
 /// (the book's "accepted by the backend", as grpc-go's adaptive throttler counts),
 /// randomized exponential backoff. The book names no backoff constants: full jitter
 /// from 100 ms ×2 up to 10 s is this preset's choice.
-pub const SRE: Preset = Preset {
+pub(crate) const SRE: Preset = Preset {
     name: "sre",
     about: "Google SRE book's rules; the backoff constants are ours (the book names none); throttling counts accepts as grpc-go's adaptive throttler does (`accepts = \"success\"` counts successes only).",
     source: "https://sre.google/sre-book/handling-overload/ ; https://sre.google/sre-book/addressing-cascading-failures/",
@@ -232,7 +220,7 @@ limiter = { kind = "adaptive_throttling", k = 2, window = "2m", padding = 1, acc
 };
 
 /// Every layer preset.
-pub const LAYER_PRESETS: &[Preset] = &[
+pub(crate) const LAYER_PRESETS: &[Preset] = &[
     GRPC,
     ENVOY,
     FINAGLE,
@@ -270,7 +258,7 @@ min_sample_size = 100"#,
 
 /// Part presets that no layer preset sets: (the part, the preset), its `toml` the part
 /// table's keys.
-pub const PART_ONLY_PRESETS: &[(&str, Preset)] =
+pub(crate) const PART_ONLY_PRESETS: &[(&str, Preset)] =
     &[("budget", ENVOY_RETRY_BUDGET), ("budget", R4J_BUDGET)];
 
 /// Presets of one part: (name, its part table as TOML) — the layer presets' parts,
@@ -292,10 +280,10 @@ fn part_presets(part: &str) -> Vec<(&'static str, String)> {
 }
 
 /// The part keys a preset can fill one by one.
-pub const PARTS: [&str; 4] = ["backoff", "budget", "breaker", "limiter"];
+pub(crate) const PARTS: [&str; 4] = ["backoff", "budget", "breaker", "limiter"];
 
 /// The names of the presets of `part` (`"layer"` for whole layers).
-pub fn names(part: &str) -> Vec<&'static str> {
+pub(crate) fn names(part: &str) -> Vec<&'static str> {
     if part == "layer" {
         return LAYER_PRESETS.iter().map(|p| p.name).collect();
     }
@@ -306,13 +294,13 @@ pub fn names(part: &str) -> Vec<&'static str> {
 }
 
 /// The layer preset called `name`.
-pub fn layer(name: &str) -> Option<&'static Preset> {
+pub(crate) fn layer(name: &str) -> Option<&'static Preset> {
     LAYER_PRESETS.iter().find(|p| p.name == name)
 }
 
 /// A scenario table with its presets resolved.
 #[derive(Debug, Clone)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     /// The resolved table, `preset` keys kept (what the manifest records).
     pub table: toml::Table,
     /// The same without the parts' `preset` keys: what is parsed.
@@ -510,7 +498,7 @@ fn strip_part_presets(layers: &mut [toml::Value]) {
 /// `[[fleets]]` and in those of every `[[services.calls]]`. `path` names the file in
 /// messages. A table without presets comes back unchanged; structures that are not
 /// what the scenario format expects are left for parsing to report.
-pub fn resolve(path: &str, table: &toml::Table) -> Result<Resolved, ScenarioError> {
+pub(crate) fn resolve(path: &str, table: &toml::Table) -> Result<Resolved, ScenarioError> {
     let mut table = table.clone();
     let mut parts = Vec::new();
     for (fi, layers) in fleet_layers(&mut table).into_iter().enumerate() {
@@ -559,7 +547,7 @@ pub fn resolve(path: &str, table: &toml::Table) -> Result<Resolved, ScenarioErro
 impl Resolved {
     /// Records the parts' preset names in the layers of a file parsed from
     /// [`Resolved::parse`]: fleets' layers and service calls' layers alike.
-    pub fn fill_part_presets(&self, file: &mut ScenarioFile) {
+    pub(crate) fn fill_part_presets(&self, file: &mut ScenarioFile) {
         for (f, parts) in file.fleets.iter_mut().zip(&self.parts) {
             for (l, p) in f.layers.iter_mut().zip(parts) {
                 l.part_presets = p.clone();
@@ -718,5 +706,24 @@ mod tests {
         let e = resolve("t.toml", &t).unwrap_err().to_string();
         assert!(e.contains("services[0].calls[0].layers[0].preset"), "{e}");
         assert!(e.contains("must be a string"), "{e}");
+    }
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn preset_example() {
+        use crate::scenario::preset::resolve;
+        let t: toml::Table = toml::from_str(
+            "[[fleets]]\nname = 'f'\n[[fleets.layers]]\npreset = 'grpc'\nmax_attempts = 3",
+        )
+        .unwrap();
+        let r = resolve("x.toml", &t).unwrap();
+        let layer = &r.table["fleets"][0]["layers"][0];
+        assert_eq!(layer["max_attempts"].as_integer(), Some(3)); // written beside the preset
+        assert_eq!(layer["backoff"]["kind"].as_str(), Some("grpc"));
+        assert_eq!(layer["budget"]["max_tokens"].as_integer(), Some(10));
     }
 }

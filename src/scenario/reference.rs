@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use super::file::ScenarioFile;
 
 /// The JSON Schema (draft 2020-12) of a scenario file.
-pub fn schema() -> Value {
+pub(crate) fn schema() -> Value {
     let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
     let root = generator.into_root_schema_for::<ScenarioFile>();
     serde_json::to_value(root).expect("a schema is JSON")
@@ -45,7 +45,7 @@ struct Table<'a> {
 
 /// The reference as Markdown: a section per table, top level first, each with a row
 /// per key (type and allowed values, default, doc), then the tables inside it.
-pub fn markdown() -> String {
+pub(crate) fn markdown() -> String {
     let schema = schema();
     let empty = Map::new();
     let defs = Defs(

@@ -5,19 +5,7 @@
 
 /// The message with `; did you mean `x`?` appended when it rejects an unknown field or
 /// variant and one expected name is within typo distance of it.
-///
-/// ```
-/// use retrysim::scenario::suggest::did_you_mean;
-/// let m = "unknown field `servic_time`, expected one of `servers`, `service_time`";
-/// assert_eq!(
-///     did_you_mean(m),
-///     "unknown field `servic_time`, expected one of `servers`, `service_time`; did you mean `service_time`?"
-/// );
-/// // Nothing close: the message is left as it is.
-/// let far = "unknown field `colour`, expected `name` or `servers`";
-/// assert_eq!(did_you_mean(far), far);
-/// ```
-pub fn did_you_mean(message: &str) -> String {
+pub(crate) fn did_you_mean(message: &str) -> String {
     match suggestion(message) {
         Some(s) => format!("{message}; did you mean `{s}`?"),
         None => message.to_string(),
@@ -97,5 +85,23 @@ mod tests {
         ] {
             assert_eq!(did_you_mean(unchanged), unchanged);
         }
+    }
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn did_you_mean_example() {
+        use crate::scenario::suggest::did_you_mean;
+        let m = "unknown field `servic_time`, expected one of `servers`, `service_time`";
+        assert_eq!(
+            did_you_mean(m),
+            "unknown field `servic_time`, expected one of `servers`, `service_time`; did you mean `service_time`?"
+        );
+        // Nothing close: the message is left as it is.
+        let far = "unknown field `colour`, expected `name` or `servers`";
+        assert_eq!(did_you_mean(far), far);
     }
 }

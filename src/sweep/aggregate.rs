@@ -20,11 +20,11 @@ use crate::metrics::columns::{
 use crate::metrics::interval::{wilson, Method, Moments};
 use crate::metrics::summary::Cell;
 
-pub use crate::metrics::interval::{mean_ci, t975};
+pub(crate) use crate::metrics::interval::mean_ci;
 
 /// Whether a summary column is aggregated: every column but the run identity and the
 /// swept parameters (the catalog's [`is_metric`](crate::metrics::columns::is_metric)).
-pub use crate::metrics::columns::is_metric;
+pub(crate) use crate::metrics::columns::is_metric;
 
 fn parse(field: &str) -> Option<f64> {
     match field {
@@ -37,7 +37,8 @@ fn parse(field: &str) -> Option<f64> {
 
 /// The two tables of [`render`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Rendered {
+#[cfg(test)]
+pub(crate) struct Rendered {
     /// `aggregate.csv`.
     pub wide: String,
     /// `aggregate_long.csv`.
@@ -46,7 +47,8 @@ pub struct Rendered {
 
 /// Renders `aggregate.csv` and `aggregate_long.csv` from summary rows (as CSV fields,
 /// in plan order), each in the cell of its run index (`run / replications`).
-pub fn render(columns: &[String], rows: &[Vec<String>], replications: usize) -> Rendered {
+#[cfg(test)]
+pub(crate) fn render(columns: &[String], rows: &[Vec<String>], replications: usize) -> Rendered {
     let mut a = Aggregator::new(columns, replications);
     let mut out = Rendered {
         wide: a.header(),
@@ -120,7 +122,7 @@ impl Metric {
 
 /// The lines a finished cell adds to each table.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CellLines {
+pub(crate) struct CellLines {
     /// Its `aggregate.csv` line.
     pub wide: String,
     /// Its `aggregate_long.csv` lines, one per metric.
@@ -132,7 +134,7 @@ pub struct CellLines {
 /// belongs to the cell of its run index (`run / replications`), not to its position:
 /// a missing run leaves its cell short, never moves a run into another cell.
 #[derive(Debug, Clone)]
-pub struct Aggregator {
+pub(crate) struct Aggregator {
     columns: Vec<String>,
     params: Vec<usize>,
     metrics: Vec<Metric>,
@@ -148,7 +150,7 @@ pub struct Aggregator {
 
 impl Aggregator {
     /// An aggregator of summary rows with `columns`, `replications` rows per cell.
-    pub fn new(columns: &[String], replications: usize) -> Aggregator {
+    pub(crate) fn new(columns: &[String], replications: usize) -> Aggregator {
         let params: Vec<usize> = (0..columns.len())
             .filter(|&i| columns[i].starts_with(PARAM_PREFIX))
             .collect();
@@ -182,7 +184,7 @@ impl Aggregator {
     }
 
     /// The header line of `aggregate.csv`.
-    pub fn header(&self) -> String {
+    pub(crate) fn header(&self) -> String {
         let mut header = vec![CELL.to_string()];
         header.extend(self.params.iter().map(|&i| self.columns[i].clone()));
         header.push(RUNS.into());
@@ -193,13 +195,13 @@ impl Aggregator {
     }
 
     /// The header line of `aggregate_long.csv`.
-    pub fn long_header(&self) -> String {
+    pub(crate) fn long_header(&self) -> String {
         record(AGGREGATE_LONG_COLUMNS)
     }
 
     /// Adds a summary row (its fields; rows in run order); returns the lines of the
     /// previous cell when the row starts another.
-    pub fn push(&mut self, row: &[String]) -> Option<CellLines> {
+    pub(crate) fn push(&mut self, row: &[String]) -> Option<CellLines> {
         let run = self
             .run
             .and_then(|i| row.get(i))
@@ -222,7 +224,7 @@ impl Aggregator {
     }
 
     /// The lines of the last cell (`None` when no row is pending).
-    pub fn finish(&mut self) -> Option<CellLines> {
+    pub(crate) fn finish(&mut self) -> Option<CellLines> {
         (self.rows > 0).then(|| self.lines())
     }
 

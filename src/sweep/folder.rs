@@ -28,7 +28,7 @@ pub struct RunFolder {
 }
 
 /// How many runs' results [`RunFolder::first`] keeps.
-pub const RUNS_SHOWN: usize = 20;
+pub(crate) const RUNS_SHOWN: usize = 20;
 
 /// The plan of a run folder: the scenario's base point, any `[sweep]` left out.
 fn base_plan(loaded: &Loaded) -> Result<plan::Plan, SweepError> {
@@ -60,7 +60,7 @@ pub struct RunTables {
 /// out) in memory and renders the rows `retrysim run` writes for it, with the same
 /// code and in the same columns, touching no file: the playground runs scenarios so.
 /// A replication the scenario does not have is refused.
-pub fn run_tables(loaded: &Loaded, replication: u32) -> Result<RunTables, SweepError> {
+pub(crate) fn run_tables(loaded: &Loaded, replication: u32) -> Result<RunTables, SweepError> {
     let plan = base_plan(loaded)?;
     if replication >= plan.replications {
         return Err(ScenarioError::Field {
@@ -127,7 +127,7 @@ fn write_traces(
 /// `aggregate_long.csv` with replications), written as the runs finish in plan order,
 /// so memory does not grow with the number of replications. A folder holding earlier
 /// results keeps them until the new ones are complete ([`Staged`]).
-pub fn run_folder(
+pub(crate) fn run_folder(
     loaded: &Loaded,
     dir: &Path,
     origin: &Origin,

@@ -20,7 +20,7 @@ use super::plan::render_value;
 
 /// A swept value beside others (legends, check tables): `key=value`, or the label
 /// alone when it names itself (`no retries`, `budget=token_bucket`: a space or `=`).
-pub fn with_key(short: &str, label: &str) -> String {
+pub(crate) fn with_key(short: &str, label: &str) -> String {
     if label.contains([' ', '=']) {
         label.to_string()
     } else {
@@ -75,7 +75,7 @@ fn shown(path: &str, key_tail: &str) -> String {
 /// Most leaves a derivation picks (one more when the last brings its `kind`): past
 /// them, values still alike are told apart by `#n` alone, so the labels and the work
 /// of picking stay linear in the values.
-pub const MAX_PICKED: usize = 8;
+pub(crate) const MAX_PICKED: usize = 8;
 
 /// `n · (n − 1) / 2`: the pairs among `n` values.
 fn pairs(n: usize) -> u64 {
@@ -200,7 +200,7 @@ impl<'a> Classes<'a> {
 /// show as written; tables and arrays by the leaves that tell them apart. Time and
 /// memory grow linearly with the values' leaves: at most [`MAX_PICKED`] picks, each
 /// one pass over the leaves.
-pub fn derive(key: &str, values: &[toml::Value]) -> Vec<String> {
+pub(crate) fn derive(key: &str, values: &[toml::Value]) -> Vec<String> {
     let key_tail = key
         .rsplit('.')
         .find(|p| p.parse::<usize>().is_err())

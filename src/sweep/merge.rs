@@ -54,7 +54,7 @@ fn origin_of(m: &Manifest) -> Origin {
 
 /// Merges shard folders into `out`: the same bytes an unsharded sweep writes. Refuses
 /// shards of different scenarios or seeds, duplicates, and incomplete sets.
-pub fn merge(dirs: &[PathBuf], out: &Path, force: bool) -> Result<Merged, SweepError> {
+pub(crate) fn merge(dirs: &[PathBuf], out: &Path, force: bool) -> Result<Merged, SweepError> {
     if dirs.is_empty() {
         return Err(SweepError::Merge("no shard folders given".into()));
     }

@@ -8,11 +8,11 @@
 //!           herd, aggregate, manifest
 //! ```
 
-pub mod aggregate;
+pub(crate) mod aggregate;
 mod folder;
-pub mod label;
+pub(crate) mod label;
 mod merge;
-pub mod plan;
+pub(crate) mod plan;
 mod plot_table;
 pub(crate) mod store;
 
@@ -29,10 +29,9 @@ use crate::run::{run_one, RunResult};
 use crate::scenario::{Loaded, ScenarioError};
 use crate::truncation::Truncation;
 
-pub use folder::{run_folder, run_tables, RunFolder, RunTables, RUNS_SHOWN};
-pub use merge::{merge, Merged};
-pub use plan::{plan, Plan, RunSpec};
-pub use store::Chunk;
+pub(crate) use folder::{run_folder, run_tables, RunFolder, RunTables};
+pub(crate) use merge::{merge, Merged};
+pub(crate) use plan::{plan, Plan};
 
 /// A shard: this process runs the runs with `run % count == index`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,7 +122,7 @@ fn io_err<'a>(
 
 /// How to run a sweep.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub(crate) struct Options {
     /// Output folder.
     pub out: PathBuf,
     /// Worker threads (`None` = all cores).
@@ -138,14 +137,7 @@ pub struct Options {
 
 /// The output folder of a scenario or sweep named `name` when none is given:
 /// `output/<name>/`, or `output/<name>-shard-I-of-N/` for a shard.
-///
-/// ```
-/// use retrysim::sweep::{default_out, Shard};
-/// assert_eq!(default_out("a", None), std::path::Path::new("output/a"));
-/// let s = Shard { index: 1, count: 4 };
-/// assert_eq!(default_out("a", Some(s)), std::path::Path::new("output/a-shard-1-of-4"));
-/// ```
-pub fn default_out(name: &str, shard: Option<Shard>) -> PathBuf {
+pub(crate) fn default_out(name: &str, shard: Option<Shard>) -> PathBuf {
     let root = PathBuf::from("output");
     match shard {
         Some(s) => root.join(format!("{name}-shard-{}-of-{}", s.index, s.count)),
@@ -218,13 +210,13 @@ pub(crate) fn manifest_of(
 }
 
 /// Reads a folder's manifest: `Ok(None)` when it has none.
-pub fn read_manifest(dir: &Path) -> Result<Option<Manifest>, SweepError> {
+pub(crate) fn read_manifest(dir: &Path) -> Result<Option<Manifest>, SweepError> {
     owner::read_manifest(dir)
         .map_err(|reason| SweepError::Merge(format!("'{}' {reason}", dir.display())))
 }
 
 /// Claims `dir` for `want` (see [`owner::claim`]), naming the folder as given.
-pub fn claim(dir: &Path, want: &Want, force: bool) -> Result<Claimed, SweepError> {
+pub(crate) fn claim(dir: &Path, want: &Want, force: bool) -> Result<Claimed, SweepError> {
     let claimed = owner::claim(dir, want, force).map_err(|r| match r {
         Refusal::Occupied(reason) => SweepError::Occupied {
             path: dir.to_path_buf(),
@@ -291,7 +283,7 @@ fn claim_folder(
 /// Runs a sweep (or one shard of it) into `opts.out`, skipping runs already there, and
 /// writes the tables. Plots are the caller's business. Once `stop` is set, no new run
 /// starts (those running finish) and the sweep ends as [`SweepError::Interrupted`].
-pub fn run(
+pub(crate) fn run(
     plan: &Plan,
     opts: &Options,
     stop: &AtomicBool,
@@ -439,10 +431,10 @@ fn write_tables(
 }
 
 /// Most worker threads `--jobs` may ask for.
-pub const MAX_JOBS: usize = 1024;
+pub(crate) const MAX_JOBS: usize = 1024;
 
 /// A pool of `jobs` worker threads (`None`: the global pool, one per core).
-pub fn pool(jobs: Option<usize>) -> Result<Option<rayon::ThreadPool>, SweepError> {
+pub(crate) fn pool(jobs: Option<usize>) -> Result<Option<rayon::ThreadPool>, SweepError> {
     jobs.map(|j| {
         rayon::ThreadPoolBuilder::new()
             .num_threads(j.clamp(1, MAX_JOBS))
@@ -453,7 +445,10 @@ pub fn pool(jobs: Option<usize>) -> Result<Option<rayon::ThreadPool>, SweepError
 }
 
 /// Runs `work` on `pool`, or on the global pool when there is none.
-pub fn install<T: Send>(pool: Option<&rayon::ThreadPool>, work: impl FnOnce() -> T + Send) -> T {
+pub(crate) fn install<T: Send>(
+    pool: Option<&rayon::ThreadPool>,
+    work: impl FnOnce() -> T + Send,
+) -> T {
     match pool {
         Some(p) => p.install(work),
         None => work(),
@@ -461,7 +456,7 @@ pub fn install<T: Send>(pool: Option<&rayon::ThreadPool>, work: impl FnOnce() ->
 }
 
 /// Runs `work` on a pool of `jobs` threads (`None`: the global pool, one per core).
-pub fn with_jobs<T: Send>(
+pub(crate) fn with_jobs<T: Send>(
     jobs: Option<usize>,
     work: impl FnOnce() -> T + Send,
 ) -> Result<T, SweepError> {
@@ -497,7 +492,7 @@ fn run_runs(plan: &Plan, runs: &[u64]) -> Result<Vec<(RunResult, Loaded)>, Sweep
 /// Runs every run of a plan in memory (in parallel on the current rayon pool) and
 /// returns the results in plan order, without their time series (a run's series are
 /// dropped as it ends, so memory holds summaries only).
-pub fn run_in_memory(plan: &Plan) -> Result<Vec<RunResult>, SweepError> {
+pub(crate) fn run_in_memory(plan: &Plan) -> Result<Vec<RunResult>, SweepError> {
     let all: Vec<u64> = (0..plan.total_runs()).collect();
     plan.validate(&all)?;
     // One parallel pass, one run per task: the runs of a sweep differ in cost (its
@@ -551,4 +546,20 @@ fn run_cost(scn: &crate::scenario::Scenario) -> f64 {
 /// Runs in flight at once when results are written in plan order.
 fn batch_size() -> usize {
     4 * rayon::current_num_threads().max(1)
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn default_out_example() {
+        use crate::sweep::{default_out, Shard};
+        assert_eq!(default_out("a", None), std::path::Path::new("output/a"));
+        let s = Shard { index: 1, count: 4 };
+        assert_eq!(
+            default_out("a", Some(s)),
+            std::path::Path::new("output/a-shard-1-of-4")
+        );
+    }
 }

@@ -10,16 +10,16 @@ use crate::scenario::guard::bytes_text;
 use crate::scenario::{from_table, overrides, Loaded, ScenarioError, Source};
 
 /// The `[sweep]` sub-table that labels the values of swept keys (`[sweep.labels]`).
-pub const LABELS: &str = "labels";
+pub(crate) const LABELS: &str = "labels";
 
 /// Most runs a plan may hold.
-pub const MAX_RUNS: u64 = 1_000_000;
+pub(crate) const MAX_RUNS: u64 = 1_000_000;
 /// Most values a single `{ from, to, step }` range may give.
-pub const MAX_RANGE_VALUES: usize = 100_000;
+pub(crate) const MAX_RANGE_VALUES: usize = 100_000;
 /// Memory a plan may take: every cell holds its own validated copy of the scenario.
-pub const MAX_PLAN_BYTES: u64 = 4 << 30;
+pub(crate) const MAX_PLAN_BYTES: u64 = 4 << 30;
 /// Memory one cell of a plan takes besides its values: its index and vector.
-pub const PLAN_BYTES_PER_CELL: u64 = 64;
+pub(crate) const PLAN_BYTES_PER_CELL: u64 = 64;
 
 /// One swept key and its values.
 #[derive(Debug, Clone)]
@@ -76,7 +76,7 @@ pub struct RunSpec {
 }
 
 /// Renders a swept value for a `param_` column: strings bare, numbers shortest.
-pub fn render_value(v: &toml::Value) -> String {
+pub(crate) fn render_value(v: &toml::Value) -> String {
     match v {
         toml::Value::String(s) => s.clone(),
         toml::Value::Integer(i) => i.to_string(),
@@ -383,7 +383,7 @@ fn shapes_columns(key: &str) -> bool {
 /// `[sweep]` it has one cell, the base scenario. Cells are built when they run
 /// ([`Plan::loaded`]); [`Plan::validate`] builds a set of them beforehand, so a grid
 /// of any size plans in memory proportional to its values, not its cells.
-pub fn plan(base: Loaded) -> Result<Plan, ScenarioError> {
+pub(crate) fn plan(base: Loaded) -> Result<Plan, ScenarioError> {
     let mut axes = Vec::new();
     if let Some(sweep) = &base.file.sweep {
         // `[sweep.labels]`: a list of labels per swept key.

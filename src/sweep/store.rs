@@ -27,7 +27,7 @@ pub(crate) const RUNS_DIR: &str = "runs";
 
 /// The rows one run contributes to each table.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Chunk {
+pub(crate) struct Chunk {
     /// Its `summary.csv` row.
     pub summary: String,
     /// Its `timeseries.csv` rows.

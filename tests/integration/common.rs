@@ -1,29 +1,26 @@
-//! Shared helpers for the integration tests: run a scenario given as TOML text.
-#![allow(dead_code)]
+//! Shared helpers of both test binaries (the integration tests, and the white-box
+//! tests of `src/tests/`, which include this file): run a scenario given as TOML text
+//! through the public API, run the binary, pin a generated section.
+#![allow(dead_code, unreachable_pub)]
 
 use std::path::Path;
 use std::process::{Command, Output};
 
-use retrysim::metrics::summary::Layout;
-use retrysim::run::{run_one, RunResult};
-use retrysim::scenario::{load, Loaded, Source};
+use retrysim::{load_scenario_text, run_scenario, Loaded, Overrides, RunResult};
 
 /// Parses and validates a scenario from TOML text, with `--set`-style overrides.
 pub fn scenario(text: &str, sets: &[&str]) -> Loaded {
-    let src = Source {
-        path: "test.toml".into(),
-        stem: "test".into(),
-        text: text.into(),
+    let overrides = Overrides {
+        sets: sets.iter().map(|s| s.to_string()).collect(),
+        seed: None,
     };
-    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    load(src, &sets).unwrap_or_else(|e| panic!("scenario does not load: {e}"))
+    load_scenario_text("test.toml", text, &overrides)
+        .unwrap_or_else(|e| panic!("scenario does not load: {e}"))
 }
 
 /// Runs replication `rep` of a scenario given as TOML text.
 pub fn run_rep(text: &str, sets: &[&str], rep: u32) -> RunResult {
-    let l = scenario(text, sets);
-    let layout = Layout::of(&l.scenario);
-    run_one(&l.scenario, &layout, u64::from(rep), rep)
+    run_scenario(&scenario(text, sets).scenario, rep)
 }
 
 /// Runs a scenario given as TOML text.
@@ -70,9 +67,32 @@ pub fn bless() -> bool {
     true
 }
 
+/// The `retrysim` binary of this build. Cargo tells an integration test where it is;
+/// the library's unit tests find it beside their executable (`target/<profile>/`, the
+/// test executable being `target/<profile>/deps/retrysim-<hash>`), where `cargo test`
+/// builds it for the integration tests (with `cargo test --lib` alone, run `cargo
+/// build`, same profile, first).
+pub fn bin() -> std::path::PathBuf {
+    if let Some(path) = option_env!("CARGO_BIN_EXE_retrysim") {
+        return path.into();
+    }
+    let exe = std::env::current_exe().expect("the test executable has a path");
+    let profile = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("the test executable is in target/<profile>/deps");
+    let bin = profile.join(format!("retrysim{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        bin.is_file(),
+        "no binary at {}: `cargo test` builds it; with `cargo test --lib`, run `cargo build` (same profile) first",
+        bin.display()
+    );
+    bin
+}
+
 /// Runs the `retrysim` binary in `dir`; a panic is a test failure whatever the exit.
 pub fn retrysim(dir: &Path, args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_retrysim"))
+    let out = Command::new(bin())
         .current_dir(dir)
         .args(args)
         .output()
@@ -100,7 +120,7 @@ pub fn capped(dir: &Path, mib: u64, args: &[&str]) -> Output {
         .current_dir(dir)
         .arg("-c")
         .arg(format!("ulimit -v {} && exec \"$0\" \"$@\"", mib << 10))
-        .arg(env!("CARGO_BIN_EXE_retrysim"))
+        .arg(bin())
         .args(args)
         .output()
         .expect("run retrysim under sh");
@@ -124,10 +144,10 @@ pub fn comparable(path: &Path) -> Vec<u8> {
         return bytes;
     }
     let text = String::from_utf8(bytes).unwrap();
-    let text = if name == "manifest.toml" {
-        retrysim::export::owner::without_output(&text)
-    } else {
-        &text
+    // The manifest without its `[output]` table, its last.
+    let text = match text.rfind("\n[output]\n") {
+        Some(i) if name == "manifest.toml" => &text[..=i],
+        _ => &text,
     };
     text.lines()
         .filter(|l| !l.starts_with("identity = "))
@@ -162,6 +182,6 @@ pub fn pinned_section(page: &str, name: &str, want: &str, command: &str, filter:
     }
     assert!(
         text[start..stop] == *want,
-        "docs/src/{page} differs from `{command}`: RETRYSIM_BLESS=1 cargo test --release --test integration {filter}"
+        "docs/src/{page} differs from `{command}`: RETRYSIM_BLESS=1 cargo test --release {filter}"
     );
 }

@@ -19,8 +19,8 @@
 //!
 //! The command line (`src/cli/`, a private module run by `cli_main`, and `src/main.rs`)
 //! is the facade's user, above every layer, and is not read; nor are
-//! unit-test modules (`#[cfg(test)] mod tests`), which may build what they test from
-//! any module.
+//! unit-test modules (`#[cfg(test)] mod tests`) and the white-box tests (`src/tests/`),
+//! which may build what they test from any module.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -464,7 +464,7 @@ fn library_files(src: &Path) -> Vec<String> {
                 .unwrap()
                 .to_string_lossy()
                 .replace('\\', "/");
-            if rel == "main.rs" || rel == "cli" {
+            if rel == "main.rs" || rel == "cli" || rel == "tests" {
                 continue;
             }
             if p.is_dir() {
@@ -635,5 +635,47 @@ fn the_checker_lets_allowed_paths_comments_and_strings_be() {
     assert_eq!(
         found,
         ["src/plot/a.rs:1: cannot tell which module `crate::nowhere` is in"]
+    );
+}
+
+/// The modules the crate root makes public: the entry points, the error type, the
+/// engine and the entry modules whose requests and results are data. Everything else
+/// is `pub(crate)`, so that `unreachable_pub` names any `pub` item no user can reach.
+const PUBLIC_MODULES: &[&str] = &["api", "check", "engine", "error", "search", "dev_hooks"];
+
+/// The `pub mod` declarations of `lib`, by name.
+fn public_modules(lib: &str) -> Vec<String> {
+    lib.lines()
+        .filter_map(|l| l.trim().strip_prefix("pub mod "))
+        .map(|r| r.trim_end_matches(';').trim().to_string())
+        .collect()
+}
+
+#[test]
+fn the_crate_root_makes_public_only_the_entry_modules() {
+    let lib = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/lib.rs")).unwrap();
+    let public = public_modules(&lib);
+    let extra: Vec<_> = public
+        .iter()
+        .filter(|m| !PUBLIC_MODULES.contains(&m.as_str()))
+        .collect();
+    assert!(
+        extra.is_empty(),
+        "src/lib.rs makes {extra:?} public: the public API is the entry points (re-export what a user needs at the crate root); keep the module pub(crate)"
+    );
+    assert!(public.contains(&"api".to_string()), "{public:?}");
+    // The dev hooks are behind their feature (and the unit tests).
+    let hooks = lib
+        .find("pub mod dev_hooks;")
+        .expect("the dev hooks module");
+    assert!(
+        lib[..hooks].trim_end().ends_with("#[doc(hidden)]")
+            && lib[..hooks].contains("#[cfg(any(test, feature = \"dev-hooks\"))]"),
+        "dev_hooks must stay behind the dev-hooks feature"
+    );
+    // The checker reads what it is given.
+    assert_eq!(
+        public_modules("pub mod api;\npub(crate) mod model;\npub mod scenario;\n"),
+        ["api", "scenario"]
     );
 }

@@ -18,7 +18,7 @@
 
 use std::cell::RefCell;
 
-use retrysim::plot::{Branch, RunCharts};
+use retrysim::{Branch, RunCharts};
 use retrysim::{Overrides, Truncation};
 use serde_json::{json, Value};
 
@@ -60,7 +60,7 @@ fn run(request: &str) -> Result<Value, String> {
     let loaded = retrysim::load_scenario_text(SCENARIO_FILE, toml, &overrides).map_err(failed)?;
     let tables = retrysim::run_tables(&loaded, 0).map_err(failed)?;
     let capacity = loaded.scenario.dependency.capacity();
-    let charts = retrysim::plot::run_charts(&tables.timeseries, &tables.herd, capacity)
+    let charts = retrysim::run_charts(&tables.timeseries, &tables.herd, capacity)
         .map_err(|e| format!("error: {}", retrysim::error::chain(&e)))?;
     let stopped = tables.result.metrics.totals.truncated.as_ref().map(|why| {
         Truncation::of(

@@ -12,7 +12,7 @@ use crate::model::outcome::Class;
 use super::{many_clients, retrying_layers, Found, Rule};
 
 /// A computed Retry-After answered to many clients that wait it without jitter.
-pub const COMPUTED_RETRY_AFTER_UNJITTERED: Rule = Rule {
+pub(crate) const COMPUTED_RETRY_AFTER_UNJITTERED: Rule = Rule {
     id: "computed-retry-after-unjittered",
     why: "a rate limiter tells every client it rejects when to come back (a computed Retry-After), and clients that wait exactly that long without jitter return together, as a wave the limiter rejects again",
     fires_when: "the service a fleet calls has `admission` of kind `gcra` with `retry_after = \"computed\"` (the default), and a retrying layer of the fleet retries its rejections (`rejected` or `rate_limited` in `retry_on`, or `rejected_5xx` with its `status` 503), has `respect_retry_after = true` and a backoff without jitter or whose waits never exceed 1 s (the least Retry-After redis-cell computes, which then sets every wait; over the first 64 retries when attempts are unlimited), and the fleet has many clients: `clients` ≥ 10, or a burst of at least 10 requests",

@@ -12,7 +12,7 @@ use super::tiers::reached;
 use super::{retrying_layers, Found, Rule};
 
 /// Retries at the first attempts' class while a reached tier sheds by criticality.
-pub const RETRIES_AT_FIRST_ATTEMPT_CRITICALITY: Rule = Rule {
+pub(crate) const RETRIES_AT_FIRST_ATTEMPT_CRITICALITY: Rule = Rule {
     id: "retries-at-first-attempt-criticality",
     why: "a tier sheds by criticality, but the fleet's retries are sent at the class of its first attempts, so in an overload they are kept as long as the first attempts they multiply, instead of being shed before them",
     fires_when: "a service the fleet's requests reach (its target, or a tier downstream of it) has `shed_by_criticality`, the fleet's `criticality` is above `sheddable` (the default `critical` included), and a retrying layer of the fleet has no `retry_criticality` below the fleet's class",

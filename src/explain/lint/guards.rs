@@ -6,7 +6,7 @@ use crate::model::config::{Guards, LayerConfig, Scenario};
 use super::{retries, Found, Rule};
 
 /// A connection pool held through a retrying layer's backoff.
-pub const POOL_HELD_DURING_BACKOFF: Rule = Rule {
+pub(crate) const POOL_HELD_DURING_BACKOFF: Rule = Rule {
     id: "pool-held-during-backoff",
     why: "a connection pool is held through the backoff of a layer that retries, so the dependency's slowdown becomes the caller's pool exhaustion (at most size / (service time + backoff) attempts per second)",
     fires_when: "a fleet or call has a `pool` with `hold_during_backoff = true` and its innermost layer (whose attempts hold the connections) retries. A call's lint names the first fleet whose requests reach it",

@@ -6,7 +6,7 @@ use crate::model::config::Scenario;
 use super::{Found, Rule};
 
 /// Hedging non-idempotent writes without idempotency keys.
-pub const HEDGES_WRITES: Rule = Rule {
+pub(crate) const HEDGES_WRITES: Rule = Rule {
     id: "hedges-writes",
     why: "a layer hedges non-idempotent writes that carry no idempotency key: its concurrent copies are ambiguous duplicates, each applied",
     fires_when: "the fleet has `writes` > 0 without `idempotency_keys`, and one of its layers, or a layer of a call its requests reach, has `hedging`",

@@ -13,7 +13,7 @@ use crate::model::outcome::Class;
 use super::{retrying_layers, Found, Rule};
 
 /// Retries of an adaptive limit's refusals with no retry budget.
-pub const RETRIES_ADAPTIVE_LIMIT_WITHOUT_BUDGET: Rule = Rule {
+pub(crate) const RETRIES_ADAPTIVE_LIMIT_WITHOUT_BUDGET: Rule = Rule {
     id: "retries-adaptive-limit-without-budget",
     why: "a client retries the refusals of a server's adaptive concurrency limit with no retry budget, so when the limit shrinks under load every refusal comes back as another arrival at the smaller limit",
     fires_when: "the service a fleet calls has a `concurrency_limit` of an adaptive kind (`aimd`, `vegas`, `gradient2` or `envoy_gradient`), and a retrying layer of the fleet retries its refusals (`rejected` or `rate_limited` in `retry_on`, or `rejected_5xx` with the limit's `status` 503 or \"unavailable\") and has no `budget`",

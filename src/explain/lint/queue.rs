@@ -9,7 +9,7 @@ use super::super::{retries, worst_case_attempts, Bound};
 use super::{Found, Rule};
 
 /// A queue handler that can outlive its visibility timeout.
-pub const VISIBILITY_TIMEOUT_BELOW_HANDLER_TIME: Rule = Rule {
+pub(crate) const VISIBILITY_TIMEOUT_BELOW_HANDLER_TIME: Rule = Rule {
     id: "visibility-timeout-below-handler-time",
     why: "a queue handler's worst case (its retries, their timeouts and its backoff) exceeds the visibility timeout, so its message is delivered again while it still runs",
     fires_when: "a queue fleet's handler can run longer than its `visibility_timeout`: its worst case (layer by layer from the bottom, `max_attempts` × the attempt's bound, its `attempt_timeout` or the layer below's worst case, plus the longest backoff schedule, capped by `total_timeout`, then by the fleet's `deadline`; hop latencies not counted) exceeds it, or nothing bounds it (no attempt timeout, total timeout or deadline)",
@@ -17,7 +17,7 @@ pub const VISIBILITY_TIMEOUT_BELOW_HANDLER_TIME: Rule = Rule {
 };
 
 /// Handler retries inside broker redelivery, without a budget.
-pub const DOUBLE_RETRY_LOOP: Rule = Rule {
+pub(crate) const DOUBLE_RETRY_LOOP: Rule = Rule {
     id: "double-retry-loop",
     why: "a queue handler retries and the broker redelivers too, with no budget, so the two loops multiply (3 attempts × 5 receives = 15 per message)",
     fires_when: "a queue fleet's handler retries (a layer retries) and the broker redelivers (`max_receive_count` above 1 or unlimited), and no retrying layer has a `budget`",
@@ -40,21 +40,7 @@ fn min(a: Bound, b: Bound) -> Bound {
 /// `A_i = min(attempt_timeout_i, T_(i+1))` (an attempt at the dependency has no bound of
 /// its own: a queue can hold it for ever) and `B_i` the layer's longest backoff
 /// schedule; then the fleet's `deadline` caps it. Hop latencies are not counted.
-///
-/// ```
-/// use retrysim::explain::lint::handler_worst_case;
-/// use retrysim::explain::Bound;
-/// use retrysim::scenario::{load, Source};
-/// let text = "duration = \"10s\"\n[dependency]\nservers = 1\nservice_time = \"1ms\"\n\
-///     [[fleets]]\nname = \"w\"\narrival = { kind = \"queue\", rate = 1 }\nconsumers = 1\n\
-///     [[fleets.layers]]\nmax_attempts = 3\nattempt_timeout = \"1s\"\n\
-///     backoff = { kind = \"fixed\", delay = \"500ms\" }\n";
-/// let src = Source { path: "t.toml".into(), stem: "t".into(), text: text.into() };
-/// let scn = load(src, &[]).unwrap().scenario;
-/// // 3 attempts of up to 1 s, and 2 waits of 0.5 s.
-/// assert_eq!(handler_worst_case(&scn.fleets[0]), Bound::Finite(4_000_000_000));
-/// ```
-pub fn handler_worst_case(f: &FleetConfig) -> Bound {
+pub(crate) fn handler_worst_case(f: &FleetConfig) -> Bound {
     let call = f.layers.iter().rev().fold(Bound::Unbounded, |below, l| {
         let attempt = match l.attempt_timeout {
             Some(t) => min(Bound::Finite(t), below),
@@ -126,5 +112,32 @@ fn double_retry_loop(found: &mut Found, scn: &Scenario) {
                 ),
             );
         }
+    }
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn handler_worst_case_example() {
+        use crate::explain::lint::handler_worst_case;
+        use crate::explain::Bound;
+        use crate::scenario::{load, Source};
+        let text = "duration = \"10s\"\n[dependency]\nservers = 1\nservice_time = \"1ms\"\n\
+            [[fleets]]\nname = \"w\"\narrival = { kind = \"queue\", rate = 1 }\nconsumers = 1\n\
+            [[fleets.layers]]\nmax_attempts = 3\nattempt_timeout = \"1s\"\n\
+            backoff = { kind = \"fixed\", delay = \"500ms\" }\n";
+        let src = Source {
+            path: "t.toml".into(),
+            stem: "t".into(),
+            text: text.into(),
+        };
+        let scn = load(src, &[]).unwrap().scenario;
+        // 3 attempts of up to 1 s, and 2 waits of 0.5 s.
+        assert_eq!(
+            handler_worst_case(&scn.fleets[0]),
+            Bound::Finite(4_000_000_000)
+        );
     }
 }

@@ -12,7 +12,7 @@ use super::super::{retries, Bound};
 use super::{Found, Rule};
 
 /// Retries at more than one tier of a service graph's path, not all budgeted.
-pub const RETRIES_AT_SEVERAL_TIERS: Rule = Rule {
+pub(crate) const RETRIES_AT_SEVERAL_TIERS: Rule = Rule {
     id: "retries-at-several-tiers",
     why: "more than one tier on a path of a service graph retries, not every one with a budget, so the attempts multiply tier by tier (4 × 4 × 4 = 64 at the database)",
     fires_when: "on a path of a service graph from a fleet to a service that calls nobody, more than one tier retries (a tier is the fleet's layers, or one call's layers; it retries when one of its layers does) and at least one retrying tier has a layer without a `budget`. One lint per fleet, naming the path with the largest product",
@@ -20,7 +20,7 @@ pub const RETRIES_AT_SEVERAL_TIERS: Rule = Rule {
 };
 
 /// A layer retries a callee's `overloaded` answers.
-pub const RETRIES_OVERLOADED: Rule = Rule {
+pub(crate) const RETRIES_OVERLOADED: Rule = Rule {
     id: "retries-overloaded",
     why: "a layer retries a callee's overloaded answers, which mean \"overloaded; don't retry\", so tiers above the one that rejected retry too",
     fires_when: "a retrying fleet or call layer has `overloaded` in `retry_on` and a callee can answer overloaded (`on_failure = \"overloaded\"` or `overloaded_status = true`). A call's lint names the first fleet whose requests reach it; a call no fleet reaches is not linted",

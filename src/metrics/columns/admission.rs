@@ -8,25 +8,26 @@ use crate::model::config::Scenario;
 use crate::model::outcome::Class;
 
 /// `admission_admitted`.
-pub const ADMISSION_ADMITTED: Column = count(
+pub(crate) const ADMISSION_ADMITTED: Column = count(
     "admission_admitted",
     "attempts the tiers' limiters (admission) let through to their queues, summed over the tiers (only with admission)",
 );
 /// `admission_rejected`.
-pub const ADMISSION_REJECTED: Column = count(
+pub(crate) const ADMISSION_REJECTED: Column = count(
     "admission_rejected",
     "attempts the tiers' limiters refused (answered rate_limited), summed over the tiers (only with admission)",
 );
 /// `rate_limited`.
-pub const RATE_LIMITED: Column = count(
+pub(crate) const RATE_LIMITED: Column = count(
     "rate_limited",
     "attempts the limiter of the service the fleets call refused, counted where they arise as `rejected` counts its full queue's refusals (only with admission)",
 );
 /// The summary columns of admission.
-pub const ADMISSION_COLUMNS: [Column; 3] = [ADMISSION_ADMITTED, ADMISSION_REJECTED, RATE_LIMITED];
+pub(crate) const ADMISSION_COLUMNS: [Column; 3] =
+    [ADMISSION_ADMITTED, ADMISSION_REJECTED, RATE_LIMITED];
 
 /// `timeseries.csv` columns of admission.
-pub const ADMISSION_SERIES: [Column; 2] = [
+pub(crate) const ADMISSION_SERIES: [Column; 2] = [
     Column {
         name: "admitted",
         unit: "count",
@@ -46,7 +47,7 @@ pub const ADMISSION_SERIES: [Column; 2] = [
 ];
 
 /// The columns of admission control.
-pub const ADMISSION_GROUP: Group = Group {
+pub(crate) const ADMISSION_GROUP: Group = Group {
     name: "admission",
     instances: Instances::Once(uses_admission),
     summary: &ADMISSION_COLUMNS,
@@ -58,7 +59,7 @@ pub const ADMISSION_GROUP: Group = Group {
 };
 
 /// Per graph tier with a limiter: `admission_<name>_admitted`, `_rejected`.
-pub const TIER_ADMISSION_COLUMNS: [Column; 2] = [
+pub(crate) const TIER_ADMISSION_COLUMNS: [Column; 2] = [
     count(
         "admitted",
         "attempts this tier's limiter let through (tiers with admission)",
@@ -70,7 +71,7 @@ pub const TIER_ADMISSION_COLUMNS: [Column; 2] = [
 ];
 
 /// The per-tier columns of admission in a service graph.
-pub const TIER_ADMISSION_GROUP: Group = Group {
+pub(crate) const TIER_ADMISSION_GROUP: Group = Group {
     name: "tier_admission",
     instances: Instances::Named {
         prefix: "admission_",
@@ -131,22 +132,23 @@ fn admission_series_cells(m: &RunMetrics, i: usize, out: &mut Vec<Cell>) {
 }
 
 /// `admission_delayed`.
-pub const ADMISSION_DELAYED: Column = count(
+pub(crate) const ADMISSION_DELAYED: Column = count(
     "admission_delayed",
     "attempts the tiers' leaky buckets (nginx limit_req) admitted with a delay, counted in admission_admitted too, summed over the tiers (only with a leaky_bucket)",
 );
 /// `admission_delay_mean_ms`.
-pub const ADMISSION_DELAY_MEAN_MS: Column = measure(
+pub(crate) const ADMISSION_DELAY_MEAN_MS: Column = measure(
     "admission_delay_mean_ms",
     "ms",
     TIME,
     "mean delay of the attempts the leaky buckets delayed, over all their tiers; empty when none was (only with a leaky_bucket)",
 );
 /// The summary columns of delaying limiters.
-pub const ADMISSION_DELAY_COLUMNS: [Column; 2] = [ADMISSION_DELAYED, ADMISSION_DELAY_MEAN_MS];
+pub(crate) const ADMISSION_DELAY_COLUMNS: [Column; 2] =
+    [ADMISSION_DELAYED, ADMISSION_DELAY_MEAN_MS];
 
 /// The columns of limiters that delay attempts (a `leaky_bucket`).
-pub const ADMISSION_DELAY_GROUP: Group = Group {
+pub(crate) const ADMISSION_DELAY_GROUP: Group = Group {
     name: "admission_delay",
     instances: Instances::Once(uses_delay),
     summary: &ADMISSION_DELAY_COLUMNS,
@@ -159,7 +161,7 @@ pub const ADMISSION_DELAY_GROUP: Group = Group {
 
 /// Per graph tier with a leaky bucket: `admission_<name>_delayed`,
 /// `admission_<name>_delay_mean_ms`.
-pub const TIER_ADMISSION_DELAY_COLUMNS: [Column; 2] = [
+pub(crate) const TIER_ADMISSION_DELAY_COLUMNS: [Column; 2] = [
     count(
         "delayed",
         "attempts this tier's leaky bucket admitted with a delay (tiers with a leaky_bucket)",
@@ -173,7 +175,7 @@ pub const TIER_ADMISSION_DELAY_COLUMNS: [Column; 2] = [
 ];
 
 /// The per-tier columns of delaying limiters in a service graph.
-pub const TIER_ADMISSION_DELAY_GROUP: Group = Group {
+pub(crate) const TIER_ADMISSION_DELAY_GROUP: Group = Group {
     name: "tier_admission_delay",
     instances: Instances::Named {
         prefix: "admission_",

@@ -5,20 +5,20 @@ use super::*;
 use crate::metrics::interval::{Domain, Method};
 
 /// The first column of `aggregate.csv` and of a baseline: the grid cell's index.
-pub const CELL: &str = "cell";
+pub(crate) const CELL: &str = "cell";
 
 /// The column of `aggregate.csv` after the parameters: replications aggregated.
-pub const RUNS: &str = "runs";
+pub(crate) const RUNS: &str = "runs";
 
 /// Suffixes of `aggregate.csv`'s three columns per metric: the mean and its 95% interval.
-pub const MEAN_SUFFIX: &str = "_mean";
+pub(crate) const MEAN_SUFFIX: &str = "_mean";
 /// See [`MEAN_SUFFIX`].
-pub const CI_LOW_SUFFIX: &str = "_ci_low";
+pub(crate) const CI_LOW_SUFFIX: &str = "_ci_low";
 /// See [`MEAN_SUFFIX`].
-pub const CI_HIGH_SUFFIX: &str = "_ci_high";
+pub(crate) const CI_HIGH_SUFFIX: &str = "_ci_high";
 
 /// `aggregate.csv`'s columns of metric `m`: mean, interval low, interval high.
-pub fn aggregate_columns(m: &str) -> [String; 3] {
+pub(crate) fn aggregate_columns(m: &str) -> [String; 3] {
     [
         format!("{m}{MEAN_SUFFIX}"),
         format!("{m}{CI_LOW_SUFFIX}"),
@@ -28,7 +28,7 @@ pub fn aggregate_columns(m: &str) -> [String; 3] {
 
 /// Fractions whose counts are summary columns, `(metric, numerator, denominator)`:
 /// `aggregate.csv` pools their counts over a cell's runs (one line adds a pair).
-pub const POOLED_FRACTIONS: [(&str, &str, &str); 3] = [
+pub(crate) const POOLED_FRACTIONS: [(&str, &str, &str); 3] = [
     (SUCCESS_FRACTION.name, SUCCEEDED.name, LOGICAL.name),
     (BLOCKING_FRACTION.name, BLOCKED.name, ATTEMPTS.name),
     (P_WAIT.name, WAITED.name, ADMITTED.name),
@@ -36,7 +36,7 @@ pub const POOLED_FRACTIONS: [(&str, &str, &str); 3] = [
 
 /// The `(numerator, denominator)` columns of pooled fraction `metric`, when `has` says
 /// the row has both.
-pub fn pooled_counts(
+pub(crate) fn pooled_counts(
     metric: &str,
     has: impl Fn(&str) -> bool,
 ) -> Option<(&'static str, &'static str)> {
@@ -50,20 +50,7 @@ pub fn pooled_counts(
 /// columns `has` tells: Wilson on the pooled counts of a [`POOLED_FRACTIONS`] entry
 /// (its mean is the pooled ratio), Wilson over the runs for a flag, else Student t
 /// clipped to `[0, 1]` for a fraction and at 0 for the rest.
-///
-/// ```
-/// use retrysim::metrics::columns::interval_method;
-/// use retrysim::metrics::interval::{Domain, Method};
-/// let all = |_: &str| true;
-/// assert_eq!(interval_method("success_fraction", all), Method::WilsonPooled);
-/// assert_eq!(interval_method("metastable", all), Method::WilsonRuns);
-/// assert_eq!(interval_method("wasted_fraction", all), Method::StudentT(Domain::Fraction));
-/// // Without its counts in the row, a fraction falls back to the clipped t.
-/// assert_eq!(interval_method("success_fraction", |c: &str| c != "logical"),
-///            Method::StudentT(Domain::Fraction));
-/// assert_eq!(interval_method("latency_p99_ms", all).name(), "student t, clipped at 0");
-/// ```
-pub fn interval_method(metric: &str, has: impl Fn(&str) -> bool) -> Method {
+pub(crate) fn interval_method(metric: &str, has: impl Fn(&str) -> bool) -> Method {
     if pooled_counts(metric, has).is_some() {
         return Method::WilsonPooled;
     }
@@ -76,13 +63,7 @@ pub fn interval_method(metric: &str, has: impl Fn(&str) -> bool) -> Method {
 
 /// One line saying which interval `metric` gets, for the dictionary's aggregate
 /// columns (`has` as in [`interval_method`]).
-///
-/// ```
-/// use retrysim::metrics::columns::interval_note;
-/// assert_eq!(interval_note("success_fraction", |_: &str| true),
-///            "95% interval: wilson pooled counts (Σsucceeded / Σlogical over the cell's runs)");
-/// ```
-pub fn interval_note(metric: &str, has: impl Fn(&str) -> bool) -> String {
+pub(crate) fn interval_note(metric: &str, has: impl Fn(&str) -> bool) -> String {
     match pooled_counts(metric, &has) {
         Some((a, b)) => format!(
             "95% interval: {} (Σ{a} / Σ{b} over the cell's runs)",
@@ -93,7 +74,7 @@ pub fn interval_note(metric: &str, has: impl Fn(&str) -> bool) -> String {
 }
 
 /// `aggregate_long.csv`: one row per grid cell and summary metric.
-pub const AGGREGATE_LONG: [Column; 6] = [
+pub(crate) const AGGREGATE_LONG: [Column; 6] = [
     id(CELL, "index", "grid cell index, as in aggregate.csv"),
     id("metric", "name", "the summary column aggregated"),
     not_compared(count(
@@ -122,4 +103,43 @@ pub const AGGREGATE_LONG: [Column; 6] = [
 ];
 
 /// Header of `aggregate_long.csv`.
-pub const AGGREGATE_LONG_COLUMNS: [&str; 6] = names(&AGGREGATE_LONG);
+pub(crate) const AGGREGATE_LONG_COLUMNS: [&str; 6] = names(&AGGREGATE_LONG);
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn interval_method_example() {
+        use crate::metrics::columns::interval_method;
+        use crate::metrics::interval::{Domain, Method};
+        let all = |_: &str| true;
+        assert_eq!(
+            interval_method("success_fraction", all),
+            Method::WilsonPooled
+        );
+        assert_eq!(interval_method("metastable", all), Method::WilsonRuns);
+        assert_eq!(
+            interval_method("wasted_fraction", all),
+            Method::StudentT(Domain::Fraction)
+        );
+        // Without its counts in the row, a fraction falls back to the clipped t.
+        assert_eq!(
+            interval_method("success_fraction", |c: &str| c != "logical"),
+            Method::StudentT(Domain::Fraction)
+        );
+        assert_eq!(
+            interval_method("latency_p99_ms", all).name(),
+            "student t, clipped at 0"
+        );
+    }
+
+    #[test]
+    fn interval_note_example() {
+        use crate::metrics::columns::interval_note;
+        assert_eq!(
+            interval_note("success_fraction", |_: &str| true),
+            "95% interval: wilson pooled counts (Σsucceeded / Σlogical over the cell's runs)"
+        );
+    }
+}

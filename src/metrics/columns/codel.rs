@@ -9,16 +9,16 @@ use crate::model::config::Scenario;
 use crate::model::queue_policy::QueuePolicyConfig;
 
 /// `codel_dropped`.
-pub const CODEL_DROPPED: Column = count(
+pub(crate) const CODEL_DROPPED: Column = count(
     "codel_dropped",
     "attempts the tiers' CoDel (queue_policy codel or codel_timeout) dropped at dequeue after waiting too long, answered as the full queue answers (rejected, or overloaded), summed over the tiers (only with such a queue_policy)",
 );
 
 /// The summary columns of CoDel.
-pub const CODEL_COLUMNS: [Column; 1] = [CODEL_DROPPED];
+pub(crate) const CODEL_COLUMNS: [Column; 1] = [CODEL_DROPPED];
 
 /// `timeseries.csv` columns of CoDel.
-pub const CODEL_SERIES: [Column; 1] = [Column {
+pub(crate) const CODEL_SERIES: [Column; 1] = [Column {
     name: "codel_dropped",
     unit: "count",
     kind: Kind::Count,
@@ -28,7 +28,7 @@ pub const CODEL_SERIES: [Column; 1] = [Column {
 }];
 
 /// The columns of the queue policies that drop.
-pub const CODEL_GROUP: Group = Group {
+pub(crate) const CODEL_GROUP: Group = Group {
     name: "codel",
     instances: Instances::Once(uses_codel),
     summary: &CODEL_COLUMNS,
@@ -40,13 +40,13 @@ pub const CODEL_GROUP: Group = Group {
 };
 
 /// Per graph tier with a dropping queue policy: `service_<name>_codel_dropped`.
-pub const TIER_CODEL_COLUMNS: [Column; 1] = [count(
+pub(crate) const TIER_CODEL_COLUMNS: [Column; 1] = [count(
     "codel_dropped",
     "attempts this tier's CoDel dropped (tiers with a codel or codel_timeout queue_policy)",
 )];
 
 /// The per-tier columns of CoDel in a service graph.
-pub const TIER_CODEL_GROUP: Group = Group {
+pub(crate) const TIER_CODEL_GROUP: Group = Group {
     name: "tier_codel",
     instances: Instances::Named {
         prefix: "service_",

@@ -14,21 +14,21 @@ pub struct Entry {
     pub column: String,
     /// The unit.
     pub unit: &'static str,
-    /// What it holds ([`Kind::name`]).
+    /// What it holds (`Kind::name`).
     pub kind: &'static str,
     /// One line of what it is.
     pub description: String,
 }
 
 /// The header of the dictionary as `retrysim columns` prints it.
-pub const DICTIONARY_HEADER: [&str; 5] = ["file", "column", "unit", "kind", "description"];
+pub(crate) const DICTIONARY_HEADER: [&str; 5] = ["file", "column", "unit", "kind", "description"];
 
 /// The dictionary's own file name in a results folder.
-pub const COLUMNS_FILE: &str = "columns.csv";
+pub(crate) const COLUMNS_FILE: &str = "columns.csv";
 
 /// What a results folder holds, as far as its columns go.
 #[derive(Debug, Clone, Copy)]
-pub struct Contents<'a> {
+pub(crate) struct Contents<'a> {
     /// Its runs' layers and fleets; `None` writes the templated columns as templates
     /// (`attempts_layer_<i>`, `fleet_<name>_logical`).
     pub layout: Option<&'a Layout>,
@@ -231,7 +231,7 @@ fn aggregates(summary: &[Entry], templates: bool) -> Vec<Entry> {
 /// `attempts_by_ordinal.csv`, `services.csv` for a service graph, `traces.csv` when
 /// traced, then with replications `aggregate.csv` and `aggregate_long.csv`, and last
 /// `columns.csv` itself).
-pub fn folder_dictionary(contents: Contents<'_>) -> Vec<Entry> {
+pub(crate) fn folder_dictionary(contents: Contents<'_>) -> Vec<Entry> {
     let mut out = summary(contents.layout, contents.params);
     let templates = contents.layout.is_none();
     let aggregate = contents.aggregate.then(|| aggregates(&out, templates));
@@ -303,19 +303,31 @@ const DICTIONARY_DESCRIPTIONS: [&str; 5] = [
 /// it holds it, [`Contents::traces`]): for a scenario's layout (its layers and fleets
 /// by name), or with the templated columns written as templates
 /// (`attempts_layer_<i>`, `fleet_<name>_logical`, `param_<key>`) when `None`.
-///
-/// ```
-/// use retrysim::metrics::columns::dictionary;
-/// let d = dictionary(None);
-/// assert!(d.iter().any(|e| e.file == "summary.csv" && e.column == "attempts_layer_<i>"));
-/// assert!(d.iter().any(|e| e.file == "aggregate.csv" && e.column == "<metric>_ci_low"));
-/// assert!(d.iter().all(|e| !e.unit.is_empty() && !e.description.is_empty()));
-/// ```
-pub fn dictionary(layout: Option<&Layout>) -> Vec<Entry> {
+pub(crate) fn dictionary(layout: Option<&Layout>) -> Vec<Entry> {
     folder_dictionary(Contents {
         layout,
         params: None,
         aggregate: true,
         traces: true,
     })
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn dictionary_example() {
+        use crate::metrics::columns::dictionary;
+        let d = dictionary(None);
+        assert!(d
+            .iter()
+            .any(|e| e.file == "summary.csv" && e.column == "attempts_layer_<i>"));
+        assert!(d
+            .iter()
+            .any(|e| e.file == "aggregate.csv" && e.column == "<metric>_ci_low"));
+        assert!(d
+            .iter()
+            .all(|e| !e.unit.is_empty() && !e.description.is_empty()));
+    }
 }

@@ -9,30 +9,30 @@ use crate::model::config::Scenario;
 use crate::model::outcome::Class;
 
 /// `overloaded`.
-pub const OVERLOADED: Column = count(
+pub(crate) const OVERLOADED: Column = count(
     "overloaded",
     "attempts at the first service answered overloaded (service graphs only)",
 );
 
 /// `attempts_per_request` of `service_<name>_attempts_per_request`.
-pub const SERVICE_ATTEMPTS_PER_REQUEST: Column = measure(
+pub(crate) const SERVICE_ATTEMPTS_PER_REQUEST: Column = measure(
     "attempts_per_request",
     PER_REQUEST,
     FRACTION,
     "attempts that reached the service / logical requests",
 );
 /// `rejected` of `service_<name>_rejected`.
-pub const SERVICE_REJECTED: Column = count(
+pub(crate) const SERVICE_REJECTED: Column = count(
     "rejected",
     "requests the service refused for capacity (queue full)",
 );
 /// `shed` of `service_<name>_shed`.
-pub const SERVICE_SHED: Column = count(
+pub(crate) const SERVICE_SHED: Column = count(
     "shed",
     "requests the service dropped: their propagated deadline had passed (or nobody waited, with drop_expired)",
 );
 /// `utilisation_peak` of `service_<name>_utilisation_peak`.
-pub const SERVICE_UTILISATION_PEAK: Column = measure(
+pub(crate) const SERVICE_UTILISATION_PEAK: Column = measure(
     "utilisation_peak",
     "fraction",
     FRACTION,
@@ -40,7 +40,7 @@ pub const SERVICE_UTILISATION_PEAK: Column = measure(
 );
 
 /// Per-service summary columns `service_<name>_<column>`, in `[[services]]` order.
-pub const SERVICE_COLUMNS: [Column; 4] = [
+pub(crate) const SERVICE_COLUMNS: [Column; 4] = [
     SERVICE_ATTEMPTS_PER_REQUEST,
     SERVICE_REJECTED,
     SERVICE_SHED,
@@ -48,12 +48,12 @@ pub const SERVICE_COLUMNS: [Column; 4] = [
 ];
 
 /// The name of service `service`'s column `c` (one of [`SERVICE_COLUMNS`]).
-pub fn service_column(service: &str, c: &Column) -> String {
+pub(crate) fn service_column(service: &str, c: &Column) -> String {
     SERVICE_GROUP.column(service, c)
 }
 
 /// The `overloaded` column of a service graph.
-pub const GRAPH_GROUP: Group = Group {
+pub(crate) const GRAPH_GROUP: Group = Group {
     name: "graph",
     instances: Instances::Once(is_graph),
     summary: &[OVERLOADED],
@@ -74,7 +74,7 @@ fn overloaded_cells(m: &RunMetrics, _: &Scenario, _: &str, out: &mut Vec<Cell>) 
 
 /// The per-service columns `service_<name>_<column>` of a service graph, and
 /// `services.csv`.
-pub const SERVICE_GROUP: Group = Group {
+pub(crate) const SERVICE_GROUP: Group = Group {
     name: "services",
     instances: Instances::Named {
         prefix: "service_",
@@ -148,10 +148,10 @@ fn service_row(m: &RunMetrics, row: &FileRow, out: &mut Vec<Cell>) {
 }
 
 /// The file of the per-service series.
-pub const SERVICES_FILE: &str = "services.csv";
+pub(crate) const SERVICES_FILE: &str = "services.csv";
 
 /// `services.csv`, in order.
-pub const SERVICES: [Column; 14] = [
+pub(crate) const SERVICES: [Column; 14] = [
     RUN,
     REPLICATION,
     id("t", "s", "start of the bucket"),
@@ -201,4 +201,5 @@ pub const SERVICES: [Column; 14] = [
 ];
 
 /// The header of `services.csv`.
-pub const SERVICES_COLUMNS: [&str; 14] = names(&SERVICES);
+#[cfg(test)]
+pub(crate) const SERVICES_COLUMNS: [&str; 14] = names(&SERVICES);

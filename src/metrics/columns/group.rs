@@ -102,7 +102,7 @@ pub struct Group {
 /// Every optional column group, in the order their columns come in each file.
 ///
 /// A new group is one line here, and a [`Group`] beside its mechanism's columns.
-pub const GROUPS: [&Group; 18] = [
+pub(crate) const GROUPS: [&Group; 18] = [
     &FLEET_GROUP,
     &GRAPH_GROUP,
     &SERVICE_GROUP,
@@ -124,7 +124,7 @@ pub const GROUPS: [&Group; 18] = [
 ];
 
 /// For a group without `timeseries.csv` columns.
-pub fn no_series(_: &RunMetrics, _: usize, _: &mut Vec<Cell>) {}
+pub(crate) fn no_series(_: &RunMetrics, _: usize, _: &mut Vec<Cell>) {}
 
 impl Group {
     /// The instances of the group scenario `scn` writes: its names, `[""]` for a group
@@ -208,7 +208,7 @@ impl Group {
 }
 
 /// The index in [`GROUPS`] of the group named like `g`.
-pub fn group_index(g: &Group) -> usize {
+pub(crate) fn group_index(g: &Group) -> usize {
     GROUPS
         .iter()
         .position(|x| x.name == g.name)

@@ -8,24 +8,24 @@ use crate::metrics::RunMetrics;
 use crate::model::config::Scenario;
 
 /// `bulkhead_full`.
-pub const BULKHEAD_FULL: Column = count(
+pub(crate) const BULKHEAD_FULL: Column = count(
     "bulkhead_full",
     "attempts refused locally by a full bulkhead (max_concurrent; only with a bulkhead)",
 );
 /// `pool_exhausted`.
-pub const POOL_EXHAUSTED: Column = count(
+pub(crate) const POOL_EXHAUSTED: Column = count(
     "pool_exhausted",
     "attempts that got no pooled connection within acquire_timeout (only with a pool)",
 );
 /// `pool_wait_mean_ms`.
-pub const POOL_WAIT_MEAN_MS: Column = measure(
+pub(crate) const POOL_WAIT_MEAN_MS: Column = measure(
     "pool_wait_mean_ms",
     "ms",
     TIME,
     "mean wait for a pooled connection, those that ran out included (only with a pool)",
 );
 /// `pool_wait_p99_ms`.
-pub const POOL_WAIT_P99_MS: Column = measure(
+pub(crate) const POOL_WAIT_P99_MS: Column = measure(
     "pool_wait_p99_ms",
     "ms",
     TIME,
@@ -33,12 +33,12 @@ pub const POOL_WAIT_P99_MS: Column = measure(
 );
 
 /// The summary columns of a bulkhead.
-pub const BULKHEAD_COLUMNS: [Column; 1] = [BULKHEAD_FULL];
+pub(crate) const BULKHEAD_COLUMNS: [Column; 1] = [BULKHEAD_FULL];
 /// The summary columns of a pool.
-pub const POOL_COLUMNS: [Column; 3] = [POOL_EXHAUSTED, POOL_WAIT_MEAN_MS, POOL_WAIT_P99_MS];
+pub(crate) const POOL_COLUMNS: [Column; 3] = [POOL_EXHAUSTED, POOL_WAIT_MEAN_MS, POOL_WAIT_P99_MS];
 
 /// `pool_in_use`, the last column of `timeseries.csv` when a scenario has a pool.
-pub const TS_POOL_IN_USE: Column = Column {
+pub(crate) const TS_POOL_IN_USE: Column = Column {
     name: "pool_in_use",
     unit: "connections",
     kind: Kind::Measure,
@@ -48,7 +48,7 @@ pub const TS_POOL_IN_USE: Column = Column {
 };
 
 /// The column of bulkheads.
-pub const BULKHEAD_GROUP: Group = Group {
+pub(crate) const BULKHEAD_GROUP: Group = Group {
     name: "bulkheads",
     instances: Instances::Once(Scenario::uses_bulkheads),
     summary: &BULKHEAD_COLUMNS,
@@ -69,7 +69,7 @@ fn bulkhead_cells(m: &RunMetrics, _: &Scenario, _: &str, out: &mut Vec<Cell>) {
 
 /// The columns of connection pools: in `summary.csv`, and `pool_in_use` in
 /// `timeseries.csv`.
-pub const POOL_GROUP: Group = Group {
+pub(crate) const POOL_GROUP: Group = Group {
     name: "pools",
     instances: Instances::Once(Scenario::uses_pools),
     summary: &POOL_COLUMNS,

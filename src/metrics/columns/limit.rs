@@ -9,33 +9,33 @@ use crate::metrics::RunMetrics;
 use crate::model::config::Scenario;
 
 /// `concurrency_limit_mean`.
-pub const CONCURRENCY_LIMIT_MEAN: Column = measure(
+pub(crate) const CONCURRENCY_LIMIT_MEAN: Column = measure(
     "concurrency_limit_mean",
     "requests",
     AMOUNT,
     "time-weighted mean concurrency limit of the service the fleets call, over the series; empty when it has none (only with concurrency_limit)",
 );
 /// `concurrency_limit_min`.
-pub const CONCURRENCY_LIMIT_MIN: Column = measure(
+pub(crate) const CONCURRENCY_LIMIT_MIN: Column = measure(
     "concurrency_limit_min",
     "requests",
     AMOUNT,
     "least concurrency limit the service the fleets call held during the series; empty when it has none (only with concurrency_limit)",
 );
 /// `concurrency_limit_max`.
-pub const CONCURRENCY_LIMIT_MAX: Column = measure(
+pub(crate) const CONCURRENCY_LIMIT_MAX: Column = measure(
     "concurrency_limit_max",
     "requests",
     AMOUNT,
     "greatest concurrency limit the service the fleets call held during the series; empty when it has none (only with concurrency_limit)",
 );
 /// `limit_rejected`.
-pub const LIMIT_REJECTED: Column = count(
+pub(crate) const LIMIT_REJECTED: Column = count(
     "limit_rejected",
     "attempts the tiers' concurrency limits refused (answered rate_limited with the limit's status), summed over the tiers, drain included (only with concurrency_limit)",
 );
 /// The summary columns of concurrency limits.
-pub const LIMIT_COLUMNS: [Column; 4] = [
+pub(crate) const LIMIT_COLUMNS: [Column; 4] = [
     CONCURRENCY_LIMIT_MEAN,
     CONCURRENCY_LIMIT_MIN,
     CONCURRENCY_LIMIT_MAX,
@@ -43,7 +43,7 @@ pub const LIMIT_COLUMNS: [Column; 4] = [
 ];
 
 /// `timeseries.csv` columns of concurrency limits.
-pub const LIMIT_SERIES: [Column; 2] = [
+pub(crate) const LIMIT_SERIES: [Column; 2] = [
     Column {
         name: "concurrency_limit",
         unit: "requests",
@@ -63,7 +63,7 @@ pub const LIMIT_SERIES: [Column; 2] = [
 ];
 
 /// The columns of concurrency limits.
-pub const LIMIT_GROUP: Group = Group {
+pub(crate) const LIMIT_GROUP: Group = Group {
     name: "concurrency_limit",
     instances: Instances::Once(Scenario::uses_concurrency_limit),
     summary: &LIMIT_COLUMNS,
@@ -76,7 +76,7 @@ pub const LIMIT_GROUP: Group = Group {
 
 /// Per graph tier with a limit: `concurrency_limit_<name>_mean`, `_min`, `_max`,
 /// `_rejected`.
-pub const TIER_LIMIT_COLUMNS: [Column; 4] = [
+pub(crate) const TIER_LIMIT_COLUMNS: [Column; 4] = [
     measure(
         "mean",
         "requests",
@@ -102,7 +102,7 @@ pub const TIER_LIMIT_COLUMNS: [Column; 4] = [
 ];
 
 /// The per-tier columns of concurrency limits in a service graph.
-pub const TIER_LIMIT_GROUP: Group = Group {
+pub(crate) const TIER_LIMIT_GROUP: Group = Group {
     name: "tier_concurrency_limit",
     instances: Instances::Named {
         prefix: "concurrency_limit_",
@@ -123,7 +123,7 @@ pub const TIER_LIMIT_GROUP: Group = Group {
 /// `services.csv` columns of a tier's concurrency limit, after the fixed ones: written
 /// when a tier of the scenario (of a cell of a sweep) has a limit, empty for the
 /// tiers without one.
-pub const SERVICES_LIMIT: [Column; 2] = [
+pub(crate) const SERVICES_LIMIT: [Column; 2] = [
     measure(
         "concurrency_limit",
         "requests",

@@ -36,22 +36,22 @@ mod series;
 mod summary;
 mod trace;
 
-pub use crate::model::criticality::columns::*;
-pub use crate::model::hedge::columns::*;
-pub use admission::*;
-pub use aggregate::*;
-pub use codel::*;
+pub(crate) use crate::model::criticality::columns::*;
+pub(crate) use crate::model::hedge::columns::*;
+pub(crate) use admission::*;
+pub(crate) use aggregate::*;
+pub(crate) use codel::*;
 pub use dictionary::*;
-pub use graph::*;
-pub use group::*;
-pub use guards::*;
-pub use limit::*;
-pub use ordinals::*;
-pub use queue::*;
-pub use reject::*;
-pub use series::*;
-pub use summary::*;
-pub use trace::*;
+pub(crate) use graph::*;
+pub(crate) use group::*;
+pub(crate) use guards::*;
+pub(crate) use limit::*;
+pub(crate) use ordinals::*;
+pub(crate) use queue::*;
+pub(crate) use reject::*;
+pub(crate) use series::*;
+pub(crate) use summary::*;
+pub(crate) use trace::*;
 
 /// What a column holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,7 +163,7 @@ impl Column {
 }
 
 /// The names of `columns`, in order.
-pub const fn names<const N: usize>(columns: &[Column; N]) -> [&'static str; N] {
+pub(crate) const fn names<const N: usize>(columns: &[Column; N]) -> [&'static str; N] {
     let mut out = [""; N];
     let mut i = 0;
     while i < N {
@@ -174,20 +174,12 @@ pub const fn names<const N: usize>(columns: &[Column; N]) -> [&'static str; N] {
 }
 
 /// The prefix of a swept parameter's summary column (`param_<dotted key>`).
-pub const PARAM_PREFIX: &str = "param_";
+pub(crate) const PARAM_PREFIX: &str = "param_";
 
 /// The summary column `name`: a fixed column, `attempts_layer_<i>`, or a column of
 /// an optional group ([`GROUPS`]: `hedges`, `fleet_<name>_<column>`). `None` for a
 /// `param_` column or an unknown name.
-///
-/// ```
-/// use retrysim::metrics::columns::summary_column;
-/// assert_eq!(summary_column("latency_p99_ms").unwrap().unit, "ms");
-/// assert_eq!(summary_column("attempts_layer_2").unwrap().floor, 0.01);
-/// assert_eq!(summary_column("fleet_web_failed").unwrap().name, "failed");
-/// assert!(summary_column("param_x").is_none());
-/// ```
-pub fn summary_column(name: &str) -> Option<&'static Column> {
+pub(crate) fn summary_column(name: &str) -> Option<&'static Column> {
     if let Some(c) = SUMMARY_BASE
         .iter()
         .chain(&SUMMARY_EXTRA)
@@ -204,42 +196,36 @@ pub fn summary_column(name: &str) -> Option<&'static Column> {
 }
 
 /// The name of the per-layer column of depth `i`.
-pub fn layer_column(i: usize) -> String {
+pub(crate) fn layer_column(i: usize) -> String {
     format!("{}{i}", LAYER_COLUMN.name)
 }
 
 /// The name of fleet `fleet`'s column `c` (one of [`FLEET_COLUMNS`]).
-pub fn fleet_column(fleet: &str, c: &Column) -> String {
+#[cfg(test)]
+pub(crate) fn fleet_column(fleet: &str, c: &Column) -> String {
     FLEET_GROUP.column(fleet, c)
 }
 
 /// Whether summary column `name` is a metric: not the run's identity, not a swept
 /// parameter.
-///
-/// ```
-/// use retrysim::metrics::columns::is_metric;
-/// assert!(is_metric("amplification"));
-/// assert!(!is_metric("seed"));
-/// assert!(!is_metric("param_fleets.0.arrival.rate"));
-/// ```
-pub fn is_metric(name: &str) -> bool {
+pub(crate) fn is_metric(name: &str) -> bool {
     !name.starts_with(PARAM_PREFIX) && summary_column(name).is_none_or(Column::is_metric)
 }
 
 /// Whether summary column `name` identifies a run (`run`, `replication`, `seed`).
-pub fn is_identity(name: &str) -> bool {
+pub(crate) fn is_identity(name: &str) -> bool {
     summary_column(name).is_some_and(|c| c.kind == Kind::Identity)
 }
 
 /// The unit of a summary metric, for axis labels (`count` for a name not in the
 /// catalog).
-pub fn unit(name: &str) -> &'static str {
+pub(crate) fn unit(name: &str) -> &'static str {
     summary_column(name).map_or("count", |c| c.unit)
 }
 
 /// Summary columns shown first wherever a few stand for a run (the report's cell
 /// table).
-pub const HEADLINE: [&str; 6] = [
+pub(crate) const HEADLINE: [&str; 6] = [
     SUCCESS_FRACTION.name,
     AMPLIFICATION.name,
     SUCCESS_LATENCY_P99_MS.name,
@@ -249,7 +235,7 @@ pub const HEADLINE: [&str; 6] = [
 ];
 
 /// The summary column of swept key `key`.
-pub fn param_column(key: &str) -> String {
+pub(crate) fn param_column(key: &str) -> String {
     format!("{PARAM_PREFIX}{key}")
 }
 
@@ -341,5 +327,27 @@ mod tests {
             assert!(is_identity(c) && !is_metric(c), "{c}");
         }
         assert!(is_metric("some_future_column"));
+    }
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn summary_column_example() {
+        use crate::metrics::columns::summary_column;
+        assert_eq!(summary_column("latency_p99_ms").unwrap().unit, "ms");
+        assert_eq!(summary_column("attempts_layer_2").unwrap().floor, 0.01);
+        assert_eq!(summary_column("fleet_web_failed").unwrap().name, "failed");
+        assert!(summary_column("param_x").is_none());
+    }
+
+    #[test]
+    fn is_metric_example() {
+        use crate::metrics::columns::is_metric;
+        assert!(is_metric("amplification"));
+        assert!(!is_metric("seed"));
+        assert!(!is_metric("param_fleets.0.arrival.rate"));
     }
 }

@@ -9,41 +9,41 @@ use crate::metrics::RunMetrics;
 use crate::model::config::Scenario;
 
 /// `messages`.
-pub const MESSAGES: Column = count("messages", "messages published to the queues");
+pub(crate) const MESSAGES: Column = count("messages", "messages published to the queues");
 /// `deliveries`.
-pub const DELIVERIES: Column = count(
+pub(crate) const DELIVERIES: Column = count(
     "deliveries",
     "receives of messages, each one handler run (a logical request)",
 );
 /// `redeliveries`.
-pub const REDELIVERIES: Column = count(
+pub(crate) const REDELIVERIES: Column = count(
     "redeliveries",
     "receives of a message after its first (after a failure or a visibility timeout)",
 );
 /// `duplicate_deliveries`.
-pub const DUPLICATE_DELIVERIES: Column = count(
+pub(crate) const DUPLICATE_DELIVERIES: Column = count(
     "duplicate_deliveries",
     "receives of a message while an earlier handler of it still ran (it outlived its visibility timeout)",
 );
 /// `dlq`.
-pub const DLQ: Column = count(
+pub(crate) const DLQ: Column = count(
     "dlq",
     "messages moved to the dead-letter queue after max_receive_count receives",
 );
 /// `messages_left`.
-pub const MESSAGES_LEFT: Column = count(
+pub(crate) const MESSAGES_LEFT: Column = count(
     "messages_left",
     "messages neither deleted nor dead-lettered when the run ended",
 );
 /// `end_to_end_latency_p50_ms`.
-pub const END_TO_END_LATENCY_P50_MS: Column = measure(
+pub(crate) const END_TO_END_LATENCY_P50_MS: Column = measure(
     "end_to_end_latency_p50_ms",
     "ms",
     TIME,
     "median time from a message's publish to its successful handling",
 );
 /// `end_to_end_latency_p99_ms`.
-pub const END_TO_END_LATENCY_P99_MS: Column = measure(
+pub(crate) const END_TO_END_LATENCY_P99_MS: Column = measure(
     "end_to_end_latency_p99_ms",
     "ms",
     TIME,
@@ -51,7 +51,7 @@ pub const END_TO_END_LATENCY_P99_MS: Column = measure(
 );
 
 /// Summary columns of a scenario with a queue fleet, after every other column.
-pub const QUEUE_SUMMARY: [Column; 8] = [
+pub(crate) const QUEUE_SUMMARY: [Column; 8] = [
     MESSAGES,
     DELIVERIES,
     REDELIVERIES,
@@ -79,7 +79,7 @@ const fn ts(
 }
 
 /// `timeseries.csv` columns of a scenario with a queue fleet, after the others.
-pub const QUEUE_SERIES: [Column; 4] = [
+pub(crate) const QUEUE_SERIES: [Column; 4] = [
     ts(
         "queue_depth",
         "messages",
@@ -106,11 +106,8 @@ pub const QUEUE_SERIES: [Column; 4] = [
     ),
 ];
 
-/// Names of [`QUEUE_SERIES`].
-pub const QUEUE_SERIES_COLUMNS: [&str; 4] = names(&QUEUE_SERIES);
-
 /// The columns of queue fleets: in `summary.csv` and `timeseries.csv`.
-pub const QUEUE_GROUP: Group = Group {
+pub(crate) const QUEUE_GROUP: Group = Group {
     name: "queue",
     instances: Instances::Once(has_queue),
     summary: &QUEUE_SUMMARY,

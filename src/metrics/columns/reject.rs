@@ -8,7 +8,7 @@ use crate::metrics::RunMetrics;
 use crate::model::config::Scenario;
 
 /// `reject_busy_fraction`, and its per-tier template.
-pub const REJECT_BUSY_FRACTION: Column = measure(
+pub(crate) const REJECT_BUSY_FRACTION: Column = measure(
     "reject_busy_fraction",
     "fraction",
     FRACTION,
@@ -16,10 +16,10 @@ pub const REJECT_BUSY_FRACTION: Column = measure(
 );
 
 /// The summary columns of rejection cost.
-pub const REJECT_COLUMNS: [Column; 1] = [REJECT_BUSY_FRACTION];
+pub(crate) const REJECT_COLUMNS: [Column; 1] = [REJECT_BUSY_FRACTION];
 
 /// `timeseries.csv` columns of rejection cost.
-pub const REJECT_SERIES: [Column; 1] = [Column {
+pub(crate) const REJECT_SERIES: [Column; 1] = [Column {
     name: "rejecting",
     unit: "threads",
     kind: Kind::Measure,
@@ -30,7 +30,7 @@ pub const REJECT_SERIES: [Column; 1] = [Column {
 }];
 
 /// The columns of rejection cost.
-pub const REJECT_GROUP: Group = Group {
+pub(crate) const REJECT_GROUP: Group = Group {
     name: "reject_cost",
     instances: Instances::Once(Scenario::uses_reject_cost),
     summary: &REJECT_COLUMNS,
@@ -42,7 +42,7 @@ pub const REJECT_GROUP: Group = Group {
 };
 
 /// Per graph tier with a `reject_cost`: `service_<name>_reject_busy_fraction`.
-pub const TIER_REJECT_COLUMNS: [Column; 1] = [measure(
+pub(crate) const TIER_REJECT_COLUMNS: [Column; 1] = [measure(
     "reject_busy_fraction",
     "fraction",
     FRACTION,
@@ -50,7 +50,7 @@ pub const TIER_REJECT_COLUMNS: [Column; 1] = [measure(
 )];
 
 /// The per-tier columns of rejection cost in a service graph.
-pub const TIER_REJECT_GROUP: Group = Group {
+pub(crate) const TIER_REJECT_GROUP: Group = Group {
     name: "tier_reject_cost",
     instances: Instances::Named {
         prefix: "service_",

@@ -22,120 +22,125 @@ const fn series_count(name: &'static str, description: &'static str) -> Column {
 }
 
 /// `t`.
-pub const TS_T: Column = series("t", "s", "bucket start");
+pub(crate) const TS_T: Column = series("t", "s", "bucket start");
 /// `offered`.
-pub const TS_OFFERED: Column = series("offered", "requests/s", "logical arrivals");
+pub(crate) const TS_OFFERED: Column = series("offered", "requests/s", "logical arrivals");
 /// `inbound`.
-pub const TS_INBOUND: Column = series(
+pub(crate) const TS_INBOUND: Column = series(
     "inbound",
     "attempts/s",
     "attempts arriving at the dependency",
 );
 /// `served`.
-pub const TS_SERVED: Column = series("served", "attempts/s", "attempts served");
+pub(crate) const TS_SERVED: Column = series("served", "attempts/s", "attempts served");
 /// `goodput`.
-pub const TS_GOODPUT: Column = series("goodput", "requests/s", "logical successes");
+pub(crate) const TS_GOODPUT: Column = series("goodput", "requests/s", "logical successes");
 /// `success_rate`.
-pub const TS_SUCCESS_RATE: Column = series(
+pub(crate) const TS_SUCCESS_RATE: Column = series(
     "success_rate",
     "fraction",
     "logical successes / completions",
 );
 /// `amplification`.
-pub const TS_AMPLIFICATION: Column = series("amplification", PER_REQUEST, "inbound / offered");
+pub(crate) const TS_AMPLIFICATION: Column =
+    series("amplification", PER_REQUEST, "inbound / offered");
 /// `queue_mean`.
-pub const TS_QUEUE_MEAN: Column =
+pub(crate) const TS_QUEUE_MEAN: Column =
     series("queue_mean", "attempts", "time-weighted mean queue length");
 /// `queue_max`.
-pub const TS_QUEUE_MAX: Column = series_count("queue_max", "longest queue");
+pub(crate) const TS_QUEUE_MAX: Column = series_count("queue_max", "longest queue");
 /// `utilisation`.
-pub const TS_UTILISATION: Column = series("utilisation", "fraction", "busy servers / servers");
+pub(crate) const TS_UTILISATION: Column =
+    series("utilisation", "fraction", "busy servers / servers");
 /// `wasted`.
-pub const TS_WASTED: Column = series("wasted", "s", "service time spent on abandoned attempts");
+pub(crate) const TS_WASTED: Column =
+    series("wasted", "s", "service time spent on abandoned attempts");
 /// `breaker_open_fraction`.
-pub const TS_BREAKER_OPEN_FRACTION: Column = series(
+pub(crate) const TS_BREAKER_OPEN_FRACTION: Column = series(
     "breaker_open_fraction",
     "fraction",
     "mean fraction of breaker instances open",
 );
 /// `budget_level`.
-pub const TS_BUDGET_LEVEL: Column = series("budget_level", "tokens", "retry budget level");
+pub(crate) const TS_BUDGET_LEVEL: Column = series("budget_level", "tokens", "retry budget level");
 /// `completions`.
-pub const TS_COMPLETIONS: Column = series_count("completions", "logical completions");
+pub(crate) const TS_COMPLETIONS: Column = series_count("completions", "logical completions");
 /// `rejected`.
-pub const TS_REJECTED: Column = series_count("rejected", "attempts rejected");
+pub(crate) const TS_REJECTED: Column = series_count("rejected", "attempts rejected");
 /// `errors`.
-pub const TS_ERRORS: Column = series_count("errors", "attempts failed with an error");
+pub(crate) const TS_ERRORS: Column = series_count("errors", "attempts failed with an error");
 /// `timeouts`.
-pub const TS_TIMEOUTS: Column = series_count("timeouts", "attempts timed out");
+pub(crate) const TS_TIMEOUTS: Column = series_count("timeouts", "attempts timed out");
 /// `breaker_open`.
-pub const TS_BREAKER_OPEN: Column = series_count("breaker_open", "calls failed by an open breaker");
+pub(crate) const TS_BREAKER_OPEN: Column =
+    series_count("breaker_open", "calls failed by an open breaker");
 /// `budget_exhausted`.
-pub const TS_BUDGET_EXHAUSTED: Column =
+pub(crate) const TS_BUDGET_EXHAUSTED: Column =
     series_count("budget_exhausted", "retries denied by a budget");
 /// `deadline_exceeded`.
-pub const TS_DEADLINE_EXCEEDED: Column =
+pub(crate) const TS_DEADLINE_EXCEEDED: Column =
     series_count("deadline_exceeded", "requests stopped by their deadline");
 /// `latency_p50_ms`.
-pub const TS_LATENCY_P50_MS: Column = series(
+pub(crate) const TS_LATENCY_P50_MS: Column = series(
     "latency_p50_ms",
     "ms",
     "median latency of the bucket's completions",
 );
 /// `latency_p99_ms`.
-pub const TS_LATENCY_P99_MS: Column = series("latency_p99_ms", "ms", "99th percentile latency");
+pub(crate) const TS_LATENCY_P99_MS: Column =
+    series("latency_p99_ms", "ms", "99th percentile latency");
 /// `outage`.
-pub const TS_OUTAGE: Column = series(
+pub(crate) const TS_OUTAGE: Column = series(
     "outage",
     "fraction",
     "fraction of the bucket inside an outage",
 );
 
 /// `success_latency_p50_ms`.
-pub const TS_SUCCESS_LATENCY_P50_MS: Column = series(
+pub(crate) const TS_SUCCESS_LATENCY_P50_MS: Column = series(
     "success_latency_p50_ms",
     "ms",
     "median latency of the bucket's successes",
 );
 /// `success_latency_p99_ms`.
-pub const TS_SUCCESS_LATENCY_P99_MS: Column = series(
+pub(crate) const TS_SUCCESS_LATENCY_P99_MS: Column = series(
     "success_latency_p99_ms",
     "ms",
     "99th percentile latency of the bucket's successes",
 );
 /// `failure_latency_p50_ms`.
-pub const TS_FAILURE_LATENCY_P50_MS: Column = series(
+pub(crate) const TS_FAILURE_LATENCY_P50_MS: Column = series(
     "failure_latency_p50_ms",
     "ms",
     "median time to failure of the bucket's failed requests",
 );
 /// `wait_mean_ms`.
-pub const TS_WAIT_MEAN_MS: Column = series(
+pub(crate) const TS_WAIT_MEAN_MS: Column = series(
     "wait_mean_ms",
     "ms",
     "mean queueing wait of attempts that reached a server in the bucket",
 );
 /// `p_wait`.
-pub const TS_P_WAIT: Column = series(
+pub(crate) const TS_P_WAIT: Column = series(
     "p_wait",
     "fraction",
     "fraction of the bucket's admitted attempts that queued",
 );
 /// `blocking_fraction`.
-pub const TS_BLOCKING_FRACTION: Column = series(
+pub(crate) const TS_BLOCKING_FRACTION: Column = series(
     "blocking_fraction",
     "fraction",
     "fraction of the bucket's arriving attempts refused by a full queue",
 );
 /// `in_system_mean`.
-pub const TS_IN_SYSTEM_MEAN: Column = series(
+pub(crate) const TS_IN_SYSTEM_MEAN: Column = series(
     "in_system_mean",
     "attempts",
     "time-weighted mean of attempts queued or in service",
 );
 
 /// Columns of `timeseries.csv`, one row per run and bucket.
-pub const TIMESERIES: [Column; 32] = [
+pub(crate) const TIMESERIES: [Column; 32] = [
     RUN,
     REPLICATION,
     TS_T,
@@ -171,9 +176,9 @@ pub const TIMESERIES: [Column; 32] = [
 ];
 
 /// `t`.
-pub const HERD_T: Column = series("t", "s", "fine bucket start");
+pub(crate) const HERD_T: Column = series("t", "s", "fine bucket start");
 /// `inbound`.
-pub const HERD_INBOUND: Column = Column {
+pub(crate) const HERD_INBOUND: Column = Column {
     kind: Kind::Count,
     ..series(
         "inbound",
@@ -183,10 +188,10 @@ pub const HERD_INBOUND: Column = Column {
 };
 
 /// Columns of `herd.csv`, one row per run and fine bucket.
-pub const HERD: [Column; 4] = [RUN, REPLICATION, HERD_T, HERD_INBOUND];
+pub(crate) const HERD: [Column; 4] = [RUN, REPLICATION, HERD_T, HERD_INBOUND];
 
 /// Header of `timeseries.csv`.
-pub const TIMESERIES_COLUMNS: [&str; 32] = names(&TIMESERIES);
+pub(crate) const TIMESERIES_COLUMNS: [&str; 32] = names(&TIMESERIES);
 
 /// Header of `herd.csv`.
-pub const HERD_COLUMNS: [&str; 4] = names(&HERD);
+pub(crate) const HERD_COLUMNS: [&str; 4] = names(&HERD);

@@ -8,96 +8,102 @@ use crate::metrics::RunMetrics;
 use crate::model::config::Scenario;
 
 /// `run`.
-pub const RUN: Column = id("run", "index", "global run index, in plan order");
+pub(crate) const RUN: Column = id("run", "index", "global run index, in plan order");
 /// `replication`.
-pub const REPLICATION: Column = id(
+pub(crate) const REPLICATION: Column = id(
     "replication",
     "index",
     "replication index within the grid cell",
 );
 /// `seed`.
-pub const SEED: Column = id("seed", "seed", "the run's seed");
+pub(crate) const SEED: Column = id("seed", "seed", "the run's seed");
 /// `logical`.
-pub const LOGICAL: Column = count("logical", "logical requests that arrived");
+pub(crate) const LOGICAL: Column = count("logical", "logical requests that arrived");
 /// `succeeded`.
-pub const SUCCEEDED: Column = count("succeeded", "logical requests that succeeded");
+pub(crate) const SUCCEEDED: Column = count("succeeded", "logical requests that succeeded");
 /// `failed`.
-pub const FAILED: Column = count("failed", "logical requests that failed");
+pub(crate) const FAILED: Column = count("failed", "logical requests that failed");
 /// `attempts`.
-pub const ATTEMPTS: Column = count("attempts", "attempts sent to the dependency");
+pub(crate) const ATTEMPTS: Column = count("attempts", "attempts sent to the dependency");
 /// `amplification`.
-pub const AMPLIFICATION: Column = measure(
+pub(crate) const AMPLIFICATION: Column = measure(
     "amplification",
     PER_REQUEST,
     FRACTION,
     "attempts / logical requests",
 );
 /// `success_fraction`.
-pub const SUCCESS_FRACTION: Column = measure(
+pub(crate) const SUCCESS_FRACTION: Column = measure(
     "success_fraction",
     "fraction",
     FRACTION,
     "succeeded / logical requests",
 );
 /// `rejected`.
-pub const REJECTED: Column = count("rejected", "attempts rejected by a full queue");
+pub(crate) const REJECTED: Column = count("rejected", "attempts rejected by a full queue");
 /// `errors`.
-pub const ERRORS: Column = count("errors", "attempts that failed with an error");
+pub(crate) const ERRORS: Column = count("errors", "attempts that failed with an error");
 /// `timeouts`.
-pub const TIMEOUTS: Column = count("timeouts", "attempts that timed out");
+pub(crate) const TIMEOUTS: Column = count("timeouts", "attempts that timed out");
 /// `breaker_open`.
-pub const BREAKER_OPEN: Column = count("breaker_open", "calls failed fast by an open breaker");
+pub(crate) const BREAKER_OPEN: Column =
+    count("breaker_open", "calls failed fast by an open breaker");
 /// `budget_exhausted`.
-pub const BUDGET_EXHAUSTED: Column = count("budget_exhausted", "retries denied by a retry budget");
+pub(crate) const BUDGET_EXHAUSTED: Column =
+    count("budget_exhausted", "retries denied by a retry budget");
 /// `deadline_exceeded`.
-pub const DEADLINE_EXCEEDED: Column =
+pub(crate) const DEADLINE_EXCEEDED: Column =
     count("deadline_exceeded", "requests stopped by their deadline");
 /// `in_flight`.
-pub const IN_FLIGHT: Column = count("in_flight", "requests still in flight at the end");
+pub(crate) const IN_FLIGHT: Column = count("in_flight", "requests still in flight at the end");
 /// `duplicates`.
-pub const DUPLICATES: Column = count("duplicates", "attempts served after their caller gave up");
+pub(crate) const DUPLICATES: Column =
+    count("duplicates", "attempts served after their caller gave up");
 /// `wasted_fraction`.
-pub const WASTED_FRACTION: Column = measure(
+pub(crate) const WASTED_FRACTION: Column = measure(
     "wasted_fraction",
     "fraction",
     FRACTION,
     "service time spent on attempts nobody waited for",
 );
 /// `latency_mean_ms`.
-pub const LATENCY_MEAN_MS: Column = measure(
+pub(crate) const LATENCY_MEAN_MS: Column = measure(
     "latency_mean_ms",
     "ms",
     TIME,
     "mean latency of completed requests",
 );
 /// `latency_p50_ms`.
-pub const LATENCY_P50_MS: Column = measure("latency_p50_ms", "ms", TIME, "median latency");
+pub(crate) const LATENCY_P50_MS: Column = measure("latency_p50_ms", "ms", TIME, "median latency");
 /// `latency_p90_ms`.
-pub const LATENCY_P90_MS: Column = measure("latency_p90_ms", "ms", TIME, "90th percentile latency");
+pub(crate) const LATENCY_P90_MS: Column =
+    measure("latency_p90_ms", "ms", TIME, "90th percentile latency");
 /// `latency_p99_ms`.
-pub const LATENCY_P99_MS: Column = measure("latency_p99_ms", "ms", TIME, "99th percentile latency");
+pub(crate) const LATENCY_P99_MS: Column =
+    measure("latency_p99_ms", "ms", TIME, "99th percentile latency");
 /// `latency_p999_ms`.
-pub const LATENCY_P999_MS: Column =
+pub(crate) const LATENCY_P999_MS: Column =
     measure("latency_p999_ms", "ms", TIME, "99.9th percentile latency");
 /// `peak_inbound_ratio`.
-pub const PEAK_INBOUND_RATIO: Column = measure(
+pub(crate) const PEAK_INBOUND_RATIO: Column = measure(
     "peak_inbound_ratio",
     "× capacity",
     FRACTION,
     "busiest bucket's inbound rate / capacity",
 );
 /// `recovery_time_s`.
-pub const RECOVERY_TIME_S: Column = measure(
+pub(crate) const RECOVERY_TIME_S: Column = measure(
     "recovery_time_s",
     "s",
     TIME,
     "time from the trigger's end until success holds near baseline",
 );
 /// `metastable`.
-pub const METASTABLE: Column = flag("metastable", "success never recovered after the trigger");
+pub(crate) const METASTABLE: Column =
+    flag("metastable", "success never recovered after the trigger");
 
 /// MODEL.md §6's summary columns, in its order.
-pub const SUMMARY_BASE: [Column; 26] = [
+pub(crate) const SUMMARY_BASE: [Column; 26] = [
     RUN,
     REPLICATION,
     SEED,
@@ -127,7 +133,7 @@ pub const SUMMARY_BASE: [Column; 26] = [
 ];
 
 /// The per-layer column `attempts_layer_<i>` (one per layer depth).
-pub const LAYER_COLUMN: Column = measure(
+pub(crate) const LAYER_COLUMN: Column = measure(
     "attempts_layer_",
     "calls per logical request",
     FRACTION,
@@ -135,185 +141,188 @@ pub const LAYER_COLUMN: Column = measure(
 );
 
 /// `conflicts`.
-pub const CONFLICTS: Column = count("conflicts", "writes that conflicted");
+pub(crate) const CONFLICTS: Column = count("conflicts", "writes that conflicted");
 /// `write_calls`.
-pub const WRITE_CALLS: Column = count("write_calls", "write calls");
+pub(crate) const WRITE_CALLS: Column = count("write_calls", "write calls");
 /// `completion_time_s`.
-pub const COMPLETION_TIME_S: Column =
+pub(crate) const COMPLETION_TIME_S: Column =
     measure("completion_time_s", "s", TIME, "time of the last success");
 /// `served`.
-pub const SERVED: Column = count("served", "attempts the dependency served");
+pub(crate) const SERVED: Column = count("served", "attempts the dependency served");
 /// `shed`.
-pub const SHED: Column = count("shed", "queued attempts dropped once expired");
+pub(crate) const SHED: Column = count("shed", "queued attempts dropped once expired");
 /// `duplicate_applies`.
-pub const DUPLICATE_APPLIES: Column = count("duplicate_applies", "writes applied more than once");
+pub(crate) const DUPLICATE_APPLIES: Column =
+    count("duplicate_applies", "writes applied more than once");
 /// `breaker_trips`.
-pub const BREAKER_TRIPS: Column = count("breaker_trips", "times a breaker opened");
+pub(crate) const BREAKER_TRIPS: Column = count("breaker_trips", "times a breaker opened");
 /// `baseline_success`.
-pub const BASELINE_SUCCESS: Column = measure(
+pub(crate) const BASELINE_SUCCESS: Column = measure(
     "baseline_success",
     "fraction",
     FRACTION,
     "success fraction before the trigger",
 );
 /// `peak_inbound`.
-pub const PEAK_INBOUND: Column = measure(
+pub(crate) const PEAK_INBOUND: Column = measure(
     "peak_inbound",
     "attempts/s",
     AMOUNT,
     "busiest bucket's inbound rate",
 );
 /// `herd_peak`.
-pub const HERD_PEAK: Column = count("herd_peak", "busiest fine bucket's inbound attempts")
+pub(crate) const HERD_PEAK: Column = count("herd_peak", "busiest fine bucket's inbound attempts")
     .with_unit("attempts per fine bucket");
 /// `last_completion_s`.
-pub const LAST_COMPLETION_S: Column = measure(
+pub(crate) const LAST_COMPLETION_S: Column = measure(
     "last_completion_s",
     "s",
     TIME,
     "time of the last completion",
 );
 /// `offered_rate`.
-pub const OFFERED_RATE: Column = not_compared(measure(
+pub(crate) const OFFERED_RATE: Column = not_compared(measure(
     "offered_rate",
     "requests/s",
     AMOUNT,
     "offered load (an input, not an outcome)",
 ));
 /// `events`.
-pub const EVENTS: Column = not_compared(count("events", "engine events processed (bookkeeping)"));
+pub(crate) const EVENTS: Column =
+    not_compared(count("events", "engine events processed (bookkeeping)"));
 /// `truncated`.
-pub const TRUNCATED: Column = not_compared(flag("truncated", "the run stopped early at a limit"));
+pub(crate) const TRUNCATED: Column =
+    not_compared(flag("truncated", "the run stopped early at a limit"));
 
 /// `success_latency_mean_ms`.
-pub const SUCCESS_LATENCY_MEAN_MS: Column = measure(
+pub(crate) const SUCCESS_LATENCY_MEAN_MS: Column = measure(
     "success_latency_mean_ms",
     "ms",
     TIME,
     "mean latency of successes, logical arrival to successful answer",
 );
 /// `success_latency_p50_ms`.
-pub const SUCCESS_LATENCY_P50_MS: Column = measure(
+pub(crate) const SUCCESS_LATENCY_P50_MS: Column = measure(
     "success_latency_p50_ms",
     "ms",
     TIME,
     "median latency of successes",
 );
 /// `success_latency_p90_ms`.
-pub const SUCCESS_LATENCY_P90_MS: Column = measure(
+pub(crate) const SUCCESS_LATENCY_P90_MS: Column = measure(
     "success_latency_p90_ms",
     "ms",
     TIME,
     "90th percentile latency of successes",
 );
 /// `success_latency_p99_ms`.
-pub const SUCCESS_LATENCY_P99_MS: Column = measure(
+pub(crate) const SUCCESS_LATENCY_P99_MS: Column = measure(
     "success_latency_p99_ms",
     "ms",
     TIME,
     "99th percentile latency of successes",
 );
 /// `success_latency_p999_ms`.
-pub const SUCCESS_LATENCY_P999_MS: Column = measure(
+pub(crate) const SUCCESS_LATENCY_P999_MS: Column = measure(
     "success_latency_p999_ms",
     "ms",
     TIME,
     "99.9th percentile latency of successes",
 );
 /// `failure_latency_mean_ms`.
-pub const FAILURE_LATENCY_MEAN_MS: Column = measure(
+pub(crate) const FAILURE_LATENCY_MEAN_MS: Column = measure(
     "failure_latency_mean_ms",
     "ms",
     TIME,
     "mean time to failure, logical arrival to the final failure",
 );
 /// `failure_latency_p50_ms`.
-pub const FAILURE_LATENCY_P50_MS: Column = measure(
+pub(crate) const FAILURE_LATENCY_P50_MS: Column = measure(
     "failure_latency_p50_ms",
     "ms",
     TIME,
     "median time to failure",
 );
 /// `failure_latency_p99_ms`.
-pub const FAILURE_LATENCY_P99_MS: Column = measure(
+pub(crate) const FAILURE_LATENCY_P99_MS: Column = measure(
     "failure_latency_p99_ms",
     "ms",
     TIME,
     "99th percentile time to failure",
 );
 /// `admitted`.
-pub const ADMITTED: Column = count(
+pub(crate) const ADMITTED: Column = count(
     "admitted",
     "attempts the dependency admitted, to a free server or its queue",
 );
 /// `waited`.
-pub const WAITED: Column = count(
+pub(crate) const WAITED: Column = count(
     "waited",
     "admitted attempts that found every server busy and queued",
 );
 /// `blocked`.
-pub const BLOCKED: Column = count(
+pub(crate) const BLOCKED: Column = count(
     "blocked",
     "attempts the dependency's full queue refused at arrival",
 );
 /// `wait_mean_ms`.
-pub const WAIT_MEAN_MS: Column = measure(
+pub(crate) const WAIT_MEAN_MS: Column = measure(
     "wait_mean_ms",
     "ms",
     TIME,
     "mean time an attempt waited in the queue for a server (over attempts that reached one)",
 );
 /// `wait_p99_ms`.
-pub const WAIT_P99_MS: Column = measure(
+pub(crate) const WAIT_P99_MS: Column = measure(
     "wait_p99_ms",
     "ms",
     TIME,
     "99th percentile of that wait (0 when most found a free server)",
 );
 /// `p_wait`.
-pub const P_WAIT: Column = measure(
+pub(crate) const P_WAIT: Column = measure(
     "p_wait",
     "fraction",
     FRACTION,
     "waited / admitted: the fraction of admitted attempts that had to queue",
 );
 /// `blocking_fraction`.
-pub const BLOCKING_FRACTION: Column = measure(
+pub(crate) const BLOCKING_FRACTION: Column = measure(
     "blocking_fraction",
     "fraction",
     FRACTION,
     "blocked / attempts: attempts refused at arrival over attempts arriving",
 );
 /// `carried_rate`.
-pub const CARRIED_RATE: Column = measure(
+pub(crate) const CARRIED_RATE: Column = measure(
     "carried_rate",
     "attempts/s",
     AMOUNT,
     "attempts served per second over [0, duration)",
 );
 /// `in_system_mean`.
-pub const IN_SYSTEM_MEAN: Column = measure(
+pub(crate) const IN_SYSTEM_MEAN: Column = measure(
     "in_system_mean",
     "attempts",
     FRACTION,
     "time-weighted mean of attempts queued or in service over [0, duration) (Little's L)",
 );
 /// `collapsed_fraction`.
-pub const COLLAPSED_FRACTION: Column = measure(
+pub(crate) const COLLAPSED_FRACTION: Column = measure(
     "collapsed_fraction",
     "fraction",
     FRACTION,
     "fraction of the time from the first trigger to the end in which goodput < 50% of offered",
 );
 /// `collapse_start_s`.
-pub const COLLAPSE_START_S: Column = measure(
+pub(crate) const COLLAPSE_START_S: Column = measure(
     "collapse_start_s",
     "s",
     TIME,
     "start of the first bucket after the trigger with goodput < 50% of offered",
 );
 /// `recovery_queue_s`.
-pub const RECOVERY_QUEUE_S: Column = measure(
+pub(crate) const RECOVERY_QUEUE_S: Column = measure(
     "recovery_queue_s",
     "s",
     TIME,
@@ -321,7 +330,7 @@ pub const RECOVERY_QUEUE_S: Column = measure(
 );
 
 /// Summary columns after the per-layer ones.
-pub const SUMMARY_EXTRA: [Column; 34] = [
+pub(crate) const SUMMARY_EXTRA: [Column; 34] = [
     CONFLICTS,
     WRITE_CALLS,
     COMPLETION_TIME_S,
@@ -359,26 +368,26 @@ pub const SUMMARY_EXTRA: [Column; 34] = [
 ];
 
 /// `logical`.
-pub const FLEET_LOGICAL: Column = count("logical", "the fleet's logical requests");
+pub(crate) const FLEET_LOGICAL: Column = count("logical", "the fleet's logical requests");
 /// `success_fraction`.
-pub const FLEET_SUCCESS_FRACTION: Column = measure(
+pub(crate) const FLEET_SUCCESS_FRACTION: Column = measure(
     "success_fraction",
     "fraction",
     FRACTION,
     "the fleet's succeeded / logical",
 );
 /// `amplification`.
-pub const FLEET_AMPLIFICATION: Column = measure(
+pub(crate) const FLEET_AMPLIFICATION: Column = measure(
     "amplification",
     PER_REQUEST,
     FRACTION,
     "the fleet's attempts / logical",
 );
 /// `failed`.
-pub const FLEET_FAILED: Column = count("failed", "the fleet's failed logical requests");
+pub(crate) const FLEET_FAILED: Column = count("failed", "the fleet's failed logical requests");
 
 /// Per-fleet summary columns `fleet_<name>_<column>`, when there are several fleets.
-pub const FLEET_COLUMNS: [Column; 4] = [
+pub(crate) const FLEET_COLUMNS: [Column; 4] = [
     FLEET_LOGICAL,
     FLEET_SUCCESS_FRACTION,
     FLEET_AMPLIFICATION,
@@ -387,7 +396,7 @@ pub const FLEET_COLUMNS: [Column; 4] = [
 
 /// The per-fleet columns, `fleet_<name>_<column>` for each fleet of a scenario with
 /// several.
-pub const FLEET_GROUP: Group = Group {
+pub(crate) const FLEET_GROUP: Group = Group {
     name: "fleets",
     instances: Instances::Named {
         prefix: "fleet_",

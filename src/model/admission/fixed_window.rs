@@ -71,7 +71,7 @@ impl Config {
 
 /// The counter of the current window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Window {
+pub(crate) struct Window {
     cfg: Config,
     index: u64,
     count: u64,
@@ -79,7 +79,7 @@ pub struct Window {
 
 impl Window {
     /// The first window, empty.
-    pub fn new(cfg: Config) -> Window {
+    pub(crate) fn new(cfg: Config) -> Window {
         Window {
             cfg,
             index: 0,
@@ -89,7 +89,7 @@ impl Window {
 
     /// An attempt arrives at `now`.
     #[inline]
-    pub fn admit(&mut self, now: Nanos) -> Verdict {
+    pub(crate) fn admit(&mut self, now: Nanos) -> Verdict {
         let k = now / self.cfg.window;
         if k != self.index {
             self.index = k;

@@ -36,10 +36,10 @@ pub enum RetryAfter {
 }
 
 /// The period when `period` is not written.
-pub const DEFAULT_PERIOD: Nanos = SECOND;
+pub(crate) const DEFAULT_PERIOD: Nanos = SECOND;
 
 /// Attempts beyond the steady rate when `max_burst` is not written.
-pub const DEFAULT_MAX_BURST: u64 = 0;
+pub(crate) const DEFAULT_MAX_BURST: u64 = 0;
 
 /// `{ kind = "gcra", ... }` as written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -153,7 +153,7 @@ impl Config {
 
 /// What redis-cell answers to one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Answer {
+pub(crate) struct Answer {
     /// Whether it is limited.
     pub limited: bool,
     /// Requests left in the burst.
@@ -166,19 +166,19 @@ pub struct Answer {
 
 /// The limiter's state: the stored TAT.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Gcra {
+pub(crate) struct Gcra {
     cfg: Config,
     tat: Option<Nanos>,
 }
 
 impl Gcra {
     /// No stored TAT.
-    pub fn new(cfg: Config) -> Gcra {
+    pub(crate) fn new(cfg: Config) -> Gcra {
         Gcra { cfg, tat: None }
     }
 
     /// `RateLimiter::rate_limit` for `quantity` at `now`.
-    pub fn rate_limit(&mut self, now: Nanos, quantity: u64) -> Answer {
+    pub(crate) fn rate_limit(&mut self, now: Nanos, quantity: u64) -> Answer {
         let (t, tau) = (self.cfg.interval as i128, self.cfg.tolerance as i128);
         let now_i = now as i128;
         let tat = self.tat.map_or(now_i, |v| v as i128);
@@ -209,7 +209,7 @@ impl Gcra {
 
     /// An attempt arrives at `now`.
     #[inline]
-    pub fn admit(&mut self, now: Nanos) -> Verdict {
+    pub(crate) fn admit(&mut self, now: Nanos) -> Verdict {
         let a = self.rate_limit(now, 1);
         if !a.limited {
             return Verdict::Admit;
@@ -223,7 +223,7 @@ impl Gcra {
 }
 
 /// `CL.THROTTLE`'s reply: whole seconds, plus one when there are milliseconds left.
-pub fn whole_seconds(d: Nanos) -> u64 {
+pub(crate) fn whole_seconds(d: Nanos) -> u64 {
     d / SECOND + u64::from((d % SECOND) / MILLISECOND > 0)
 }
 

@@ -120,22 +120,22 @@ pub struct Written {
 }
 
 /// The period of `rate` when none is written: nginx's `r/s`.
-pub const DEFAULT_PERIOD: Nanos = SECOND;
+pub(crate) const DEFAULT_PERIOD: Nanos = SECOND;
 
 /// `burst` when none is written: nginx's, none.
-pub const DEFAULT_BURST: u64 = 0;
+pub(crate) const DEFAULT_BURST: u64 = 0;
 
 /// `delay` when none is written: nginx without `delay=`, every burst request waits.
-pub const DEFAULT_DELAY: u64 = 0;
+pub(crate) const DEFAULT_DELAY: u64 = 0;
 
 /// The status of a rejection when none is written: nginx's `limit_req_status` 503.
-pub const DEFAULT_STATUS: u16 = 503;
+pub(crate) const DEFAULT_STATUS: u16 = 503;
 
 /// nginx's `nodelay`: `NGX_MAX_INT_T_VALUE / 1000`, times 1000 (64-bit).
-pub const NODELAY: u64 = (i64::MAX as u64 / 1000) * 1000;
+pub(crate) const NODELAY: u64 = (i64::MAX as u64 / 1000) * 1000;
 
 /// The largest `burst` accepted: its thousandths stay far inside 64 bits.
-pub const MAX_BURST: u64 = 1_000_000_000_000;
+pub(crate) const MAX_BURST: u64 = 1_000_000_000_000;
 
 /// The longest delay accepted: a day, in ms.
 const MAX_DELAY_MS: u128 = 86_400_000;
@@ -280,7 +280,7 @@ impl Config {
 
 /// The zone's one node: its excess and the millisecond it was last moved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Bucket {
+pub(crate) struct Bucket {
     cfg: Config,
     /// Milli-requests over the rate (`lr->excess`).
     excess: u64,
@@ -290,7 +290,7 @@ pub struct Bucket {
 
 /// What `limit_req` decides of one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Decision {
+pub(crate) struct Decision {
     /// The excess it computed (`*ep`), milli-requests.
     pub excess: u64,
     /// Whether it is rejected.
@@ -301,7 +301,7 @@ pub struct Decision {
 
 impl Bucket {
     /// No node yet.
-    pub fn new(cfg: Config) -> Bucket {
+    pub(crate) fn new(cfg: Config) -> Bucket {
         Bucket {
             cfg,
             excess: 0,
@@ -310,7 +310,7 @@ impl Bucket {
     }
 
     /// `ngx_http_limit_req_lookup` with `account = 1`, then `_account`, at `now`.
-    pub fn decide(&mut self, now: Nanos) -> Decision {
+    pub(crate) fn decide(&mut self, now: Nanos) -> Decision {
         let now_ms = now / MILLISECOND;
         let Some(last) = self.last else {
             self.last = Some(now_ms);
@@ -350,7 +350,7 @@ impl Bucket {
 
     /// An attempt arrives at `now`.
     #[inline]
-    pub fn admit(&mut self, now: Nanos) -> Verdict {
+    pub(crate) fn admit(&mut self, now: Nanos) -> Verdict {
         let d = self.decide(now);
         if d.rejected {
             Verdict::Limit(None)

@@ -18,30 +18,20 @@
 //! [`AdmissionConfig`], the per-tier state [`Admission`] and the counts a run keeps
 //! ([`Counts`]). Each limiter's state is a few words: O(1) memory per tier and O(1)
 //! work per attempt.
-//!
-//! ```
-//! use retrysim::model::admission::{fixed_window, Admission, AdmissionConfig, Verdict};
-//! let cfg = AdmissionConfig::FixedWindow(fixed_window::Config {
-//!     limit: 2, window: 1_000_000_000, status: 429 });
-//! let mut a = Admission::new(cfg);
-//! assert_eq!(a.admit(0, None), Verdict::Admit);
-//! assert_eq!(a.admit(1, None), Verdict::Admit);
-//! assert_eq!(a.admit(2, None), Verdict::Limit(None));
-//! ```
 
-pub mod fixed_window;
-pub mod gcra;
-pub mod leaky_bucket;
-pub mod probabilistic;
+pub(crate) mod fixed_window;
+pub(crate) mod gcra;
+pub(crate) mod leaky_bucket;
+pub(crate) mod probabilistic;
 mod record;
-pub mod token_bucket;
+pub(crate) mod token_bucket;
 
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::model::field::{Ctx, R};
 
-pub use record::Counts;
+pub(crate) use record::Counts;
 
 /// The limiter of a tier, as written: `admission = { kind = "...", ... }`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -74,7 +64,7 @@ impl AdmissionFile {
 }
 
 /// The status a limiter's rejection is answered with when none is written.
-pub const DEFAULT_STATUS: u16 = 429;
+pub(crate) const DEFAULT_STATUS: u16 = 429;
 
 /// The status a rejection is answered with: 429 (default) or 503.
 pub(crate) fn status_of(c: &Ctx, p: &str, status: Option<u16>) -> R<u16> {
@@ -165,7 +155,7 @@ impl AdmissionConfig {
 
 /// What the limiter says of an arriving attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// On to the queue.
     Admit,
     /// Refused, with the Retry-After it carries in whole seconds, if any.
@@ -176,7 +166,7 @@ pub enum Verdict {
 
 /// A tier's limiter state.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Admission {
+pub(crate) enum Admission {
     /// Envoy's local rate limit.
     TokenBucket(token_bucket::Bucket),
     /// redis-cell's GCRA.
@@ -191,7 +181,7 @@ pub enum Admission {
 
 impl Admission {
     /// The limiter at time 0.
-    pub fn new(cfg: AdmissionConfig) -> Admission {
+    pub(crate) fn new(cfg: AdmissionConfig) -> Admission {
         match cfg {
             AdmissionConfig::TokenBucket(c) => Admission::TokenBucket(token_bucket::Bucket::new(c)),
             AdmissionConfig::Gcra(c) => Admission::Gcra(gcra::Gcra::new(c)),
@@ -206,7 +196,11 @@ impl Admission {
     /// An attempt arrives at `now` (times never go back); `rng` is the tier's
     /// admission stream, which only a limiter that [`AdmissionConfig::draws`] needs.
     #[inline]
-    pub fn admit(&mut self, now: crate::engine::Nanos, rng: Option<&mut ChaCha8Rng>) -> Verdict {
+    pub(crate) fn admit(
+        &mut self,
+        now: crate::engine::Nanos,
+        rng: Option<&mut ChaCha8Rng>,
+    ) -> Verdict {
         match self {
             Admission::TokenBucket(b) => b.admit(now),
             Admission::Gcra(g) => g.admit(now),
@@ -233,5 +227,24 @@ mod tests {
     #[test]
     fn a_limiter_keeps_a_few_words() {
         assert!(AdmissionConfig::memory_bound() <= 64);
+    }
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn admission_example() {
+        use crate::model::admission::{fixed_window, Admission, AdmissionConfig, Verdict};
+        let cfg = AdmissionConfig::FixedWindow(fixed_window::Config {
+            limit: 2,
+            window: 1_000_000_000,
+            status: 429,
+        });
+        let mut a = Admission::new(cfg);
+        assert_eq!(a.admit(0, None), Verdict::Admit);
+        assert_eq!(a.admit(1, None), Verdict::Admit);
+        assert_eq!(a.admit(2, None), Verdict::Limit(None));
     }
 }

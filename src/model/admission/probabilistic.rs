@@ -41,7 +41,7 @@ pub struct Written {
 }
 
 /// The window the offered rate is measured over when none is written.
-pub const DEFAULT_WINDOW: Nanos = SECOND;
+pub(crate) const DEFAULT_WINDOW: Nanos = SECOND;
 
 impl Written {
     /// The validated limiter; `p` is the field path of the table.
@@ -96,7 +96,7 @@ impl Config {
 
 /// The counts of the two windows.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Probabilistic {
+pub(crate) struct Probabilistic {
     cfg: Config,
     /// Index of the current window.
     index: u64,
@@ -108,7 +108,7 @@ pub struct Probabilistic {
 
 impl Probabilistic {
     /// Empty windows at time 0.
-    pub fn new(cfg: Config) -> Probabilistic {
+    pub(crate) fn new(cfg: Config) -> Probabilistic {
         Probabilistic {
             cfg,
             index: 0,
@@ -118,7 +118,7 @@ impl Probabilistic {
     }
 
     /// Counts an attempt arriving at `now`; the probability it is admitted.
-    pub fn probability(&mut self, now: Nanos) -> f64 {
+    pub(crate) fn probability(&mut self, now: Nanos) -> f64 {
         let w = self.cfg.window;
         let k = now / w;
         if k != self.index {
@@ -134,7 +134,7 @@ impl Probabilistic {
 
     /// An attempt arrives at `now`; `rng` draws when it is not admitted for sure.
     #[inline]
-    pub fn admit(&mut self, now: Nanos, rng: &mut ChaCha8Rng) -> Verdict {
+    pub(crate) fn admit(&mut self, now: Nanos, rng: &mut ChaCha8Rng) -> Verdict {
         let p = self.probability(now);
         if p >= 1.0 || rng.random::<f64>() < p {
             Verdict::Admit

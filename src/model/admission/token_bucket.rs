@@ -20,10 +20,10 @@ use crate::model::field::{Ctx, Dur, R};
 use crate::model::text::{fmt_num, fmt_time};
 
 /// Envoy refuses a fill interval shorter than this.
-pub const MIN_FILL_INTERVAL: Nanos = 50 * MILLISECOND;
+pub(crate) const MIN_FILL_INTERVAL: Nanos = 50 * MILLISECOND;
 
 /// Tokens added per fill when `tokens_per_fill` is not written.
-pub const DEFAULT_TOKENS_PER_FILL: u64 = 1;
+pub(crate) const DEFAULT_TOKENS_PER_FILL: u64 = 1;
 
 /// `{ kind = "token_bucket", ... }` as written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -113,7 +113,7 @@ impl Config {
 
 /// The bucket's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Bucket {
+pub(crate) struct Bucket {
     cfg: Config,
     tokens: u64,
     /// Fills applied so far (the timer's firings at `k·fill_interval`, `k ≥ 1`).
@@ -122,7 +122,7 @@ pub struct Bucket {
 
 impl Bucket {
     /// A full bucket at time 0.
-    pub fn new(cfg: Config) -> Bucket {
+    pub(crate) fn new(cfg: Config) -> Bucket {
         Bucket {
             cfg,
             tokens: u64::from(cfg.max_tokens),
@@ -131,7 +131,7 @@ impl Bucket {
     }
 
     /// Tokens now, after the fills due by `now`.
-    pub fn tokens(&mut self, now: Nanos) -> u64 {
+    pub(crate) fn tokens(&mut self, now: Nanos) -> u64 {
         let due = now / self.cfg.fill_interval;
         if due > self.fills {
             let add = (due - self.fills).saturating_mul(u64::from(self.cfg.tokens_per_fill));
@@ -146,7 +146,7 @@ impl Bucket {
 
     /// An attempt arrives at `now`: it takes a token, or is rejected.
     #[inline]
-    pub fn admit(&mut self, now: Nanos) -> Verdict {
+    pub(crate) fn admit(&mut self, now: Nanos) -> Verdict {
         if self.tokens(now) >= 1 {
             self.tokens -= 1;
             Verdict::Admit

@@ -10,7 +10,7 @@ use crate::model::field::{at_most_dur, in_range, Ctx, Dur, R};
 use crate::model::text::{fmt_num, fmt_time};
 
 /// Growth factor when none is written.
-pub const DEFAULT_GROWTH: f64 = 2.0;
+pub(crate) const DEFAULT_GROWTH: f64 = 2.0;
 
 /// `{ kind = "aws_legacy", base = "100ms", growth_factor = 2 }`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

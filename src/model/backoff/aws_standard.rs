@@ -13,10 +13,10 @@ use crate::model::field::{at_most_dur, Ctx, Dur, R};
 use crate::model::text::fmt_time;
 
 /// Largest wait when none is written (`_MAX_BACKOFF`).
-pub const DEFAULT_MAX_BACKOFF: Nanos = 20 * SECOND;
+pub(crate) const DEFAULT_MAX_BACKOFF: Nanos = 20 * SECOND;
 
 /// DynamoDB's scale when `dynamodb` is not written.
-pub const DEFAULT_DYNAMODB: bool = false;
+pub(crate) const DEFAULT_DYNAMODB: bool = false;
 
 /// Version of botocore's standard retry mode.
 #[derive(

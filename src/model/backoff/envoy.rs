@@ -13,9 +13,9 @@ use crate::model::field::{at_most_dur, Ctx, Dur, R};
 use crate::model::text::fmt_time;
 
 /// `base_interval` when none is written.
-pub const DEFAULT_BASE: Nanos = 25 * MILLISECOND;
+pub(crate) const DEFAULT_BASE: Nanos = 25 * MILLISECOND;
 /// `max_interval` when none is written, in multiples of the base.
-pub const DEFAULT_MAX_FACTOR: u64 = 10;
+pub(crate) const DEFAULT_MAX_FACTOR: u64 = 10;
 
 /// Which arithmetic of Envoy's jittered exponential backoff.
 #[derive(

@@ -18,7 +18,7 @@ use crate::model::field::{in_range, Ctx, Dur, R};
 use crate::model::text::{fmt_num, fmt_time};
 
 /// Growth factor when none is written.
-pub const DEFAULT_MULTIPLIER: f64 = 2.0;
+pub(crate) const DEFAULT_MULTIPLIER: f64 = 2.0;
 
 /// Jitter mode of exponential backoff.
 #[derive(

@@ -10,9 +10,9 @@ use crate::model::field::{at_most_dur, Ctx, Dur, R};
 use crate::model::text::fmt_time;
 
 /// First wait when none is written.
-pub const DEFAULT_START: Nanos = 5 * MILLISECOND;
+pub(crate) const DEFAULT_START: Nanos = 5 * MILLISECOND;
 /// Largest wait when none is written.
-pub const DEFAULT_MAX: Nanos = 200 * MILLISECOND;
+pub(crate) const DEFAULT_MAX: Nanos = 200 * MILLISECOND;
 
 /// `{ kind = "finagle", start = "5ms", max = "200ms" }`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -20,17 +20,6 @@
 //! (botocore) become nanoseconds rounded up, as CPython's `time.sleep` rounds its
 //! timeout. The kinds honour a Retry-After as `max(wait, retry_after)` unless their
 //! library defines its own rule (gRPC, AWS 2.1).
-//!
-//! ```
-//! use retrysim::model::backoff::exponential::{Exponential, Jitter};
-//! use retrysim::model::backoff::{exponential_ceiling, wait, Backoff};
-//! let b = Backoff::Exponential(Exponential { base: 10, cap: 50, multiplier: 2.0, jitter: Jitter::None });
-//! let mut rng = retrysim::engine::stream(1, "doc");
-//! let mut prev = 10;
-//! let waits: Vec<u64> = (1..=4).map(|k| wait(&b, k, &mut prev, &mut rng)).collect();
-//! assert_eq!(waits, vec![10, 20, 40, 50]);
-//! assert_eq!(exponential_ceiling(10, 50, 2.0, 3), 40);
-//! ```
 
 use rand::Rng;
 use rand::RngExt;
@@ -43,21 +32,21 @@ use crate::model::bound::Bound;
 use crate::model::field::{Ctx, R};
 use crate::model::text::fmt_time;
 
-pub mod aws_legacy;
-pub mod aws_standard;
-pub mod envoy;
-pub mod exponential;
-pub mod finagle;
-pub mod fixed;
-pub mod grpc;
-pub mod none;
-pub mod polly;
-pub mod resilience4j;
-pub mod tower;
+pub(crate) mod aws_legacy;
+pub(crate) mod aws_standard;
+pub(crate) mod envoy;
+pub(crate) mod exponential;
+pub(crate) mod finagle;
+pub(crate) mod fixed;
+pub(crate) mod grpc;
+pub(crate) mod none;
+pub(crate) mod polly;
+pub(crate) mod resilience4j;
+pub(crate) mod tower;
 
 /// The longest backoff parameter accepted (about 11.6 days, the longest run: the
 /// scenario's `MAX_HORIZON`); breakers' `open_for` keeps the same bound.
-pub const MAX_BACKOFF_PARAM: Nanos = 1_000_000 * SECOND;
+pub(crate) const MAX_BACKOFF_PARAM: Nanos = 1_000_000 * SECOND;
 
 /// What a failed attempt tells the backoff beyond its number.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -79,7 +68,7 @@ impl Failure {
 
 /// What each kind of backoff computes; [`Backoff`] hands each call to its kind. The
 /// attempt number `k` is at least 1.
-pub trait Kind {
+pub(crate) trait Kind {
     /// The state `prev` a call starts its backoff with (0 unless the kind says).
     fn initial_state(&self) -> Nanos {
         0
@@ -250,7 +239,7 @@ kinds! {
 
 /// A layer's backoff validated; no backoff written is `none`. `p` is the path of the
 /// backoff table.
-pub fn validate(c: &Ctx, p: &str, b: Option<&BackoffFile>) -> R<Backoff> {
+pub(crate) fn validate(c: &Ctx, p: &str, b: Option<&BackoffFile>) -> R<Backoff> {
     match b {
         Some(b) => b.validate(c, p),
         None => Ok(Backoff::None(none::NoBackoff)),
@@ -260,14 +249,15 @@ pub fn validate(c: &Ctx, p: &str, b: Option<&BackoffFile>) -> R<Backoff> {
 /// The wait after failed attempt `k` with no Retry-After; `prev` is the call's state
 /// (start it at [`initial_state`]).
 #[inline]
-pub fn wait<G: Rng + ?Sized>(b: &Backoff, k: u32, prev: &mut Nanos, rng: &mut G) -> Nanos {
+#[cfg(test)]
+pub(crate) fn wait<G: Rng + ?Sized>(b: &Backoff, k: u32, prev: &mut Nanos, rng: &mut G) -> Nanos {
     b.next_wait(k, prev, &Failure::default(), rng)
 }
 
 /// The wait after failed attempt `k`, drawing from `rng` as the layer's kind needs; the
 /// one entry point of the model ([`Kind::next_wait`]).
 #[inline(always)] // in both worlds, traced and untraced (see `crate::model::World`)
-pub fn next_wait<G: Rng + ?Sized>(
+pub(crate) fn next_wait<G: Rng + ?Sized>(
     b: &Backoff,
     k: u32,
     prev: &mut Nanos,
@@ -280,36 +270,32 @@ pub fn next_wait<G: Rng + ?Sized>(
 /// The wait after failed attempt `k` (1-based) with the uniform draw `u` in `[0, 1)`
 /// given, updating the call's state `prev` ([`Kind::wait_u`]; each kind's module
 /// gives its formula).
-pub fn wait_u(b: &Backoff, k: u32, prev: &mut Nanos, f: &Failure, u: f64) -> Nanos {
+#[cfg(test)]
+pub(crate) fn wait_u(b: &Backoff, k: u32, prev: &mut Nanos, f: &Failure, u: f64) -> Nanos {
     b.wait_u(k, prev, f, u)
 }
 
 /// The state a call starts its backoff with ([`Kind::initial_state`]).
 #[inline]
-pub fn initial_state(b: &Backoff) -> Nanos {
+pub(crate) fn initial_state(b: &Backoff) -> Nanos {
     b.initial_state()
 }
 
 /// The largest wait after failed attempt `k` ([`Kind::max_wait`]).
-pub fn max_wait(b: &Backoff, k: u32) -> Nanos {
+pub(crate) fn max_wait(b: &Backoff, k: u32) -> Nanos {
     b.max_wait(k)
 }
 
 /// The wait the largest waits settle at ([`Kind::settled_wait`]).
-pub fn settled_wait(b: &Backoff) -> Nanos {
+pub(crate) fn settled_wait(b: &Backoff) -> Nanos {
     b.settled_wait()
-}
-
-/// Whether the waits of a backoff are random ([`Kind::is_jittered`]).
-pub fn is_jittered(b: &Backoff) -> bool {
-    b.is_jittered()
 }
 
 // ----- what several kinds share -------------------------------------------------
 
 /// `min(cap, base · multiplier^(k−1))`, rounded to the nanosecond, saturating.
 #[inline]
-pub fn exponential_ceiling(base: Nanos, cap: Nanos, multiplier: f64, k: u32) -> Nanos {
+pub(crate) fn exponential_ceiling(base: Nanos, cap: Nanos, multiplier: f64, k: u32) -> Nanos {
     let exp = k.saturating_sub(1).min(4096) as i32;
     let e = base as f64 * multiplier.powi(exp);
     from_f64_ns(e).min(cap)
@@ -357,7 +343,7 @@ fn cap_text(cap: Option<Nanos>) -> String {
 /// The longest total wait of one call's backoff schedule: the sum over k = 1 .. N−1
 /// of the largest wait after failed attempt k, each raised to at least `floor` (a
 /// Retry-After honoured after every failure; 0 for none).
-pub fn backoff_total(b: &Backoff, max_attempts: Attempts, floor: Nanos) -> Bound {
+pub(crate) fn backoff_total(b: &Backoff, max_attempts: Attempts, floor: Nanos) -> Bound {
     let term = |k: u32| max_wait(b, k).max(floor);
     let Some(max_attempts) = max_attempts.limit() else {
         // The waits never shrink (multiplier ≥ 1), so the first one decides.
@@ -383,4 +369,26 @@ pub fn backoff_total(b: &Backoff, max_attempts: Attempts, floor: Nanos) -> Bound
         }
     }
     sum
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn backoff_example() {
+        use crate::model::backoff::exponential::{Exponential, Jitter};
+        use crate::model::backoff::{exponential_ceiling, wait, Backoff};
+        let b = Backoff::Exponential(Exponential {
+            base: 10,
+            cap: 50,
+            multiplier: 2.0,
+            jitter: Jitter::None,
+        });
+        let mut rng = crate::engine::stream(1, "doc");
+        let mut prev = 10;
+        let waits: Vec<u64> = (1..=4).map(|k| wait(&b, k, &mut prev, &mut rng)).collect();
+        assert_eq!(waits, vec![10, 20, 40, 50]);
+        assert_eq!(exponential_ceiling(10, 50, 2.0, 3), 40);
+    }
 }

@@ -14,12 +14,12 @@ use crate::model::field::{at_most_dur, Ctx, Dur, R};
 use crate::model::text::fmt_time;
 
 /// `Delay` when none is written.
-pub const DEFAULT_DELAY: Nanos = 2 * SECOND;
+pub(crate) const DEFAULT_DELAY: Nanos = 2 * SECOND;
 
 /// `UseJitter` when `jitter` is not written.
-pub const DEFAULT_JITTER: bool = false;
+pub(crate) const DEFAULT_JITTER: bool = false;
 /// The longest `Delay` and `MaxDelay` Polly's options accept: one day.
-pub const MAX_DELAY: Nanos = 86_400 * SECOND;
+pub(crate) const MAX_DELAY: Nanos = 86_400 * SECOND;
 
 /// Polly's `DelayBackoffType`.
 #[derive(

@@ -13,13 +13,13 @@ use crate::model::field::{at_most_dur, in_range, Ctx, Dur, R};
 use crate::model::text::{fmt_num, fmt_time};
 
 /// First interval when none is written.
-pub const DEFAULT_INITIAL: Nanos = 500 * MILLISECOND;
+pub(crate) const DEFAULT_INITIAL: Nanos = 500 * MILLISECOND;
 
 /// Growth factor when `multiplier` is not written (a fixed interval).
-pub const DEFAULT_MULTIPLIER: f64 = 1.0;
+pub(crate) const DEFAULT_MULTIPLIER: f64 = 1.0;
 
 /// Randomization factor when `randomization_factor` is not written.
-pub const DEFAULT_RANDOMIZATION: f64 = 0.0;
+pub(crate) const DEFAULT_RANDOMIZATION: f64 = 0.0;
 
 /// `{ kind = "resilience4j", initial = "500ms", multiplier = 1.5, randomization_factor = 0.5 }`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -10,9 +10,9 @@ use crate::model::field::{in_range, Ctx, Dur, R};
 use crate::model::text::{fmt_num, fmt_time};
 
 /// `min` when none is written.
-pub const DEFAULT_MIN: Nanos = 50 * MILLISECOND;
+pub(crate) const DEFAULT_MIN: Nanos = 50 * MILLISECOND;
 /// Jitter ratio when none is written.
-pub const DEFAULT_JITTER: f64 = 0.99;
+pub(crate) const DEFAULT_JITTER: f64 = 0.99;
 
 /// `{ kind = "tower", min = "50ms", max = "5s", jitter = 0.99 }`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

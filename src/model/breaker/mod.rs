@@ -15,26 +15,11 @@
 //!
 //! A cancelled call (its caller gave up, or the request's deadline passed) is recorded
 //! as a failure, except by Polly (see [`polly`]).
-//!
-//! ```
-//! use retrysim::model::breaker::{consecutive, Breaker, BreakerConfig, Placement, State, Trip};
-//! let mut b = Breaker::new(BreakerConfig {
-//!     trip: Trip::Consecutive(consecutive::Config { failures: 2 }), open_for: 100,
-//!     half_open_probes: 1, placement: Placement::Inside });
-//! assert!(b.allow(0)); b.record(0, false);
-//! assert!(b.allow(0)); b.record(0, false);
-//! assert_eq!(b.state(), State::Open { until: 100 });
-//! assert!(!b.allow(50));
-//! assert!(b.allow(100));  // half-open: one probe
-//! assert!(!b.allow(100));
-//! b.record(101, true);
-//! assert_eq!(b.state(), State::Closed);
-//! ```
 
-pub mod consecutive;
-pub mod polly;
-pub mod rate;
-pub mod resilience4j;
+pub(crate) mod consecutive;
+pub(crate) mod polly;
+pub(crate) mod rate;
+pub(crate) mod resilience4j;
 
 use serde::{Deserialize, Serialize};
 
@@ -181,7 +166,7 @@ impl BreakerConfig {
 }
 
 /// Successful probes needed to close when `half_open_probes` is not written.
-pub const DEFAULT_HALF_OPEN_PROBES: u64 = 1;
+pub(crate) const DEFAULT_HALF_OPEN_PROBES: u64 = 1;
 
 /// `half_open_probes` as written (default 1), at least 1 (consecutive and rate).
 fn half_open_probes(c: &Ctx, p: &str, v: Option<u64>) -> R<u32> {
@@ -194,7 +179,7 @@ fn half_open_probes(c: &Ctx, p: &str, v: Option<u64>) -> R<u32> {
 
 /// Breaker state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
+pub(crate) enum State {
     /// Calls pass and are counted.
     Closed,
     /// Calls are refused until `until`.
@@ -277,7 +262,7 @@ impl Counts {
 
 /// One instance's circuit breaker.
 #[derive(Debug, Clone)]
-pub struct Breaker {
+pub(crate) struct Breaker {
     cfg: BreakerConfig,
     state: State,
     opened: u64,
@@ -286,7 +271,7 @@ pub struct Breaker {
 
 impl Breaker {
     /// A closed breaker.
-    pub fn new(cfg: BreakerConfig) -> Breaker {
+    pub(crate) fn new(cfg: BreakerConfig) -> Breaker {
         Breaker {
             cfg,
             state: State::Closed,
@@ -296,22 +281,23 @@ impl Breaker {
     }
 
     /// Current state (without advancing time).
-    pub fn state(&self) -> State {
+    pub(crate) fn state(&self) -> State {
         self.state
     }
 
     /// Times the breaker has opened.
-    pub fn times_opened(&self) -> u64 {
+    pub(crate) fn times_opened(&self) -> u64 {
         self.opened
     }
 
     /// Whether it refuses calls at `now`.
-    pub fn is_open(&self, now: Nanos) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_open(&self, now: Nanos) -> bool {
         matches!(self.state, State::Open { until } if now < until)
     }
 
     /// Moves an expired open state to half-open. Returns true when it changed.
-    pub fn tick(&mut self, now: Nanos) -> bool {
+    pub(crate) fn tick(&mut self, now: Nanos) -> bool {
         if let State::Open { until } = self.state {
             if now >= until {
                 self.state = State::HalfOpen {
@@ -326,7 +312,7 @@ impl Breaker {
     }
 
     /// Asks to pass one call at `now`; a half-open breaker counts it as a probe.
-    pub fn allow(&mut self, now: Nanos) -> bool {
+    pub(crate) fn allow(&mut self, now: Nanos) -> bool {
         self.tick(now);
         match &mut self.state {
             State::Closed => true,
@@ -346,13 +332,14 @@ impl Breaker {
     }
 
     /// Records the outcome of a call it let pass. Returns true when the breaker opened.
-    pub fn record(&mut self, now: Nanos, success: bool) -> bool {
+    #[cfg(test)]
+    pub(crate) fn record(&mut self, now: Nanos, success: bool) -> bool {
         self.record_timed(now, success, 0)
     }
 
     /// Records the outcome of a call it let pass that took `duration` (Resilience4j's
     /// slow calls). Returns true when the breaker opened.
-    pub fn record_timed(&mut self, now: Nanos, success: bool, duration: Nanos) -> bool {
+    pub(crate) fn record_timed(&mut self, now: Nanos, success: bool, duration: Nanos) -> bool {
         let probes = self.cfg.half_open_probes;
         let verdict = self
             .counts
@@ -456,5 +443,31 @@ mod tests {
         b.record(0, false);
         assert!(!b.record(10, true));
         assert!(b.is_open(10));
+    }
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn breaker_example() {
+        use crate::model::breaker::{consecutive, Breaker, BreakerConfig, Placement, State, Trip};
+        let mut b = Breaker::new(BreakerConfig {
+            trip: Trip::Consecutive(consecutive::Config { failures: 2 }),
+            open_for: 100,
+            half_open_probes: 1,
+            placement: Placement::Inside,
+        });
+        assert!(b.allow(0));
+        b.record(0, false);
+        assert!(b.allow(0));
+        b.record(0, false);
+        assert_eq!(b.state(), State::Open { until: 100 });
+        assert!(!b.allow(50));
+        assert!(b.allow(100)); // half-open: one probe
+        assert!(!b.allow(100));
+        b.record(101, true);
+        assert_eq!(b.state(), State::Closed);
     }
 }

@@ -11,7 +11,7 @@ use crate::model::field::{Ctx, Dur, R};
 use crate::model::text::fmt_num;
 
 /// Most calls in the window.
-pub const MAX_WINDOW_CALLS: u64 = 100_000;
+pub(crate) const MAX_WINDOW_CALLS: u64 = 100_000;
 
 /// `{ kind = "rate", ... }` as written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -42,14 +42,14 @@
 //! broker's runtime. Its lints are `explain/lint/queue.rs` (with the handler's worst
 //! case), its columns `metrics/columns/queue.rs` and `metrics/queue.rs`.
 
-pub mod config;
-pub mod explain;
-pub mod validate;
-pub mod written;
+pub(crate) mod config;
+pub(crate) mod explain;
+pub(crate) mod validate;
+pub(crate) mod written;
 
-pub use explain::QueueExplanation;
-pub use validate::{check_dependency, validate, MAX_CONSUMERS};
-pub use written::{
+pub(crate) use explain::QueueExplanation;
+pub(crate) use validate::{check_dependency, validate};
+pub(crate) use written::{
     Keys, PublishKind, Written, DEFAULT_POISON, DEFAULT_REDELIVERY_DELAY,
     DEFAULT_VISIBILITY_TIMEOUT,
 };

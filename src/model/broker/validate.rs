@@ -12,11 +12,11 @@ use super::config::QueueConfig;
 use super::{Keys, PublishKind, Written, DEFAULT_VISIBILITY_TIMEOUT};
 
 /// Most consumers of one queue fleet.
-pub const MAX_CONSUMERS: u64 = 1_000_000;
+pub(crate) const MAX_CONSUMERS: u64 = 1_000_000;
 
 /// The publish process and broker settings of fleet `p` when its arrival is a queue
 /// (`None` otherwise, after checking that no queue-only key is set).
-pub fn validate(c: &Ctx, p: &str, f: &Keys) -> R<Option<(Arrival, u64, QueueConfig)>> {
+pub(crate) fn validate(c: &Ctx, p: &str, f: &Keys) -> R<Option<(Arrival, u64, QueueConfig)>> {
     let Some(Written {
         rate,
         publish,
@@ -163,7 +163,7 @@ pub fn validate(c: &Ctx, p: &str, f: &Keys) -> R<Option<(Arrival, u64, QueueConf
 
 /// The broker's rule for the dependency of queue fleet `i`: it must queue, as an
 /// optimistic-concurrency record (`occ`) has no servers to consume with.
-pub fn check_dependency(c: &Ctx, i: usize, occ: bool) -> R<()> {
+pub(crate) fn check_dependency(c: &Ctx, i: usize, occ: bool) -> R<()> {
     if occ {
         return c.err(
             format!("fleets[{i}].arrival.kind"),

@@ -12,14 +12,14 @@ use crate::engine::Nanos;
 use crate::model::field::{Dur, Limit};
 
 /// Default `visibility_timeout` (Amazon SQS's default).
-pub const DEFAULT_VISIBILITY_TIMEOUT: Nanos = 30 * SECOND;
+pub(crate) const DEFAULT_VISIBILITY_TIMEOUT: Nanos = 30 * SECOND;
 
 /// Extra delay before a failed message is visible again when `redelivery_delay` is
 /// not written: none.
-pub const DEFAULT_REDELIVERY_DELAY: Nanos = 0;
+pub(crate) const DEFAULT_REDELIVERY_DELAY: Nanos = 0;
 
 /// Fraction of poison messages when `poison` is not written: none.
-pub const DEFAULT_POISON: f64 = 0.0;
+pub(crate) const DEFAULT_POISON: f64 = 0.0;
 
 /// `arrival = { kind = "queue", ... }` as written: a message queue the fleet
 /// consumes, messages published by an open process (`publish`), each handled by one
@@ -56,7 +56,7 @@ pub enum PublishKind {
 /// What the broker's rules read of a fleet as written: its queue arrival, if it has
 /// one, and its queue-only keys.
 #[derive(Debug, Clone, Copy)]
-pub struct Keys<'a> {
+pub(crate) struct Keys<'a> {
     /// The arrival, when its kind is `"queue"`.
     pub arrival: Option<&'a Written>,
     /// Concurrent handlers.

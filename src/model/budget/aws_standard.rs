@@ -13,13 +13,13 @@ use crate::model::text::fmt_count;
 use super::{across, BudgetBound, BudgetPolicy, BudgetState, RetryCause};
 
 /// Default bucket size.
-pub const DEFAULT_CAPACITY: u64 = 500;
+pub(crate) const DEFAULT_CAPACITY: u64 = 500;
 /// Default cost of a retry.
-pub const DEFAULT_RETRY_COST: u64 = 5;
+pub(crate) const DEFAULT_RETRY_COST: u64 = 5;
 /// Default cost of a retry after a timeout.
-pub const DEFAULT_TIMEOUT_COST: u64 = 10;
+pub(crate) const DEFAULT_TIMEOUT_COST: u64 = 10;
 /// Default refund of a success without retry.
-pub const DEFAULT_SUCCESS_REFUND: u64 = 1;
+pub(crate) const DEFAULT_SUCCESS_REFUND: u64 = 1;
 
 /// The `aws_standard` table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

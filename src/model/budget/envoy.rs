@@ -17,13 +17,13 @@ use crate::model::text::fmt_num;
 use super::{BudgetBound, BudgetPolicy, BudgetState, RetryCause};
 
 /// Default `budget_percent`.
-pub const DEFAULT_PERCENT: f64 = 20.0;
+pub(crate) const DEFAULT_PERCENT: f64 = 20.0;
 /// Default `min_retry_concurrency`.
-pub const DEFAULT_MIN_CONCURRENCY: u64 = 3;
+pub(crate) const DEFAULT_MIN_CONCURRENCY: u64 = 3;
 
 /// Whether retries in backoff count as pending when `count_backoff` is not written
 /// (Envoy as shipped: they do not).
-pub const DEFAULT_COUNT_BACKOFF: bool = false;
+pub(crate) const DEFAULT_COUNT_BACKOFF: bool = false;
 
 /// The `envoy` table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -53,7 +53,7 @@ pub struct Config {
 }
 
 /// What `explain` says of an Envoy budget: its settings.
-pub type Cap = Config;
+pub(crate) type Cap = Config;
 
 impl Written {
     /// The budget's rules; `p` is the table's path.

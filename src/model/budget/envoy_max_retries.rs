@@ -11,7 +11,7 @@ use crate::model::field::{Ctx, R};
 use super::{across, envoy, BudgetBound, BudgetPolicy};
 
 /// Default `max_retries`.
-pub const DEFAULT_MAX_RETRIES: u64 = 3;
+pub(crate) const DEFAULT_MAX_RETRIES: u64 = 3;
 
 /// The `envoy_max_retries` table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -31,7 +31,7 @@ pub struct Config {
 }
 
 /// What `explain` says of `max_retries`: its setting.
-pub type Cap = Config;
+pub(crate) type Cap = Config;
 
 impl Written {
     /// The threshold's rules; `p` is the table's path.

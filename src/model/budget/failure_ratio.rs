@@ -18,9 +18,9 @@ use crate::model::text::{fmt_num, fmt_time};
 use super::{local_refusal, BudgetBound, BudgetPolicy, BudgetState, RetryCause};
 
 /// Default largest failures / first tries that still allows a retry.
-pub const DEFAULT_MAX_RATIO: f64 = 0.1;
+pub(crate) const DEFAULT_MAX_RATIO: f64 = 0.1;
 /// Longest window: the longest horizon of a scenario (`duration + drain`).
-pub const MAX_WINDOW: Nanos = crate::model::field::MAX_HORIZON;
+pub(crate) const MAX_WINDOW: Nanos = crate::model::field::MAX_HORIZON;
 
 /// The `failure_ratio` table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -48,7 +48,7 @@ pub struct Config {
 }
 
 /// What `explain` says of the breaker: its settings.
-pub type Cap = Config;
+pub(crate) type Cap = Config;
 
 impl Written {
     /// The breaker's rules; `p` is the table's path.

@@ -17,11 +17,11 @@ use crate::model::windows::WindowedAdder;
 use super::{BudgetBound, BudgetPolicy, BudgetState, RetryCause};
 
 /// Default deposit lifetime.
-pub const DEFAULT_TTL: Nanos = 10 * SECOND;
+pub(crate) const DEFAULT_TTL: Nanos = 10 * SECOND;
 /// Default retries per second always allowed.
-pub const DEFAULT_MIN_PER_SEC: u64 = 10;
+pub(crate) const DEFAULT_MIN_PER_SEC: u64 = 10;
 /// Default percentage of calls that may be retried.
-pub const DEFAULT_PERCENT: f64 = 20.0;
+pub(crate) const DEFAULT_PERCENT: f64 = 20.0;
 
 /// The `finagle` table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -23,27 +23,17 @@
 //! [`Budget::on_failed`] / [`Budget::on_succeeded`] with each attempt's outcome,
 //! [`Budget::ask`] before a retry and [`Budget::release`] when a granted retry is
 //! resolved (its attempt answered, or the call gone).
-//!
-//! ```
-//! use retrysim::model::budget::{token_bucket, Budget, BudgetConfig};
-//! let cfg = token_bucket::Config { max_milli: 4000, ratio_milli: 100 };
-//! let mut b = Budget::new(BudgetConfig::TokenBucket(cfg));
-//! b.on_failure();                      // 3000 > 2000
-//! assert_eq!(b.try_retry(0, false), Some(0));
-//! b.on_failure();                      // 2000, not > 2000
-//! assert_eq!(b.try_retry(0, false), None);
-//! ```
 
-pub mod aws_standard;
-pub mod envoy;
-pub mod envoy_max_retries;
-pub mod failure_ratio;
-pub mod finagle;
-pub mod ratio;
-pub mod resilience4j;
-pub mod sre;
-pub mod token_bucket;
-pub mod tower;
+pub(crate) mod aws_standard;
+pub(crate) mod envoy;
+pub(crate) mod envoy_max_retries;
+pub(crate) mod failure_ratio;
+pub(crate) mod finagle;
+pub(crate) mod ratio;
+pub(crate) mod resilience4j;
+pub(crate) mod sre;
+pub(crate) mod token_bucket;
+pub(crate) mod tower;
 
 use serde::{Deserialize, Serialize};
 
@@ -188,7 +178,7 @@ macro_rules! budget_family {
 
         /// One instance's retry budget.
         #[derive(Debug, Clone)]
-        pub enum Budget {
+        pub(crate) enum Budget {
             $($(#[doc = $doc])+ $Kind(<$vendor::Config as BudgetPolicy>::State),)+
         }
 
@@ -209,19 +199,6 @@ macro_rules! budget_family {
 
         impl BudgetConfig {
             /// The bound `explain` reports.
-            ///
-            /// ```
-            /// use retrysim::model::budget::{token_bucket, BudgetCap, BudgetConfig};
-            /// let c = BudgetConfig::TokenBucket(token_bucket::Config {
-            ///     max_milli: 10_000,
-            ///     ratio_milli: 100,
-            /// })
-            /// .cap();
-            /// assert!(matches!(
-            ///     c,
-            ///     BudgetCap::TokenBucket(token_bucket::Cap { retries_at_total_failure: 4, .. })
-            /// ));
-            /// ```
             pub fn cap(&self) -> BudgetCap {
                 match self {
                     $(BudgetConfig::$Kind(v) => BudgetCap::$Kind(v.cap()),)+
@@ -255,7 +232,7 @@ macro_rules! budget_family {
         impl Budget {
             /// A new call entered the layer (its first attempt).
             #[inline]
-            pub fn on_call(&mut self, now: Nanos) {
+            pub(crate) fn on_call(&mut self, now: Nanos) {
                 match self {
                     $(Budget::$Kind(s) => s.on_call(now),)+
                 }
@@ -263,7 +240,7 @@ macro_rules! budget_family {
 
             /// An attempt was sent to the layer below (`is_retry`: not the call's first).
             #[inline]
-            pub fn on_sent(&mut self, is_retry: bool) {
+            pub(crate) fn on_sent(&mut self, is_retry: bool) {
                 match self {
                     $(Budget::$Kind(s) => s.on_sent(is_retry),)+
                 }
@@ -271,7 +248,7 @@ macro_rules! budget_family {
 
             /// An attempt in flight ended: answered, timed out or cancelled.
             #[inline]
-            pub fn on_done(&mut self) {
+            pub(crate) fn on_done(&mut self) {
                 match self {
                     $(Budget::$Kind(s) => s.on_done(),)+
                 }
@@ -281,7 +258,7 @@ macro_rules! budget_family {
             /// resolved: the retried attempt was answered (`sent`), or the call went on
             /// or ended without it.
             #[inline]
-            pub fn release(&mut self, cost: u64, sent: bool) {
+            pub(crate) fn release(&mut self, cost: u64, sent: bool) {
                 match self {
                     $(Budget::$Kind(s) => s.release(cost, sent),)+
                 }
@@ -290,7 +267,7 @@ macro_rules! budget_family {
             /// An attempt failed with `class`; `retryable` when the layer retries that
             /// class.
             #[inline]
-            pub fn on_failed(&mut self, now: Nanos, class: Class, retryable: bool) {
+            pub(crate) fn on_failed(&mut self, now: Nanos, class: Class, retryable: bool) {
                 match self {
                     $(Budget::$Kind(s) => s.on_failed(now, class, retryable),)+
                 }
@@ -300,7 +277,7 @@ macro_rules! budget_family {
             /// [`Budget::on_failed`] outright, before the layer looks at its class or
             /// its attempts left (Resilience4j's `RetryBudgetExceededException`).
             #[inline]
-            pub fn refused_failure(&self) -> bool {
+            pub(crate) fn refused_failure(&self) -> bool {
                 match self {
                     $(Budget::$Kind(s) => s.refused_failure(),)+
                 }
@@ -309,7 +286,7 @@ macro_rules! budget_family {
             /// A retry granted by [`Budget::ask`] will be sent at `wake`, after its
             /// backoff.
             #[inline]
-            pub fn on_retry_scheduled(&mut self, wake: Nanos) {
+            pub(crate) fn on_retry_scheduled(&mut self, wake: Nanos) {
                 match self {
                     $(Budget::$Kind(s) => s.on_retry_scheduled(wake),)+
                 }
@@ -318,7 +295,8 @@ macro_rules! budget_family {
             /// An attempt failed with a retryable class (counted whether or not a retry
             /// follows).
             #[inline]
-            pub fn on_failure(&mut self) {
+            #[cfg(test)]
+            pub(crate) fn on_failure(&mut self) {
                 match self {
                     $(Budget::$Kind(s) => s.on_failure(),)+
                 }
@@ -327,7 +305,7 @@ macro_rules! budget_family {
             /// An attempt succeeded at `now`; `last_retry_cost` is what the call's last
             /// retry acquired (0 when the call did not retry).
             #[inline]
-            pub fn on_succeeded(&mut self, now: Nanos, last_retry_cost: u64) {
+            pub(crate) fn on_succeeded(&mut self, now: Nanos, last_retry_cost: u64) {
                 match self {
                     $(Budget::$Kind(s) => s.on_succeeded(now, last_retry_cost),)+
                 }
@@ -336,7 +314,8 @@ macro_rules! budget_family {
             /// An attempt succeeded; `last_retry_cost` is what the call's last retry
             /// acquired (0 when the call did not retry).
             #[inline]
-            pub fn on_success(&mut self, last_retry_cost: u64) {
+            #[cfg(test)]
+            pub(crate) fn on_success(&mut self, last_retry_cost: u64) {
                 match self {
                     $(Budget::$Kind(s) => s.on_success(last_retry_cost),)+
                 }
@@ -344,14 +323,14 @@ macro_rules! budget_family {
 
             /// Asks for one retry at `now`. `Some(cost)` allows it (`cost` is what the
             /// AWS quota took, 1 for an Envoy retry slot, 0 otherwise); `None` denies it.
-            pub fn ask(&mut self, now: Nanos, cause: RetryCause) -> Option<u64> {
+            pub(crate) fn ask(&mut self, now: Nanos, cause: RetryCause) -> Option<u64> {
                 match self {
                     $(Budget::$Kind(s) => s.ask(now, cause),)+
                 }
             }
 
             /// Fill level in [0, 1], for the `budget_level` time series.
-            pub fn level(&self, now: Nanos) -> f64 {
+            pub(crate) fn level(&self, now: Nanos) -> f64 {
                 match self {
                     $(Budget::$Kind(s) => s.level(now),)+
                 }
@@ -360,7 +339,8 @@ macro_rules! budget_family {
             /// Current tokens (milli-tokens for the token bucket), for tests and
             /// traces: the retries in the window for the ratio budgets, the outstanding
             /// retries for Envoy.
-            pub fn tokens(&self) -> u64 {
+            #[cfg(test)]
+            pub(crate) fn tokens(&self) -> u64 {
                 match self {
                     $(Budget::$Kind(s) => s.tokens(),)+
                 }
@@ -394,19 +374,21 @@ budget_family! {
 
 impl Budget {
     /// A fresh, full budget.
-    pub fn new(cfg: BudgetConfig) -> Budget {
+    #[cfg(test)]
+    pub(crate) fn new(cfg: BudgetConfig) -> Budget {
         cfg.state(SlicedTimes::SLICES)
     }
 
     /// A fresh budget for one of `instances` instances of a layer: a `ratio` or `sre`
     /// window gets [`SlicedTimes::slices_for`] slices, so the layer's windows stay
     /// within [`SlicedTimes::LAYER_BYTES`].
-    pub fn for_instances(cfg: BudgetConfig, instances: u64) -> Budget {
+    pub(crate) fn for_instances(cfg: BudgetConfig, instances: u64) -> Budget {
         cfg.state(SlicedTimes::slices_for(instances))
     }
 
     /// Asks for one retry at `now` (`after_timeout`: the failed attempt timed out).
-    pub fn try_retry(&mut self, now: Nanos, after_timeout: bool) -> Option<u64> {
+    #[cfg(test)]
+    pub(crate) fn try_retry(&mut self, now: Nanos, after_timeout: bool) -> Option<u64> {
         self.ask(
             now,
             RetryCause {
@@ -448,5 +430,41 @@ mod size {
         assert!(s <= 160, "{s} bytes");
         assert!(std::mem::size_of::<super::failure_ratio::State>() <= 64);
         assert!(std::mem::size_of::<super::resilience4j::State>() <= 112);
+    }
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn budget_example() {
+        use crate::model::budget::{token_bucket, Budget, BudgetConfig};
+        let cfg = token_bucket::Config {
+            max_milli: 4000,
+            ratio_milli: 100,
+        };
+        let mut b = Budget::new(BudgetConfig::TokenBucket(cfg));
+        b.on_failure(); // 3000 > 2000
+        assert_eq!(b.try_retry(0, false), Some(0));
+        b.on_failure(); // 2000, not > 2000
+        assert_eq!(b.try_retry(0, false), None);
+    }
+
+    #[test]
+    fn cap_example() {
+        use crate::model::budget::{token_bucket, BudgetCap, BudgetConfig};
+        let c = BudgetConfig::TokenBucket(token_bucket::Config {
+            max_milli: 10_000,
+            ratio_milli: 100,
+        })
+        .cap();
+        assert!(matches!(
+            c,
+            BudgetCap::TokenBucket(token_bucket::Cap {
+                retries_at_total_failure: 4,
+                ..
+            })
+        ));
     }
 }

@@ -12,10 +12,10 @@ use crate::model::windows::SlicedTimes;
 use super::{BudgetBound, BudgetPolicy, BudgetState, RetryCause};
 
 /// Default window.
-pub const DEFAULT_WINDOW: Nanos = 10 * SECOND;
+pub(crate) const DEFAULT_WINDOW: Nanos = 10 * SECOND;
 
 /// Retries per second always allowed when `min_per_sec` is not written.
-pub const DEFAULT_MIN_PER_SEC: f64 = 0.0;
+pub(crate) const DEFAULT_MIN_PER_SEC: f64 = 0.0;
 
 /// The `ratio` table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

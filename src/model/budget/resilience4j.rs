@@ -29,11 +29,11 @@ use crate::model::windows::EpochWindow;
 use super::{BudgetBound, BudgetPolicy, BudgetState, RetryCause};
 
 /// Default sliding time window.
-pub const DEFAULT_WINDOW: Nanos = 10 * SECOND;
+pub(crate) const DEFAULT_WINDOW: Nanos = 10 * SECOND;
 /// Default largest failure rate, in percent, that allows a retry.
-pub const DEFAULT_MAX_RETRY_RATIO: f64 = 10.0;
+pub(crate) const DEFAULT_MAX_RETRY_RATIO: f64 = 10.0;
 /// Default warm-up: calls in the window up to which retries are always allowed.
-pub const DEFAULT_MIN_SAMPLE_SIZE: u64 = 100;
+pub(crate) const DEFAULT_MIN_SAMPLE_SIZE: u64 = 100;
 
 /// The `resilience4j` table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -62,7 +62,7 @@ pub struct Config {
 }
 
 /// What `explain` says of the budget: its settings.
-pub type Cap = Config;
+pub(crate) type Cap = Config;
 
 impl Written {
     /// The budget's rules; `p` is the table's path.

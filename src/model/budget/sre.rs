@@ -13,9 +13,9 @@ use crate::model::windows::SlicedTimes;
 use super::{BudgetBound, BudgetPolicy, BudgetState, RetryCause};
 
 /// Default retries per request, in percent.
-pub const DEFAULT_PERCENT: f64 = 10.0;
+pub(crate) const DEFAULT_PERCENT: f64 = 10.0;
 /// Default window.
-pub const DEFAULT_WINDOW: Nanos = 120 * SECOND;
+pub(crate) const DEFAULT_WINDOW: Nanos = 120 * SECOND;
 
 /// The `sre` table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -40,7 +40,7 @@ pub struct Config {
 }
 
 /// What `explain` says of the budget: its settings.
-pub type Cap = Config;
+pub(crate) type Cap = Config;
 
 impl Written {
     /// The budget's rules; `p` is the table's path.

@@ -61,7 +61,7 @@ impl Written {
 /// parses `tokenRatio` digit by digit (and grpc-java's `(int)(ratio · 1000)` in `float`
 /// gives): 0.5466 → 546, 2.675 → 2675. It reads the shortest decimal form of `v`, which
 /// is what the scenario file wrote.
-pub fn milli_truncated(v: f64) -> u64 {
+pub(crate) fn milli_truncated(v: f64) -> u64 {
     let text = format!("{v}");
     let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
     let int: u64 = int.parse().unwrap_or(0);

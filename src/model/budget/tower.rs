@@ -15,7 +15,7 @@ use super::finagle::{Cap, DEFAULT_MIN_PER_SEC, DEFAULT_PERCENT, DEFAULT_TTL};
 use super::{BudgetPolicy, BudgetState, RetryCause};
 
 /// tower's truncation of `1/percent` when `truncate` is not written.
-pub const DEFAULT_TRUNCATE: bool = true;
+pub(crate) const DEFAULT_TRUNCATE: bool = true;
 
 /// What deposits into the bucket.
 #[derive(

@@ -24,15 +24,15 @@ use crate::model::field::{duration_text, Ctx, Dur, R};
 use crate::model::text::{fmt_num, fmt_time};
 
 /// Default initial limit.
-pub const DEFAULT_INITIAL_LIMIT: u64 = 20;
+pub(crate) const DEFAULT_INITIAL_LIMIT: u64 = 20;
 /// Default lower clamp.
-pub const DEFAULT_MIN_LIMIT: u64 = 20;
+pub(crate) const DEFAULT_MIN_LIMIT: u64 = 20;
 /// Default upper clamp.
-pub const DEFAULT_MAX_LIMIT: u64 = 200;
+pub(crate) const DEFAULT_MAX_LIMIT: u64 = 200;
 /// Default multiplicative decrease.
-pub const DEFAULT_BACKOFF_RATIO: f64 = 0.9;
+pub(crate) const DEFAULT_BACKOFF_RATIO: f64 = 0.9;
 /// Default RTT counted as a drop.
-pub const DEFAULT_TIMEOUT: Nanos = 5 * SECOND;
+pub(crate) const DEFAULT_TIMEOUT: Nanos = 5 * SECOND;
 
 /// `{ kind = "aimd", ... }` as written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -158,14 +158,14 @@ impl Config {
 
 /// AIMD's state: the integer limit.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Aimd {
+pub(crate) struct Aimd {
     cfg: Config,
     limit: i32,
 }
 
 impl Aimd {
     /// The limit before any sample.
-    pub fn new(cfg: Config) -> Aimd {
+    pub(crate) fn new(cfg: Config) -> Aimd {
         Aimd {
             cfg,
             limit: cfg.initial_limit,
@@ -173,13 +173,13 @@ impl Aimd {
     }
 
     /// The current limit.
-    pub fn limit(&self) -> i32 {
+    pub(crate) fn limit(&self) -> i32 {
         self.limit
     }
 
     /// One sample: a request that took `rtt` with `inflight` in flight when it
     /// started (itself included), dropped or not.
-    pub fn on_sample(&mut self, rtt: Nanos, inflight: u32, dropped: bool) {
+    pub(crate) fn on_sample(&mut self, rtt: Nanos, inflight: u32, dropped: bool) {
         let mut l = self.limit;
         if dropped || rtt > self.cfg.timeout {
             l = (f64::from(l) * self.cfg.backoff_ratio) as i32;

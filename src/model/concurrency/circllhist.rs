@@ -21,7 +21,7 @@ const POW10: [f64; 20] = [
 
 /// Samples per bin, keyed by the bin's integer lower bound (0 for the zero bin).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Hist {
+pub(crate) struct Hist {
     bins: BTreeMap<u64, u64>,
     count: u64,
 }
@@ -61,34 +61,35 @@ fn bounds(k: u64) -> (f64, f64) {
 
 impl Hist {
     /// An empty histogram.
-    pub fn new() -> Hist {
+    pub(crate) fn new() -> Hist {
         Hist::default()
     }
 
     /// Adds a sample of `v` microseconds.
-    pub fn insert(&mut self, v: u64) {
+    pub(crate) fn insert(&mut self, v: u64) {
         *self.bins.entry(key(v)).or_insert(0) += 1;
         self.count += 1;
     }
 
     /// Samples held.
-    pub fn count(&self) -> u64 {
+    pub(crate) fn count(&self) -> u64 {
         self.count
     }
 
     /// Bins occupied (the memory held).
-    pub fn bins(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn bins(&self) -> usize {
         self.bins.len()
     }
 
     /// Forgets every sample.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.bins.clear();
         self.count = 0;
     }
 
     /// `hist_approx_quantile` for `q` in [0, 1]; `None` when empty.
-    pub fn quantile(&self, q: f64) -> Option<f64> {
+    pub(crate) fn quantile(&self, q: f64) -> Option<f64> {
         let mut it = self.bins.iter();
         let (&k, &c) = it.next()?;
         let target = self.count as f64 * q;

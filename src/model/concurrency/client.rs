@@ -64,7 +64,7 @@ impl ClientLimitFile {
 }
 
 /// What explain says of a client layer's limit.
-pub fn describe(cfg: &ConcurrencyLimitConfig) -> String {
+pub(crate) fn describe(cfg: &ConcurrencyLimitConfig) -> String {
     format!(
         "client-side concurrency limit per instance, around each attempt (Netflix ConcurrencyLimitClientInterceptor, 78a74b9; refusals are rate_limited, never sent; samples: successes, and answers gRPC gives as UNAVAILABLE as drops; timeouts ignored): {}",
         cfg.describe()
@@ -94,7 +94,7 @@ struct Instance {
 /// The client limits of one layer: one per instance, their random stream (Vegas'
 /// probe jitter) and each attempt's stamp for its sample.
 #[derive(Debug, Clone)]
-pub struct ClientLimits {
+pub(crate) struct ClientLimits {
     instances: Vec<Instance>,
     rng: ChaCha8Rng,
     /// Per node: (sent at, in flight then, itself included).
@@ -103,7 +103,7 @@ pub struct ClientLimits {
 
 impl ClientLimits {
     /// `n` instances of `cfg`, drawing from `rng` (the layer's `client_limit` stream).
-    pub fn new(cfg: ConcurrencyLimitConfig, n: usize, mut rng: ChaCha8Rng) -> ClientLimits {
+    pub(crate) fn new(cfg: ConcurrencyLimitConfig, n: usize, mut rng: ChaCha8Rng) -> ClientLimits {
         let instances = (0..n)
             .map(|_| Instance {
                 limit: ConcurrencyLimit::new(cfg, &mut rng),
@@ -119,7 +119,7 @@ impl ClientLimits {
 
     /// Instance `inst` sends the attempt of `node` at `now`: whether it may (then it is
     /// in flight and stamped for its sample).
-    pub fn acquire(&mut self, inst: u32, node: u32, now: Nanos) -> bool {
+    pub(crate) fn acquire(&mut self, inst: u32, node: u32, now: Nanos) -> bool {
         let i = &mut self.instances[inst as usize];
         if !i.limit.admits(i.inflight) {
             return false;
@@ -135,7 +135,7 @@ impl ClientLimits {
 
     /// The attempt of `node`, let through by instance `inst`, ended at `now` with
     /// `answer` (`None`: cancelled): released, and a sample if its end makes one.
-    pub fn release(&mut self, inst: u32, node: u32, now: Nanos, answer: Option<Class>) {
+    pub(crate) fn release(&mut self, inst: u32, node: u32, now: Nanos, answer: Option<Class>) {
         let i = &mut self.instances[inst as usize];
         i.inflight = i.inflight.saturating_sub(1);
         if let Some(dropped) = sample_of(answer) {
@@ -151,12 +151,14 @@ impl ClientLimits {
     }
 
     /// Instance `inst`'s limit now.
-    pub fn limit(&self, inst: u32) -> u32 {
+    #[cfg(test)]
+    pub(crate) fn limit(&self, inst: u32) -> u32 {
         self.instances[inst as usize].limit.limit()
     }
 
     /// Instance `inst`'s attempts in flight.
-    pub fn inflight(&self, inst: u32) -> u32 {
+    #[cfg(test)]
+    pub(crate) fn inflight(&self, inst: u32) -> u32 {
         self.instances[inst as usize].inflight
     }
 }

@@ -41,19 +41,19 @@ use crate::model::text::{fmt_num, fmt_time};
 
 /// Default percentile of the samples, in percent (the code's default, not the docs'
 /// example 90).
-pub const DEFAULT_SAMPLE_AGGREGATE_PERCENTILE: f64 = 50.0;
+pub(crate) const DEFAULT_SAMPLE_AGGREGATE_PERCENTILE: f64 = 50.0;
 /// Default jitter of the minRTT interval, in percent.
-pub const DEFAULT_JITTER: f64 = 15.0;
+pub(crate) const DEFAULT_JITTER: f64 = 15.0;
 /// Default highest limit.
-pub const DEFAULT_MAX_CONCURRENCY_LIMIT: u64 = 1000;
+pub(crate) const DEFAULT_MAX_CONCURRENCY_LIMIT: u64 = 1000;
 /// Default samples of a minRTT window.
-pub const DEFAULT_REQUEST_COUNT: u64 = 50;
+pub(crate) const DEFAULT_REQUEST_COUNT: u64 = 50;
 /// Default limit pinned during a minRTT window, also the lowest limit.
-pub const DEFAULT_MIN_CONCURRENCY: u64 = 3;
+pub(crate) const DEFAULT_MIN_CONCURRENCY: u64 = 3;
 /// Default headroom added to minRTT, in percent.
-pub const DEFAULT_BUFFER: f64 = 25.0;
+pub(crate) const DEFAULT_BUFFER: f64 = 25.0;
 /// Consecutive updates at `min_concurrency` that start a minRTT window at once.
-pub const MIN_CONCURRENCY_STREAK: u32 = 5;
+pub(crate) const MIN_CONCURRENCY_STREAK: u32 = 5;
 
 /// `{ kind = "envoy_gradient", ... }` as written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -234,7 +234,7 @@ impl Config {
 /// The controller's state. Memory: the histogram of one window's samples
 /// ([`Hist`]); everything else is a few words.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Controller {
+pub(crate) struct Controller {
     cfg: Config,
     limit: u32,
     /// The limit saved by a minRTT window; non-zero while in one.
@@ -250,7 +250,7 @@ pub struct Controller {
 
 impl Controller {
     /// The controller created at time 0: in a minRTT window, limit pinned.
-    pub fn new(cfg: Config) -> Controller {
+    pub(crate) fn new(cfg: Config) -> Controller {
         let mut c = Controller {
             cfg,
             limit: cfg.min_concurrency,
@@ -269,32 +269,35 @@ impl Controller {
     }
 
     /// The current limit.
-    pub fn limit(&self) -> u32 {
+    pub(crate) fn limit(&self) -> u32 {
         self.limit
     }
 
     /// Whether a minRTT window is under way.
-    pub fn in_min_rtt_window(&self) -> bool {
+    pub(crate) fn in_min_rtt_window(&self) -> bool {
         self.deferred > 0
     }
 
     /// The last minRTT (ns; 0 before the first).
-    pub fn min_rtt(&self) -> Nanos {
+    #[cfg(test)]
+    pub(crate) fn min_rtt(&self) -> Nanos {
         self.min_rtt
     }
 
     /// The last sampleRTT (ns; 0 before the first update).
-    pub fn sample_rtt(&self) -> Nanos {
+    #[cfg(test)]
+    pub(crate) fn sample_rtt(&self) -> Nanos {
         self.sample_rtt
     }
 
     /// Samples held.
-    pub fn samples(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn samples(&self) -> u64 {
         self.hist.count()
     }
 
     /// When a timer is next due, if any: call [`Controller::on_tick`] then.
-    pub fn next_tick(&self) -> Option<Nanos> {
+    pub(crate) fn next_tick(&self) -> Option<Nanos> {
         match (self.next_min_rtt, self.next_update) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -302,7 +305,7 @@ impl Controller {
     }
 
     /// Fires the timers due by `now`, in time order.
-    pub fn on_tick(&mut self, now: Nanos) {
+    pub(crate) fn on_tick(&mut self, now: Nanos) {
         loop {
             let min_rtt_due = self.next_min_rtt.filter(|&t| t <= now);
             let update_due = self.next_update.filter(|&t| t <= now);
@@ -317,7 +320,7 @@ impl Controller {
 
     /// A response at `now` to a request sent at `sent` (Envoy's
     /// `recordLatencySample`); `rng` draws the jitter when it ends a minRTT window.
-    pub fn on_sample<G: Rng + ?Sized>(&mut self, sent: Nanos, now: Nanos, rng: &mut G) {
+    pub(crate) fn on_sample<G: Rng + ?Sized>(&mut self, sent: Nanos, now: Nanos, rng: &mut G) {
         if sent < self.epoch {
             return;
         }

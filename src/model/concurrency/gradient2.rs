@@ -32,21 +32,21 @@ use crate::model::field::{Ctx, R};
 use crate::model::text::fmt_num;
 
 /// Default initial limit.
-pub const DEFAULT_INITIAL_LIMIT: u64 = 20;
+pub(crate) const DEFAULT_INITIAL_LIMIT: u64 = 20;
 /// Default lower clamp.
-pub const DEFAULT_MIN_LIMIT: u64 = 20;
+pub(crate) const DEFAULT_MIN_LIMIT: u64 = 20;
 /// Default upper clamp.
-pub const DEFAULT_MAX_CONCURRENCY: u64 = 200;
+pub(crate) const DEFAULT_MAX_CONCURRENCY: u64 = 200;
 /// Default smoothing.
-pub const DEFAULT_SMOOTHING: f64 = 0.2;
+pub(crate) const DEFAULT_SMOOTHING: f64 = 0.2;
 /// Default growth allowed while latency is low.
-pub const DEFAULT_QUEUE_SIZE: u64 = 4;
+pub(crate) const DEFAULT_QUEUE_SIZE: u64 = 4;
 /// Default samples of the long-term RTT average.
-pub const DEFAULT_LONG_WINDOW: u64 = 600;
+pub(crate) const DEFAULT_LONG_WINDOW: u64 = 600;
 /// Default tolerated RTT growth.
-pub const DEFAULT_RTT_TOLERANCE: f64 = 1.5;
+pub(crate) const DEFAULT_RTT_TOLERANCE: f64 = 1.5;
 /// Samples averaged plainly before the exponential average starts.
-pub const WARMUP: u32 = 10;
+pub(crate) const WARMUP: u32 = 10;
 
 /// `{ kind = "gradient2", ... }` as written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -193,7 +193,7 @@ impl Config {
 
 /// `ExpAvgMeasurement(window, warmup = 10)`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ExpAvg {
+pub(crate) struct ExpAvg {
     value: f64,
     sum: f64,
     count: u32,
@@ -202,7 +202,7 @@ pub struct ExpAvg {
 
 impl ExpAvg {
     /// An empty average over `window` samples.
-    pub fn new(window: i32) -> ExpAvg {
+    pub(crate) fn new(window: i32) -> ExpAvg {
         ExpAvg {
             value: 0.0,
             sum: 0.0,
@@ -212,7 +212,7 @@ impl ExpAvg {
     }
 
     /// Adds a sample; the new value.
-    pub fn add(&mut self, x: f64) -> f64 {
+    pub(crate) fn add(&mut self, x: f64) -> f64 {
         if self.count < WARMUP {
             self.count += 1;
             self.sum += x;
@@ -224,14 +224,15 @@ impl ExpAvg {
     }
 
     /// The current value.
-    pub fn get(&self) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn get(&self) -> f64 {
         self.value
     }
 }
 
 /// Gradient2's state.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Gradient2 {
+pub(crate) struct Gradient2 {
     cfg: Config,
     estimated: f64,
     limit: i32,
@@ -240,7 +241,7 @@ pub struct Gradient2 {
 
 impl Gradient2 {
     /// The limit before any sample.
-    pub fn new(cfg: Config) -> Gradient2 {
+    pub(crate) fn new(cfg: Config) -> Gradient2 {
         Gradient2 {
             cfg,
             estimated: f64::from(cfg.initial_limit),
@@ -250,22 +251,24 @@ impl Gradient2 {
     }
 
     /// The current limit, `(int) L`.
-    pub fn limit(&self) -> i32 {
+    pub(crate) fn limit(&self) -> i32 {
         self.limit
     }
 
     /// The estimate `L` before truncation.
-    pub fn estimate(&self) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn estimate(&self) -> f64 {
         self.estimated
     }
 
     /// The long-term RTT (ns).
-    pub fn long_rtt(&self) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn long_rtt(&self) -> f64 {
         self.long_rtt.get()
     }
 
     /// One sample (a zero RTT is ignored).
-    pub fn on_sample(&mut self, rtt: Nanos, inflight: u32) {
+    pub(crate) fn on_sample(&mut self, rtt: Nanos, inflight: u32) {
         if rtt == 0 {
             return;
         }

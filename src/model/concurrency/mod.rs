@@ -21,31 +21,18 @@
 //! written form [`ConcurrencyLimitFile`], the validated [`ConcurrencyLimitConfig`] and
 //! the runtime state [`ConcurrencyLimit`]. Time is integer nanoseconds; every update is
 //! O(1) but Envoy's, whose memory is bounded by the bins its window's samples occupy.
-//!
-//! ```
-//! use retrysim::model::concurrency::{aimd, ConcurrencyLimit, ConcurrencyLimitConfig};
-//! use rand::SeedableRng;
-//! let rng = &mut rand_chacha::ChaCha8Rng::seed_from_u64(1);
-//! let mut l = ConcurrencyLimit::new(ConcurrencyLimitConfig::Aimd(aimd::Config::default()), rng);
-//! assert_eq!(l.limit(), 20);
-//! assert!(l.admits(19) && !l.admits(20));
-//! l.on_sample(0, 1_000_000, 10, false, rng); // 10·2 ≥ 20: + 1
-//! assert_eq!(l.limit(), 21);
-//! l.on_sample(0, 1_000_000, 10, true, rng); // a drop: (int)(21·0.9)
-//! assert_eq!(l.limit(), 20); // 18, clamped to min_limit 20
-//! ```
 
-pub mod aimd;
-pub mod circllhist;
-pub mod client;
-pub mod envoy_gradient;
-pub mod fixed;
-pub mod gradient2;
+pub(crate) mod aimd;
+pub(crate) mod circllhist;
+pub(crate) mod client;
+pub(crate) mod envoy_gradient;
+pub(crate) mod fixed;
+pub(crate) mod gradient2;
 mod record;
-pub mod status;
-pub mod tier;
-pub mod vegas;
-pub mod window;
+pub(crate) mod status;
+pub(crate) mod tier;
+pub(crate) mod vegas;
+pub(crate) mod window;
 
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -53,17 +40,17 @@ use serde::{Deserialize, Serialize};
 use crate::engine::Nanos;
 use crate::model::field::{Ctx, R};
 
-pub use record::{Counts, TierSeries};
-pub use status::{Rejected, StatusFile};
-pub use tier::TierLimit;
+pub(crate) use record::Counts;
+pub(crate) use status::Rejected;
+pub(crate) use tier::TierLimit;
 
 /// Bytes a run keeps per bucket for each tier with a limit: the limit's integral over
 /// the bucket and the attempts it refused ([`TierSeries`]).
-pub const BYTES_PER_BUCKET: u64 = 24;
+pub(crate) const BYTES_PER_BUCKET: u64 = 24;
 
 /// Bytes a tier with a limit keeps per arena node: when the node's attempt arrived
 /// and how many were in flight then ([`TierLimit`]'s sample stamps).
-pub const BYTES_PER_NODE: u64 = 16;
+pub(crate) const BYTES_PER_NODE: u64 = 16;
 
 /// A count that is a Java `int` upstream.
 pub(crate) fn java_int(c: &Ctx, field: &str, v: u64) -> R<i32> {
@@ -177,14 +164,17 @@ enum Algo {
 
 /// A tier's concurrency limit at run time.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ConcurrencyLimit {
+pub(crate) struct ConcurrencyLimit {
     window: Option<window::Window>,
     algo: Algo,
 }
 
 impl ConcurrencyLimit {
     /// The limit at time 0 (`rng` draws Vegas' first probe jitter).
-    pub fn new<G: Rng + ?Sized>(cfg: ConcurrencyLimitConfig, rng: &mut G) -> ConcurrencyLimit {
+    pub(crate) fn new<G: Rng + ?Sized>(
+        cfg: ConcurrencyLimitConfig,
+        rng: &mut G,
+    ) -> ConcurrencyLimit {
         let algo = match cfg {
             ConcurrencyLimitConfig::Fixed(c) => Algo::Fixed(c.limit),
             ConcurrencyLimitConfig::Aimd(c) => Algo::Aimd(aimd::Aimd::new(c)),
@@ -201,7 +191,7 @@ impl ConcurrencyLimit {
     }
 
     /// The current limit (a negative Java limit reads 0).
-    pub fn limit(&self) -> u32 {
+    pub(crate) fn limit(&self) -> u32 {
         let l = match &self.algo {
             Algo::Fixed(l) => *l,
             Algo::Aimd(a) => a.limit(),
@@ -215,14 +205,14 @@ impl ConcurrencyLimit {
     /// Whether a request arriving with `inflight` in flight (itself not counted) is
     /// let through: `inflight < limit`, as Netflix's semaphore and Envoy's
     /// `forwardingDecision` decide.
-    pub fn admits(&self, inflight: u32) -> bool {
+    pub(crate) fn admits(&self, inflight: u32) -> bool {
         inflight < self.limit()
     }
 
     /// A finished request: started at `start`, took `rtt`, with `inflight` in flight
     /// when it started (itself included), `dropped` when it timed out. Envoy samples
     /// every response and ignores `inflight` and `dropped`.
-    pub fn on_sample<G: Rng + ?Sized>(
+    pub(crate) fn on_sample<G: Rng + ?Sized>(
         &mut self,
         start: Nanos,
         rtt: Nanos,
@@ -247,7 +237,7 @@ impl ConcurrencyLimit {
     }
 
     /// When the limit next needs [`ConcurrencyLimit::on_tick`] (Envoy's timers only).
-    pub fn next_tick(&self) -> Option<Nanos> {
+    pub(crate) fn next_tick(&self) -> Option<Nanos> {
         match &self.algo {
             Algo::Envoy(e) => e.next_tick(),
             _ => None,
@@ -255,7 +245,7 @@ impl ConcurrencyLimit {
     }
 
     /// Time has reached `now`: fires the timers due.
-    pub fn on_tick(&mut self, now: Nanos) {
+    pub(crate) fn on_tick(&mut self, now: Nanos) {
         if let Algo::Envoy(e) = &mut self.algo {
             e.on_tick(now);
         }
@@ -423,5 +413,25 @@ mod tests {
         ] {
             assert!(schema.contains(part), "{part} in {schema}");
         }
+    }
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn concurrency_example() {
+        use crate::model::concurrency::{aimd, ConcurrencyLimit, ConcurrencyLimitConfig};
+        use rand::SeedableRng;
+        let rng = &mut rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        let mut l =
+            ConcurrencyLimit::new(ConcurrencyLimitConfig::Aimd(aimd::Config::default()), rng);
+        assert_eq!(l.limit(), 20);
+        assert!(l.admits(19) && !l.admits(20));
+        l.on_sample(0, 1_000_000, 10, false, rng); // 10·2 ≥ 20: + 1
+        assert_eq!(l.limit(), 21);
+        l.on_sample(0, 1_000_000, 10, true, rng); // a drop: (int)(21·0.9)
+        assert_eq!(l.limit(), 20); // 18, clamped to min_limit 20
     }
 }

@@ -18,7 +18,7 @@ use crate::engine::Nanos;
 
 /// A tier's limit and what its samples need.
 #[derive(Debug, Clone)]
-pub struct TierLimit {
+pub(crate) struct TierLimit {
     limit: ConcurrencyLimit,
     rng: ChaCha8Rng,
     /// Per node: (arrival at the tier, in flight then, itself included).
@@ -29,7 +29,7 @@ pub struct TierLimit {
 
 impl TierLimit {
     /// The limit at time 0, drawing from `rng` (the tier's `concurrency_limit` stream).
-    pub fn new(cfg: ConcurrencyLimitConfig, mut rng: ChaCha8Rng) -> TierLimit {
+    pub(crate) fn new(cfg: ConcurrencyLimitConfig, mut rng: ChaCha8Rng) -> TierLimit {
         TierLimit {
             limit: ConcurrencyLimit::new(cfg, &mut rng),
             rng,
@@ -39,13 +39,13 @@ impl TierLimit {
     }
 
     /// The current limit.
-    pub fn limit(&self) -> u32 {
+    pub(crate) fn limit(&self) -> u32 {
         self.limit.limit()
     }
 
     /// An attempt at `node` arrives at `now` with `inflight` in flight (itself not
     /// counted): whether it is let through; if so it is stamped for its sample.
-    pub fn arrive(&mut self, node: u32, now: Nanos, inflight: u32) -> bool {
+    pub(crate) fn arrive(&mut self, node: u32, now: Nanos, inflight: u32) -> bool {
         if !self.limit.admits(inflight) {
             return false;
         }
@@ -58,7 +58,7 @@ impl TierLimit {
     }
 
     /// The attempt at `node`, let through, is finished at `now`: its sample.
-    pub fn finish(&mut self, node: u32, now: Nanos, dropped: bool) {
+    pub(crate) fn finish(&mut self, node: u32, now: Nanos, dropped: bool) {
         let (start, inflight) = self.starts[node as usize];
         self.limit.on_sample(
             start,
@@ -71,7 +71,7 @@ impl TierLimit {
 
     /// The time (`now` at the earliest) of a timer event to schedule, if the limit
     /// needs one it has not got pending (then it is pending).
-    pub fn tick_to_schedule(&mut self, now: Nanos) -> Option<Nanos> {
+    pub(crate) fn tick_to_schedule(&mut self, now: Nanos) -> Option<Nanos> {
         let t = self.limit.next_tick()?.max(now);
         if self.tick == Some(t) {
             return None;
@@ -82,7 +82,7 @@ impl TierLimit {
 
     /// A timer event at `now`: fires the timers due if it is the pending one (a stale
     /// event, superseded, does nothing); whether it fired.
-    pub fn on_tick(&mut self, now: Nanos) -> bool {
+    pub(crate) fn on_tick(&mut self, now: Nanos) -> bool {
         if self.tick != Some(now) {
             return false;
         }

@@ -41,19 +41,19 @@ use crate::model::field::{Ctx, R};
 use crate::model::text::fmt_num;
 
 /// Default initial limit.
-pub const DEFAULT_INITIAL_LIMIT: u64 = 20;
+pub(crate) const DEFAULT_INITIAL_LIMIT: u64 = 20;
 /// Default upper clamp.
-pub const DEFAULT_MAX_CONCURRENCY: u64 = 1000;
+pub(crate) const DEFAULT_MAX_CONCURRENCY: u64 = 1000;
 /// Default smoothing (1: the new estimate replaces the old).
-pub const DEFAULT_SMOOTHING: f64 = 1.0;
+pub(crate) const DEFAULT_SMOOTHING: f64 = 1.0;
 /// Default probe period, in multiples of the limit.
-pub const DEFAULT_PROBE_MULTIPLIER: u64 = 30;
+pub(crate) const DEFAULT_PROBE_MULTIPLIER: u64 = 30;
 
 /// `floor(log10 t)` floored at 1, as `Log10RootIntFunction.applyAsInt` computes it:
 /// `max(1, (int) Math.log10(t))` for `t < 1000` (a table), `(int) Math.log10(t)`
 /// above. Java's `log10` is exact at powers of ten, so this is the digit count less
 /// one, computed here on integers (no float logarithm, the same on every platform).
-pub fn log10_int(t: i32) -> i32 {
+pub(crate) fn log10_int(t: i32) -> i32 {
     if t < 10 {
         return 1;
     }
@@ -219,7 +219,7 @@ impl Config {
 
 /// Vegas' state.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Vegas {
+pub(crate) struct Vegas {
     cfg: Config,
     estimated: f64,
     limit: i32,
@@ -235,7 +235,7 @@ fn jitter<G: Rng + ?Sized>(rng: &mut G) -> f64 {
 
 impl Vegas {
     /// The limit before any sample; draws the first probe jitter from `rng`.
-    pub fn new<G: Rng + ?Sized>(cfg: Config, rng: &mut G) -> Vegas {
+    pub(crate) fn new<G: Rng + ?Sized>(cfg: Config, rng: &mut G) -> Vegas {
         Vegas {
             cfg,
             estimated: f64::from(cfg.initial_limit),
@@ -247,23 +247,19 @@ impl Vegas {
     }
 
     /// The current limit, `(int) L`.
-    pub fn limit(&self) -> i32 {
+    pub(crate) fn limit(&self) -> i32 {
         self.limit
     }
 
-    /// The estimate `L` before truncation.
-    pub fn estimate(&self) -> f64 {
-        self.estimated
-    }
-
     /// The no-load RTT (ns; 0 before the first sample).
-    pub fn rtt_noload(&self) -> Nanos {
+    #[cfg(test)]
+    pub(crate) fn rtt_noload(&self) -> Nanos {
         self.rtt_noload
     }
 
     /// One sample (`rtt > 0`; a zero RTT is ignored where Java throws); `rng` is drawn
     /// from only when a probe happens.
-    pub fn on_sample<G: Rng + ?Sized>(
+    pub(crate) fn on_sample<G: Rng + ?Sized>(
         &mut self,
         rtt: Nanos,
         inflight: u32,

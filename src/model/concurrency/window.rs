@@ -20,15 +20,15 @@ use crate::model::field::{duration_text, Ctx, Dur, R};
 use crate::model::text::fmt_time;
 
 /// Default shortest window.
-pub const DEFAULT_MIN_WINDOW: Nanos = SECOND;
+pub(crate) const DEFAULT_MIN_WINDOW: Nanos = SECOND;
 /// Default longest window.
-pub const DEFAULT_MAX_WINDOW: Nanos = SECOND;
+pub(crate) const DEFAULT_MAX_WINDOW: Nanos = SECOND;
 /// Default samples a window needs to count.
-pub const DEFAULT_WINDOW_SIZE: u64 = 10;
+pub(crate) const DEFAULT_WINDOW_SIZE: u64 = 10;
 /// Default RTT below which a sample is ignored.
-pub const DEFAULT_MIN_RTT_THRESHOLD: Nanos = 100 * MICROSECOND;
+pub(crate) const DEFAULT_MIN_RTT_THRESHOLD: Nanos = 100 * MICROSECOND;
 /// WindowedLimit refuses a window shorter than this.
-pub const MIN_WINDOW_TIME: Nanos = 100 * MILLISECOND;
+pub(crate) const MIN_WINDOW_TIME: Nanos = 100 * MILLISECOND;
 
 /// `window = { ... }` as written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -130,7 +130,7 @@ pub(crate) fn describe(w: &Option<Config>) -> String {
 
 /// One aggregated sample handed to the wrapped limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Sample {
+pub(crate) struct Sample {
     /// Start time of the sample that closed the window (ns).
     pub start: Nanos,
     /// Mean RTT of the window (ns, integer division).
@@ -143,7 +143,7 @@ pub struct Sample {
 
 /// The window being collected: five words, O(1) per sample.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Window {
+pub(crate) struct Window {
     cfg: Config,
     next_update: Nanos,
     min_rtt: Nanos,
@@ -155,7 +155,7 @@ pub struct Window {
 
 impl Window {
     /// An empty window; the first sample closes it.
-    pub fn new(cfg: Config) -> Window {
+    pub(crate) fn new(cfg: Config) -> Window {
         Window {
             cfg,
             next_update: 0,
@@ -168,7 +168,7 @@ impl Window {
     }
 
     /// A sample; the aggregate to hand to the limit when it closes a full window.
-    pub fn add(
+    pub(crate) fn add(
         &mut self,
         start: Nanos,
         rtt: Nanos,

@@ -11,7 +11,7 @@ use crate::model::config::Scenario;
 use super::Criticality;
 
 /// `success_fraction_<class>`.
-pub const CLASS_SUCCESS_FRACTION: Column = Column {
+pub(crate) const CLASS_SUCCESS_FRACTION: Column = Column {
     name: "success_fraction",
     unit: "fraction",
     kind: Kind::Measure,
@@ -20,15 +20,15 @@ pub const CLASS_SUCCESS_FRACTION: Column = Column {
     description: "succeeded / logical requests of the fleets whose criticality is the class; empty when no fleet's is (only with criticality)",
 };
 /// `priority_shed_<class>`.
-pub const CLASS_PRIORITY_SHED: Column = count(
+pub(crate) const CLASS_PRIORITY_SHED: Column = count(
     "priority_shed",
     "attempts of the class the tiers shed by criticality (answered priority_shed, 503), summed over the tiers; a lowered retry counts in its lowered class (only with criticality)",
 );
 /// The per-class summary columns.
-pub const CRITICALITY_COLUMNS: [Column; 2] = [CLASS_SUCCESS_FRACTION, CLASS_PRIORITY_SHED];
+pub(crate) const CRITICALITY_COLUMNS: [Column; 2] = [CLASS_SUCCESS_FRACTION, CLASS_PRIORITY_SHED];
 
 /// The columns of request classes.
-pub const CRITICALITY_GROUP: Group = Group {
+pub(crate) const CRITICALITY_GROUP: Group = Group {
     name: "criticality",
     instances: Instances::Suffixed {
         names: class_names,

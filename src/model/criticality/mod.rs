@@ -20,25 +20,16 @@
 //! ([`validate`]), the validated form ([`config`]: [`ShedConfig`]), explain's text
 //! ([`explain`]), the columns ([`columns`]) and, here, the runtime decision. Its lint
 //! is `explain/lint/criticality.rs`.
-//!
-//! ```
-//! use retrysim::model::criticality::{Criticality, ShedConfig, Signal};
-//! let shed = ShedConfig { signal: Signal::QueueFill, thresholds: [0.5, 0.8, f64::INFINITY] };
-//! assert!(shed.sheds(Criticality::Sheddable, 0.5));
-//! assert!(!shed.sheds(Criticality::SheddablePlus, 0.5));
-//! assert!(!shed.sheds(Criticality::Critical, 1.0));
-//! assert!(!shed.sheds(Criticality::CriticalPlus, 1.0));
-//! ```
 
-pub mod columns;
-pub mod config;
-pub mod explain;
-pub mod validate;
-pub mod written;
+pub(crate) mod columns;
+pub(crate) mod config;
+pub(crate) mod explain;
+pub(crate) mod validate;
+pub(crate) mod written;
 
-pub use config::ShedConfig;
-pub use validate::{check_retries, Tier};
-pub use written::{Criticality, ShedFile, Signal};
+pub(crate) use config::ShedConfig;
+pub(crate) use validate::{check_retries, Tier};
+pub(crate) use written::{Criticality, ShedFile, Signal};
 
 use crate::engine::Nanos;
 
@@ -47,11 +38,11 @@ use super::outcome::{Class, Outcome};
 use super::world::World;
 
 /// A node's class byte when no retry lowers it: [`Criticality::Critical`].
-pub const DEFAULT_CLASS: u8 = Criticality::Critical as u8;
+pub(crate) const DEFAULT_CLASS: u8 = Criticality::Critical as u8;
 
 /// A layer's class byte for retries when it has no `retry_criticality`: above every
 /// class, so the lower of the two is the inherited one.
-pub const NO_LOWERING: u8 = u8::MAX;
+pub(crate) const NO_LOWERING: u8 = u8::MAX;
 
 impl Criticality {
     /// Every class, lowest first.
@@ -99,7 +90,7 @@ impl Criticality {
 
 /// Attempts a run's tiers shed by criticality, per class (by index), summed over the
 /// tiers.
-pub type ShedCounts = [u64; 4];
+pub(crate) type ShedCounts = [u64; 4];
 
 #[allow(private_bounds)]
 impl<T: CallObserver> World<T> {
@@ -248,5 +239,23 @@ mod tests {
         assert_eq!(u.threshold(Criticality::Sheddable), Some(0.5));
         assert_eq!(u.threshold(Criticality::Critical), None);
         assert_eq!(u.threshold(Criticality::CriticalPlus), None);
+    }
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn criticality_example() {
+        use crate::model::criticality::{Criticality, ShedConfig, Signal};
+        let shed = ShedConfig {
+            signal: Signal::QueueFill,
+            thresholds: [0.5, 0.8, f64::INFINITY],
+        };
+        assert!(shed.sheds(Criticality::Sheddable, 0.5));
+        assert!(!shed.sheds(Criticality::SheddablePlus, 0.5));
+        assert!(!shed.sheds(Criticality::Critical, 1.0));
+        assert!(!shed.sheds(Criticality::CriticalPlus, 1.0));
     }
 }

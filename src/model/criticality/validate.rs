@@ -105,7 +105,7 @@ impl ShedFile {
 /// The rule of a fleet's layers (at `p`, the fleet's field path): a layer's
 /// `retry_criticality` may not be above the fleet's class, since a retry is sent at
 /// the lower of the two and a higher one would do nothing.
-pub fn check_retries(c: &Ctx, p: &str, class: Criticality, layers: &[LayerConfig]) -> R<()> {
+pub(crate) fn check_retries(c: &Ctx, p: &str, class: Criticality, layers: &[LayerConfig]) -> R<()> {
     for (j, l) in layers.iter().enumerate() {
         if let Some(r) = l.retry_criticality.filter(|r| *r > class) {
             return c.err(

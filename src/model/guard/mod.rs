@@ -22,14 +22,14 @@
 //! `metrics/columns/guards.rs` and `metrics/guards.rs`.
 
 mod bulkhead;
-pub mod config;
-pub mod explain;
+pub(crate) mod config;
+pub(crate) mod explain;
 mod pool;
-pub mod validate;
-pub mod written;
+pub(crate) mod validate;
+pub(crate) mod written;
 
-pub use validate::{validate, MAX_GUARD_SIZE};
-pub use written::{
+pub(crate) use validate::validate;
+pub(crate) use written::{
     PoolFile, DEFAULT_ACQUIRE_TIMEOUT, DEFAULT_BULKHEAD_QUEUE, DEFAULT_HOLD_DURING_BACKOFF,
 };
 

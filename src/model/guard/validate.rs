@@ -11,10 +11,10 @@ use super::config::{BulkheadConfig, Guards, PoolConfig};
 use super::PoolFile;
 
 /// Largest `max_concurrent`, `bulkhead_queue` and pool `size`.
-pub const MAX_GUARD_SIZE: u64 = 10_000_000;
+pub(crate) const MAX_GUARD_SIZE: u64 = 10_000_000;
 
 /// The guards of the entry at `p` with `layers` retry layers, as written.
-pub fn validate(
+pub(crate) fn validate(
     c: &Ctx,
     p: &str,
     max_concurrent: Option<Limit>,

@@ -11,14 +11,14 @@ use crate::model::field::Dur;
 
 /// Attempts that may wait for a bulkhead slot when `bulkhead_queue` is not written:
 /// none (refuse at once).
-pub const DEFAULT_BULKHEAD_QUEUE: u64 = 0;
+pub(crate) const DEFAULT_BULKHEAD_QUEUE: u64 = 0;
 
 /// Longest wait for a pooled connection when `acquire_timeout` is not written: none.
-pub const DEFAULT_ACQUIRE_TIMEOUT: Nanos = 0;
+pub(crate) const DEFAULT_ACQUIRE_TIMEOUT: Nanos = 0;
 
 /// Whether a call keeps its connection through its backoff when
 /// `hold_during_backoff` is not written.
-pub const DEFAULT_HOLD_DURING_BACKOFF: bool = false;
+pub(crate) const DEFAULT_HOLD_DURING_BACKOFF: bool = false;
 
 /// A connection pool (`pool = { size, acquire_timeout, hold_during_backoff }`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -8,25 +8,25 @@ use crate::metrics::RunMetrics;
 use crate::model::config::Scenario;
 
 /// `hedges`.
-pub const HEDGES: Column = count(
+pub(crate) const HEDGES: Column = count(
     "hedges",
     "copies hedging layers sent after a call's first (only with hedging)",
 );
 /// `hedge_wins`.
-pub const HEDGE_WINS: Column = count(
+pub(crate) const HEDGE_WINS: Column = count(
     "hedge_wins",
     "hedged calls whose success came from a hedge, not the first copy (only with hedging)",
 );
 /// `hedge_losers`.
-pub const HEDGE_LOSERS: Column = count(
+pub(crate) const HEDGE_LOSERS: Column = count(
     "hedge_losers",
     "copies still out when their hedged call was decided: cancelled, or left running as wasted work with cancel_losers = false (only with hedging)",
 );
 /// The summary columns of hedging.
-pub const HEDGE_COLUMNS: [Column; 3] = [HEDGES, HEDGE_WINS, HEDGE_LOSERS];
+pub(crate) const HEDGE_COLUMNS: [Column; 3] = [HEDGES, HEDGE_WINS, HEDGE_LOSERS];
 
 /// The columns of hedging.
-pub const HEDGE_GROUP: Group = Group {
+pub(crate) const HEDGE_GROUP: Group = Group {
     name: "hedging",
     instances: Instances::Once(Scenario::uses_hedging),
     summary: &HEDGE_COLUMNS,

@@ -26,15 +26,15 @@
 //! and, in this file, its runtime state. Its lint is `explain/lint/hedge.rs` (the model
 //! does not use `explain`).
 
-pub mod columns;
-pub mod config;
-pub mod explain;
-pub mod validate;
-pub mod written;
+pub(crate) mod columns;
+pub(crate) mod config;
+pub(crate) mod explain;
+pub(crate) mod validate;
+pub(crate) mod written;
 
-pub use config::HedgingConfig;
-pub use validate::{check_guarded, Host, MAX_HEDGES};
-pub use written::{HedgingFile, DEFAULT_CANCEL_LOSERS, DEFAULT_DELAY};
+pub(crate) use config::HedgingConfig;
+pub(crate) use validate::{check_guarded, Host};
+pub(crate) use written::{HedgingFile, DEFAULT_CANCEL_LOSERS, DEFAULT_DELAY};
 
 use crate::engine::Scheduler;
 

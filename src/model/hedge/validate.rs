@@ -10,7 +10,7 @@ use crate::model::outcome::{class_set, ClassSet};
 use super::{HedgingConfig, HedgingFile};
 
 /// Most copies of a hedged call.
-pub const MAX_HEDGES: u64 = 16;
+pub(crate) const MAX_HEDGES: u64 = 16;
 
 /// What hedging's rules read of the layer it is on, as written.
 #[derive(Debug, Clone, Copy)]
@@ -84,7 +84,7 @@ impl HedgingFile {
 
 /// Hedging's rule for a call with a bulkhead or a pool (at `p`, with `layers`): its
 /// innermost layer may not hedge, as the copies would share the one slot.
-pub fn check_guarded(c: &Ctx, p: &str, layers: &[LayerConfig]) -> R<()> {
+pub(crate) fn check_guarded(c: &Ctx, p: &str, layers: &[LayerConfig]) -> R<()> {
     if layers.last().is_some_and(|l| l.hedging.is_some()) {
         return c.err(
             format!("{p}.layers[{}].hedging", layers.len() - 1),

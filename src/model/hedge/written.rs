@@ -8,11 +8,11 @@ use crate::engine::Nanos;
 use crate::model::field::Dur;
 
 /// Wait before each further copy when `delay` is not written: none (all at once).
-pub const DEFAULT_DELAY: Nanos = 0;
+pub(crate) const DEFAULT_DELAY: Nanos = 0;
 
 /// Whether the copies still going are cancelled once the call is decided, when
 /// `cancel_losers` is not written.
-pub const DEFAULT_CANCEL_LOSERS: bool = true;
+pub(crate) const DEFAULT_CANCEL_LOSERS: bool = true;
 
 /// Hedged requests (`hedging = { max_attempts, delay, non_fatal, cancel_losers }`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -144,7 +144,7 @@ impl Config {
 
 /// SRE adaptive throttling state.
 #[derive(Debug, Clone)]
-pub struct AdaptiveThrottle {
+pub(crate) struct AdaptiveThrottle {
     cfg: Config,
     requests: VecDeque<Nanos>,
     accepted: VecDeque<Nanos>,
@@ -152,7 +152,7 @@ pub struct AdaptiveThrottle {
 
 impl AdaptiveThrottle {
     /// Empty counts.
-    pub fn new(cfg: Config) -> AdaptiveThrottle {
+    pub(crate) fn new(cfg: Config) -> AdaptiveThrottle {
         AdaptiveThrottle {
             cfg,
             requests: VecDeque::new(),
@@ -171,7 +171,7 @@ impl AdaptiveThrottle {
     }
 
     /// The probability of rejecting the next attempt at `now`.
-    pub fn probability(&mut self, now: Nanos) -> f64 {
+    pub(crate) fn probability(&mut self, now: Nanos) -> f64 {
         self.evict(now);
         let r = self.requests.len() as f64;
         let a = self.accepted.len() as f64;
@@ -179,7 +179,8 @@ impl AdaptiveThrottle {
     }
 
     /// (requests, accepts) in the window at `now`.
-    pub fn counts(&mut self, now: Nanos) -> (u64, u64) {
+    #[cfg(test)]
+    pub(crate) fn counts(&mut self, now: Nanos) -> (u64, u64) {
         self.evict(now);
         (self.requests.len() as u64, self.accepted.len() as u64)
     }

@@ -49,7 +49,7 @@ impl Config {
 /// botocore's `ClientRateLimiter` with its `RateClocker`, `CubicCalculator` and
 /// `TokenBucket`, in float seconds of simulated time.
 #[derive(Debug, Clone)]
-pub struct AwsAdaptive {
+pub(crate) struct AwsAdaptive {
     enabled: bool,
     measured_rate: f64,
     last_bucket: f64,
@@ -73,7 +73,7 @@ const MAX_RATE_ADJUST_SCALE: f64 = 2.0;
 impl AwsAdaptive {
     /// botocore's `register_retry_handler` at time `now`: `CubicCalculator(0, now)`,
     /// `TokenBucket(max_rate = 1)`, `RateClocker()`.
-    pub fn new(now: Nanos) -> AwsAdaptive {
+    pub(crate) fn new(now: Nanos) -> AwsAdaptive {
         let t = secs(now);
         let mut a = AwsAdaptive {
             enabled: false,
@@ -129,7 +129,7 @@ impl AwsAdaptive {
     }
 
     /// `on_sending_request`: `Pass` with a token taken, or how long to wait.
-    pub fn before_send(&mut self, now: Nanos) -> Gate {
+    pub(crate) fn before_send(&mut self, now: Nanos) -> Gate {
         if !self.enabled {
             return Gate::Pass;
         }
@@ -145,7 +145,7 @@ impl AwsAdaptive {
     }
 
     /// `on_receiving_response` at `now`; `throttled` for a throttling error.
-    pub fn on_response(&mut self, now: Nanos, throttled: bool) {
+    pub(crate) fn on_response(&mut self, now: Nanos, throttled: bool) {
         let t = secs(now);
         let measured = self.record_rate(t);
         let new_rate = if !throttled {
@@ -167,7 +167,8 @@ impl AwsAdaptive {
     }
 
     /// (enabled, fill rate, tokens, measured rate).
-    pub fn snapshot(&self) -> (bool, f64, f64, f64) {
+    #[cfg(test)]
+    pub(crate) fn snapshot(&self) -> (bool, f64, f64, f64) {
         (
             self.enabled,
             self.fill_rate,

@@ -11,21 +11,9 @@
 //! This root holds the written form [`LimiterFile`], the validated form
 //! [`LimiterConfig`], what the limiter says of an attempt ([`Gate`]) and the
 //! per-instance [`Limiter`], each delegating to the vendor.
-//!
-//! ```
-//! use retrysim::model::limiter::{adaptive_throttling, Gate, Limiter, LimiterConfig};
-//! use retrysim::model::config::Accepts;
-//! let mut l = Limiter::new(LimiterConfig::AdaptiveThrottling(adaptive_throttling::Config {
-//!     k: 2.0, window: 120_000_000_000, padding: 1.0, accepts: Accepts::Success }));
-//! // 10 requests, 2 accepted: p = (10 − 2·2) / (10 + 1) = 6/11 for the 11th.
-//! for _ in 0..10 { assert_eq!(l.gate_u(0, 0.99), Gate::Pass); }
-//! l.on_answer(0, true, false, false);
-//! l.on_answer(0, true, false, false);
-//! assert_eq!(l.gate_u(0, 0.5), Gate::Reject);
-//! ```
 
-pub mod adaptive_throttling;
-pub mod aws_adaptive;
+pub(crate) mod adaptive_throttling;
+pub(crate) mod aws_adaptive;
 
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -33,8 +21,8 @@ use serde::{Deserialize, Serialize};
 use crate::engine::Nanos;
 use crate::model::field::{Ctx, R};
 
-pub use adaptive_throttling::AdaptiveThrottle;
-pub use aws_adaptive::AwsAdaptive;
+pub(crate) use adaptive_throttling::AdaptiveThrottle;
+pub(crate) use aws_adaptive::AwsAdaptive;
 
 /// Client-side rate limiter of a layer, as written: `{ kind = "...", ... }`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -86,7 +74,7 @@ impl LimiterConfig {
 
 /// What the limiter says about an attempt about to be sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Gate {
+pub(crate) enum Gate {
     /// Send it.
     Pass,
     /// Fail it locally.
@@ -97,7 +85,7 @@ pub enum Gate {
 
 /// One instance's client-side limiter.
 #[derive(Debug, Clone)]
-pub enum Limiter {
+pub(crate) enum Limiter {
     /// SRE adaptive throttling.
     Throttle(AdaptiveThrottle),
     /// AWS adaptive rate limiter.
@@ -106,7 +94,7 @@ pub enum Limiter {
 
 impl Limiter {
     /// A fresh limiter, created at time 0.
-    pub fn new(cfg: LimiterConfig) -> Limiter {
+    pub(crate) fn new(cfg: LimiterConfig) -> Limiter {
         match cfg {
             LimiterConfig::AdaptiveThrottling(c) => Limiter::Throttle(AdaptiveThrottle::new(c)),
             LimiterConfig::AwsAdaptive(_) => Limiter::Aws(AwsAdaptive::new(0)),
@@ -115,7 +103,7 @@ impl Limiter {
 
     /// Asks to send an attempt at `now`, drawing from `rng` only when a rejection is
     /// possible.
-    pub fn before_send<R: Rng + ?Sized>(&mut self, now: Nanos, rng: &mut R) -> Gate {
+    pub(crate) fn before_send<R: Rng + ?Sized>(&mut self, now: Nanos, rng: &mut R) -> Gate {
         match self {
             Limiter::Throttle(t) => t.before_send(now, rng),
             Limiter::Aws(a) => a.before_send(now),
@@ -124,7 +112,8 @@ impl Limiter {
 
     /// [`Limiter::before_send`] with the uniform draw `u` given: adaptive throttling
     /// counts the request and rejects it when `u < p`.
-    pub fn gate_u(&mut self, now: Nanos, u: f64) -> Gate {
+    #[cfg(test)]
+    pub(crate) fn gate_u(&mut self, now: Nanos, u: f64) -> Gate {
         match self {
             Limiter::Throttle(t) => t.gate_u(now, u),
             Limiter::Aws(a) => a.before_send(now),
@@ -135,10 +124,36 @@ impl Limiter {
     /// and (for AWS) with a throttling error (`throttled`: a rejection with 429). A
     /// timeout counts as an answer that is none of these, as botocore sees a read
     /// timeout.
-    pub fn on_answer(&mut self, now: Nanos, success: bool, rejected: bool, throttled: bool) {
+    pub(crate) fn on_answer(&mut self, now: Nanos, success: bool, rejected: bool, throttled: bool) {
         match self {
             Limiter::Throttle(t) => t.on_answer(now, success, rejected),
             Limiter::Aws(a) => a.on_response(now, throttled),
         }
+    }
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn limiter_example() {
+        use crate::model::limiter::adaptive_throttling::Accepts;
+        use crate::model::limiter::{adaptive_throttling, Gate, Limiter, LimiterConfig};
+        let mut l = Limiter::new(LimiterConfig::AdaptiveThrottling(
+            adaptive_throttling::Config {
+                k: 2.0,
+                window: 120_000_000_000,
+                padding: 1.0,
+                accepts: Accepts::Success,
+            },
+        ));
+        // 10 requests, 2 accepted: p = (10 − 2·2) / (10 + 1) = 6/11 for the 11th.
+        for _ in 0..10 {
+            assert_eq!(l.gate_u(0, 0.99), Gate::Pass);
+        }
+        l.on_answer(0, true, false, false);
+        l.on_answer(0, true, false, false);
+        assert_eq!(l.gate_u(0, 0.5), Gate::Reject);
     }
 }

@@ -25,9 +25,9 @@ use crate::model::field::{duration_text, Ctx, Dur, R};
 use crate::model::text::fmt_time;
 
 /// Default target queueing delay (`codel_target_delay`).
-pub const DEFAULT_TARGET: Nanos = 5 * MILLISECOND;
+pub(crate) const DEFAULT_TARGET: Nanos = 5 * MILLISECOND;
 /// Default interval (`codel_interval`).
-pub const DEFAULT_INTERVAL: Nanos = 100 * MILLISECOND;
+pub(crate) const DEFAULT_INTERVAL: Nanos = 100 * MILLISECOND;
 
 /// `{ kind = "codel", ... }` and `{ kind = "codel_timeout", ... }` as written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -100,7 +100,7 @@ impl Config {
 
 /// Codel's state: a few words, O(1) per dequeue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Codel {
+pub(crate) struct Codel {
     cfg: Config,
     min_delay: Nanos,
     interval_end: Nanos,
@@ -110,7 +110,7 @@ pub struct Codel {
 
 impl Codel {
     /// The state at time 0 (folly's constructor: interval end now, reset pending).
-    pub fn new(cfg: Config) -> Codel {
+    pub(crate) fn new(cfg: Config) -> Codel {
         Codel {
             cfg,
             min_delay: 0,
@@ -122,7 +122,7 @@ impl Codel {
 
     /// A request that waited `delay` is dequeued at `now`: whether it is dropped
     /// (folly's `overloaded_explicit_now`).
-    pub fn drops(&mut self, now: Nanos, delay: Nanos) -> bool {
+    pub(crate) fn drops(&mut self, now: Nanos, delay: Nanos) -> bool {
         if now > self.interval_end && !self.reset {
             self.reset = true;
             self.interval_end = now + self.cfg.interval;
@@ -140,12 +140,14 @@ impl Codel {
     }
 
     /// Whether the last interval judged the queue overloaded.
-    pub fn overloaded(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn overloaded(&self) -> bool {
         self.overloaded
     }
 
     /// folly's `getLoad()`: `min(100, 100·minDelay / (2·target))`, integer.
-    pub fn load(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn load(&self) -> u64 {
         (100 * self.min_delay / self.cfg.slough_timeout()).min(100)
     }
 }

@@ -51,24 +51,24 @@ impl Config {
 
 /// The timeout variant's state: the last time the queue was empty.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Timeout {
+pub(crate) struct Timeout {
     cfg: Config,
     last_empty: Nanos,
 }
 
 impl Timeout {
     /// An empty queue at time 0.
-    pub fn new(cfg: Config) -> Timeout {
+    pub(crate) fn new(cfg: Config) -> Timeout {
         Timeout { cfg, last_empty: 0 }
     }
 
     /// A request joined the queue at `now`, which was empty until then.
-    pub fn on_queue_formed(&mut self, now: Nanos) {
+    pub(crate) fn on_queue_formed(&mut self, now: Nanos) {
         self.last_empty = now;
     }
 
     /// The timeout a request dequeued at `now` is held to.
-    pub fn timeout(&self, now: Nanos) -> Nanos {
+    pub(crate) fn timeout(&self, now: Nanos) -> Nanos {
         match now.checked_sub(self.cfg.interval) {
             Some(t) if self.last_empty < t => self.cfg.target,
             _ => self.cfg.interval,
@@ -76,7 +76,7 @@ impl Timeout {
     }
 
     /// A request that waited `delay` is dequeued at `now`: whether it is dropped.
-    pub fn drops(&self, now: Nanos, delay: Nanos) -> bool {
+    pub(crate) fn drops(&self, now: Nanos, delay: Nanos) -> bool {
         delay > self.timeout(now)
     }
 }

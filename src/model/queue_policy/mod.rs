@@ -11,26 +11,13 @@
 //! A dropped request is answered as a rejection, which clients may retry. This root
 //! holds the written form [`QueuePolicyFile`], the validated [`QueuePolicyConfig`] and
 //! the per-tier state [`QueuePolicy`]: a few words, O(1) per dequeue.
-//!
-//! ```
-//! use retrysim::model::queue_policy::{codel, QueuePolicy, QueuePolicyConfig};
-//! let ms = 1_000_000;
-//! let mut q = QueuePolicy::new(QueuePolicyConfig::Codel(codel::Config {
-//!     target: 5 * ms, interval: 100 * ms }));
-//! assert!(!q.drops(ms, 0));          // waited 1ms: the first is always served
-//! assert!(!q.drops(20 * ms, 8 * ms)); // a new interval: minDelay 1ms, not overloaded
-//! assert!(!q.drops(30 * ms, 10 * ms)); // waited 20ms, but no standing queue yet
-//! assert!(!q.drops(130 * ms, 100 * ms)); // interval ends: every wait > 5ms, overloaded
-//! assert!(q.drops(140 * ms, 120 * ms));  // waited 20ms > 2·target: dropped
-//! assert!(!q.lifo(1000));
-//! ```
 
-pub mod adaptive_lifo;
-pub mod codel;
-pub mod codel_timeout;
-pub mod record;
+pub(crate) mod adaptive_lifo;
+pub(crate) mod codel;
+pub(crate) mod codel_timeout;
+pub(crate) mod record;
 
-pub use record::Dropped;
+pub(crate) use record::Dropped;
 
 use serde::{Deserialize, Serialize};
 
@@ -105,7 +92,7 @@ impl QueuePolicyConfig {
 
 /// A tier's queue policy at run time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum QueuePolicy {
+pub(crate) enum QueuePolicy {
     /// folly's CoDel.
     Codel(codel::Codel),
     /// CoDel's timeout form.
@@ -116,7 +103,7 @@ pub enum QueuePolicy {
 
 impl QueuePolicy {
     /// The policy of an empty queue at time 0.
-    pub fn new(cfg: QueuePolicyConfig) -> QueuePolicy {
+    pub(crate) fn new(cfg: QueuePolicyConfig) -> QueuePolicy {
         match cfg {
             QueuePolicyConfig::Codel(c) => QueuePolicy::Codel(codel::Codel::new(c)),
             QueuePolicyConfig::CodelTimeout(c) => {
@@ -127,7 +114,7 @@ impl QueuePolicy {
     }
 
     /// Whether the next dequeue, with `waiting` requests queued, takes the newest.
-    pub fn lifo(&self, waiting: usize) -> bool {
+    pub(crate) fn lifo(&self, waiting: usize) -> bool {
         match self {
             QueuePolicy::AdaptiveLifo(c) => c.lifo(waiting),
             _ => false,
@@ -136,7 +123,7 @@ impl QueuePolicy {
 
     /// A request that joined the queue at `enqueued` is dequeued at `now`: whether it
     /// is dropped instead of served.
-    pub fn drops(&mut self, now: Nanos, enqueued: Nanos) -> bool {
+    pub(crate) fn drops(&mut self, now: Nanos, enqueued: Nanos) -> bool {
         let delay = now.saturating_sub(enqueued);
         match self {
             QueuePolicy::Codel(c) => c.drops(now, delay),
@@ -146,7 +133,7 @@ impl QueuePolicy {
     }
 
     /// A request joined the queue at `now`, which was empty until then.
-    pub fn on_queue_formed(&mut self, now: Nanos) {
+    pub(crate) fn on_queue_formed(&mut self, now: Nanos) {
         if let QueuePolicy::CodelTimeout(t) = self {
             t.on_queue_formed(now);
         }
@@ -258,5 +245,26 @@ mod tests {
         let schema = serde_json::to_string(&schemars::schema_for!(QueuePolicyFile)).unwrap();
         assert!(schema.contains("\"default\":\"5ms\""), "{schema}");
         assert!(schema.contains("\"default\":\"100ms\""), "{schema}");
+    }
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn queue_policy_example() {
+        use crate::model::queue_policy::{codel, QueuePolicy, QueuePolicyConfig};
+        let ms = 1_000_000;
+        let mut q = QueuePolicy::new(QueuePolicyConfig::Codel(codel::Config {
+            target: 5 * ms,
+            interval: 100 * ms,
+        }));
+        assert!(!q.drops(ms, 0)); // waited 1ms: the first is always served
+        assert!(!q.drops(20 * ms, 8 * ms)); // a new interval: minDelay 1ms, not overloaded
+        assert!(!q.drops(30 * ms, 10 * ms)); // waited 20ms, but no standing queue yet
+        assert!(!q.drops(130 * ms, 100 * ms)); // interval ends: every wait > 5ms, overloaded
+        assert!(q.drops(140 * ms, 120 * ms)); // waited 20ms > 2·target: dropped
+        assert!(!q.lifo(1000));
     }
 }

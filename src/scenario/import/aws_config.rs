@@ -27,7 +27,7 @@ use crate::scenario::error::shown;
 use crate::scenario::preset::{AWS_ADAPTIVE, AWS_LEGACY, AWS_STANDARD};
 
 /// The format.
-pub const FORMAT: Format = Format {
+pub(crate) const FORMAT: Format = Format {
     name: "aws_config",
     about: "an AWS shared config file (~/.aws/config): a profile's retry_mode and max_attempts, as botocore reads them",
     selector: &[(
@@ -39,7 +39,7 @@ pub const FORMAT: Format = Format {
 
 /// A key of a section: its name (lower case), value, and line.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Setting {
+pub(crate) struct Setting {
     /// The key, lower case as configparser stores it.
     pub key: String,
     /// The value, continuation lines joined with newlines.
@@ -50,7 +50,7 @@ pub struct Setting {
 
 /// A section: its header as written between the brackets, line and settings.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Section {
+pub(crate) struct Section {
     /// The header (`profile dev`).
     pub name: String,
     /// The header's line.
@@ -60,7 +60,7 @@ pub struct Section {
 }
 
 /// Parses an INI file as `configparser.RawConfigParser` (strict) does.
-pub fn parse_ini(text: &str) -> Result<Vec<Section>, Refusal> {
+pub(crate) fn parse_ini(text: &str) -> Result<Vec<Section>, Refusal> {
     let mut out: Vec<Section> = Vec::new();
     // The indent of the current setting, while a value may continue.
     let mut open: Option<usize> = None;
@@ -179,7 +179,7 @@ fn preset_keys(toml_text: &str) -> Vec<(String, toml::Value)> {
 }
 
 /// Maps a shared config file's profile onto a layer.
-pub fn map(text: &str, selector: &Selector) -> Result<Mapped, Refusal> {
+pub(crate) fn map(text: &str, selector: &Selector) -> Result<Mapped, Refusal> {
     let want = selector
         .get("profile")
         .filter(|p| !p.is_empty())

@@ -33,7 +33,7 @@ use super::{Format, Mapped, Refusal, Selector};
 use crate::model::field::duration_text;
 
 /// The format.
-pub const FORMAT: Format = Format {
+pub(crate) const FORMAT: Format = Format {
     name: "envoy",
     about: "an Envoy RouteConfiguration, Listener or Bootstrap (YAML or JSON): a route's retry_policy and timeout, and its cluster's circuit breaker",
     selector: &[
@@ -58,11 +58,11 @@ pub const FORMAT: Format = Format {
 };
 
 /// Envoy's route timeout when none is written.
-pub const DEFAULT_TIMEOUT: u64 = 15_000_000_000;
+pub(crate) const DEFAULT_TIMEOUT: u64 = 15_000_000_000;
 /// Envoy's `num_retries` when none is written.
-pub const DEFAULT_NUM_RETRIES: u64 = 1;
+pub(crate) const DEFAULT_NUM_RETRIES: u64 = 1;
 /// The cluster circuit breaker's default `max_retries` (concurrent retries).
-pub const DEFAULT_MAX_RETRIES: i64 = 3;
+pub(crate) const DEFAULT_MAX_RETRIES: i64 = 3;
 
 /// Retry policy fields retrysim cannot model, and why.
 const RETRY_UNMODELLED: [(&str, &str); 8] = [
@@ -897,7 +897,7 @@ pub(super) fn condition(
 }
 
 /// Maps a RouteConfiguration's route onto a layer.
-pub fn map(text: &str, selector: &Selector) -> Result<Mapped, Refusal> {
+pub(crate) fn map(text: &str, selector: &Selector) -> Result<Mapped, Refusal> {
     let root = super::parse_tree(text).map_err(|(line, m)| Refusal {
         line: Some(line),
         field: String::new(),

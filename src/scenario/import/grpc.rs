@@ -29,7 +29,7 @@ use super::{Format, Mapped, Refusal, Selector};
 use crate::model::field::duration_text;
 
 /// The format.
-pub const FORMAT: Format = Format {
+pub(crate) const FORMAT: Format = Format {
     name: "grpc_service_config",
     about: "a gRPC service config (JSON): methodConfig's retryPolicy, hedgingPolicy and timeout, and retryThrottling",
     selector: &[
@@ -41,7 +41,7 @@ pub const FORMAT: Format = Format {
 
 /// gRPC's client-side limit on attempts (grpc-go's `maxAttempts`, grpc-java's
 /// `maxRetryAttempts` and `maxHedgedAttempts`): larger values are lowered to it.
-pub const MAX_ATTEMPTS: u64 = 5;
+pub(crate) const MAX_ATTEMPTS: u64 = 5;
 
 /// gRPC status codes by number.
 const CODES: [&str; 17] = [
@@ -495,7 +495,7 @@ fn choose<'a>(
 }
 
 /// Maps a service config onto a layer.
-pub fn map(text: &str, selector: &Selector) -> Result<Mapped, Refusal> {
+pub(crate) fn map(text: &str, selector: &Selector) -> Result<Mapped, Refusal> {
     let root = json::parse(text).map_err(|(line, m)| Refusal {
         line: Some(line),
         field: String::new(),

@@ -39,7 +39,7 @@ use super::{Format, Mapped, Refusal, Selector};
 use crate::model::field::duration_text;
 
 /// The format.
-pub const FORMAT: Format = Format {
+pub(crate) const FORMAT: Format = Format {
     name: "istio",
     about: "an Istio VirtualService (YAML or JSON, several documents allowed): an HTTP route's retries and timeout",
     selector: &[
@@ -56,9 +56,9 @@ pub const FORMAT: Format = Format {
 };
 
 /// Istio's default number of retries (`DefaultPolicy`).
-pub const DEFAULT_RETRIES: u64 = 2;
+pub(crate) const DEFAULT_RETRIES: u64 = 2;
 /// Istio's default `retryOn` (`defaultRetryOn`).
-pub const DEFAULT_RETRY_ON: &str =
+pub(crate) const DEFAULT_RETRY_ON: &str =
     "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes";
 
 /// The retry conditions Istio's validation accepts (`supportedRetryOnPolicies`).
@@ -603,7 +603,7 @@ const RETRY_UNMODELLED: [(&str, &str); 2] = [
 const RETRY_KNOWN: [&str; 4] = ["attempts", "per_try_timeout", "retry_on", "backoff"];
 
 /// Maps a VirtualService's HTTP route onto a layer.
-pub fn map(text: &str, selector: &Selector) -> Result<Mapped, Refusal> {
+pub(crate) fn map(text: &str, selector: &Selector) -> Result<Mapped, Refusal> {
     let docs = documents(text)?;
     let vs = object_of_kind(
         &docs,

@@ -6,7 +6,7 @@
 
 /// A JSON value and the line (1-based) where it starts.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Node {
+pub(crate) struct Node {
     /// Where the value starts.
     pub line: u64,
     /// The value.
@@ -15,7 +15,7 @@ pub struct Node {
 
 /// A JSON value whose members keep their lines.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Value {
+pub(crate) enum Value {
     /// `null`.
     Null,
     /// `true` or `false`.
@@ -32,7 +32,7 @@ pub enum Value {
 
 /// One member of an object.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Member {
+pub(crate) struct Member {
     /// The key as written.
     pub key: String,
     /// The line of the key.
@@ -43,7 +43,7 @@ pub struct Member {
 
 impl Value {
     /// What a message calls this kind of value.
-    pub fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         match self {
             Value::Null => "null",
             Value::Bool(_) => "a boolean",
@@ -56,7 +56,7 @@ impl Value {
 }
 
 /// Parses `text`: the tree, or the line of the error and serde_json's message.
-pub fn parse(text: &str) -> Result<Node, (u64, String)> {
+pub(crate) fn parse(text: &str) -> Result<Node, (u64, String)> {
     if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(text) {
         let line = e.line().max(1) as u64;
         let m = e.to_string();
@@ -194,7 +194,7 @@ impl Reader<'_> {
 
 /// The member of `members` named `name`, compared as grpc-go's `encoding/json` does:
 /// case-insensitively, the last one written winning.
-pub fn get<'a>(members: &'a [Member], name: &str) -> Option<&'a Member> {
+pub(crate) fn get<'a>(members: &'a [Member], name: &str) -> Option<&'a Member> {
     members
         .iter()
         .rev()

@@ -41,7 +41,7 @@ use super::{Format, Mapped, Refusal, Selector};
 use crate::model::field::duration_text;
 
 /// The format.
-pub const FORMAT: Format = Format {
+pub(crate) const FORMAT: Format = Format {
     name: "linkerd",
     about: "a Linkerd ServiceProfile (YAML or JSON, several documents allowed): a route's isRetryable and timeout, and the retryBudget",
     selector: &[
@@ -55,11 +55,11 @@ pub const FORMAT: Format = Format {
 };
 
 /// The controller's default `retryRatio` (`defaultRetryBudget`).
-pub const DEFAULT_RETRY_RATIO: f64 = 0.2;
+pub(crate) const DEFAULT_RETRY_RATIO: f64 = 0.2;
 /// The controller's default `minRetriesPerSecond`.
-pub const DEFAULT_MIN_RETRIES_PER_SECOND: i64 = 10;
+pub(crate) const DEFAULT_MIN_RETRIES_PER_SECOND: i64 = 10;
 /// The controller's default `ttl`.
-pub const DEFAULT_TTL: u64 = 10_000_000_000;
+pub(crate) const DEFAULT_TTL: u64 = 10_000_000_000;
 
 /// A Go duration string member, in nanoseconds (negative allowed).
 fn duration(m: &Member, field: &str) -> Result<i64, Refusal> {
@@ -212,7 +212,7 @@ fn retryable<'a>(rm: &'a [Member], rf: &str) -> Result<Option<(bool, &'a Member)
 }
 
 /// Maps a ServiceProfile's route onto a layer.
-pub fn map(text: &str, selector: &Selector) -> Result<Mapped, Refusal> {
+pub(crate) fn map(text: &str, selector: &Selector) -> Result<Mapped, Refusal> {
     let docs = documents(text)?;
     let sp = object_of_kind(
         &docs,

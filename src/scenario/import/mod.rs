@@ -20,14 +20,14 @@
 //! this folder: a [`Format`] in [`FORMATS`] with the selector keys it takes and a
 //! function from the file's text to a [`Mapped`] layer.
 
-pub mod aws_config;
-pub mod envoy;
-pub mod grpc;
-pub mod istio;
-pub mod json;
-pub mod linkerd;
-pub mod resilience4j;
-pub mod yaml;
+pub(crate) mod aws_config;
+pub(crate) mod envoy;
+pub(crate) mod grpc;
+pub(crate) mod istio;
+pub(crate) mod json;
+pub(crate) mod linkerd;
+pub(crate) mod resilience4j;
+pub(crate) mod yaml;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -146,7 +146,7 @@ impl Mapped {
 
 /// Why a file cannot be imported: where in it, and the rule broken.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
+pub(crate) struct Refusal {
     /// The line, when the file has one to name.
     pub line: Option<u64>,
     /// The field (empty for the file as a whole).
@@ -157,7 +157,7 @@ pub struct Refusal {
 
 impl Refusal {
     /// A refusal at `line`, `field`.
-    pub fn at(line: u64, field: &str, message: impl Into<String>) -> Refusal {
+    pub(crate) fn at(line: u64, field: &str, message: impl Into<String>) -> Refusal {
         Refusal {
             line: Some(line),
             field: field.to_string(),
@@ -166,7 +166,7 @@ impl Refusal {
     }
 
     /// The message after the file's name: `line 7, methodConfig[0].timeout: ...`.
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         match (self.line, self.field.is_empty()) {
             (Some(l), false) => format!("line {l}, {}: {}", self.field, self.message),
             (Some(l), true) => format!("line {l}: {}", self.message),
@@ -179,7 +179,7 @@ impl Refusal {
 /// Parses a configuration file written in JSON or YAML: JSON when its first character
 /// (after white space) opens an object or an array, so a JSON file's errors are
 /// serde_json's; YAML otherwise.
-pub fn parse_tree(text: &str) -> Result<json::Node, (u64, String)> {
+pub(crate) fn parse_tree(text: &str) -> Result<json::Node, (u64, String)> {
     match text
         .trim_start_matches(['\u{feff}', ' ', '\t', '\r', '\n'])
         .as_bytes()
@@ -191,11 +191,11 @@ pub fn parse_tree(text: &str) -> Result<json::Node, (u64, String)> {
 }
 
 /// The selector of an import table: its keys other than `format` and `file`.
-pub type Selector = BTreeMap<String, String>;
+pub(crate) type Selector = BTreeMap<String, String>;
 
 /// A configuration format retrysim imports.
 #[derive(Debug, Clone, Copy)]
-pub struct Format {
+pub(crate) struct Format {
     /// The name written in `format = "..."`.
     pub name: &'static str,
     /// What files it reads.
@@ -207,7 +207,7 @@ pub struct Format {
 }
 
 /// Every format, in the order messages list them.
-pub const FORMATS: &[Format] = &[
+pub(crate) const FORMATS: &[Format] = &[
     grpc::FORMAT,
     envoy::FORMAT,
     istio::FORMAT,
@@ -217,7 +217,7 @@ pub const FORMATS: &[Format] = &[
 ];
 
 /// The format named `name`.
-pub fn format(name: &str) -> Option<&'static Format> {
+pub(crate) fn format(name: &str) -> Option<&'static Format> {
     FORMATS.iter().find(|f| f.name == name)
 }
 
@@ -417,7 +417,7 @@ fn import_layer(
 
 /// The parts of a layer that can be imported on their own: `budget = { import = {
 /// ... } }` takes the part of the policy the file maps onto it.
-pub const PARTS: [&str; 3] = ["budget", "breaker", "hedging"];
+pub(crate) const PARTS: [&str; 3] = ["budget", "breaker", "hedging"];
 
 /// Resolves the import of one part of a layer in place (`at`: the layer's field path).
 /// The file is mapped as a layer's import would be; the part's keys are kept, under
@@ -523,7 +523,7 @@ fn written(layer: &toml::Table, k: &str) -> bool {
 
 /// Resolves every `import` of a scenario table's layers; `None` when there is none
 /// (the table is used as it is).
-pub fn resolve(
+pub(crate) fn resolve(
     source: &Source,
     table: &toml::Table,
 ) -> Result<Option<(toml::Table, Vec<Imported>)>, ScenarioError> {
@@ -588,7 +588,7 @@ pub fn resolve(
 
 /// `retrysim import`: maps `path` with `format` and `selector`, as an import of a
 /// scenario in the file's folder would; errors name the file.
-pub fn import_file(
+pub(crate) fn import_file(
     path: &Path,
     format_name: &str,
     selector: &Selector,
@@ -625,7 +625,7 @@ pub fn import_file(
 
 /// The layer as TOML, each key commented with the line and field it came from; the
 /// keys are dotted, so the text goes as it is under a `[[fleets.layers]]` header.
-pub fn render(mapped: &Mapped, file: &str) -> String {
+pub(crate) fn render(mapped: &Mapped, file: &str) -> String {
     let lines: Vec<String> = mapped
         .keys
         .iter()

@@ -34,7 +34,7 @@ use crate::model::field::duration_text;
 use crate::scenario::error::shown;
 
 /// The format.
-pub const FORMAT: Format = Format {
+pub(crate) const FORMAT: Format = Format {
     name: "resilience4j",
     about: "a Spring Boot application.yml or application.properties: a Resilience4j retry instance and the circuit breaker of the same name",
     selector: &[(
@@ -517,7 +517,7 @@ fn constant<'a>(p: &P, allowed: &[&'a str]) -> Result<Option<&'a str>, Refusal> 
 /// `^[+-]?\d+` and a unit of `ns`, `us`, `ms`, `s`, `m`, `h`, `d` (any case; none is
 /// milliseconds), or ISO-8601 as `java.time.Duration.parse` reads it (`PT1.5S`,
 /// `P1DT2H`). `None` when it is neither.
-pub fn spring_duration(t: &str) -> Option<i128> {
+pub(crate) fn spring_duration(t: &str) -> Option<i128> {
     let b = t.as_bytes();
     // SIMPLE: ^([+-]?\d+)([a-zA-Z]{0,2})$
     let sign = usize::from(matches!(b.first(), Some(b'+' | b'-')));
@@ -1358,7 +1358,7 @@ fn order(sec: &Section, key: &str, default: i64) -> Result<(i64, Option<P>), Ref
 }
 
 /// Maps a Spring Boot configuration's instance onto a layer.
-pub fn map(text: &str, selector: &Selector) -> Result<Mapped, Refusal> {
+pub(crate) fn map(text: &str, selector: &Selector) -> Result<Mapped, Refusal> {
     let Some(name) = selector.get("instance").filter(|r| !r.is_empty()) else {
         return Err(Refusal {
             line: None,

@@ -16,12 +16,12 @@ use saphyr_parser::{Event, Parser, ScalarStyle, Span};
 use super::json::{Member, Node, Value};
 
 /// Values a file may expand to, aliases counted each time they are used.
-pub const MAX_VALUES: usize = 1 << 20;
+pub(crate) const MAX_VALUES: usize = 1 << 20;
 /// How deep collections may nest (serde_json's limit for JSON files is 128).
-pub const MAX_DEPTH: usize = 128;
+pub(crate) const MAX_DEPTH: usize = 128;
 
 /// Parses a file of one document (an empty file is `null`); several are refused.
-pub fn parse(text: &str) -> Result<Node, (u64, String)> {
+pub(crate) fn parse(text: &str) -> Result<Node, (u64, String)> {
     let mut docs = parse_documents(text)?;
     match docs.len() {
         0 => Ok(Node {
@@ -40,7 +40,7 @@ pub fn parse(text: &str) -> Result<Node, (u64, String)> {
 }
 
 /// Parses every document of a file, in order.
-pub fn parse_documents(text: &str) -> Result<Vec<Node>, (u64, String)> {
+pub(crate) fn parse_documents(text: &str) -> Result<Vec<Node>, (u64, String)> {
     let mut b = Builder::default();
     let mut parser = Parser::new_from_str(text);
     while let Some(next) = parser.next_event() {

@@ -27,16 +27,16 @@ use crate::scenario::file::{ArrivalFile, ScenarioFile};
 use crate::scenario::{ScenarioError, Source};
 
 /// Most samples an `empirical` distribution may hold (what the run keeps of it).
-pub const MAX_SAMPLES: usize = crate::scenario::guard::MAX_RECORDED_POINTS;
+pub(crate) const MAX_SAMPLES: usize = crate::scenario::guard::MAX_RECORDED_POINTS;
 
 /// Most distinct recorded bins an `hdr` distribution may hold.
-pub const MAX_HDR_BINS: usize = crate::scenario::guard::MAX_RECORDED_POINTS;
+pub(crate) const MAX_HDR_BINS: usize = crate::scenario::guard::MAX_RECORDED_POINTS;
 
 /// The unit of a histogram file's bounds and of raw samples when none is written.
-pub const DEFAULT_UNIT: Unit = Unit::S;
+pub(crate) const DEFAULT_UNIT: Unit = Unit::S;
 /// The unit of an HdrHistogram log's values when none is written (jHiccup and
 /// HdrHistogram's `HistogramLogProcessor` take nanoseconds).
-pub const DEFAULT_HDR_UNIT: Unit = Unit::Ns;
+pub(crate) const DEFAULT_HDR_UNIT: Unit = Unit::Ns;
 
 /// Reads the file of every distribution of `file` that names one, relative to `base`,
 /// and puts what the run keeps beside it; adds a record per file to `records`.
@@ -436,7 +436,7 @@ fn prometheus_buckets(
 /// Most counts (bins) one decoded interval histogram may allocate (8 MiB of counts):
 /// HdrHistogram's header says how many, and the decoder allocates them before it reads
 /// a count, so the header is read first.
-pub const MAX_HDR_COUNTS: u64 = 1 << 20;
+pub(crate) const MAX_HDR_COUNTS: u64 = 1 << 20;
 
 /// HdrHistogram's encodings (V2, and V2 compressed with zlib), as its serializer writes
 /// their cookies.

@@ -19,7 +19,7 @@ use crate::scenario::file::{Dur, ModeFile, OutageFile};
 
 /// Where the run's time 0 is in the recording, and how fast it plays.
 #[derive(Debug, Clone, Copy)]
-pub struct Origin {
+pub(crate) struct Origin {
     /// The recording's first time (seconds).
     pub t0: f64,
     /// Its `speed`.
@@ -33,7 +33,7 @@ const COLUMNS: [&str; 8] = [
 
 /// The outages of a timeline's CSV `text`, each with its line; `target` is the
 /// entry's own (a row's empty target takes it); `cap` is the most rows allowed.
-pub fn outages(
+pub(crate) fn outages(
     text: &str,
     target: Option<&str>,
     origin: Option<Origin>,

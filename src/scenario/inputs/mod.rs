@@ -8,11 +8,11 @@
 //! validated scenario holds the numbers. Every rule broken names the scenario, the key,
 //! the data file and the line or point in it.
 
-pub mod dists;
-pub mod incidents;
-pub mod profile;
-pub mod series;
-pub mod trace;
+pub(crate) mod dists;
+pub(crate) mod incidents;
+pub(crate) mod profile;
+pub(crate) mod series;
+pub(crate) mod trace;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -23,10 +23,10 @@ use super::file::{ArrivalFile, LoadProfileFile, ScenarioFile};
 use super::{ScenarioError, Source};
 
 /// Largest data file read (64 MiB).
-pub const MAX_INPUT_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_INPUT_BYTES: u64 = 64 << 20;
 
 /// Most points a recording may hold, all its files together.
-pub const MAX_POINTS: usize = crate::scenario::guard::MAX_RECORDED_POINTS;
+pub(crate) const MAX_POINTS: usize = crate::scenario::guard::MAX_RECORDED_POINTS;
 
 /// A data file a scenario read, as the manifest records it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -44,7 +44,7 @@ pub struct InputRecord {
 /// What reading a scenario's data files gave: the manifest's records, and where each
 /// outage of a timeline came from (so a rule one breaks names the file and the row).
 #[derive(Debug, Default)]
-pub struct Inputs {
+pub(crate) struct Inputs {
     /// The files read, in key order.
     pub records: Vec<InputRecord>,
     /// For each outage after the timelines were expanded: its entry in the file as
@@ -55,7 +55,7 @@ pub struct Inputs {
 impl Inputs {
     /// `e` as the user reads it when it is about an outage a timeline row gave:
     /// `outages[2].mode.p` becomes `outages[0].file` with the file, line and key.
-    pub fn name_rows(&self, e: ScenarioError) -> ScenarioError {
+    pub(crate) fn name_rows(&self, e: ScenarioError) -> ScenarioError {
         let ScenarioError::Field {
             path,
             field,
@@ -97,7 +97,7 @@ impl Inputs {
 /// Reads every data file `file` names, relative to the folder of `source`, and puts
 /// what the run keeps of each beside the key that names it (a timeline's rows replace
 /// its `[[outages]]` entry). Returns the records for the manifest, in key order.
-pub fn read(source: &Source, file: &mut ScenarioFile) -> Result<Inputs, ScenarioError> {
+pub(crate) fn read(source: &Source, file: &mut ScenarioFile) -> Result<Inputs, ScenarioError> {
     let base = Path::new(&source.path)
         .parent()
         .map(Path::to_path_buf)

@@ -107,13 +107,13 @@ pub enum Interpolate {
 }
 
 /// The column names a CSV recording is read by when none are written.
-pub const DEFAULT_TIME_COLUMN: &str = "time";
+pub(crate) const DEFAULT_TIME_COLUMN: &str = "time";
 /// See [`DEFAULT_TIME_COLUMN`].
-pub const DEFAULT_VALUE_COLUMN: &str = "value";
+pub(crate) const DEFAULT_VALUE_COLUMN: &str = "value";
 /// `scale` and `speed` when not written.
-pub const DEFAULT_SCALE: f64 = 1.0;
+pub(crate) const DEFAULT_SCALE: f64 = 1.0;
 /// Largest `scale` and `speed`.
-pub const MAX_FACTOR: f64 = 1e6;
+pub(crate) const MAX_FACTOR: f64 = 1e6;
 
 /// `load_profile = { file = ..., ... }` as written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -10,19 +10,12 @@ use serde::Deserialize;
 
 /// One point: time in seconds (Unix time or any origin: only differences matter) and
 /// the value as recorded.
-pub type Point = (f64, f64);
+pub(crate) type Point = (f64, f64);
 
 /// Reads the series of a CSV table: `time` names the time column (seconds as a number,
 /// or an RFC 3339 timestamp such as `2026-03-03T10:00:00Z`), `value` the value column.
 /// Rows must be in strictly increasing time order; values finite and at least 0.
-///
-/// ```
-/// use retrysim::scenario::inputs::series::csv_points;
-/// let text = "t,rps\n0,100\n60,250.5\n";
-/// assert_eq!(csv_points(text, "t", "rps").unwrap(), vec![(0.0, 100.0), (60.0, 250.5)]);
-/// assert!(csv_points("t,rps\n60,1\n0,1\n", "t", "rps").unwrap_err().contains("line 3"));
-/// ```
-pub fn csv_points(text: &str, time: &str, value: &str) -> Result<Vec<Point>, String> {
+pub(crate) fn csv_points(text: &str, time: &str, value: &str) -> Result<Vec<Point>, String> {
     if text.trim().is_empty() {
         return Err("is empty".to_string());
     }
@@ -142,15 +135,7 @@ pub(super) fn labels(m: &BTreeMap<String, String>) -> String {
 /// whose labels include every `selector` pair (any series when the matrix holds one
 /// and no selector is given). Values are strings in Prometheus' JSON (`"NaN"`,
 /// `"+Inf"` among them); they must be finite and at least 0.
-///
-/// ```
-/// use retrysim::scenario::inputs::series::prometheus_points;
-/// let text = r#"{"status":"success","data":{"resultType":"matrix","result":[
-///   {"metric":{"job":"api"},"values":[[1700000000,"10"],[1700000015,"12.5"]]}]}}"#;
-/// let pts = prometheus_points(text, &Default::default()).unwrap();
-/// assert_eq!(pts, vec![(1700000000.0, 10.0), (1700000015.0, 12.5)]);
-/// ```
-pub fn prometheus_points(
+pub(crate) fn prometheus_points(
     text: &str,
     selector: &BTreeMap<String, String>,
 ) -> Result<Vec<Point>, String> {
@@ -221,14 +206,7 @@ pub fn prometheus_points(
 /// Joins the chunks of one recording (Prometheus caps a query at 11,000 points, so a
 /// day may come in several files): in time order; a time two chunks share (the end of
 /// one query is the start of the next) must hold the same value and is kept once.
-///
-/// ```
-/// use retrysim::scenario::inputs::series::join;
-/// let day = join(vec![vec![(0.0, 1.0), (15.0, 2.0)], vec![(15.0, 2.0), (30.0, 3.0)]]).unwrap();
-/// assert_eq!(day, vec![(0.0, 1.0), (15.0, 2.0), (30.0, 3.0)]);
-/// assert!(join(vec![vec![(0.0, 1.0), (15.0, 2.0)], vec![(10.0, 2.0)]]).is_err());
-/// ```
-pub fn join(chunks: Vec<Vec<Point>>) -> Result<Vec<Point>, (usize, String)> {
+pub(crate) fn join(chunks: Vec<Vec<Point>>) -> Result<Vec<Point>, (usize, String)> {
     let mut out: Vec<Point> = Vec::new();
     for (k, chunk) in chunks.into_iter().enumerate() {
         let mut pts = chunk.into_iter().peekable();
@@ -270,15 +248,7 @@ fn parse_value(s: &str) -> Result<f64, String> {
 }
 
 /// A time: seconds as a number, or an RFC 3339 timestamp (to Unix seconds).
-///
-/// ```
-/// use retrysim::scenario::inputs::series::parse_time;
-/// assert_eq!(parse_time("1700000000.5"), Ok(1700000000.5));
-/// assert_eq!(parse_time("1970-01-02T00:00:01Z"), Ok(86401.0));
-/// assert_eq!(parse_time("2026-03-03T10:00:00.250+01:00"), Ok(1772528400.25));
-/// assert!(parse_time("yesterday").is_err());
-/// ```
-pub fn parse_time(s: &str) -> Result<f64, String> {
+pub(crate) fn parse_time(s: &str) -> Result<f64, String> {
     let s = s.trim();
     if let Ok(v) = s.parse::<f64>() {
         return if v.is_finite() {
@@ -449,5 +419,56 @@ mod tests {
         assert_eq!(parse_time("2024-02-29 13:30:00+01:30"), Ok(1_709_208_000.0));
         assert_eq!(parse_time("1969-12-31T23:59:59Z"), Ok(-1.0));
         assert!(parse_time("2024-13-01T00:00:00Z").is_err());
+    }
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn csv_points_example() {
+        use crate::scenario::inputs::series::csv_points;
+        let text = "t,rps\n0,100\n60,250.5\n";
+        assert_eq!(
+            csv_points(text, "t", "rps").unwrap(),
+            vec![(0.0, 100.0), (60.0, 250.5)]
+        );
+        assert!(csv_points("t,rps\n60,1\n0,1\n", "t", "rps")
+            .unwrap_err()
+            .contains("line 3"));
+    }
+
+    #[test]
+    fn prometheus_points_example() {
+        use crate::scenario::inputs::series::prometheus_points;
+        let text = r#"{"status":"success","data":{"resultType":"matrix","result":[
+          {"metric":{"job":"api"},"values":[[1700000000,"10"],[1700000015,"12.5"]]}]}}"#;
+        let pts = prometheus_points(text, &Default::default()).unwrap();
+        assert_eq!(pts, vec![(1700000000.0, 10.0), (1700000015.0, 12.5)]);
+    }
+
+    #[test]
+    fn join_example() {
+        use crate::scenario::inputs::series::join;
+        let day = join(vec![
+            vec![(0.0, 1.0), (15.0, 2.0)],
+            vec![(15.0, 2.0), (30.0, 3.0)],
+        ])
+        .unwrap();
+        assert_eq!(day, vec![(0.0, 1.0), (15.0, 2.0), (30.0, 3.0)]);
+        assert!(join(vec![vec![(0.0, 1.0), (15.0, 2.0)], vec![(10.0, 2.0)]]).is_err());
+    }
+
+    #[test]
+    fn parse_time_example() {
+        use crate::scenario::inputs::series::parse_time;
+        assert_eq!(parse_time("1700000000.5"), Ok(1700000000.5));
+        assert_eq!(parse_time("1970-01-02T00:00:01Z"), Ok(86401.0));
+        assert_eq!(
+            parse_time("2026-03-03T10:00:00.250+01:00"),
+            Ok(1772528400.25)
+        );
+        assert!(parse_time("yesterday").is_err());
     }
 }

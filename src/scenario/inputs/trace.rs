@@ -32,16 +32,16 @@ use crate::model::text::{fmt_num, fmt_time};
 use crate::scenario::{ScenarioError, Source};
 
 /// Largest trace file (4 GiB): it is streamed, so it may exceed what is read whole.
-pub const MAX_TRACE_BYTES: u64 = 4 << 30;
+pub(crate) const MAX_TRACE_BYTES: u64 = 4 << 30;
 
 /// Longest row of a trace, so a row (and the reader's memory) stays bounded.
-pub const MAX_ROW_BYTES: u64 = 64 << 10;
+pub(crate) const MAX_ROW_BYTES: u64 = 64 << 10;
 
 /// The time column read when `time` is not written.
-pub const DEFAULT_TIME_COLUMN: &str = "time";
+pub(crate) const DEFAULT_TIME_COLUMN: &str = "time";
 
 /// Largest `speed`.
-pub const MAX_SPEED: f64 = 1e6;
+pub(crate) const MAX_SPEED: f64 = 1e6;
 
 /// Row times kept to estimate the trace's rate over a window (for `explain`).
 const MARKS: usize = 1024;
@@ -396,7 +396,7 @@ fn write_of(s: &str) -> Result<bool, String> {
 /// Checks the trace `t` names at `key` (`fleets[0].arrival`), relative to `base`: reads
 /// it through once in constant memory, and keeps what a run needs to replay it.
 /// Returns its record for the manifest.
-pub fn check(
+pub(crate) fn check(
     source: &Source,
     base: &Path,
     key: &str,
@@ -511,7 +511,7 @@ impl Checked {
 
 /// A checked trace, validated: the arrival source of its fleet.
 #[derive(Debug)]
-pub struct Trace {
+pub(crate) struct Trace {
     checked: Arc<Checked>,
     speed: f64,
 }

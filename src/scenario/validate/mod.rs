@@ -11,35 +11,39 @@ use crate::model::field::list_cap;
 use crate::model::field::{Ctx, R};
 
 /// Default drain after the arrival window.
-pub const DEFAULT_DRAIN: Nanos = 60 * SECOND;
+pub(crate) const DEFAULT_DRAIN: Nanos = 60 * SECOND;
 /// Default time-series bucket.
-pub const DEFAULT_BUCKET: Nanos = SECOND;
+pub(crate) const DEFAULT_BUCKET: Nanos = SECOND;
 /// Default fine bucket of the herd series.
-pub const DEFAULT_HERD_BUCKET: Nanos = 10_000_000;
+pub(crate) const DEFAULT_HERD_BUCKET: Nanos = 10_000_000;
 /// Default seed.
-pub const DEFAULT_SEED: u64 = 1;
-pub use crate::model::attempts::MAX_ATTEMPTS_CAP;
+pub(crate) const DEFAULT_SEED: u64 = 1;
+pub(crate) use crate::model::attempts::MAX_ATTEMPTS_CAP;
 /// Default start of the recovery baseline.
-pub const DEFAULT_WARMUP: Nanos = 0;
+pub(crate) const DEFAULT_WARMUP: Nanos = 0;
 /// Default tolerance below the baseline that counts as recovered.
-pub const DEFAULT_RECOVERY_TOLERANCE: f64 = 0.02;
+pub(crate) const DEFAULT_RECOVERY_TOLERANCE: f64 = 0.02;
 /// Default buckets the success rate must hold to count as recovered.
-pub const DEFAULT_RECOVERY_HOLD: u64 = 10;
+pub(crate) const DEFAULT_RECOVERY_HOLD: u64 = 10;
 /// Default repetitions of a scenario.
-pub const DEFAULT_REPLICATIONS: u64 = 1;
-pub use crate::model::config::MAX_HORIZON;
+pub(crate) const DEFAULT_REPLICATIONS: u64 = 1;
+pub(crate) use crate::model::config::MAX_HORIZON;
 
 mod dependency;
 mod fleet;
 mod outage;
-pub mod services;
+pub(crate) mod services;
 
 use fleet::validate_fleet;
 use outage::validate_outage;
 
 /// Validates a parsed scenario file. `path` names the file in messages; `stem` is the
 /// default name.
-pub fn validate(file: &ScenarioFile, path: &str, stem: &str) -> Result<Scenario, ScenarioError> {
+pub(crate) fn validate(
+    file: &ScenarioFile,
+    path: &str,
+    stem: &str,
+) -> Result<Scenario, ScenarioError> {
     rules(file, stem).map_err(|e| ScenarioError::Field {
         path: path.to_string(),
         field: e.field,
@@ -289,21 +293,12 @@ fn rules(file: &ScenarioFile, stem: &str) -> R<Scenario> {
 }
 
 /// Longest name of a scenario, fleet or layer, in bytes.
-pub const MAX_NAME_BYTES: usize = 100;
+pub(crate) const MAX_NAME_BYTES: usize = 100;
 
 /// Why `s` cannot be the name of an output folder `output/<s>/`, if it cannot: it must
 /// be one path component, not empty, `.` or `..`, without `/`, `\` or control
 /// characters, and at most [`MAX_NAME_BYTES`] bytes.
-///
-/// ```
-/// use retrysim::scenario::validate::folder_name;
-/// assert!(folder_name("herd").is_ok());
-/// assert!(folder_name("my scenario").is_ok());
-/// for bad in ["", ".", "..", "a/b", "a\\b", "a\nb"] {
-///     assert!(folder_name(bad).is_err(), "{bad:?}");
-/// }
-/// ```
-pub fn folder_name(s: &str) -> Result<(), &'static str> {
+pub(crate) fn folder_name(s: &str) -> Result<(), &'static str> {
     if s.is_empty() {
         Err("is empty")
     } else if s == "." || s == ".." {
@@ -341,4 +336,19 @@ pub(super) fn label(c: &Ctx, field: &str, s: &str) -> R<String> {
         );
     }
     Ok(s.to_string())
+}
+
+/// The examples of this file's docs, as unit tests (the module is the crate's own,
+/// so rustdoc cannot run them).
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn folder_name_example() {
+        use crate::scenario::validate::folder_name;
+        assert!(folder_name("herd").is_ok());
+        assert!(folder_name("my scenario").is_ok());
+        for bad in ["", ".", "..", "a/b", "a\\b", "a\nb"] {
+            assert!(folder_name(bad).is_err(), "{bad:?}");
+        }
+    }
 }

@@ -11,13 +11,13 @@ use crate::model::field::{list_cap, Ctx, R};
 use crate::scenario::error::shown;
 
 /// Most `[[services]]` in a graph.
-pub const MAX_SERVICES: usize = 64;
+pub(crate) const MAX_SERVICES: usize = 64;
 /// Most `[[services.calls]]` of one service.
-pub const MAX_CALLS: usize = 16;
+pub(crate) const MAX_CALLS: usize = 16;
 /// Most callees of one fan-out call.
-pub const MAX_FANOUT: usize = 16;
+pub(crate) const MAX_FANOUT: usize = 16;
 /// The name of the one service that `[dependency]` stands for.
-pub const DEPENDENCY: &str = "dependency";
+pub(crate) const DEPENDENCY: &str = "dependency";
 
 /// The services of `file`, and whether it wrote them as a graph (`[[services]]`).
 pub(super) fn validate_services(c: &Ctx, file: &ScenarioFile) -> R<(Vec<ServiceConfig>, bool)> {
