@@ -80,6 +80,7 @@ pub use api::{
     Overrides, Target,
 };
 pub use error::{Error, Truncation};
+pub use plot::{run_charts, Branch, RunCharts};
 
 /// The `retrysim` command: parses the process's arguments, runs the command and
 /// returns its exit code (`src/main.rs` exits with it). The command line lives in the

@@ -51,13 +51,13 @@ function ticks(lo, hi, n) {
 }
 
 /** A tick label: whole numbers bare, else as few decimals as the step needs. */
-function tickLabel(v) {
+export function tickLabel(v) {
   if (Math.abs(v - Math.round(v)) < 1e-9) return String(Math.round(v));
   return String(Number(v.toPrecision(6)));
 }
 
 /** A canvas sized to its box at the screen's pixel density, and its 2-D context. */
-function surface(canvas) {
+export function surface(canvas) {
   const dpr = window.devicePixelRatio || 1;
   const w = canvas.clientWidth || 600;
   const h = canvas.clientHeight || 300;
@@ -76,7 +76,7 @@ function surface(canvas) {
  * A plot frame: axes with ticks and labels, a grid, and mappings from data to
  * pixels. `y2` (optional) is a second axis on the right.
  */
-function frame(canvas, { x, y, y2, xLabel, yLabel, y2Label, y2Ticks, yFormat }) {
+export function frame(canvas, { x, y, y2, xLabel, yLabel, y2Label, y2Ticks, yFormat }) {
   const { g, w, h } = surface(canvas);
   const m = { left: 62, right: y2 ? 58 : 16, top: 12, bottom: 44 };
   const pw = w - m.left - m.right;
@@ -145,7 +145,7 @@ function frame(canvas, { x, y, y2, xLabel, yLabel, y2Label, y2Ticks, yFormat }) 
 }
 
 /** Shaded spans `[a, b]` of x between y pixels `top` and `bottom`. */
-function bands(f, spans, colour, top, bottom) {
+export function bands(f, spans, colour, top, bottom) {
   f.g.fillStyle = colour;
   for (const [a, b] of spans) f.g.fillRect(f.px(a), top, f.px(b) - f.px(a), bottom - top);
 }
@@ -200,14 +200,19 @@ export function legend(el, entries) {
   );
 }
 
-/** `timeseries`: offered, inbound and goodput per second, capacity, success rate. */
-export function drawTimeseries(canvas, legendEl, c) {
+/** The axes of the `timeseries` chart of `c`. */
+export function timeseriesExtent(c) {
+  return { end: c.end, ymax: upper(maxOf(c.capacity ?? 0, c.offered, c.inbound, c.goodput)) };
+}
+
+/** `timeseries`: offered, inbound and goodput per second, capacity, success rate;
+ * `lim` (optional): the axes of another run's chart to share (see `joinExtents`). */
+export function drawTimeseries(canvas, legendEl, c, lim = timeseriesExtent(c)) {
   const RATE_TOP = 1.25;
   const mid = c.t.map((t) => t + c.bucket / 2);
-  const ymax = upper(maxOf(c.capacity ?? 0, c.offered, c.inbound, c.goodput));
   const f = frame(canvas, {
-    x: [0, c.end],
-    y: [0, ymax],
+    x: [0, lim.end],
+    y: [0, lim.ymax],
     y2: [0, RATE_TOP],
     y2Ticks: [0, 0.2, 0.4, 0.6, 0.8, 1],
     xLabel: "time (s)",
@@ -238,17 +243,21 @@ export function drawTimeseries(canvas, legendEl, c) {
   legend(legendEl, keys);
 }
 
-/** `phase`: success rate against inbound load, one point a bucket, by branch. */
-export function drawPhase(canvas, legendEl, c) {
+/** The axes of the `phase` chart of `c`. */
+export function phaseExtent(c) {
   const pts = c.phase.flatMap((b) => b.points);
   const xmax = upper(maxOf(c.capacity ?? 0, pts.map((p) => p[0])));
   const lowest = minOf(1, pts.map((p) => p[1]));
   // The CLI's padded(min(lowest, 0.9), 1.0), floored at 0.
   const lo = Math.min(lowest, 0.9);
-  const ylo = Math.max(0, lo - (1 - lo) * 0.05);
+  return { xmax, ylo: Math.max(0, lo - (1 - lo) * 0.05) };
+}
+
+/** `phase`: success rate against inbound load, one point a bucket, by branch. */
+export function drawPhase(canvas, legendEl, c, lim = phaseExtent(c)) {
   const f = frame(canvas, {
-    x: [0, xmax],
-    y: [ylo, 1.03],
+    x: [0, lim.xmax],
+    y: [lim.ylo, 1.03],
     xLabel: "inbound load at the dependency (attempts/s)",
     yLabel: "success rate (%)",
     yFormat: (v) => `${Math.round(v * 100)}`,
@@ -298,15 +307,33 @@ export function drawPhase(canvas, legendEl, c) {
   legend(legendEl, keys);
 }
 
+/** The axes of the `herd` chart of `c`. */
+export function herdExtent(c) {
+  const h = c.herd;
+  const perBucket = c.capacity === null ? null : c.capacity * h.width;
+  return {
+    lo: h.t.length ? h.t[0] : 0,
+    hi: h.t.length ? h.t.at(-1) + h.width : 1,
+    ymax: upper(maxOf(perBucket ?? 0, h.inbound)),
+  };
+}
+
+/** The axes two runs' charts share: the union of their extents. */
+export function joinExtents(a, b) {
+  const out = {};
+  for (const k of Object.keys(a)) {
+    out[k] = k === "lo" || k === "ylo" ? Math.min(a[k], b[k]) : Math.max(a[k], b[k]);
+  }
+  return out;
+}
+
 /** `herd`: attempt arrivals per fine bucket around the outage, capacity for scale. */
-export function drawHerd(canvas, legendEl, c) {
+export function drawHerd(canvas, legendEl, c, lim = herdExtent(c)) {
   const h = c.herd;
   const width = h.width;
   const ms = `${tickLabel(width * 1000)} ms`;
-  const lo = h.t.length ? h.t[0] : 0;
-  const hi = h.t.length ? h.t.at(-1) + width : 1;
+  const { lo, hi, ymax } = lim;
   const perBucket = c.capacity === null ? null : c.capacity * width;
-  const ymax = upper(maxOf(perBucket ?? 0, h.inbound));
   const f = frame(canvas, {
     x: [lo, hi],
     y: [0, ymax],
@@ -317,13 +344,15 @@ export function drawHerd(canvas, legendEl, c) {
   const g = f.g;
   bands(f, c.outages, COLOURS.outage, f.m.top, f.m.top + f.ph);
   // A step line: each fine bucket is flat over its width.
+  const h0 = h.t.length ? h.t[0] : lo;
+  const h1 = h.t.length ? h.t.at(-1) + width : hi;
   g.beginPath();
-  g.moveTo(f.px(lo), f.py(0));
+  g.moveTo(f.px(h0), f.py(0));
   h.t.forEach((t, i) => {
     g.lineTo(f.px(t), f.py(h.inbound[i]));
     g.lineTo(f.px(t + width), f.py(h.inbound[i]));
   });
-  g.lineTo(f.px(hi), f.py(0));
+  g.lineTo(f.px(h1), f.py(0));
   g.closePath();
   g.fillStyle = "rgba(230,159,0,0.25)";
   g.fill();

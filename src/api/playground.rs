@@ -1,0 +1,213 @@
+//! What the playground (web/, the library compiled to WebAssembly) needs beyond the
+//! command line's entry points: loading a scenario whose data files are embedded in
+//! the page rather than on a disk, a scenario's header comment, and the traces of a
+//! sample of one run's requests as plain JSON for its animation and swimlane.
+
+use serde_json::{json, Value};
+
+use crate::engine::Nanos;
+use crate::error::Error;
+use crate::metrics::trace::{TraceLog, NO_SPAN};
+use crate::scenario::{Loaded, Overrides};
+
+/// Parses and validates a scenario given as text, as [`crate::load_scenario_text`]
+/// does, with `files` (a path as the scenario names it, relative to its folder, and
+/// the file's bytes) readable as if they sat beside it: the data files of a shipped
+/// scenario (recorded traffic, imported configuration) in a browser, which has no file
+/// system. A file not among them is read from the file system as ever, so messages are
+/// the command line's.
+///
+/// ```
+/// use retrysim::api::playground::load_text_with_files;
+/// let text = "[dependency]\nservers = 1\nservice_time = { kind = \"histogram\", file = \"l.csv\" }\n[[fleets]]\nname = \"w\"\narrival = { kind = \"poisson\", rate = 10 }\n[[fleets.layers]]\nname = \"c\"\n";
+/// let files: &[(&str, &[u8])] = &[("l.csv", b"le,count\n0.001,5\n0.002,10\n")];
+/// let loaded = load_text_with_files("p.toml", text, &Default::default(), files);
+/// assert!(loaded.is_ok(), "{:?}", loaded.err());
+/// ```
+pub fn load_text_with_files(
+    path: &str,
+    text: &str,
+    overrides: &Overrides,
+    files: &[(&str, &[u8])],
+) -> Result<Loaded, Error> {
+    crate::export::read::with_files(files, || crate::load_scenario_text(path, text, overrides))
+}
+
+/// A scenario's header: the comment lines at the top of its text, `#` and one space
+/// stripped, up to the first line that is not a comment (blank comment lines kept as
+/// paragraph breaks, empty lines).
+///
+/// ```
+/// let h = retrysim::api::playground::header("# One\n# two\n#\n# three\nname = \"x\"\n# later\n");
+/// assert_eq!(h, "One\ntwo\n\nthree");
+/// ```
+pub fn header(text: &str) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .map_while(|l| {
+            let l = l.trim_end();
+            l.strip_prefix('#')
+                .map(|rest| rest.strip_prefix(' ').unwrap_or(rest))
+        })
+        .collect();
+    lines.join("\n").trim().to_string()
+}
+
+/// Seconds as a float, for drawing.
+fn secs(ns: Nanos) -> f64 {
+    ns as f64 / 1e9
+}
+
+/// The traces of replication 0 of a loaded scenario whose run started `population`
+/// logical requests (its `metrics.totals.logical`): `sample` of them drawn as `retrysim
+/// run --trace` draws them (the scenario's `trace.seed`, else the run's seed), as
+/// JSON, times in seconds:
+///
+/// - `end`, `truncated` (the log hit its cap on spans), `population`, `sample_seed`;
+/// - `stacks`: `[{caller, service, layers, fleet}]` (`fleet`: the caller is a fleet);
+/// - `services`, `fleets`: names; `windows`: `[[start, end, service or null]]`;
+/// - `requests`: `[[ordinal, fleet, arrival, end or null, outcome or null, root]]`;
+/// - `spans`: `[[request, parent or -1, kind, stack, depth, attempt, send, arrive,
+///   start, end, outcome, done, fate, budget, breaker]]` (times or null; `request`
+///   an index into `requests`; names as `traces.csv` writes them, `""` for none).
+///
+/// ```
+/// let loaded = retrysim::load_scenario(None, &Default::default()).unwrap();
+/// let t = retrysim::run_tables(&loaded, 0).unwrap();
+/// let n = t.result.metrics.totals.logical;
+/// let j = retrysim::api::playground::traces(&loaded, n, 20);
+/// assert_eq!(j["requests"].as_array().unwrap().len(), 20);
+/// assert!(j["spans"].as_array().unwrap().len() >= 40);
+/// ```
+pub fn traces(loaded: &Loaded, population: u64, sample: u64) -> Value {
+    let sample = sample.min(crate::model::config::MAX_TRACE_SAMPLE);
+    let log = crate::run::trace_run(&loaded.scenario, 0, population, sample);
+    traces_json(&log)
+}
+
+/// [`traces`]' JSON of a log.
+fn traces_json(log: &TraceLog) -> Value {
+    let opt = |t: Option<Nanos>| t.map_or(Value::Null, |t| json!(secs(t)));
+    let fleets = &log.fleets;
+    let stacks: Vec<Value> = log
+        .stacks
+        .iter()
+        .map(|s| {
+            json!({
+                "caller": s.caller,
+                "service": s.service,
+                "layers": s.layers,
+                "fleet": fleets.contains(&s.caller),
+            })
+        })
+        .collect();
+    let windows: Vec<Value> = log
+        .windows
+        .iter()
+        .map(|w| json!([secs(w.start), secs(w.end), w.service]))
+        .collect();
+    let requests: Vec<Value> = log
+        .requests
+        .iter()
+        .map(|r| {
+            json!([
+                r.ordinal,
+                r.fleet,
+                secs(r.arrival),
+                opt(r.end),
+                r.outcome.map(|c| c.name()),
+                r.root
+            ])
+        })
+        .collect();
+    let spans: Vec<Value> = log
+        .spans
+        .iter()
+        .map(|s| {
+            let parent = if s.parent == NO_SPAN {
+                -1
+            } else {
+                i64::from(s.parent)
+            };
+            json!([
+                s.request,
+                parent,
+                s.kind.name(),
+                s.stack,
+                s.depth,
+                s.attempt,
+                secs(s.send),
+                opt(s.arrive),
+                opt(s.start),
+                opt(s.end),
+                s.outcome.map_or("", |o| o.name()),
+                opt(s.done),
+                s.fate.map_or("", |f| f.name()),
+                s.budget.map_or("", |b| b.name()),
+                crate::metrics::trace::breaker::names(s.breaker),
+            ])
+        })
+        .collect();
+    json!({
+        "end": secs(log.end),
+        "truncated": log.truncated,
+        "population": log.population,
+        "sample_seed": log.sample_seed.to_string(),
+        "stacks": stacks,
+        "services": log.services,
+        "fleets": log.fleets,
+        "windows": windows,
+        "requests": requests,
+        "spans": spans,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scenario_reading_data_files_loads_from_embedded_files_and_runs_as_from_disk() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios");
+        let path = format!("{dir}/recorded_day.toml");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let names = ["data/day.csv", "data/latency.csv", "data/incidents.csv"];
+        let bytes: Vec<Vec<u8>> = names
+            .iter()
+            .map(|n| std::fs::read(format!("{dir}/{n}")).unwrap())
+            .collect();
+        let files: Vec<(&str, &[u8])> = names
+            .iter()
+            .zip(&bytes)
+            .map(|(n, b)| (*n, b.as_slice()))
+            .collect();
+        let o = Overrides::default();
+        let mem = load_text_with_files("playground.toml", &text, &o, &files).unwrap();
+        let disk = crate::load_scenario(Some(std::path::Path::new(&path)), &o).unwrap();
+        let a = crate::run_tables(&mem, 0).unwrap();
+        let b = crate::run_tables(&disk, 0).unwrap();
+        assert_eq!(a.summary_values, b.summary_values);
+        assert_eq!(a.timeseries, b.timeseries);
+        // Without the files, the message is the command line's for a missing file.
+        let e = crate::load_scenario_text("playground.toml", &text, &o).unwrap_err();
+        let held = load_text_with_files("playground.toml", &text, &o, &files[..1]).unwrap_err();
+        assert!(e.to_string().contains("cannot read 'data/"), "{e}");
+        let held = held.to_string();
+        assert!(
+            held.contains("cannot read 'data/") && !held.contains("day.csv"),
+            "{held}"
+        );
+    }
+
+    #[test]
+    fn the_traces_are_those_of_run_trace() {
+        let loaded = crate::load_scenario(None, &Overrides::default()).unwrap();
+        let t = crate::run_tables(&loaded, 0).unwrap();
+        let n = t.result.metrics.totals.logical;
+        let log = crate::run::trace_run(&loaded.scenario, 0, n, 30);
+        let j = traces(&loaded, n, 30);
+        assert_eq!(j["spans"].as_array().unwrap().len(), log.spans.len());
+        assert_eq!(j["requests"][0][0], json!(log.requests[0].ordinal));
+        assert_eq!(j["windows"], json!([[20.0, 30.0, null]]));
+    }
+}
