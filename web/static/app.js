@@ -166,24 +166,33 @@ const KEYS = {
   jitter: { re: /(\bjitter\s*=\s*")(\w+)(")/, write: (v) => v },
 };
 
+/** The part of `text` a key of control `k` is looked for in: the seed is a top-level
+ * key (before the first table); the others, the first anywhere. */
+function scope(text, k) {
+  if (k !== "seed") return [text, ""];
+  const i = text.search(/^\s*\[/m);
+  return i < 0 ? [text, ""] : [text.slice(0, i), text.slice(i)];
+}
+
 /** Whether the control `k` follows a key of the scenario being edited. */
 function keyed(k) {
   if (state.picked === CONTROLS) return true;
-  return KEYS[k] ? KEYS[k].re.test($("toml-edit").value) : false;
+  return KEYS[k] ? KEYS[k].re.test(scope($("toml-edit").value, k)[0]) : false;
 }
 
 /** The text with the key of control `k` set to `v`. */
 function setKey(text, k, v) {
   const { re, write } = KEYS[k];
-  return text.replace(re, (_, a, _old, b = "") => `${a}${write(v)}${b}`);
+  const [head, tail] = scope(text, k);
+  return head.replace(re, (_, a, _old, b = "") => `${a}${write(v)}${b}`) + tail;
 }
 
 /** The controls that follow a key, read from `text` (those it has). */
 function readKeys(text) {
   const out = {};
   for (const [k, { re }] of Object.entries(KEYS)) {
-    const m = text.match(re);
-    if (m) out[k] = k === "jitter" ? m[2] : Number(m[2]);
+    const m = scope(text, k)[0].match(re);
+    if (m) out[k] = k === "jitter" ? m[2] : m[2];
   }
   return out;
 }
@@ -387,7 +396,7 @@ function controlMoved(e) {
   } else if (id && KEYS[id] && keyed(id)) {
     $("toml-edit").value = setKey($("toml-edit").value, id, c[id]);
   }
-  if (id === "seed" && state.compare && KEYS.seed.re.test($("toml-edit-b").value)) {
+  if (id === "seed" && state.compare && KEYS.seed.re.test(scope($("toml-edit-b").value, "seed")[0])) {
     $("toml-edit-b").value = setKey($("toml-edit-b").value, "seed", c.seed);
   }
   schedule();
@@ -427,7 +436,7 @@ function pick(path, { text = null, textB = null } = {}) {
   $("toml-edit").value = t;
   if (!own && text === null) {
     // The seed box shows the scenario's own seed.
-    const m = t.match(KEYS.seed.re);
+    const m = scope(t, "seed")[0].match(KEYS.seed.re);
     $("seed").value = m ? m[2] : "";
   }
   writeControls(readKeys(t));
