@@ -156,12 +156,13 @@ ${layers}${outage}`;
 
 // The keys of a scenario's text the controls follow (any scenario): the first
 // occurrence of each, as it is written. Moving the control rewrites that occurrence;
-// editing the text moves the control.
+// editing the text moves the control. Each pattern has three groups: before, the
+// value, after.
 const KEYS = {
-  seed: { re: /^(seed\s*=\s*)(\d+)/m, write: (v) => String(v) },
-  rate: { re: /(\brate\s*=\s*)(\d+(?:\.\d+)?)/, write: (v) => String(v) },
-  clients: { re: /(\bclients\s*=\s*)(\d+)/, write: (v) => String(v) },
-  attempts: { re: /(\bmax_attempts\s*=\s*)(\d+)/, write: (v) => String(v) },
+  seed: { re: /^(seed\s*=\s*)(\d+)()/m, write: (v) => String(v) },
+  rate: { re: /(\brate\s*=\s*)(\d+(?:\.\d+)?)()/, write: (v) => String(v) },
+  clients: { re: /(\bclients\s*=\s*)(\d+)()/, write: (v) => String(v) },
+  attempts: { re: /(\bmax_attempts\s*=\s*)(\d+)()/, write: (v) => String(v) },
   base: { re: /(\b(?:base|delay)\s*=\s*")(\d+)(ms")/, write: (v) => String(v) },
   jitter: { re: /(\bjitter\s*=\s*")(\w+)(")/, write: (v) => v },
 };
@@ -184,7 +185,7 @@ function keyed(k) {
 function setKey(text, k, v) {
   const { re, write } = KEYS[k];
   const [head, tail] = scope(text, k);
-  return head.replace(re, (_, a, _old, b = "") => `${a}${write(v)}${b}`) + tail;
+  return head.replace(re, (_, a, _old, b) => `${a}${write(v)}${b}`) + tail;
 }
 
 /** The controls that follow a key, read from `text` (those it has). */
@@ -517,18 +518,23 @@ async function main() {
     $("error").hidden = false;
     return;
   }
-  shipped = engine.run({ list: true }).scenarios;
   const select = $("scenario");
   const own = document.createElement("option");
   own.value = CONTROLS;
   own.textContent = "the herd, with the controls (default.toml)";
   select.append(own);
-  for (const s of shipped) {
-    const o = document.createElement("option");
-    o.value = s.path;
-    o.textContent = s.path;
-    select.append(o);
-  }
+  /** Fills the picker with the shipped scenarios (a page opened without a link runs
+   * the controls' scenario first: its charts come sooner). */
+  const list = () => {
+    shipped = engine.run({ list: true }).scenarios;
+    window.retrysimPlayground.shipped = shipped;
+    for (const s of shipped) {
+      const o = document.createElement("option");
+      o.value = s.path;
+      o.textContent = s.path;
+      select.append(o);
+    }
+  };
   animation = new Animation($("anim"), {
     play: $("anim-play"),
     speed: $("anim-speed"),
@@ -585,8 +591,15 @@ async function main() {
     clearTimeout(resize);
     resize = setTimeout(() => last.a && draw(), 100);
   });
-  if (!(await restore())) pick(CONTROLS);
-  runAll();
+  if (location.hash.startsWith("#p=")) {
+    list();
+    if (!(await restore())) pick(CONTROLS);
+    runAll();
+  } else {
+    pick(CONTROLS);
+    runAll();
+    list();
+  }
 }
 
 main();

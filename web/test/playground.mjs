@@ -313,6 +313,23 @@ async function pickerAndHeadlines(page, shippedList) {
     check(ok, `picked ${rel}: its header and the CLI's headline numbers`, diff ? `${diff[0]}: page ${diff[1]} against CLI ${want[diff[0]]}` : `seed ${got.seed || "(its own)"}`);
   }
   console.log(`     ${equal} of ${shippedList.length} shipped scenarios: the page's headline is the CLI's`);
+
+  // The controls and the text stay in step where a control follows a key.
+  let before = await runsOf(page);
+  await page.selectOption("#scenario", "retry_one_layer.toml");
+  await ranPast(page, before);
+  const firstAttempts = (t) => t.match(/\bmax_attempts\s*=\s*(\d+)/)?.[1];
+  const text0 = await page.inputValue("#toml-edit");
+  check((await page.inputValue("#attempts")) === firstAttempts(text0) && (await page.isDisabled("#layers")), "a shipped scenario's keys set the controls that follow them; the others are off", `attempts ${firstAttempts(text0)}`);
+  await setControls(page, { attempts: 6 });
+  const text1 = await page.inputValue("#toml-edit");
+  const c1 = cli(text1);
+  const head1 = await headline(page, "headline");
+  check(firstAttempts(text1) === "6" && text1.replace(/max_attempts = 6/, "") === text0.replace(/max_attempts = \d+/, "") && !c1.error && Object.entries(head1).every(([k, v]) => firstRow(c1.summary)[k] === v), "moving a control rewrites its key in the text, and the run is the CLI's of that text");
+  before = await runsOf(page);
+  await page.fill("#toml-edit", text0.replace(/(\bmax_attempts\s*=\s*)\d+/, "$12"));
+  await ranPast(page, before);
+  check((await page.inputValue("#attempts")) === "2", "editing the key in the text moves its control");
 }
 
 /** 7. Side by side: a second copy, edited, on the same seed: the same arrivals, and
