@@ -30,7 +30,7 @@ pub fn load_text_with_files(
     overrides: &Overrides,
     files: &[(&str, &[u8])],
 ) -> Result<Loaded, Error> {
-    crate::export::read::with_files(files, || crate::load_scenario_text(path, text, overrides))
+    crate::export::read::with_files(files, || super::load_scenario_text(path, text, overrides))
 }
 
 /// A scenario's header: the comment lines at the top of its text, `#` and one space
@@ -162,6 +162,53 @@ fn traces_json(log: &TraceLog) -> Value {
     })
 }
 
+/// The per-service series of a run of a service graph, as the report's `services`
+/// chart draws them (`services.csv`'s counts per bucket over the bucket's width), JSON,
+/// `null` for a scenario that is not a graph: `{bucket, t: [bucket starts, s],
+/// services: [{name, servers, inbound, goodput: [per second], utilisation: [busy
+/// threads / servers, or null with unlimited servers], threads: [busy threads],
+/// outages: [[start, end]] (the windows that hit it)}]}`.
+///
+/// ```
+/// let loaded = retrysim::load_scenario(None, &Default::default()).unwrap();
+/// let t = retrysim::run_tables(&loaded, 0).unwrap();
+/// assert!(retrysim::api::playground::services(&loaded, &t.result).is_null());
+/// ```
+pub fn services(loaded: &Loaded, result: &crate::run::RunResult) -> Value {
+    let scn = &loaded.scenario;
+    let Some(sv) = result.metrics.services.as_ref().filter(|_| scn.graph) else {
+        return Value::Null;
+    };
+    let b = secs(sv.bucket());
+    let buckets = sv.services.first().map_or(0, |t| t.rows.len());
+    let t: Vec<f64> = (0..buckets).map(|i| i as f64 * b).collect();
+    let per_second = |v: u64| v as f64 / b;
+    let services: Vec<Value> = sv
+        .services
+        .iter()
+        .enumerate()
+        .map(|(k, track)| {
+            let name = scn.services.get(k).map_or("", |s| s.name.as_str());
+            let outages: Vec<[f64; 2]> = result
+                .windows
+                .iter()
+                .filter(|w| w.target.is_none_or(|x| usize::from(x) == k))
+                .map(|w| [secs(w.start), secs(w.end)])
+                .collect();
+            json!({
+                "name": name,
+                "servers": track.servers,
+                "inbound": track.rows.iter().map(|r| per_second(r.inbound)).collect::<Vec<_>>(),
+                "goodput": track.rows.iter().map(|r| per_second(r.goodput)).collect::<Vec<_>>(),
+                "utilisation": (0..track.rows.len()).map(|i| sv.utilisation(k, i)).collect::<Vec<_>>(),
+                "threads": (0..track.rows.len()).map(|i| sv.threads_busy(k, i)).collect::<Vec<_>>(),
+                "outages": outages,
+            })
+        })
+        .collect();
+    json!({ "bucket": b, "t": t, "services": services })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -209,5 +256,39 @@ mod tests {
         assert_eq!(j["spans"].as_array().unwrap().len(), log.spans.len());
         assert_eq!(j["requests"][0][0], json!(log.requests[0].ordinal));
         assert_eq!(j["windows"], json!([[20.0, 30.0, null]]));
+    }
+
+    #[test]
+    fn the_services_series_are_those_of_services_csv() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios");
+        let path = std::path::PathBuf::from(format!("{dir}/cascade.toml"));
+        let loaded = crate::load_scenario(Some(&path), &Overrides::default()).unwrap();
+        let t = crate::run_tables(&loaded, 0).unwrap();
+        let j = services(&loaded, &t.result);
+        let sv = j["services"].as_array().unwrap();
+        assert_eq!(sv.len(), loaded.scenario.services.len());
+        // services.csv as the run folder writes it: bucket 10 of the first service.
+        let plan = crate::sweep::plan(loaded.clone()).unwrap();
+        let groups = plan
+            .layout
+            .file_groups(crate::metrics::columns::SERVICES_FILE);
+        let names: Vec<String> = loaded
+            .scenario
+            .services
+            .iter()
+            .map(|s| s.name.clone())
+            .collect();
+        let csv = crate::export::csv::services_rows(&t.result, &names, &groups);
+        let header = crate::metrics::columns::SERVICES.map(|c| c.name);
+        let inbound = header.iter().position(|c| *c == "inbound").unwrap();
+        let row: Vec<&str> = csv
+            .lines()
+            .nth(10 * names.len())
+            .unwrap()
+            .split(',')
+            .collect();
+        let b = j["bucket"].as_f64().unwrap();
+        let want: f64 = row[inbound].parse::<f64>().unwrap() / b;
+        assert_eq!(sv[0]["inbound"][10].as_f64().unwrap(), want);
     }
 }

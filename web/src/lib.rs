@@ -9,7 +9,8 @@
 //! requests, see `retrysim::api::playground::traces`) and gets back the run of the
 //! scenario's base point (replication 0) as `retrysim run` makes it, by the library's
 //! own code: the `summary.csv` row (its columns and the values as the file holds them)
-//! and the numbers the `timeseries`, `phase` and `herd` charts draw. A scenario that
+//! and the numbers the `timeseries`, `phase` and `herd` charts draw (and, for a service
+//! graph, the `services` chart: `retrysim::api::playground::services`). A scenario that
 //! does not load comes back as `{"ok": false, "error": MESSAGE}`, MESSAGE being the
 //! line `retrysim run playground.toml` prints for it.
 //!
@@ -99,6 +100,10 @@ fn run(request: &str) -> Result<Value, String> {
         "stopped": stopped.flatten(),
         "charts": charts_json(&charts),
     });
+    let services = playground::services(&loaded, &tables.result);
+    if !services.is_null() {
+        answer["services"] = services;
+    }
     if let Some(n) = req.get("trace").and_then(Value::as_u64) {
         let population = tables.result.metrics.totals.logical;
         answer["trace"] = playground::traces(&loaded, population, n);

@@ -4,6 +4,7 @@
 
 import { loadEngine } from "./engine.js";
 import {
+  drawServices,
   drawHerd,
   drawPhase,
   drawTimeseries,
@@ -277,6 +278,9 @@ function draw() {
     ["phase", drawPhase, phaseExtent],
     ["herd", drawHerd, herdExtent],
   ];
+  const services = a && last.a.services;
+  $("services-figure").hidden = !services;
+  if (services) drawServices($("services"), $("services-legend"), services, a.end);
   for (const [id, drawIt, extent] of charts) {
     const lim = a && b ? joinExtents(extent(a), extent(b)) : null;
     if (a) drawIt($(id), $(`${id}-legend`), a, lim ?? extent(a));

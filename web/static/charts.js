@@ -368,3 +368,84 @@ export function drawHerd(canvas, legendEl, c, lim = herdExtent(c)) {
   if (c.outages.some(([a, b]) => b > lo && a < hi)) keys.push(["outage", COLOURS.outage, "band"]);
   legend(legendEl, keys);
 }
+
+/** Height of one service's panel, pixels (as the report's PANEL_H). */
+const PANEL_H = 150;
+
+/** `services`: a panel per service of a graph on a shared time axis: inbound attempts
+ * and goodput per second, busy threads as a share of the servers (or busy threads,
+ * with unlimited servers) on the right axis, the outages that hit it shaded. `sv` is
+ * the engine's `services`; `end`, the time axis's end. */
+export function drawServices(canvas, legendEl, sv, end) {
+  const n = sv.services.length;
+  canvas.style.height = `${Math.min(2400, PANEL_H * n + 50)}px`;
+  const { g, w, h } = surface(canvas);
+  const m = { left: 62, right: 58, top: 8, bottom: 42 };
+  const pw = w - m.left - m.right;
+  const ph = (h - m.top - m.bottom) / n;
+  const mid = sv.t.map((t) => t + sv.bucket / 2);
+  const px = (v) => m.left + (v / end) * pw;
+  g.font = "11px system-ui, sans-serif";
+  let anyUtil = false;
+  let anyThreads = false;
+  let anyOutage = false;
+  sv.services.forEach((s, k) => {
+    const top = m.top + k * ph;
+    const bottom = top + ph - 14;
+    const ymax = upper(maxOf(0, s.inbound, s.goodput));
+    const py = (v) => bottom - (v / ymax) * (bottom - top - 14);
+    const util = s.utilisation.some((v) => v !== null);
+    anyUtil ||= util;
+    anyThreads ||= !util;
+    const rmax = util ? 1.25 : upper(maxOf(0, s.threads));
+    const py2 = (v) => bottom - (v / rmax) * (bottom - top - 14);
+    g.fillStyle = COLOURS.outage;
+    for (const [a, b] of s.outages) {
+      anyOutage = true;
+      g.fillRect(px(a), top + 14, px(Math.min(b, end)) - px(a), bottom - top - 14);
+    }
+    g.strokeStyle = COLOURS.grid;
+    g.lineWidth = 1;
+    g.textAlign = "right";
+    g.textBaseline = "middle";
+    g.fillStyle = COLOURS.text;
+    for (const v of ticks(0, ymax, 3)) {
+      const Y = Math.round(py(v)) + 0.5;
+      g.beginPath();
+      g.moveTo(m.left, Y);
+      g.lineTo(m.left + pw, Y);
+      g.stroke();
+      g.fillText(tickLabel(v), m.left - 6, Y);
+    }
+    g.textAlign = "left";
+    for (const v of util ? [0, 0.5, 1] : ticks(0, rmax, 3)) g.fillText(util ? `${Math.round(v * 100)}%` : tickLabel(v), m.left + pw + 6, py2(v));
+    const trace = (ys, colour, map) => line({ g, px, py: map }, mid, ys, colour, 1.5, map);
+    trace(s.inbound, COLOURS.inbound, py);
+    trace(s.goodput, COLOURS.goodput, py);
+    trace(util ? s.utilisation : s.threads, "rgb(148,103,189)", py2);
+    g.strokeStyle = COLOURS.axis;
+    g.strokeRect(m.left + 0.5, top + 14.5, pw, bottom - top - 14);
+    g.fillStyle = COLOURS.text;
+    g.textAlign = "left";
+    g.textBaseline = "top";
+    g.font = "600 12px system-ui, sans-serif";
+    g.fillText(`${s.name}${s.servers === null ? " (unlimited threads)" : ` (${s.servers} threads)`}`, m.left, top);
+    g.font = "11px system-ui, sans-serif";
+  });
+  g.textAlign = "center";
+  g.textBaseline = "top";
+  const base = m.top + n * ph - 14;
+  for (const v of ticks(0, end, Math.max(2, Math.floor(pw / 80)))) g.fillText(tickLabel(v), px(v), base + 4);
+  g.font = "13px system-ui, sans-serif";
+  g.textBaseline = "bottom";
+  g.fillText("time (s)", m.left + pw / 2, h - 4);
+  const keys = [
+    ["inbound (attempts/s)", COLOURS.inbound, "line"],
+    ["goodput (successes/s)", COLOURS.goodput, "line"],
+  ];
+  if (anyUtil) keys.push(["busy threads / servers (right axis)", "rgb(148,103,189)", "line"]);
+  if (anyThreads) keys.push(["busy threads (right axis, unlimited servers)", "rgb(148,103,189)", "line"]);
+  if (anyOutage) keys.push(["outage", COLOURS.outage, "band"]);
+  legend(legendEl, keys);
+  canvas.dataset.panels = String(n);
+}

@@ -332,6 +332,34 @@ async function pickerAndHeadlines(page, shippedList) {
   check((await page.inputValue("#attempts")) === "2", "editing the key in the text moves its control");
 }
 
+/** For a service graph, the services chart draws services.csv's series. */
+async function servicesChart(page) {
+  const before = await runsOf(page);
+  await page.selectOption("#scenario", "cascade.toml");
+  await ranPast(page, before);
+  const got = await page.evaluate(() => ({
+    sv: window.retrysimPlayground.last.services,
+    panels: document.getElementById("services").dataset.panels,
+    visible: !document.getElementById("services-figure").hidden,
+  }));
+  const c = cliFile("cascade.toml");
+  const csv = readFileSync(join(c.dir, "services.csv"), "utf8").trimEnd().split("\n");
+  const head = fields(csv[0]);
+  const [si, ii, gi] = ["service", "inbound", "goodput"].map((k) => head.indexOf(k));
+  const rows = csv.slice(1).map(fields).filter((r) => r[0] === "0");
+  const names = got.sv.services.map((s) => s.name);
+  const same = rows.length === got.sv.t.length * names.length && rows.every((r, j) => {
+    const k = names.indexOf(r[si]);
+    const i = Math.floor(j / names.length);
+    return k >= 0 && got.sv.services[k].inbound[i] === Number(r[ii]) / got.sv.bucket && got.sv.services[k].goodput[i] === Number(r[gi]) / got.sv.bucket;
+  });
+  check(got.visible && Number(got.panels) === names.length && same, "a service graph: the services chart draws services.csv's inbound and goodput per second", `${names.length} services: ${names.join(", ")}`);
+  const other = await runsOf(page);
+  await page.selectOption("#scenario", "default.toml");
+  await ranPast(page, other);
+  check(await page.isHidden("#services-figure"), "a scenario that is no graph has no services chart");
+}
+
 /** 7. Side by side: a second copy, edited, on the same seed: the same arrivals, and
  * each column the CLI's run of its text with that seed. */
 async function sideBySide(page) {
@@ -593,6 +621,7 @@ async function main() {
     check(row5.seed === "5" && firstDifference(row5, firstRow(c5.summary)) === "", "a request's seed is the CLI's --seed", firstDifference(row5, firstRow(c5.summary)));
 
     await pickerAndHeadlines(page, shippedList);
+    await servicesChart(page);
     await sideBySide(page);
     await permalink(page, context, url);
     await animation(page);
