@@ -209,6 +209,113 @@ pub fn services(loaded: &Loaded, result: &crate::run::RunResult) -> Value {
     json!({ "bucket": b, "t": t, "services": services })
 }
 
+/// A service graph as the report's `graph` chart draws it (the rules of
+/// `plot::graph::Graph::of` for one run: fleets in column 0, each service one column
+/// right of its deepest caller, in the order the calls reach them; the boxes and arrows
+/// placed by the report's layout on a `w` × `h` area), JSON, `null` for a scenario that
+/// is not a graph: `{w, h, nodes: [{name, fleet, servers, peak, rect: [x0, y0, x1,
+/// y1]}], edges: [{from, to, attempts, path: [[x, y]]}]}`, `peak` the service's
+/// `utilisation_peak` and `attempts` the callee's attempts per request, from the
+/// summary row (`columns`, `values`).
+pub fn graph(loaded: &Loaded, columns: &[String], values: &[String]) -> Value {
+    use crate::metrics::columns::{
+        service_column, SERVICE_ATTEMPTS_PER_REQUEST, SERVICE_UTILISATION_PEAK,
+    };
+    use crate::plot::graph_layout::{columns as depth, layout, port, reach_order, route};
+    let scn = &loaded.scenario;
+    if !scn.graph {
+        return Value::Null;
+    }
+    let shape = crate::export::manifest::GraphShape::of(scn);
+    let summary = |name: String| -> Option<f64> {
+        let i = columns.iter().position(|c| *c == name)?;
+        values.get(i)?.parse::<f64>().ok()
+    };
+    let n = shape.services.len();
+    let find = |name: &str| {
+        shape
+            .services
+            .iter()
+            .position(|s| s.name == name)
+            .unwrap_or(usize::MAX)
+    };
+    let calls: Vec<Vec<usize>> = shape
+        .services
+        .iter()
+        .map(|s| s.calls.iter().map(|c| find(c)).collect())
+        .collect();
+    let col = depth(&calls);
+    let roots: Vec<usize> = shape.fleets.iter().map(|f| find(&f.target)).collect();
+    let mut order = reach_order(&roots, &calls);
+    order.sort_by_key(|s| col[*s]);
+    // (name, fleet, column, servers, peak)
+    let mut nodes: Vec<(String, bool, usize, Option<u32>, Option<f64>)> = shape
+        .fleets
+        .iter()
+        .map(|f| (f.name.clone(), true, 0, None, None))
+        .collect();
+    let mut node_of = vec![0usize; n];
+    for &s in &order {
+        let svc = &shape.services[s];
+        node_of[s] = nodes.len();
+        let peak = summary(service_column(&svc.name, &SERVICE_UTILISATION_PEAK));
+        nodes.push((svc.name.clone(), false, col[s], svc.servers.finite(), peak));
+    }
+    let attempts: Vec<Option<f64>> = shape
+        .services
+        .iter()
+        .map(|s| summary(service_column(&s.name, &SERVICE_ATTEMPTS_PER_REQUEST)))
+        .collect();
+    let mut edges: Vec<(usize, usize, Option<f64>)> = Vec::new();
+    let mut add = |from: usize, to: usize| {
+        if to < n && !edges.iter().any(|e| e.0 == from && e.1 == node_of[to]) {
+            edges.push((from, node_of[to], attempts[to]));
+        }
+    };
+    for (i, &t) in roots.iter().enumerate() {
+        add(i, t);
+    }
+    for (s, cs) in calls.iter().enumerate() {
+        for &c in cs {
+            add(node_of[s], c);
+        }
+    }
+    // The area: as the report sizes it, less its title and legend.
+    let cols: Vec<usize> = nodes.iter().map(|x| x.2).collect();
+    let ncol = cols.iter().max().map_or(1, |m| m + 1);
+    let mut per = vec![0i32; ncol];
+    for &c in &cols {
+        per[c] += 1;
+    }
+    let tallest = per.into_iter().max().unwrap_or(1);
+    let (w, h) = (185 * ncol as i32 + 60, 95 * tallest + 20);
+    let rects = layout(&cols, w, h);
+    let count = |f: &dyn Fn(&(usize, usize, Option<f64>)) -> usize, node: usize| {
+        edges.iter().filter(|e| f(e) == node).count()
+    };
+    let edges_json: Vec<Value> = edges
+        .iter()
+        .enumerate()
+        .map(|(k, e)| {
+            let (a, b) = (rects[e.0], rects[e.1]);
+            let out_i = edges[..k].iter().filter(|x| x.0 == e.0).count();
+            let in_i = edges[..k].iter().filter(|x| x.1 == e.1).count();
+            let start = (a.x1, port(&a, out_i, count(&|x| x.0, e.0)));
+            let tip = (b.x0 - 1, port(&b, in_i, count(&|x| x.1, e.1)));
+            let path = route(start, tip, &cols, &rects, (cols[e.0], cols[e.1]), h);
+            json!({ "from": e.0, "to": e.1, "attempts": e.2, "path": path.iter().map(|p| [p.0, p.1]).collect::<Vec<_>>() })
+        })
+        .collect();
+    let nodes_json: Vec<Value> = nodes
+        .iter()
+        .zip(&rects)
+        .map(|(x, r)| {
+            json!({ "name": x.0, "fleet": x.1, "servers": x.3, "peak": x.4, "rect": [r.x0, r.y0, r.x1, r.y1] })
+        })
+        .collect();
+    json!({ "w": w, "h": h, "nodes": nodes_json, "edges": edges_json })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,5 +397,24 @@ mod tests {
         let b = j["bucket"].as_f64().unwrap();
         let want: f64 = row[inbound].parse::<f64>().unwrap() / b;
         assert_eq!(sv[0]["inbound"][10].as_f64().unwrap(), want);
+        // The graph: users -> frontend -> backend -> db, the report's peak utilisation.
+        let g = graph(&loaded, &t.summary_columns, &t.summary_values);
+        let names: Vec<&str> = g["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["users", "frontend", "backend", "db"]);
+        assert_eq!(g["edges"].as_array().unwrap().len(), 3);
+        let i = t
+            .summary_columns
+            .iter()
+            .position(|c| c == "service_db_utilisation_peak")
+            .unwrap();
+        let peak: f64 = t.summary_values[i].parse().unwrap();
+        assert_eq!(g["nodes"][3]["peak"].as_f64(), Some(peak));
+        let default = crate::load_scenario(None, &Overrides::default()).unwrap();
+        assert!(graph(&default, &[], &[]).is_null());
     }
 }

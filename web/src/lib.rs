@@ -10,7 +10,8 @@
 //! scenario's base point (replication 0) as `retrysim run` makes it, by the library's
 //! own code: the `summary.csv` row (its columns and the values as the file holds them)
 //! and the numbers the `timeseries`, `phase` and `herd` charts draw (and, for a service
-//! graph, the `services` chart: `retrysim::api::playground::services`). A scenario that
+//! graph, the `graph` and `services` charts: `retrysim::api::playground::graph` and
+//! `services`). A scenario that
 //! does not load comes back as `{"ok": false, "error": MESSAGE}`, MESSAGE being the
 //! line `retrysim run playground.toml` prints for it.
 //!
@@ -103,6 +104,8 @@ fn run(request: &str) -> Result<Value, String> {
     let services = playground::services(&loaded, &tables.result);
     if !services.is_null() {
         answer["services"] = services;
+        answer["graph"] =
+            playground::graph(&loaded, &tables.summary_columns, &tables.summary_values);
     }
     if let Some(n) = req.get("trace").and_then(Value::as_u64) {
         let population = tables.result.metrics.totals.logical;

@@ -100,7 +100,7 @@ export class Animation {
     const nb = Math.max(1, this.bands.length);
     const bandH = (geo.bottom - geo.top) / nb;
     // Minimum times on screen, in run seconds: short hops would be invisible.
-    const m = 0.12 * this.speed;
+    const m = 0.3 * this.speed;
     // Stations: boxes for the caller, each layer, the service.
     g.textAlign = "center";
     g.textBaseline = "top";

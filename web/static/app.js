@@ -4,6 +4,7 @@
 
 import { loadEngine } from "./engine.js";
 import {
+  drawGraph,
   drawServices,
   drawHerd,
   drawPhase,
@@ -37,7 +38,7 @@ const DEFAULTS = {
 const CONTROLS = "controls";
 
 /** Requests traced for the animation and the swimlane. */
-const TRACE_SAMPLE = 400;
+const TRACE_SAMPLE = 1000;
 
 /** The summary columns shown as headline numbers, with what they mean. */
 const HEADLINE = [
@@ -281,6 +282,9 @@ function draw() {
   const services = a && last.a.services;
   $("services-figure").hidden = !services;
   if (services) drawServices($("services"), $("services-legend"), services, a.end);
+  const graph = a && last.a.graph;
+  $("graph-figure").hidden = !graph;
+  if (graph) drawGraph($("graph"), $("graph-legend"), graph);
   for (const [id, drawIt, extent] of charts) {
     const lim = a && b ? joinExtents(extent(a), extent(b)) : null;
     if (a) drawIt($(id), $(`${id}-legend`), a, lim ?? extent(a));

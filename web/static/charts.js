@@ -449,3 +449,85 @@ export function drawServices(canvas, legendEl, sv, end) {
   legend(legendEl, keys);
   canvas.dataset.panels = String(n);
 }
+
+/** The report's service-box fills by peak utilisation (palette::UTILISATION_CLASSES). */
+const UTILISATION = [
+  [0.5, "rgb(204,235,197)", "peak utilisation < 50%"],
+  [0.8, "rgb(255,237,160)", "peak utilisation 50-80%"],
+  [0.95, "rgb(253,190,120)", "peak utilisation 80-95%"],
+  [Infinity, "rgb(244,140,120)", "peak utilisation >= 95%"],
+];
+
+/** An arrow's label: the callee's attempts per request, three significant digits. */
+function attemptsLabel(a) {
+  if (a === null || !Number.isFinite(a)) return "n/a";
+  const digits = Math.abs(a) >= 100 ? 0 : Math.abs(a) >= 10 ? 1 : 2;
+  return `${a.toFixed(digits)}/req`;
+}
+
+/** `graph`: the service graph as the report draws it, from the engine's `graph` (boxes
+ * and arrows placed by the report's layout), scaled to the canvas. */
+export function drawGraph(canvas, legendEl, gr) {
+  const w = canvas.clientWidth || 600;
+  const k = Math.min(1, w / gr.w);
+  canvas.style.height = `${Math.round(gr.h * k) + 8}px`;
+  const G = surface(canvas).g;
+  G.save();
+  G.translate(Math.max(0, (w - gr.w * k) / 2), 4);
+  G.scale(k, k);
+  const ink = "rgb(80,80,80)";
+  G.strokeStyle = ink;
+  G.fillStyle = ink;
+  G.lineWidth = 1.5;
+  for (const e of gr.edges) {
+    const p = e.path;
+    G.beginPath();
+    G.moveTo(p[0][0], p[0][1]);
+    for (const [x, y] of p.slice(1)) G.lineTo(x, y);
+    G.stroke();
+    const [tx, ty] = p.at(-1);
+    G.beginPath();
+    G.moveTo(tx, ty);
+    G.lineTo(tx - 9, ty - 5);
+    G.lineTo(tx - 9, ty + 5);
+    G.closePath();
+    G.fill();
+    const [ax, ay] = p.at(-2);
+    G.font = "12px system-ui, sans-serif";
+    G.textAlign = "center";
+    G.textBaseline = "bottom";
+    G.fillText(attemptsLabel(e.attempts), (ax + tx) / 2, (ay + ty) / 2 - 4);
+  }
+  let unknown = false;
+  for (const n of gr.nodes) {
+    const [x0, y0, x1, y1] = n.rect;
+    const fill = n.fleet
+      ? "rgb(226,226,226)"
+      : n.peak === null
+        ? ((unknown = true), "rgb(232,238,250)")
+        : UTILISATION.find(([hi]) => n.peak < hi)[1];
+    G.fillStyle = fill;
+    G.fillRect(x0, y0, x1 - x0, y1 - y0);
+    G.strokeStyle = ink;
+    G.strokeRect(x0 + 0.5, y0 + 0.5, x1 - x0, y1 - y0);
+    const lines = n.fleet
+      ? [n.name, "fleet"]
+      : [n.name, n.servers === null ? "servers ∞" : `servers ${n.servers}`, n.peak === null ? "peak util n/a" : `peak util ${(n.peak * 100).toFixed(0)}%`];
+    G.fillStyle = "black";
+    G.textAlign = "center";
+    G.textBaseline = "middle";
+    const lh = 17;
+    const top = (y0 + y1) / 2 - ((lines.length - 1) * lh) / 2;
+    lines.forEach((t, i) => {
+      G.font = i === 0 ? "bold 14px system-ui, sans-serif" : "12px system-ui, sans-serif";
+      G.fillText(t, (x0 + x1) / 2, top + i * lh, x1 - x0 - 8);
+    });
+  }
+  G.restore();
+  const keys = [["fleet", "rgb(226,226,226)", "band"], ["call: callee attempts/request", ink, "line"]];
+  for (const [, c, label] of UTILISATION) keys.push([label, c, "band"]);
+  if (unknown) keys.push(["utilisation unknown", "rgb(232,238,250)", "band"]);
+  legend(legendEl, keys);
+  canvas.dataset.nodes = String(gr.nodes.length);
+  canvas.dataset.edges = String(gr.edges.length);
+}

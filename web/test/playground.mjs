@@ -354,10 +354,19 @@ async function servicesChart(page) {
     return k >= 0 && got.sv.services[k].inbound[i] === Number(r[ii]) / got.sv.bucket && got.sv.services[k].goodput[i] === Number(r[gi]) / got.sv.bucket;
   });
   check(got.visible && Number(got.panels) === names.length && same, "a service graph: the services chart draws services.csv's inbound and goodput per second", `${names.length} services: ${names.join(", ")}`);
+  const gr = await page.evaluate(() => ({
+    graph: window.retrysimPlayground.last.graph,
+    nodes: document.getElementById("graph").dataset.nodes,
+    visible: !document.getElementById("graph-figure").hidden,
+  }));
+  const want = firstRow(c.summary);
+  const peaks = gr.graph.nodes.filter((n) => !n.fleet).every((n) => n.peak === Number(want[`service_${n.name}_utilisation_peak`]));
+  const perRequest = gr.graph.edges.every((e) => e.attempts === Number(want[`service_${gr.graph.nodes[e.to].name}_attempts_per_request`]));
+  check(gr.visible && Number(gr.nodes) === names.length + 1 && peaks && perRequest, "a service graph: the graph chart draws its boxes with summary.csv's peak utilisation and its arrows with attempts per request", gr.graph.nodes.map((n) => n.name).join(" → "));
   const other = await runsOf(page);
   await page.selectOption("#scenario", "default.toml");
   await ranPast(page, other);
-  check(await page.isHidden("#services-figure"), "a scenario that is no graph has no services chart");
+  check((await page.isHidden("#services-figure")) && (await page.isHidden("#graph-figure")), "a scenario that is no graph has no graph or services chart");
 }
 
 /** 7. Side by side: a second copy, edited, on the same seed: the same arrivals, and
