@@ -209,6 +209,11 @@ pub fn services(loaded: &Loaded, result: &crate::run::RunResult) -> Value {
     json!({ "bucket": b, "t": t, "services": services })
 }
 
+/// A box of the graph: name, whether a fleet, column, servers, peak utilisation.
+type Node = (String, bool, usize, Option<u32>, Option<f64>);
+/// An arrow of the graph: from, to (nodes), the callee's attempts per request.
+type Edge = (usize, usize, Option<f64>);
+
 /// A service graph as the report's `graph` chart draws it (the rules of
 /// `plot::graph::Graph::of` for one run: fleets in column 0, each service one column
 /// right of its deepest caller, in the order the calls reach them; the boxes and arrows
@@ -248,8 +253,7 @@ pub fn graph(loaded: &Loaded, columns: &[String], values: &[String]) -> Value {
     let roots: Vec<usize> = shape.fleets.iter().map(|f| find(&f.target)).collect();
     let mut order = reach_order(&roots, &calls);
     order.sort_by_key(|s| col[*s]);
-    // (name, fleet, column, servers, peak)
-    let mut nodes: Vec<(String, bool, usize, Option<u32>, Option<f64>)> = shape
+    let mut nodes: Vec<Node> = shape
         .fleets
         .iter()
         .map(|f| (f.name.clone(), true, 0, None, None))
@@ -266,7 +270,7 @@ pub fn graph(loaded: &Loaded, columns: &[String], values: &[String]) -> Value {
         .iter()
         .map(|s| summary(service_column(&s.name, &SERVICE_ATTEMPTS_PER_REQUEST)))
         .collect();
-    let mut edges: Vec<(usize, usize, Option<f64>)> = Vec::new();
+    let mut edges: Vec<Edge> = Vec::new();
     let mut add = |from: usize, to: usize| {
         if to < n && !edges.iter().any(|e| e.0 == from && e.1 == node_of[to]) {
             edges.push((from, node_of[to], attempts[to]));
@@ -290,9 +294,8 @@ pub fn graph(loaded: &Loaded, columns: &[String], values: &[String]) -> Value {
     let tallest = per.into_iter().max().unwrap_or(1);
     let (w, h) = (185 * ncol as i32 + 60, 95 * tallest + 20);
     let rects = layout(&cols, w, h);
-    let count = |f: &dyn Fn(&(usize, usize, Option<f64>)) -> usize, node: usize| {
-        edges.iter().filter(|e| f(e) == node).count()
-    };
+    let count =
+        |f: &dyn Fn(&Edge) -> usize, node: usize| edges.iter().filter(|e| f(e) == node).count();
     let edges_json: Vec<Value> = edges
         .iter()
         .enumerate()
