@@ -19,7 +19,7 @@ use crate::scenario::{Loaded, Overrides};
 ///
 /// ```
 /// use retrysim::api::playground::load_text_with_files;
-/// let text = "[dependency]\nservers = 1\nservice_time = { kind = \"histogram\", file = \"l.csv\" }\n[[fleets]]\nname = \"w\"\narrival = { kind = \"poisson\", rate = 10 }\n[[fleets.layers]]\nname = \"c\"\n";
+/// let text = "duration = \"1s\"\n[dependency]\nservers = 1\nservice_time = { kind = \"histogram\", file = \"l.csv\" }\n[[fleets]]\nname = \"w\"\narrival = { kind = \"poisson\", rate = 10 }\n[[fleets.layers]]\nname = \"c\"\nmax_attempts = 1\n";
 /// let files: &[(&str, &[u8])] = &[("l.csv", b"le,count\n0.001,5\n0.002,10\n")];
 /// let loaded = load_text_with_files("p.toml", text, &Default::default(), files);
 /// assert!(loaded.is_ok(), "{:?}", loaded.err());
