@@ -221,3 +221,5 @@ pub fn search_scenario(
 pub fn draw_folder(dir: &Path, format: Format) -> Result<Vec<PathBuf>, Error> {
     Ok(crate::plot::draw_folder(dir, format)?)
 }
+
+pub mod playground;

@@ -94,8 +94,46 @@ pub(crate) fn open_capped(path: &Path, cap: u64) -> std::io::Result<Capped> {
     Ok(Capped { file, read: 0, cap })
 }
 
+thread_local! {
+    /// Files held in memory that stand in for the file system while set (the
+    /// playground's embedded data files: WebAssembly in a browser has no files).
+    static MEMORY: std::cell::RefCell<Option<std::collections::BTreeMap<std::path::PathBuf, Vec<u8>>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` with `files` (path as a scenario names it, bytes) readable by [`read`] as
+/// if on disk; a path not among them is read from the file system as ever.
+pub(crate) fn with_files<R>(files: &[(&str, &[u8])], f: impl FnOnce() -> R) -> R {
+    let map = files
+        .iter()
+        .map(|(p, b)| (std::path::PathBuf::from(p), b.to_vec()))
+        .collect();
+    let before = MEMORY.with(|m| m.replace(Some(map)));
+    let out = f();
+    MEMORY.with(|m| m.replace(before));
+    out
+}
+
+/// The bytes of `path` held by [`with_files`], if any, within `cap`.
+#[cold]
+fn from_memory(path: &Path, cap: u64) -> Option<std::io::Result<Vec<u8>>> {
+    MEMORY.with(|m| {
+        let m = m.borrow();
+        let bytes = m.as_ref()?.get(path)?;
+        let n = bytes.len() as u64;
+        Some(if n > cap {
+            Err(too_large(n, cap))
+        } else {
+            Ok(bytes.clone())
+        })
+    })
+}
+
 /// Reads the regular file `path` of at most `cap` bytes (see [`open`]).
 pub(crate) fn read(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
+    if let Some(held) = from_memory(path, cap) {
+        return held;
+    }
     let too_large = |n: u64| too_large(n, cap);
     let (file, len) = open(path)?;
     if len > cap {

@@ -59,7 +59,7 @@ pub(crate) mod expect;
 pub(crate) mod font;
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod graph;
-#[cfg(not(target_arch = "wasm32"))]
+// On WebAssembly too: the playground lays the graph out as the report does.
 pub(crate) mod graph_layout;
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod herd;

@@ -2,12 +2,21 @@
 //! answer out, both JSON.
 //!
 //! The page sends `{"toml": TEXT, "seed": "N"}` (`seed` optional: the scenario's own;
-//! `"tables": true` adds the run's `timeseries.csv` and `herd.csv` text, header
-//! included, for the test that compares them with the CLI's) and gets back the run of the scenario's base point (replication 0) as `retrysim run`
-//! makes it, by the library's own code: the `summary.csv` row (its columns and the
-//! values as the file holds them) and the numbers the `timeseries`, `phase` and `herd`
-//! charts draw. A scenario that does not load comes back as `{"ok": false, "error":
-//! MESSAGE}`, MESSAGE being the line `retrysim run playground.toml` prints for it.
+//! `"at": "recorded_day.toml"`, the shipped scenario the text came from, makes the data
+//! files beside it readable as they are to `retrysim run` of that file; `"tables":
+//! true` adds the run's `timeseries.csv` and `herd.csv` text, header included, for the
+//! test that compares them with the CLI's; `"trace": N` adds the traces of `N` sampled
+//! requests, see `retrysim::api::playground::traces`) and gets back the run of the
+//! scenario's base point (replication 0) as `retrysim run` makes it, by the library's
+//! own code: the `summary.csv` row (its columns and the values as the file holds them)
+//! and the numbers the `timeseries`, `phase` and `herd` charts draw (and, for a service
+//! graph, the `graph` and `services` charts: `retrysim::api::playground::graph` and
+//! `services`). A scenario that
+//! does not load comes back as `{"ok": false, "error": MESSAGE}`, MESSAGE being the
+//! line `retrysim run playground.toml` prints for it.
+//!
+//! `{"list": true}` answers with the shipped scenarios, embedded at build time
+//! (build.rs): `{"ok": true, "scenarios": [{"path", "header", "text"}]}`.
 //!
 //! The ABI is plain C (no wasm-bindgen): the page asks for a buffer with
 //! [`playground_alloc`], writes the request's UTF-8 bytes into it, calls
@@ -18,9 +27,13 @@
 
 use std::cell::RefCell;
 
-use retrysim::{Branch, RunCharts};
-use retrysim::{Overrides, Truncation};
+use retrysim::api::playground;
+use retrysim::{Branch, Overrides, RunCharts, Truncation};
 use serde_json::{json, Value};
+
+mod shipped {
+    include!(concat!(env!("OUT_DIR"), "/shipped.rs"));
+}
 
 /// How messages name the page's scenario: the file a student saves it as.
 pub const SCENARIO_FILE: &str = "playground.toml";
@@ -42,6 +55,9 @@ pub fn answer(request: &str) -> String {
 fn run(request: &str) -> Result<Value, String> {
     let req: Value =
         serde_json::from_str(request).map_err(|e| format!("error: bad request: {e}"))?;
+    if req.get("list").and_then(Value::as_bool) == Some(true) {
+        return Ok(list());
+    }
     let toml = req
         .get("toml")
         .and_then(Value::as_str)
@@ -57,7 +73,10 @@ fn run(request: &str) -> Result<Value, String> {
         seed,
     };
     let failed = |e: retrysim::Error| format!("error: {}", retrysim::error::chain(&e));
-    let loaded = retrysim::load_scenario_text(SCENARIO_FILE, toml, &overrides).map_err(failed)?;
+    let at = req.get("at").and_then(Value::as_str).unwrap_or("");
+    let files = files_beside(at);
+    let loaded = playground::load_text_with_files(SCENARIO_FILE, toml, &overrides, &files)
+        .map_err(failed)?;
     let tables = retrysim::run_tables(&loaded, 0).map_err(failed)?;
     let capacity = loaded.scenario.dependency.capacity();
     let charts = retrysim::run_charts(&tables.timeseries, &tables.herd, capacity)
@@ -82,11 +101,43 @@ fn run(request: &str) -> Result<Value, String> {
         "stopped": stopped.flatten(),
         "charts": charts_json(&charts),
     });
+    let services = playground::services(&loaded, &tables.result);
+    if !services.is_null() {
+        answer["services"] = services;
+        answer["graph"] =
+            playground::graph(&loaded, &tables.summary_columns, &tables.summary_values);
+    }
+    if let Some(n) = req.get("trace").and_then(Value::as_u64) {
+        let population = tables.result.metrics.totals.logical;
+        answer["trace"] = playground::traces(&loaded, population, n);
+    }
     if req.get("tables").and_then(Value::as_bool) == Some(true) {
         answer["timeseries"] = Value::String(tables.timeseries);
         answer["herd"] = Value::String(tables.herd);
     }
     Ok(answer)
+}
+
+/// The shipped scenarios, each with its header.
+fn list() -> Value {
+    let scenarios: Vec<Value> = shipped::SCENARIOS
+        .iter()
+        .map(|(path, text)| json!({ "path": path, "header": playground::header(text), "text": text }))
+        .collect();
+    json!({ "ok": true, "scenarios": scenarios })
+}
+
+/// The embedded data files beside the shipped scenario `at` (a path under
+/// scenarios/), named relative to its folder as the scenario names them.
+fn files_beside(at: &str) -> Vec<(&'static str, &'static [u8])> {
+    let dir = match at.rfind('/') {
+        Some(i) => &at[..=i],
+        None => "",
+    };
+    shipped::DATA
+        .iter()
+        .filter_map(|(p, b)| p.strip_prefix(dir).map(|rel| (rel, *b)))
+        .collect()
 }
 
 /// A seed: a whole number from 0 (the library refuses one past `i64::MAX`, as it

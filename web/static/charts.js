@@ -51,13 +51,13 @@ function ticks(lo, hi, n) {
 }
 
 /** A tick label: whole numbers bare, else as few decimals as the step needs. */
-function tickLabel(v) {
+export function tickLabel(v) {
   if (Math.abs(v - Math.round(v)) < 1e-9) return String(Math.round(v));
   return String(Number(v.toPrecision(6)));
 }
 
 /** A canvas sized to its box at the screen's pixel density, and its 2-D context. */
-function surface(canvas) {
+export function surface(canvas) {
   const dpr = window.devicePixelRatio || 1;
   const w = canvas.clientWidth || 600;
   const h = canvas.clientHeight || 300;
@@ -76,7 +76,7 @@ function surface(canvas) {
  * A plot frame: axes with ticks and labels, a grid, and mappings from data to
  * pixels. `y2` (optional) is a second axis on the right.
  */
-function frame(canvas, { x, y, y2, xLabel, yLabel, y2Label, y2Ticks, yFormat }) {
+export function frame(canvas, { x, y, y2, xLabel, yLabel, y2Label, y2Ticks, yFormat }) {
   const { g, w, h } = surface(canvas);
   const m = { left: 62, right: y2 ? 58 : 16, top: 12, bottom: 44 };
   const pw = w - m.left - m.right;
@@ -145,7 +145,7 @@ function frame(canvas, { x, y, y2, xLabel, yLabel, y2Label, y2Ticks, yFormat }) 
 }
 
 /** Shaded spans `[a, b]` of x between y pixels `top` and `bottom`. */
-function bands(f, spans, colour, top, bottom) {
+export function bands(f, spans, colour, top, bottom) {
   f.g.fillStyle = colour;
   for (const [a, b] of spans) f.g.fillRect(f.px(a), top, f.px(b) - f.px(a), bottom - top);
 }
@@ -200,14 +200,19 @@ export function legend(el, entries) {
   );
 }
 
-/** `timeseries`: offered, inbound and goodput per second, capacity, success rate. */
-export function drawTimeseries(canvas, legendEl, c) {
+/** The axes of the `timeseries` chart of `c`. */
+export function timeseriesExtent(c) {
+  return { end: c.end, ymax: upper(maxOf(c.capacity ?? 0, c.offered, c.inbound, c.goodput)) };
+}
+
+/** `timeseries`: offered, inbound and goodput per second, capacity, success rate;
+ * `lim` (optional): the axes of another run's chart to share (see `joinExtents`). */
+export function drawTimeseries(canvas, legendEl, c, lim = timeseriesExtent(c)) {
   const RATE_TOP = 1.25;
   const mid = c.t.map((t) => t + c.bucket / 2);
-  const ymax = upper(maxOf(c.capacity ?? 0, c.offered, c.inbound, c.goodput));
   const f = frame(canvas, {
-    x: [0, c.end],
-    y: [0, ymax],
+    x: [0, lim.end],
+    y: [0, lim.ymax],
     y2: [0, RATE_TOP],
     y2Ticks: [0, 0.2, 0.4, 0.6, 0.8, 1],
     xLabel: "time (s)",
@@ -238,17 +243,21 @@ export function drawTimeseries(canvas, legendEl, c) {
   legend(legendEl, keys);
 }
 
-/** `phase`: success rate against inbound load, one point a bucket, by branch. */
-export function drawPhase(canvas, legendEl, c) {
+/** The axes of the `phase` chart of `c`. */
+export function phaseExtent(c) {
   const pts = c.phase.flatMap((b) => b.points);
   const xmax = upper(maxOf(c.capacity ?? 0, pts.map((p) => p[0])));
   const lowest = minOf(1, pts.map((p) => p[1]));
   // The CLI's padded(min(lowest, 0.9), 1.0), floored at 0.
   const lo = Math.min(lowest, 0.9);
-  const ylo = Math.max(0, lo - (1 - lo) * 0.05);
+  return { xmax, ylo: Math.max(0, lo - (1 - lo) * 0.05) };
+}
+
+/** `phase`: success rate against inbound load, one point a bucket, by branch. */
+export function drawPhase(canvas, legendEl, c, lim = phaseExtent(c)) {
   const f = frame(canvas, {
-    x: [0, xmax],
-    y: [ylo, 1.03],
+    x: [0, lim.xmax],
+    y: [lim.ylo, 1.03],
     xLabel: "inbound load at the dependency (attempts/s)",
     yLabel: "success rate (%)",
     yFormat: (v) => `${Math.round(v * 100)}`,
@@ -298,15 +307,33 @@ export function drawPhase(canvas, legendEl, c) {
   legend(legendEl, keys);
 }
 
+/** The axes of the `herd` chart of `c`. */
+export function herdExtent(c) {
+  const h = c.herd;
+  const perBucket = c.capacity === null ? null : c.capacity * h.width;
+  return {
+    lo: h.t.length ? h.t[0] : 0,
+    hi: h.t.length ? h.t.at(-1) + h.width : 1,
+    ymax: upper(maxOf(perBucket ?? 0, h.inbound)),
+  };
+}
+
+/** The axes two runs' charts share: the union of their extents. */
+export function joinExtents(a, b) {
+  const out = {};
+  for (const k of Object.keys(a)) {
+    out[k] = k === "lo" || k === "ylo" ? Math.min(a[k], b[k]) : Math.max(a[k], b[k]);
+  }
+  return out;
+}
+
 /** `herd`: attempt arrivals per fine bucket around the outage, capacity for scale. */
-export function drawHerd(canvas, legendEl, c) {
+export function drawHerd(canvas, legendEl, c, lim = herdExtent(c)) {
   const h = c.herd;
   const width = h.width;
   const ms = `${tickLabel(width * 1000)} ms`;
-  const lo = h.t.length ? h.t[0] : 0;
-  const hi = h.t.length ? h.t.at(-1) + width : 1;
+  const { lo, hi, ymax } = lim;
   const perBucket = c.capacity === null ? null : c.capacity * width;
-  const ymax = upper(maxOf(perBucket ?? 0, h.inbound));
   const f = frame(canvas, {
     x: [lo, hi],
     y: [0, ymax],
@@ -317,13 +344,15 @@ export function drawHerd(canvas, legendEl, c) {
   const g = f.g;
   bands(f, c.outages, COLOURS.outage, f.m.top, f.m.top + f.ph);
   // A step line: each fine bucket is flat over its width.
+  const h0 = h.t.length ? h.t[0] : lo;
+  const h1 = h.t.length ? h.t.at(-1) + width : hi;
   g.beginPath();
-  g.moveTo(f.px(lo), f.py(0));
+  g.moveTo(f.px(h0), f.py(0));
   h.t.forEach((t, i) => {
     g.lineTo(f.px(t), f.py(h.inbound[i]));
     g.lineTo(f.px(t + width), f.py(h.inbound[i]));
   });
-  g.lineTo(f.px(hi), f.py(0));
+  g.lineTo(f.px(h1), f.py(0));
   g.closePath();
   g.fillStyle = "rgba(230,159,0,0.25)";
   g.fill();
@@ -338,4 +367,167 @@ export function drawHerd(canvas, legendEl, c) {
   }
   if (c.outages.some(([a, b]) => b > lo && a < hi)) keys.push(["outage", COLOURS.outage, "band"]);
   legend(legendEl, keys);
+}
+
+/** Height of one service's panel, pixels (as the report's PANEL_H). */
+const PANEL_H = 150;
+
+/** `services`: a panel per service of a graph on a shared time axis: inbound attempts
+ * and goodput per second, busy threads as a share of the servers (or busy threads,
+ * with unlimited servers) on the right axis, the outages that hit it shaded. `sv` is
+ * the engine's `services`; `end`, the time axis's end. */
+export function drawServices(canvas, legendEl, sv, end) {
+  const n = sv.services.length;
+  canvas.style.height = `${Math.min(2400, PANEL_H * n + 50)}px`;
+  const { g, w, h } = surface(canvas);
+  const m = { left: 62, right: 58, top: 8, bottom: 42 };
+  const pw = w - m.left - m.right;
+  const ph = (h - m.top - m.bottom) / n;
+  const mid = sv.t.map((t) => t + sv.bucket / 2);
+  const px = (v) => m.left + (v / end) * pw;
+  g.font = "11px system-ui, sans-serif";
+  let anyUtil = false;
+  let anyThreads = false;
+  let anyOutage = false;
+  sv.services.forEach((s, k) => {
+    const top = m.top + k * ph;
+    const bottom = top + ph - 14;
+    const ymax = upper(maxOf(0, s.inbound, s.goodput));
+    const py = (v) => bottom - (v / ymax) * (bottom - top - 14);
+    const util = s.utilisation.some((v) => v !== null);
+    anyUtil ||= util;
+    anyThreads ||= !util;
+    const rmax = util ? 1.25 : upper(maxOf(0, s.threads));
+    const py2 = (v) => bottom - (v / rmax) * (bottom - top - 14);
+    g.fillStyle = COLOURS.outage;
+    for (const [a, b] of s.outages) {
+      anyOutage = true;
+      g.fillRect(px(a), top + 14, px(Math.min(b, end)) - px(a), bottom - top - 14);
+    }
+    g.strokeStyle = COLOURS.grid;
+    g.lineWidth = 1;
+    g.textAlign = "right";
+    g.textBaseline = "middle";
+    g.fillStyle = COLOURS.text;
+    for (const v of ticks(0, ymax, 3)) {
+      const Y = Math.round(py(v)) + 0.5;
+      g.beginPath();
+      g.moveTo(m.left, Y);
+      g.lineTo(m.left + pw, Y);
+      g.stroke();
+      g.fillText(tickLabel(v), m.left - 6, Y);
+    }
+    g.textAlign = "left";
+    for (const v of util ? [0, 0.5, 1] : ticks(0, rmax, 3)) g.fillText(util ? `${Math.round(v * 100)}%` : tickLabel(v), m.left + pw + 6, py2(v));
+    const trace = (ys, colour, map) => line({ g, px, py: map }, mid, ys, colour, 1.5, map);
+    trace(s.inbound, COLOURS.inbound, py);
+    trace(s.goodput, COLOURS.goodput, py);
+    trace(util ? s.utilisation : s.threads, "rgb(148,103,189)", py2);
+    g.strokeStyle = COLOURS.axis;
+    g.strokeRect(m.left + 0.5, top + 14.5, pw, bottom - top - 14);
+    g.fillStyle = COLOURS.text;
+    g.textAlign = "left";
+    g.textBaseline = "top";
+    g.font = "600 12px system-ui, sans-serif";
+    g.fillText(`${s.name}${s.servers === null ? " (unlimited threads)" : ` (${s.servers} threads)`}`, m.left, top);
+    g.font = "11px system-ui, sans-serif";
+  });
+  g.textAlign = "center";
+  g.textBaseline = "top";
+  const base = m.top + n * ph - 14;
+  for (const v of ticks(0, end, Math.max(2, Math.floor(pw / 80)))) g.fillText(tickLabel(v), px(v), base + 4);
+  g.font = "13px system-ui, sans-serif";
+  g.textBaseline = "bottom";
+  g.fillText("time (s)", m.left + pw / 2, h - 4);
+  const keys = [
+    ["inbound (attempts/s)", COLOURS.inbound, "line"],
+    ["goodput (successes/s)", COLOURS.goodput, "line"],
+  ];
+  if (anyUtil) keys.push(["busy threads / servers (right axis)", "rgb(148,103,189)", "line"]);
+  if (anyThreads) keys.push(["busy threads (right axis, unlimited servers)", "rgb(148,103,189)", "line"]);
+  if (anyOutage) keys.push(["outage", COLOURS.outage, "band"]);
+  legend(legendEl, keys);
+  canvas.dataset.panels = String(n);
+}
+
+/** The report's service-box fills by peak utilisation (palette::UTILISATION_CLASSES). */
+const UTILISATION = [
+  [0.5, "rgb(204,235,197)", "peak utilisation < 50%"],
+  [0.8, "rgb(255,237,160)", "peak utilisation 50-80%"],
+  [0.95, "rgb(253,190,120)", "peak utilisation 80-95%"],
+  [Infinity, "rgb(244,140,120)", "peak utilisation >= 95%"],
+];
+
+/** An arrow's label: the callee's attempts per request, three significant digits. */
+function attemptsLabel(a) {
+  if (a === null || !Number.isFinite(a)) return "n/a";
+  const digits = Math.abs(a) >= 100 ? 0 : Math.abs(a) >= 10 ? 1 : 2;
+  return `${a.toFixed(digits)}/req`;
+}
+
+/** `graph`: the service graph as the report draws it, from the engine's `graph` (boxes
+ * and arrows placed by the report's layout), scaled to the canvas. */
+export function drawGraph(canvas, legendEl, gr) {
+  const w = canvas.clientWidth || 600;
+  const k = Math.min(1, w / gr.w);
+  canvas.style.height = `${Math.round(gr.h * k) + 8}px`;
+  const G = surface(canvas).g;
+  G.save();
+  G.translate(Math.max(0, (w - gr.w * k) / 2), 4);
+  G.scale(k, k);
+  const ink = "rgb(80,80,80)";
+  G.strokeStyle = ink;
+  G.fillStyle = ink;
+  G.lineWidth = 1.5;
+  for (const e of gr.edges) {
+    const p = e.path;
+    G.beginPath();
+    G.moveTo(p[0][0], p[0][1]);
+    for (const [x, y] of p.slice(1)) G.lineTo(x, y);
+    G.stroke();
+    const [tx, ty] = p.at(-1);
+    G.beginPath();
+    G.moveTo(tx, ty);
+    G.lineTo(tx - 9, ty - 5);
+    G.lineTo(tx - 9, ty + 5);
+    G.closePath();
+    G.fill();
+    const [ax, ay] = p.at(-2);
+    G.font = "12px system-ui, sans-serif";
+    G.textAlign = "center";
+    G.textBaseline = "bottom";
+    G.fillText(attemptsLabel(e.attempts), (ax + tx) / 2, (ay + ty) / 2 - 4);
+  }
+  let unknown = false;
+  for (const n of gr.nodes) {
+    const [x0, y0, x1, y1] = n.rect;
+    const fill = n.fleet
+      ? "rgb(226,226,226)"
+      : n.peak === null
+        ? ((unknown = true), "rgb(232,238,250)")
+        : UTILISATION.find(([hi]) => n.peak < hi)[1];
+    G.fillStyle = fill;
+    G.fillRect(x0, y0, x1 - x0, y1 - y0);
+    G.strokeStyle = ink;
+    G.strokeRect(x0 + 0.5, y0 + 0.5, x1 - x0, y1 - y0);
+    const lines = n.fleet
+      ? [n.name, "fleet"]
+      : [n.name, n.servers === null ? "servers ∞" : `servers ${n.servers}`, n.peak === null ? "peak util n/a" : `peak util ${(n.peak * 100).toFixed(0)}%`];
+    G.fillStyle = "black";
+    G.textAlign = "center";
+    G.textBaseline = "middle";
+    const lh = 17;
+    const top = (y0 + y1) / 2 - ((lines.length - 1) * lh) / 2;
+    lines.forEach((t, i) => {
+      G.font = i === 0 ? "bold 14px system-ui, sans-serif" : "12px system-ui, sans-serif";
+      G.fillText(t, (x0 + x1) / 2, top + i * lh, x1 - x0 - 8);
+    });
+  }
+  G.restore();
+  const keys = [["fleet", "rgb(226,226,226)", "band"], ["call: callee attempts/request", ink, "line"]];
+  for (const [, c, label] of UTILISATION) keys.push([label, c, "band"]);
+  if (unknown) keys.push(["utilisation unknown", "rgb(232,238,250)", "band"]);
+  legend(legendEl, keys);
+  canvas.dataset.nodes = String(gr.nodes.length);
+  canvas.dataset.edges = String(gr.edges.length);
 }
