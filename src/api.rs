@@ -221,3 +221,6 @@ pub fn search_scenario(
 pub fn draw_folder(dir: &Path, format: Format) -> Result<Vec<PathBuf>, Error> {
     Ok(crate::plot::draw_folder(dir, format)?)
 }
+
+/// What the Python package calls (`python/`): typed tables instead of files.
+pub mod python;
