@@ -137,12 +137,33 @@ def _sets(set: Sets) -> List[str]:
     return [str(s) for s in set]
 
 
+def _no_none(v: Any, at: str) -> None:
+    """Refuses a None in a scenario dict (TOML has no null), naming its field."""
+    if v is None:
+        raise ScenarioError(
+            f"scenario '<dict>': {at}: None has no TOML form (leave the key out for its default)",
+            "<dict>",
+            at,
+        )
+    if isinstance(v, Mapping):
+        for k, x in v.items():
+            _no_none(x, f"{at}.{k}" if at else str(k))
+    elif isinstance(v, (list, tuple)):
+        for i, x in enumerate(v):
+            _no_none(x, f"{at}[{i}]")
+
+
 def _source(scenario: Scenario):
     """(kind, value, name) of a scenario as the native module takes it."""
     if scenario is None:
         return "default", "", None
     if isinstance(scenario, Mapping):
-        return "text", _native.json_to_toml(json.dumps(scenario)), "<dict>"
+        _no_none(scenario, "")
+        try:
+            text = json.dumps(scenario)
+        except (TypeError, ValueError) as e:
+            raise ScenarioError(f"scenario '<dict>': {e}", "<dict>", None) from None
+        return "text", _call(_native.json_to_toml, text), "<dict>"
     if isinstance(scenario, os.PathLike):
         return "path", os.fspath(scenario), None
     if isinstance(scenario, str):

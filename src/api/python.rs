@@ -358,7 +358,14 @@ pub fn run(
     let traces = traces(&scn, results.first(), &mut files);
     files.sort();
     let plot = sweep::plot_table::of(&plan, FolderKind::Run)?;
-    let origin = Origin::of(path, overrides.typed());
+    // A scenario given as text is known by the name its messages use.
+    let origin = match path {
+        Some(_) => Origin::of(path, overrides.typed()),
+        None => Origin {
+            identity: loaded.source.path.clone(),
+            overrides: overrides.typed(),
+        },
+    };
     let manifest = sweep::manifest_of(&plan, FolderKind::Run, &origin, &files, &plot).render();
     let manifest_json = toml::from_str::<toml::Value>(&manifest)
         .ok()
