@@ -259,16 +259,24 @@ class Result:
 
 class SweepResult:
     """A ``retrysim sweep`` in memory: its ``summary.csv`` (one row a run, in plan
-    order) and ``aggregate.csv`` (one row a grid cell)."""
+    order) and ``aggregate.csv`` (one row a grid cell); with ``series=True`` also its
+    ``timeseries``, ``herd``, ``attempts_by_ordinal`` and ``services`` tables (else
+    None: a run's series are dropped as it ends)."""
 
     summary: pd.DataFrame
     aggregate: pd.DataFrame
+    timeseries: Optional[pd.DataFrame]
+    herd: Optional[pd.DataFrame]
+    attempts_by_ordinal: Optional[pd.DataFrame]
+    services: Optional[pd.DataFrame]
     runs: int
     truncation: Optional[str]
 
     def __init__(self, d: Mapping[str, Any]):
         self.summary = _frame(d["summary"])
         self.aggregate = _frame(d["aggregate"])
+        for t in ("timeseries", "herd", "attempts_by_ordinal", "services"):
+            setattr(self, t, _frame(d[t]) if t in d else None)
         self.runs = d["runs"]
         self.truncation = d["truncation"]
 
@@ -369,11 +377,14 @@ def sweep(
     seed: Optional[int] = None,
     set: Sets = None,
     jobs: Optional[int] = None,
+    series: bool = False,
 ) -> SweepResult:
     """Runs every run of a scenario's ``[sweep]`` grid (cells × replications) in memory,
-    in parallel on ``jobs`` threads (None: every core), as ``retrysim sweep`` does."""
+    in parallel on ``jobs`` threads (None: every core), as ``retrysim sweep`` does.
+    With ``series=True`` every run's time series, herd, ordinal and service tables are
+    kept and returned too (memory grows with runs × horizon)."""
     kind, value, name = _source(scenario)
-    d = _call(_native.sweep, kind, value, name, _sets(set), _seed(seed), _jobs(jobs))
+    d = _call(_native.sweep, kind, value, name, _sets(set), _seed(seed), _jobs(jobs), bool(series))
     _warn(d["truncation"])
     return SweepResult(d)
 

@@ -202,7 +202,8 @@ fn run<'py>(
 
 /// Loads a scenario with a `[sweep]` and runs every run in memory, in parallel.
 #[pyfunction]
-#[pyo3(signature = (kind, scenario, name=None, sets=vec![], seed=None, jobs=None))]
+#[pyo3(signature = (kind, scenario, name=None, sets=vec![], seed=None, jobs=None, series=false))]
+#[allow(clippy::too_many_arguments)]
 fn sweep<'py>(
     py: Python<'py>,
     kind: &str,
@@ -211,12 +212,13 @@ fn sweep<'py>(
     sets: Vec<String>,
     seed: Option<u64>,
     jobs: Option<usize>,
+    series: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let src = Source::of(kind, scenario, name)?;
     let out = detached(py, move |stop| {
         let loaded = src.load(&overrides(sets, seed))?;
         let plan = lib::plan(loaded)?;
-        lib::sweep(&plan, jobs, stop).map(|o| o.map(|o| (o, lib::total_runs(&plan))))
+        lib::sweep(&plan, jobs, series, stop).map(|o| o.map(|o| (o, lib::total_runs(&plan))))
     })?;
     let (out, runs) = match out {
         Ok(Some(out)) => out,
@@ -226,6 +228,12 @@ fn sweep<'py>(
     let d = PyDict::new(py);
     d.set_item("summary", table(py, out.summary)?)?;
     d.set_item("aggregate", table(py, out.aggregate)?)?;
+    if let Some(s) = out.series {
+        d.set_item("timeseries", table(py, s.timeseries)?)?;
+        d.set_item("herd", table(py, s.herd)?)?;
+        d.set_item("attempts_by_ordinal", table(py, s.attempts_by_ordinal)?)?;
+        d.set_item("services", table(py, s.services)?)?;
+    }
     d.set_item("truncation", out.truncation)?;
     d.set_item("runs", runs)?;
     Ok(d)

@@ -167,6 +167,13 @@ def test_sweep_returns_the_summary_and_aggregate_of_its_folder(cli, tmp_path):
 
     compare(s.summary, out / "summary.csv", "summary")
     compare(s.aggregate, out / "aggregate.csv", "aggregate")
+    assert s.timeseries is None
+    full = retrysim.sweep(SCENARIOS / "amplification.toml", series=True)
+    assert full.summary.equals(s.summary)
+    compare(full.timeseries, out / "timeseries.csv", "timeseries")
+    compare(full.herd, out / "herd.csv", "herd")
+    compare(full.attempts_by_ordinal, out / "attempts_by_ordinal.csv", "attempts_by_ordinal")
+    assert len(full.services) == 0
     assert s.runs == len(s.summary)
     assert "param_fleets.*.layers.*.max_attempts" in s.summary.columns
     assert s.summary["param_fleets.*.layers.*.max_attempts"].dtype == np.int64
@@ -174,6 +181,25 @@ def test_sweep_returns_the_summary_and_aggregate_of_its_folder(cli, tmp_path):
         retrysim.sweep(SMALL)
     with pytest.raises(retrysim.ScenarioError):
         retrysim.sweep(SCENARIOS / "amplification.toml", jobs=0)
+
+
+def test_a_sweep_of_a_service_graph_returns_its_services_table(cli, tmp_path):
+    import subprocess
+
+    from test_same_as_cli import compare
+
+    scenario = SCENARIOS / "cascade.toml"
+    out = tmp_path / "o"
+    sets = {"replications": 1, "duration": "20s"}
+    args = sum((["--set", f"{k}={retrysim._toml_value(v)}"] for k, v in sets.items()), [])
+    p = subprocess.run([cli, "sweep", str(scenario), "--out", str(out), "--no-plots", "--quiet", *args], capture_output=True, text=True)
+    if p.returncode != 0 and "no [sweep] table" in p.stderr:
+        pytest.skip("cascade.toml has no [sweep]")
+    assert p.returncode == 0, p.stderr
+    s = retrysim.sweep(scenario, set=sets, series=True)
+    compare(s.summary, out / "summary.csv", "summary")
+    compare(s.services, out / "services.csv", "services")
+    compare(s.timeseries, out / "timeseries.csv", "timeseries")
 
 
 def test_sweep_gives_the_same_rows_whatever_the_threads():

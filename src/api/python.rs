@@ -246,6 +246,8 @@ pub struct SweepOutput {
     pub summary: Table,
     /// `aggregate.csv`: one row a grid cell.
     pub aggregate: Table,
+    /// Every run's series, when asked for.
+    pub series: Option<Series>,
     /// The message of the runs that stopped at a limit, if any did.
     pub truncation: Option<String>,
 }
@@ -309,6 +311,65 @@ fn stopped_message(
     .map(|t| t.to_string())
 }
 
+/// The tables of a folder that hold every run's rows (not its summary).
+#[derive(Debug, Clone)]
+pub struct Series {
+    /// `timeseries.csv`.
+    pub timeseries: Table,
+    /// `herd.csv`.
+    pub herd: Table,
+    /// `attempts_by_ordinal.csv`.
+    pub attempts_by_ordinal: Table,
+    /// `services.csv` (no rows without a service graph).
+    pub services: Table,
+}
+
+/// The rows of `results`, runs of `plan` with their series, as its folder's tables
+/// lay them out (each run with its own cell's scenario).
+fn series(plan: &Plan, results: &[RunResult]) -> Result<Series, Error> {
+    let mut ts = Builder::new(header_names(&store::timeseries_header_of(plan)));
+    let mut herd = Builder::new(HERD_COLUMNS);
+    let mut ord = Builder::new(ATTEMPTS_BY_ORDINAL_COLUMNS);
+    let graph = plan.layout.uses(&SERVICE_GROUP);
+    let service_groups = plan.layout.file_groups(SERVICES_FILE);
+    let mut services = if graph {
+        Builder::new(
+            service_groups
+                .iter()
+                .flat_map(|g| g.columns.iter().map(|c| c.name)),
+        )
+    } else {
+        Builder::new(SERVICES_COLUMNS)
+    };
+    let mut cell = None;
+    for r in results {
+        let c = plan.spec(r.run).cell;
+        if cell.as_ref().is_none_or(|(i, _)| *i != c) {
+            let scn = plan.loaded(c).map_err(sweep::SweepError::from)?.scenario;
+            cell = Some((c, scn));
+        }
+        let Some((_, scn)) = &cell else { continue };
+        let groups = plan.layout.series_groups(scn);
+        timeseries_cells_laid(r, scn.dependency.servers, &groups, &mut |row| {
+            ts.push_cells(row);
+        });
+        herd_cells(r, &mut |row| herd.push_cells(row));
+        ordinal_cells(r, &mut |row| ord.push_cells(row));
+        if scn.graph {
+            let names: Vec<String> = scn.services.iter().map(|s| s.name.clone()).collect();
+            services_cells(r, &names, &service_groups, &mut |row| {
+                services.push_cells(row);
+            });
+        }
+    }
+    Ok(Series {
+        timeseries: ts.finish(),
+        herd: herd.finish(),
+        attempts_by_ordinal: ord.finish(),
+        services: services.finish(),
+    })
+}
+
 /// Runs the base point of a loaded scenario (its replications, in parallel; any
 /// `[sweep]` left out) in memory, as `retrysim run` does into a folder, and returns
 /// its tables; `path` is the scenario file as given (`None`: text), for the manifest.
@@ -326,34 +387,8 @@ pub fn run(
     let scn = plan.loaded(0).map_err(sweep::SweepError::from)?.scenario;
     let (summary, lines, stopped) = summaries(&plan, &results);
     let replicated = plan.replications > 1;
-    let mut ts = Builder::new(header_names(&store::timeseries_header_of(&plan)));
-    let mut herd = Builder::new(HERD_COLUMNS);
-    let mut ord = Builder::new(ATTEMPTS_BY_ORDINAL_COLUMNS);
+    let series = series(&plan, &results)?;
     let graph = plan.layout.uses(&SERVICE_GROUP);
-    let service_groups = plan.layout.file_groups(SERVICES_FILE);
-    let mut services = if graph {
-        Builder::new(
-            service_groups
-                .iter()
-                .flat_map(|g| g.columns.iter().map(|c| c.name)),
-        )
-    } else {
-        Builder::new(SERVICES_COLUMNS)
-    };
-    let names: Vec<String> = scn.services.iter().map(|s| s.name.clone()).collect();
-    let groups = plan.layout.series_groups(&scn);
-    for r in &results {
-        timeseries_cells_laid(r, scn.dependency.servers, &groups, &mut |row| {
-            ts.push_cells(row);
-        });
-        herd_cells(r, &mut |row| herd.push_cells(row));
-        ordinal_cells(r, &mut |row| ord.push_cells(row));
-        if scn.graph {
-            services_cells(r, &names, &service_groups, &mut |row| {
-                services.push_cells(row);
-            });
-        }
-    }
     let mut files = store::table_files(replicated, graph);
     let traces = traces(&scn, results.first(), &mut files);
     files.sort();
@@ -374,10 +409,10 @@ pub fn run(
     Ok(Some(RunOutput {
         aggregate: replicated.then(|| aggregate(&plan, &lines)),
         summary,
-        timeseries: ts.finish(),
-        herd: herd.finish(),
-        attempts_by_ordinal: ord.finish(),
-        services: services.finish(),
+        timeseries: series.timeseries,
+        herd: series.herd,
+        attempts_by_ordinal: series.attempts_by_ordinal,
+        services: series.services,
         traces,
         manifest_json,
         truncation: stopped_message(
@@ -427,16 +462,18 @@ pub fn total_runs(plan: &Plan) -> u64 {
 }
 
 /// Runs every run of a planned sweep in memory, in parallel on `jobs` threads (`None`:
-/// all cores), and returns the summary and aggregate tables its folder would hold.
+/// all cores), and returns the summary and aggregate tables its folder would hold,
+/// and with `with_series` its other tables (every run's series held in memory).
 /// `Ok(None)` when `stop` was set before every run had started.
 pub fn sweep(
     plan: &Plan,
     jobs: Option<usize>,
+    with_series: bool,
     stop: &AtomicBool,
 ) -> Result<Option<SweepOutput>, Error> {
     let pool = sweep::pool(jobs)?;
     let Some(results) = sweep::install(pool.as_ref(), || {
-        sweep::run_in_memory_until(plan, stop, true)
+        sweep::run_in_memory_until(plan, stop, !with_series)
     })?
     else {
         return Ok(None);
@@ -445,6 +482,11 @@ pub fn sweep(
     Ok(Some(SweepOutput {
         summary,
         aggregate: aggregate(plan, &lines),
+        series: if with_series {
+            Some(series(plan, &results)?)
+        } else {
+            None
+        },
         truncation: stopped_message(
             format!("sweep '{}'", plan.base.scenario.name),
             plan.total_runs(),
