@@ -226,13 +226,13 @@ class Result:
     """``summary.csv``: one row a replication."""
     aggregate: Optional[pd.DataFrame]
     """``aggregate.csv`` (mean and 95% interval of each metric), with replications; else None."""
-    timeseries: pd.DataFrame
-    """``timeseries.csv``."""
-    herd: pd.DataFrame
+    timeseries: Optional[pd.DataFrame]
+    """``timeseries.csv`` (None with ``series=False``, as the next three)."""
+    herd: Optional[pd.DataFrame]
     """``herd.csv``."""
-    attempts_by_ordinal: pd.DataFrame
+    attempts_by_ordinal: Optional[pd.DataFrame]
     """``attempts_by_ordinal.csv``."""
-    services: pd.DataFrame
+    services: Optional[pd.DataFrame]
     """``services.csv`` (rows only for a service graph)."""
     traces: pd.DataFrame
     """``traces.csv`` (rows only when the scenario traces requests: ``trace=N``)."""
@@ -244,17 +244,15 @@ class Result:
     def __init__(self, d: Mapping[str, Any]):
         self.summary = _frame(d["summary"])
         self.aggregate = None if d["aggregate"] is None else _frame(d["aggregate"])
-        self.timeseries = _frame(d["timeseries"])
-        self.herd = _frame(d["herd"])
-        self.attempts_by_ordinal = _frame(d["attempts_by_ordinal"])
-        self.services = _frame(d["services"])
+        for t in ("timeseries", "herd", "attempts_by_ordinal", "services"):
+            setattr(self, t, _frame(d[t]) if t in d else None)
         self.traces = _frame(d["traces"])
         self.manifest = json.loads(d["manifest"])
         self.truncation = d["truncation"]
 
     def __repr__(self) -> str:
         name = self.manifest.get("scenario", {}).get("name", "?")
-        return f"<retrysim.Result '{name}': {len(self.summary)} run(s), {len(self.timeseries)} time-series rows>"
+        return f"<retrysim.Result '{name}': {len(self.summary)} run(s)>"
 
 
 class SweepResult:
@@ -352,6 +350,7 @@ def run(
     seed: Optional[int] = None,
     set: Sets = None,
     trace: Optional[int] = None,
+    series: bool = True,
 ) -> Result:
     """Runs a scenario's base point (its replications, in parallel; any ``[sweep]``
     left out) as ``retrysim run`` does, in memory.
@@ -359,14 +358,16 @@ def run(
     ``seed`` is ``--seed``; ``set`` is ``--set`` (a dict ``{"dependency.servers": 8}``
     or ``"KEY=VALUE"`` strings); ``trace=N`` traces N requests of replication 0
     (``--trace N``) into ``Result.traces``. Runs stopped at a limit give a
-    ``TruncatedWarning``."""
+    ``TruncatedWarning``. ``series=False`` drops each run's series as it ends
+    (``timeseries``, ``herd``, ``attempts_by_ordinal`` and ``services`` are then None):
+    for many replications whose summaries alone are wanted."""
     sets = _sets(set)
     if trace is not None:
         if isinstance(trace, bool) or not isinstance(trace, (int, np.integer)):
             raise TypeError(f"trace must be an int (found {type(trace).__name__})")
         sets.append(f"trace.sample={int(trace)}")
     kind, value, name = _source(scenario)
-    d = _call(_native.run, kind, value, name, sets, _seed(seed))
+    d = _call(_native.run, kind, value, name, sets, _seed(seed), bool(series))
     _warn(d["truncation"])
     return Result(d)
 

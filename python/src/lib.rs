@@ -164,7 +164,8 @@ fn json_to_toml(json: &str) -> PyResult<String> {
 
 /// Loads and runs a scenario's base point; returns a dict of tables and the manifest.
 #[pyfunction]
-#[pyo3(signature = (kind, scenario, name=None, sets=vec![], seed=None))]
+#[pyo3(signature = (kind, scenario, name=None, sets=vec![], seed=None, series=true))]
+#[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
     kind: &str,
@@ -172,12 +173,13 @@ fn run<'py>(
     name: Option<String>,
     sets: Vec<String>,
     seed: Option<u64>,
+    series: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let src = Source::of(kind, scenario, name)?;
     let out = detached(py, move |stop| {
         let o = overrides(sets, seed);
         let loaded = src.load(&o)?;
-        lib::run(&loaded, src.path(), &o, stop)
+        lib::run(&loaded, src.path(), &o, series, stop)
     })?;
     let out = match out {
         Ok(Some(out)) => out,
@@ -190,10 +192,12 @@ fn run<'py>(
         Some(a) => d.set_item("aggregate", table(py, a)?)?,
         None => d.set_item("aggregate", py.None())?,
     }
-    d.set_item("timeseries", table(py, out.timeseries)?)?;
-    d.set_item("herd", table(py, out.herd)?)?;
-    d.set_item("attempts_by_ordinal", table(py, out.attempts_by_ordinal)?)?;
-    d.set_item("services", table(py, out.services)?)?;
+    if let Some(s) = out.series {
+        d.set_item("timeseries", table(py, s.timeseries)?)?;
+        d.set_item("herd", table(py, s.herd)?)?;
+        d.set_item("attempts_by_ordinal", table(py, s.attempts_by_ordinal)?)?;
+        d.set_item("services", table(py, s.services)?)?;
+    }
     d.set_item("traces", table(py, out.traces)?)?;
     d.set_item("manifest", out.manifest_json)?;
     d.set_item("truncation", out.truncation)?;

@@ -69,6 +69,13 @@ def test_run_returns_every_table_with_the_columns_and_types_of_its_csv_file():
     assert "thundering_herd" in repr(r)
 
 
+def test_a_run_without_series_returns_its_summary_alone():
+    full = retrysim.run(HERD)
+    slim = retrysim.run(HERD, series=False)
+    assert slim.summary.equals(full.summary) and slim.aggregate.equals(full.aggregate)
+    assert slim.timeseries is None and slim.herd is None and slim.services is None
+
+
 def test_seed_set_and_trace_are_the_command_lines_options():
     a = retrysim.run(SMALL, seed=1)
     b = retrysim.run(SMALL, seed=2)

@@ -223,14 +223,9 @@ pub struct RunOutput {
     pub summary: Table,
     /// `aggregate.csv`, for a scenario with replications.
     pub aggregate: Option<Table>,
-    /// `timeseries.csv`.
-    pub timeseries: Table,
-    /// `herd.csv`.
-    pub herd: Table,
-    /// `attempts_by_ordinal.csv`.
-    pub attempts_by_ordinal: Table,
-    /// `services.csv` (no rows without a service graph).
-    pub services: Table,
+    /// `timeseries.csv`, `herd.csv`, `attempts_by_ordinal.csv` and `services.csv`,
+    /// when asked for.
+    pub series: Option<Series>,
     /// `traces.csv` (no rows unless the scenario traces requests).
     pub traces: Table,
     /// `manifest.toml` as JSON.
@@ -372,22 +367,29 @@ fn series(plan: &Plan, results: &[RunResult]) -> Result<Series, Error> {
 
 /// Runs the base point of a loaded scenario (its replications, in parallel; any
 /// `[sweep]` left out) in memory, as `retrysim run` does into a folder, and returns
-/// its tables; `path` is the scenario file as given (`None`: text), for the manifest.
-/// `Ok(None)` when `stop` was set before every replication had started.
+/// its tables (those of every run's series only `with_series`: else each run's
+/// series are dropped as it ends); `path` is the scenario file as given (`None`:
+/// text), for the manifest. `Ok(None)` when `stop` was set before every replication
+/// had started.
 pub fn run(
     loaded: &Loaded,
     path: Option<&Path>,
     overrides: &Overrides,
+    with_series: bool,
     stop: &AtomicBool,
 ) -> Result<Option<RunOutput>, Error> {
     let plan = sweep::folder::base_plan(loaded)?;
-    let Some(results) = sweep::run_in_memory_until(&plan, stop, false)? else {
+    let Some(results) = sweep::run_in_memory_until(&plan, stop, !with_series)? else {
         return Ok(None);
     };
     let scn = plan.loaded(0).map_err(sweep::SweepError::from)?.scenario;
     let (summary, lines, stopped) = summaries(&plan, &results);
     let replicated = plan.replications > 1;
-    let series = series(&plan, &results)?;
+    let series = if with_series {
+        Some(series(&plan, &results)?)
+    } else {
+        None
+    };
     let graph = plan.layout.uses(&SERVICE_GROUP);
     let mut files = store::table_files(replicated, graph);
     let traces = traces(&scn, results.first(), &mut files);
@@ -409,10 +411,7 @@ pub fn run(
     Ok(Some(RunOutput {
         aggregate: replicated.then(|| aggregate(&plan, &lines)),
         summary,
-        timeseries: series.timeseries,
-        herd: series.herd,
-        attempts_by_ordinal: series.attempts_by_ordinal,
-        services: series.services,
+        series,
         traces,
         manifest_json,
         truncation: stopped_message(
@@ -801,9 +800,15 @@ mod tests {
     #[test]
     fn a_run_gives_the_summary_row_the_csv_file_holds() {
         let l = loaded(&["duration=\"20s\""]);
-        let out = run(&l, None, &Overrides::default(), &AtomicBool::new(false))
-            .unwrap()
-            .unwrap();
+        let out = run(
+            &l,
+            None,
+            &Overrides::default(),
+            true,
+            &AtomicBool::new(false),
+        )
+        .unwrap()
+        .unwrap();
         let t = crate::run_tables(&l, 0).unwrap();
         assert_eq!(
             out.summary
@@ -823,16 +828,24 @@ mod tests {
             };
             assert_eq!(&got, text, "{name}");
         }
+        let series = out.series.unwrap();
         let ts_rows = t.timeseries.lines().count() - 1;
-        assert_eq!(out.timeseries.rows(), ts_rows);
-        assert_eq!(out.herd.rows(), t.herd.lines().count() - 1);
+        assert_eq!(series.timeseries.rows(), ts_rows);
+        assert_eq!(series.herd.rows(), t.herd.lines().count() - 1);
         assert!(out.manifest_json.contains("\"run\""));
     }
 
     #[test]
     fn a_stopped_run_returns_nothing() {
         let l = loaded(&[]);
-        let out = run(&l, None, &Overrides::default(), &AtomicBool::new(true)).unwrap();
+        let out = run(
+            &l,
+            None,
+            &Overrides::default(),
+            true,
+            &AtomicBool::new(true),
+        )
+        .unwrap();
         assert!(out.is_none());
     }
 
