@@ -305,7 +305,7 @@ def test_a_run_holds_the_gil_for_none_of_its_simulation():
     t.join()
     assert took > 0.2, "the run is too short to tell"
     # Held for the run, the GIL would leave the counter where it was.
-    assert counted[0] > 0.3 * alone * took, (counted[0], alone, took)
+    assert counted[0] > 0.2 * alone * took, (counted[0], alone, took)
 
 
 def test_ctrl_c_stops_a_sweep_and_a_run():
