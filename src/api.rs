@@ -222,5 +222,7 @@ pub fn draw_folder(dir: &Path, format: Format) -> Result<Vec<PathBuf>, Error> {
     Ok(crate::plot::draw_folder(dir, format)?)
 }
 
-/// What the Python package calls (`python/`): typed tables instead of files.
+/// What the Python package calls (`python/`): typed tables instead of files. Not in
+/// WebAssembly (the playground has its own calls).
+#[cfg(not(target_arch = "wasm32"))]
 pub mod python;
