@@ -9,8 +9,10 @@
 FROM rust:1.95-slim-bookworm AS build
 WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
-# The workspace's other member (the playground): its manifest, for cargo to load it.
+# The workspace's other members (the playground, the Python package): their manifests,
+# for cargo to load them.
 COPY web/Cargo.toml ./web/
+COPY python/Cargo.toml ./python/
 COPY src ./src
 COPY scenarios ./scenarios
 COPY benches ./benches

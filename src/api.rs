@@ -223,3 +223,7 @@ pub fn draw_folder(dir: &Path, format: Format) -> Result<Vec<PathBuf>, Error> {
 }
 
 pub mod playground;
+/// What the Python package calls (`python/`): typed tables instead of files. Not in
+/// WebAssembly (the playground has its own calls).
+#[cfg(not(target_arch = "wasm32"))]
+pub mod python;

@@ -219,37 +219,43 @@ pub(crate) fn timeseries_rows_laid(
     dependency_servers: Option<u32>,
     groups: &[(&Group, bool)],
 ) -> String {
+    let mut out: Option<Records> = None;
+    timeseries_cells_laid(r, dependency_servers, groups, &mut |row| match &mut out {
+        Some(w) => w.record(row.iter().map(Cell::render)),
+        None => {
+            let first = rows([row]);
+            // Sized from the first row (plus a margin), so a long run's text is not
+            // grown by doubling: this string is most of the memory that grows with
+            // the horizon.
+            let mut text = Vec::with_capacity(first.len() * r.metrics.buckets.len() * 9 / 8);
+            text.extend_from_slice(first.as_bytes());
+            out = Some(Records::appending(text));
+        }
+    });
+    out.map_or_else(String::new, Records::text)
+}
+
+/// The cells of [`timeseries_rows_laid`], one row at a time, to `row` (the Python
+/// package's typed tables take them so).
+pub(crate) fn timeseries_cells_laid(
+    r: &RunResult,
+    dependency_servers: Option<u32>,
+    groups: &[(&Group, bool)],
+    each: &mut dyn FnMut(&[Cell]),
+) {
     let m = &r.metrics;
     let outage = outage_per_bucket(r);
-    let mut cells = m
-        .buckets
-        .iter()
-        .zip(&outage)
-        .enumerate()
-        .map(|(i, (b, &outage_ns))| {
-            let mut row = timeseries_cells(r, dependency_servers, b, outage_ns).to_vec();
-            for (g, used) in groups {
-                if *used {
-                    (g.series_cells)(m, i, &mut row);
-                } else {
-                    row.resize(row.len() + g.series.len(), Cell::Empty);
-                }
+    for (i, (b, &outage_ns)) in m.buckets.iter().zip(&outage).enumerate() {
+        let mut row = timeseries_cells(r, dependency_servers, b, outage_ns).to_vec();
+        for (g, used) in groups {
+            if *used {
+                (g.series_cells)(m, i, &mut row);
+            } else {
+                row.resize(row.len() + g.series.len(), Cell::Empty);
             }
-            row
-        });
-    let Some(first) = cells.next() else {
-        return String::new();
-    };
-    let first = rows([&first[..]]);
-    // Sized from the first row (plus a margin), so a long run's text is not grown by
-    // doubling: this string is most of the memory that grows with the horizon.
-    let mut out = Vec::with_capacity(first.len() * m.buckets.len() * 9 / 8);
-    out.extend_from_slice(first.as_bytes());
-    let mut w = Records::appending(out);
-    for row in cells {
-        w.record(row.iter().map(Cell::render));
+        }
+        each(&row);
     }
-    w.text()
 }
 
 /// The header of `timeseries.csv` of a folder of `layout`: the fixed columns, then
@@ -342,10 +348,16 @@ fn outage_per_bucket(r: &RunResult) -> Vec<u64> {
 
 /// The herd rows of a run (fine-bucket inbound counts).
 pub(crate) fn herd_rows(r: &RunResult) -> String {
-    let Some((start, width, counts)) = &r.metrics.herd else {
-        return String::new();
-    };
     let mut w = Records::new();
+    herd_cells(r, &mut |row| w.record(row.iter().map(Cell::render)));
+    w.text()
+}
+
+/// The cells of [`herd_rows`], one row at a time, to `each`.
+pub(crate) fn herd_cells(r: &RunResult, each: &mut dyn FnMut(&[Cell])) {
+    let Some((start, width, counts)) = &r.metrics.herd else {
+        return;
+    };
     for (i, c) in counts.iter().enumerate() {
         let t = start + i as u64 * width;
         let row: [Cell; HERD_COLUMNS.len()] = [
@@ -354,19 +366,31 @@ pub(crate) fn herd_rows(r: &RunResult) -> String {
             Cell::float(to_secs(t)),
             Cell::Int(*c),
         ];
-        w.record(row.iter().map(Cell::render));
+        each(&row);
     }
-    w.text()
 }
 
 /// The `services.csv` rows of a run of a service graph, bucket by bucket and within a
 /// bucket in `[[services]]` order (`names`), with the columns of `groups` (those of
 /// the layout that write `services.csv`, in order); empty for a `[dependency]` run.
 pub(crate) fn services_rows(r: &RunResult, names: &[String], groups: &[&GroupFile]) -> String {
-    let Some(sv) = &r.metrics.services else {
-        return String::new();
-    };
     let mut w = Records::new();
+    services_cells(r, names, groups, &mut |row| {
+        w.record(row.iter().map(Cell::render));
+    });
+    w.text()
+}
+
+/// The cells of [`services_rows`], one row at a time, to `each`.
+pub(crate) fn services_cells(
+    r: &RunResult,
+    names: &[String],
+    groups: &[&GroupFile],
+    each: &mut dyn FnMut(&[Cell]),
+) {
+    let Some(sv) = &r.metrics.services else {
+        return;
+    };
     let mut cells = Vec::new();
     let buckets = sv.services.first().map_or(0, |t| t.rows.len());
     for i in 0..buckets {
@@ -385,16 +409,21 @@ pub(crate) fn services_rows(r: &RunResult, names: &[String], groups: &[&GroupFil
             for g in groups {
                 (g.cells)(&r.metrics, &row, &mut cells);
             }
-            w.record(cells.iter().map(Cell::render));
+            each(&cells);
         }
     }
-    w.text()
 }
 
 /// The `attempts_by_ordinal.csv` rows of a run: counts above 0 by layer, ordinal and
 /// outcome, in that order (see [`crate::metrics::ordinal`]).
 pub(crate) fn ordinal_rows(r: &RunResult) -> String {
     let mut w = Records::new();
+    ordinal_cells(r, &mut |row| w.record(row.iter().map(Cell::render)));
+    w.text()
+}
+
+/// The cells of [`ordinal_rows`], one row at a time, to `each`.
+pub(crate) fn ordinal_cells(r: &RunResult, each: &mut dyn FnMut(&[Cell])) {
     for (layer, ordinal, end, n) in r.metrics.ordinals.rows() {
         let row: [Cell; ATTEMPTS_BY_ORDINAL_COLUMNS.len()] = [
             Cell::Int(r.run),
@@ -403,9 +432,8 @@ pub(crate) fn ordinal_rows(r: &RunResult) -> String {
             Cell::Text(end.name().to_string()),
             Cell::Int(n),
         ];
-        w.record(row.iter().map(Cell::render));
+        each(&row);
     }
-    w.text()
 }
 
 #[cfg(test)]

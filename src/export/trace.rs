@@ -106,7 +106,7 @@ pub(crate) fn parse_secs(text: &str) -> Option<Nanos> {
 
 /// One field of a span's row, typed for the JSON `args` (the CSV writes its text).
 #[derive(Debug, Clone, PartialEq)]
-enum Val {
+pub(crate) enum Val {
     /// Nothing: an empty cell, `null`.
     Null,
     /// A whole number.
@@ -160,7 +160,7 @@ fn raw(text: String) -> Result<Box<RawValue>, serde_json::Error> {
 }
 
 /// The fields of span `i` of `log`, in [`TRACES_COLUMNS`] order.
-fn row(log: &TraceLog, i: usize) -> [Val; TRACES_COLUMNS.len()] {
+pub(crate) fn row(log: &TraceLog, i: usize) -> [Val; TRACES_COLUMNS.len()] {
     let s = &log.spans[i];
     let req = log.requests.get(s.request as usize);
     let stack = log.stacks.get(usize::from(s.stack));
@@ -197,7 +197,7 @@ fn row(log: &TraceLog, i: usize) -> [Val; TRACES_COLUMNS.len()] {
 
 /// The spans of `log` in file order: by the ordinal of their request, then by index (a
 /// span of no known request last).
-fn order(log: &TraceLog) -> Vec<usize> {
+pub(crate) fn order(log: &TraceLog) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..log.spans.len()).collect();
     idx.sort_by_key(|&i| {
         let r = log.spans[i].request as usize;

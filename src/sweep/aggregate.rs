@@ -37,7 +37,6 @@ fn parse(field: &str) -> Option<f64> {
 
 /// The two tables of [`render`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[cfg(test)]
 pub(crate) struct Rendered {
     /// `aggregate.csv`.
     pub wide: String,
@@ -47,7 +46,6 @@ pub(crate) struct Rendered {
 
 /// Renders `aggregate.csv` and `aggregate_long.csv` from summary rows (as CSV fields,
 /// in plan order), each in the cell of its run index (`run / replications`).
-#[cfg(test)]
 pub(crate) fn render(columns: &[String], rows: &[Vec<String>], replications: usize) -> Rendered {
     let mut a = Aggregator::new(columns, replications);
     let mut out = Rendered {

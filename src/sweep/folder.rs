@@ -31,7 +31,7 @@ pub struct RunFolder {
 pub(crate) const RUNS_SHOWN: usize = 20;
 
 /// The plan of a run folder: the scenario's base point, any `[sweep]` left out.
-fn base_plan(loaded: &Loaded) -> Result<plan::Plan, SweepError> {
+pub(crate) fn base_plan(loaded: &Loaded) -> Result<plan::Plan, SweepError> {
     let mut base = loaded.clone();
     base.file.sweep = None;
     base.table.remove("sweep");
@@ -96,7 +96,7 @@ pub(crate) fn run_tables(loaded: &Loaded, replication: u32) -> Result<RunTables,
 }
 
 /// The files of a traced run: `traces.csv`, `trace.json`.
-pub(super) const TRACE_FILES: [&str; 2] = ["traces.csv", "trace.json"];
+pub(crate) const TRACE_FILES: [&str; 2] = ["traces.csv", "trace.json"];
 
 /// Traces replication 0 of `plan`'s base point, whose run started `population`
 /// logical requests, and writes its `sample` traced requests into `into` (the folder

@@ -9,11 +9,11 @@
 //! ```
 
 pub(crate) mod aggregate;
-mod folder;
+pub(crate) mod folder;
 pub(crate) mod label;
 mod merge;
 pub(crate) mod plan;
-mod plot_table;
+pub(crate) mod plot_table;
 pub(crate) mod store;
 
 use std::path::{Path, PathBuf};
@@ -493,6 +493,18 @@ fn run_runs(plan: &Plan, runs: &[u64]) -> Result<Vec<(RunResult, Loaded)>, Sweep
 /// returns the results in plan order, without their time series (a run's series are
 /// dropped as it ends, so memory holds summaries only).
 pub(crate) fn run_in_memory(plan: &Plan) -> Result<Vec<RunResult>, SweepError> {
+    let never = AtomicBool::new(false);
+    Ok(run_in_memory_until(plan, &never, true)?.unwrap_or_default())
+}
+
+/// [`run_in_memory`], each run slimmed when `slim_each` (else with its series), and
+/// stoppable: once `stop` is set no new run starts (runs under way finish) and the
+/// result is `None`.
+pub(crate) fn run_in_memory_until(
+    plan: &Plan,
+    stop: &AtomicBool,
+    slim_each: bool,
+) -> Result<Option<Vec<RunResult>>, SweepError> {
     let all: Vec<u64> = (0..plan.total_runs()).collect();
     plan.validate(&all)?;
     // One parallel pass, one run per task: the runs of a sweep differ in cost (its
@@ -510,18 +522,24 @@ pub(crate) fn run_in_memory(plan: &Plan) -> Result<Vec<RunResult>, SweepError> {
         let cost = |r: u64| costs[plan.spec(r).cell];
         cost(b).total_cmp(&cost(a)).then(a.cmp(&b))
     });
-    let mut done: Vec<(u64, RunResult)> = order
+    let done: Vec<Option<(u64, RunResult)>> = order
         .par_iter()
         .with_max_len(1)
         .map(|&run| {
+            if stop.load(Ordering::Relaxed) {
+                return Ok(None);
+            }
             let spec = plan.spec(run);
             let loaded = plan.loaded(spec.cell)?;
             let r = run_one(&loaded.scenario, &plan.layout, run, spec.replication);
-            Ok((run, slim(r)))
+            Ok(Some((run, if slim_each { slim(r) } else { r })))
         })
         .collect::<Result<_, SweepError>>()?;
+    let Some(mut done) = done.into_iter().collect::<Option<Vec<_>>>() else {
+        return Ok(None);
+    };
     done.sort_by_key(|&(run, _)| run);
-    Ok(done.into_iter().map(|(_, r)| r).collect())
+    Ok(Some(done.into_iter().map(|(_, r)| r).collect()))
 }
 
 /// A guess at what a run of `scn` costs, to start the costly runs of a sweep first:

@@ -15,7 +15,7 @@ use crate::export::csv::{
 use crate::export::AtomicFile;
 use crate::metrics::columns::{param_column, TRUNCATED};
 use crate::metrics::columns::{COLUMNS_FILE, SERVICES_FILE, SERVICE_GROUP};
-use crate::metrics::summary::Cell;
+use crate::metrics::summary::{Cell, Summary};
 use crate::run::RunResult;
 use crate::scenario::Scenario;
 
@@ -42,6 +42,27 @@ pub(crate) struct Chunk {
 
 /// Renders the rows of a finished run of `plan`, whose cell's scenario is `scn`.
 pub(crate) fn render_chunk(plan: &Plan, r: &RunResult, scn: &Scenario) -> Chunk {
+    Chunk {
+        summary: summary_row(&summary_of(plan, r), &plan.columns),
+        timeseries: timeseries_rows_laid(
+            r,
+            scn.dependency.servers,
+            &plan.layout.series_groups(scn),
+        ),
+        herd: herd_rows(r),
+        ordinals: ordinal_rows(r),
+        services: if scn.graph {
+            let names: Vec<String> = scn.services.iter().map(|s| s.name.clone()).collect();
+            services_rows(r, &names, &plan.layout.file_groups(SERVICES_FILE))
+        } else {
+            String::new()
+        },
+    }
+}
+
+/// The summary of a finished run of `plan` with its cell's `param_` columns: the
+/// cells of its `summary.csv` row.
+pub(crate) fn summary_of(plan: &Plan, r: &RunResult) -> Summary {
     let ci = plan.spec(r.run).cell;
     let cell = &plan.cells[ci];
     let mut s = r.summary.clone();
@@ -57,22 +78,7 @@ pub(crate) fn render_chunk(plan: &Plan, r: &RunResult, scn: &Scenario) -> Chunk 
         };
         s.push(param_column(&a.key), Cell::Text(text));
     }
-    Chunk {
-        summary: summary_row(&s, &plan.columns),
-        timeseries: timeseries_rows_laid(
-            r,
-            scn.dependency.servers,
-            &plan.layout.series_groups(scn),
-        ),
-        herd: herd_rows(r),
-        ordinals: ordinal_rows(r),
-        services: if scn.graph {
-            let names: Vec<String> = scn.services.iter().map(|s| s.name.clone()).collect();
-            services_rows(r, &names, &plan.layout.file_groups(SERVICES_FILE))
-        } else {
-            String::new()
-        },
-    }
+    s
 }
 
 /// Whether a run's summary row says it stopped at a limit (`truncated = true`).

@@ -201,5 +201,4 @@ pub(crate) const SERVICES: [Column; 14] = [
 ];
 
 /// The header of `services.csv`.
-#[cfg(test)]
 pub(crate) const SERVICES_COLUMNS: [&str; 14] = names(&SERVICES);
