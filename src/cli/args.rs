@@ -161,7 +161,7 @@ pub(crate) enum Command {
     /// for which every `[[expect]]` holds, by bisection: exit 0 found, 1 no value in
     /// the range satisfies them, 2 bad input.
     #[command(
-        after_help = "Examples:\n  retrysim search scenarios/default.toml --key dependency.servers --range 1..40"
+        after_help = "Examples:\n  retrysim search scenarios/recorded_day.toml --key dependency.servers --range 1..40"
     )]
     Search(super::search::SearchArgs),
     /// Compare two result folders metric by metric: paired runs, the mean difference

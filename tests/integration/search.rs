@@ -306,3 +306,32 @@ fn bad_input_names_the_flag_and_exits_2() {
         "{err}"
     );
 }
+
+#[test]
+fn every_search_the_readme_and_the_book_show_on_a_shipped_scenario_finds_an_answer() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut shown = Vec::new();
+    for page in [
+        "README.md",
+        "docs/src/guide/tour.md",
+        "docs/src/reference/cli.md",
+    ] {
+        let text = std::fs::read_to_string(root.join(page)).unwrap();
+        for line in text.lines() {
+            let line = line.trim();
+            // A command on a shipped scenario (the guides' own files, erlang.toml and
+            // the like, are written out beside them).
+            if let Some(rest) = line.strip_prefix("retrysim search scenarios/") {
+                let cmd = rest.split("  #").next().unwrap().trim();
+                shown.push((page, format!("scenarios/{cmd}")));
+            }
+        }
+    }
+    assert!(shown.len() >= 3, "{shown:?}");
+    for (page, cmd) in shown {
+        let args: Vec<&str> = cmd.split_whitespace().collect();
+        let (code, stdout, stderr) = search(root, &args);
+        assert_eq!(code, 0, "{page}: retrysim search {cmd}: {stdout}{stderr}");
+        assert!(stdout.contains("found: "), "{page}: {cmd}: {stdout}");
+    }
+}
