@@ -5,6 +5,7 @@
 
 use serde_json::{json, Value};
 
+use crate::engine::time::to_secs;
 use crate::engine::Nanos;
 use crate::error::Error;
 use crate::metrics::trace::{TraceLog, NO_SPAN};
@@ -33,29 +34,17 @@ pub fn load_text_with_files(
     crate::export::read::with_files(files, || super::load_scenario_text(path, text, overrides))
 }
 
-/// A scenario's header: the comment lines at the top of its text, `#` and one space
-/// stripped, up to the first line that is not a comment (blank comment lines kept as
-/// paragraph breaks, empty lines).
+/// A scenario's header, as the manifest and the report take it
+/// (`export::manifest::header_of`): the comment lines at the top of its text, `#` and
+/// one space stripped, blank comment lines kept as paragraph breaks; empty when the text
+/// opens with something else.
 ///
 /// ```
 /// let h = retrysim::api::playground::header("# One\n# two\n#\n# three\nname = \"x\"\n# later\n");
 /// assert_eq!(h, "One\ntwo\n\nthree");
 /// ```
 pub fn header(text: &str) -> String {
-    let lines: Vec<&str> = text
-        .lines()
-        .map_while(|l| {
-            let l = l.trim_end();
-            l.strip_prefix('#')
-                .map(|rest| rest.strip_prefix(' ').unwrap_or(rest))
-        })
-        .collect();
-    lines.join("\n").trim().to_string()
-}
-
-/// Seconds as a float, for drawing.
-fn secs(ns: Nanos) -> f64 {
-    ns as f64 / 1e9
+    crate::export::manifest::header_of(text).unwrap_or_default()
 }
 
 /// The traces of replication 0 of a loaded scenario whose run started `population`
@@ -87,7 +76,7 @@ pub fn traces(loaded: &Loaded, population: u64, sample: u64) -> Value {
 
 /// [`traces`]' JSON of a log.
 fn traces_json(log: &TraceLog) -> Value {
-    let opt = |t: Option<Nanos>| t.map_or(Value::Null, |t| json!(secs(t)));
+    let opt = |t: Option<Nanos>| t.map_or(Value::Null, |t| json!(to_secs(t)));
     let fleets = &log.fleets;
     let stacks: Vec<Value> = log
         .stacks
@@ -104,7 +93,7 @@ fn traces_json(log: &TraceLog) -> Value {
     let windows: Vec<Value> = log
         .windows
         .iter()
-        .map(|w| json!([secs(w.start), secs(w.end), w.service]))
+        .map(|w| json!([to_secs(w.start), to_secs(w.end), w.service]))
         .collect();
     let requests: Vec<Value> = log
         .requests
@@ -113,7 +102,7 @@ fn traces_json(log: &TraceLog) -> Value {
             json!([
                 r.ordinal,
                 r.fleet,
-                secs(r.arrival),
+                to_secs(r.arrival),
                 opt(r.end),
                 r.outcome.map(|c| c.name()),
                 r.root
@@ -136,7 +125,7 @@ fn traces_json(log: &TraceLog) -> Value {
                 s.stack,
                 s.depth,
                 s.attempt,
-                secs(s.send),
+                to_secs(s.send),
                 opt(s.arrive),
                 opt(s.start),
                 opt(s.end),
@@ -149,7 +138,7 @@ fn traces_json(log: &TraceLog) -> Value {
         })
         .collect();
     json!({
-        "end": secs(log.end),
+        "end": to_secs(log.end),
         "truncated": log.truncated,
         "population": log.population,
         "sample_seed": log.sample_seed.to_string(),
@@ -179,7 +168,7 @@ pub fn services(loaded: &Loaded, result: &crate::run::RunResult) -> Value {
     let Some(sv) = result.metrics.services.as_ref().filter(|_| scn.graph) else {
         return Value::Null;
     };
-    let b = secs(sv.bucket());
+    let b = to_secs(sv.bucket());
     let buckets = sv.services.first().map_or(0, |t| t.rows.len());
     let t: Vec<f64> = (0..buckets).map(|i| i as f64 * b).collect();
     let per_second = |v: u64| v as f64 / b;
@@ -193,7 +182,7 @@ pub fn services(loaded: &Loaded, result: &crate::run::RunResult) -> Value {
                 .windows
                 .iter()
                 .filter(|w| w.target.is_none_or(|x| usize::from(x) == k))
-                .map(|w| [secs(w.start), secs(w.end)])
+                .map(|w| [to_secs(w.start), to_secs(w.end)])
                 .collect();
             json!({
                 "name": name,
