@@ -1260,3 +1260,15 @@ fn a_virtual_host_is_picked_by_a_requests_authority_as_envoy_picks_it() {
         .render()
         .contains("both `virtual_host` and `authority`"));
 }
+
+#[test]
+fn import_help_lists_every_format_with_what_it_reads() {
+    let out = retrysim(std::path::Path::new("."), &["import", "--help"]);
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).unwrap();
+    let listed = help.split("Formats:\n").nth(1).expect("a Formats: section");
+    for f in crate::scenario::import::FORMATS {
+        let line = format!("  {}: {}\n", f.name, f.about);
+        assert!(listed.contains(&line), "missing {line:?} in:\n{help}");
+    }
+}
