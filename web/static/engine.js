@@ -5,9 +5,11 @@
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/** Instantiates the module from its bytes; returns `run(request) -> answer`. */
-export async function loadEngine(bytes) {
-  const { instance } = await WebAssembly.instantiate(bytes, {});
+/** Instantiates the module from its bytes, or from a `fetch` of it (compiled as it
+ * downloads, and cached compiled by the browser where it can); returns
+ * `run(request) -> answer`. */
+export async function loadEngine(source) {
+  const { instance } = await instantiate(await source);
   const x = instance.exports;
   let broken = null;
   return {
@@ -32,4 +34,17 @@ export async function loadEngine(bytes) {
       return JSON.parse(decoder.decode(out));
     },
   };
+}
+
+/** The module's instance from bytes or a response (a response served without the
+ * `application/wasm` type is read whole instead of streamed). */
+async function instantiate(source) {
+  if (typeof Response === "undefined" || !(source instanceof Response)) {
+    return WebAssembly.instantiate(source, {});
+  }
+  if (!source.ok) throw new Error(`HTTP ${source.status}`);
+  if (WebAssembly.instantiateStreaming && (source.headers.get("content-type") ?? "").startsWith("application/wasm")) {
+    return WebAssembly.instantiateStreaming(source, {});
+  }
+  return WebAssembly.instantiate(await source.arrayBuffer(), {});
 }
