@@ -1,5 +1,7 @@
 //! One run: a validated scenario and a seed in, measurements and a summary row out.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use crate::engine::{self, rng::splitmix64, Handler, Nanos, Scheduler};
 use crate::metrics::summary::Layout;
 use crate::metrics::trace::TraceLog;
@@ -48,9 +50,12 @@ pub struct RunResult {
 /// Simulates `scn` with `seed` to the end of its drain, or until it hits one of its
 /// `[limits]` (then `totals.truncated` says which, and the series ends at the stop).
 pub(crate) fn simulate(scn: &Scenario, seed: u64) -> (RunMetrics, Vec<Window>) {
-    let (m, w, _) = simulate_with(scn, seed, None);
+    let (m, w, _, _) = simulate_with(scn, seed, None, &NEVER);
     (m, w)
 }
+
+/// A stop flag nothing sets: the runs that cannot be stopped from outside.
+static NEVER: AtomicBool = AtomicBool::new(false);
 
 /// Simulates `scn` with `seed` as [`simulate`] does, and traces the logical requests
 /// whose ordinals are `picks` (sorted; see [`crate::metrics::trace::sample`]) with the
@@ -62,7 +67,7 @@ pub(crate) fn simulate_traced(
     picks: Vec<u64>,
     sample_seed: u64,
 ) -> (RunMetrics, Vec<Window>, TraceLog) {
-    let (m, w, t) = simulate_with(scn, seed, Some((picks, sample_seed)));
+    let (m, w, t, _) = simulate_with(scn, seed, Some((picks, sample_seed)), &NEVER);
     (m, w, t.unwrap_or_default())
 }
 
@@ -82,41 +87,48 @@ pub(crate) fn trace_run(
     simulate_traced(scn, seed, picks, sample_seed).2
 }
 
+/// Simulates `scn` with `seed`, tracing the requests `trace` picks (with its sample
+/// seed) when it holds any. `stop` set (by another thread) ends the run within a few
+/// hundred events: the last value returned is then false, and the measurements are of
+/// a run cut short, to be thrown away.
 fn simulate_with(
     scn: &Scenario,
     seed: u64,
     trace: Option<(Vec<u64>, u64)>,
-) -> (RunMetrics, Vec<Window>, Option<TraceLog>) {
+    stop: &AtomicBool,
+) -> (RunMetrics, Vec<Window>, Option<TraceLog>, bool) {
     let mut s = Scheduler::new();
     let mut world = World::new(scn, seed, &mut s);
     // The world's tracer is a type: a run without traces runs code with none.
     let Some((picks, sample_seed)) = trace else {
-        let end = run_to_end(scn, &mut s, &mut world);
+        let (end, whole) = run_to_end(scn, &mut s, &mut world, stop);
         let windows = world.windows().to_vec();
         let m = world.finish(end, s.processed());
-        return (ended(m), windows, None);
+        return (ended(m), windows, None, whole);
     };
     let mut world = world.with_trace(picks, seed, sample_seed);
-    let end = run_to_end(scn, &mut s, &mut world);
+    let (end, whole) = run_to_end(scn, &mut s, &mut world, stop);
     let windows = world.windows().to_vec();
     let traces = world.take_traces(end);
     let m = world.finish(end, s.processed());
-    (ended(m), windows, Some(traces))
+    (ended(m), windows, Some(traces), whole)
 }
 
-/// Runs `world` until it stops, and returns where its series end.
+/// Runs `world` until it stops, or until `stop` is set; returns where its series end
+/// and whether the run went to its end (false: `stop` cut it short).
 fn run_to_end<W: Handler<Packed>>(
     scn: &Scenario,
     s: &mut Scheduler<Packed>,
     world: &mut W,
-) -> Nanos {
-    engine::run(s, world);
+    stop: &AtomicBool,
+) -> (Nanos, bool) {
+    let whole = engine::run_while(s, world, || !stop.load(Ordering::Relaxed));
     let end = s.now();
     if s.pending() == 0 {
         // Nothing more can happen: the series is complete to its end.
-        end.max(scn.duration)
+        (end.max(scn.duration), whole)
     } else {
-        end
+        (end, whole)
     }
 }
 
@@ -135,6 +147,33 @@ fn ended(mut m: RunMetrics) -> RunMetrics {
 pub(crate) fn run_one(scn: &Scenario, layout: &Layout, run: u64, replication: u32) -> RunResult {
     let seed = replication_seed(scn.seed, replication);
     let (metrics, windows) = simulate(scn, seed);
+    result_of(scn, layout, run, replication, seed, metrics, windows)
+}
+
+/// [`run_one`], unless `stop` is set before the run ends: then `None`, within a few
+/// hundred events of it (the run cut short is thrown away).
+pub(crate) fn run_one_until(
+    scn: &Scenario,
+    layout: &Layout,
+    run: u64,
+    replication: u32,
+    stop: &AtomicBool,
+) -> Option<RunResult> {
+    let seed = replication_seed(scn.seed, replication);
+    let (metrics, windows, _, whole) = simulate_with(scn, seed, None, stop);
+    whole.then(|| result_of(scn, layout, run, replication, seed, metrics, windows))
+}
+
+/// The result of a finished run: its measurements and their summary row.
+fn result_of(
+    scn: &Scenario,
+    layout: &Layout,
+    run: u64,
+    replication: u32,
+    seed: u64,
+    metrics: RunMetrics,
+    windows: Vec<Window>,
+) -> RunResult {
     let summary = Summary::build(&metrics, scn, &windows, layout, run, replication, seed);
     let breaker_instances = scn
         .fleets
@@ -156,7 +195,24 @@ pub(crate) fn run_one(scn: &Scenario, layout: &Layout, run: u64, replication: u3
 
 #[cfg(test)]
 mod tests {
-    use super::replication_seed;
+    use super::{replication_seed, run_one, run_one_until};
+    use crate::metrics::summary::Layout;
+    use std::sync::atomic::AtomicBool;
+
+    /// Without a stop, the stoppable run is the run, bit for bit; with the stop set it
+    /// is none.
+    #[test]
+    fn a_stoppable_run_is_the_run_unless_stopped() {
+        let l = crate::load_scenario(None, &crate::Overrides::default()).unwrap();
+        let layout = Layout::of(&l.scenario);
+        let whole = run_one(&l.scenario, &layout, 0, 0);
+        let go = AtomicBool::new(false);
+        let r = run_one_until(&l.scenario, &layout, 0, 0, &go).unwrap();
+        assert_eq!(format!("{:?}", r.summary), format!("{:?}", whole.summary));
+        assert_eq!(format!("{:?}", r.metrics), format!("{:?}", whole.metrics));
+        let stop = AtomicBool::new(true);
+        assert!(run_one_until(&l.scenario, &layout, 0, 0, &stop).is_none());
+    }
 
     /// Over a grid of base seeds and replications, every (seed, replication) pair has
     /// its own stream, and none is another pair's base seed.

@@ -2,8 +2,9 @@
 //! the library on a worker thread with the GIL released, and returns typed columns
 //! (numpy arrays, lists of text) that `retrysim/__init__.py` makes into data frames.
 //! While the work runs, the calling thread waits without the GIL and checks for
-//! signals every 50 ms: Ctrl-C sets the work's stop flag (no new run starts) and
-//! raises `KeyboardInterrupt` at once.
+//! signals every 50 ms: Ctrl-C sets the work's stop flag (in `run` and `sweep`, no new
+//! run starts and the runs under way end within a few hundred events) and raises
+//! `KeyboardInterrupt` at once.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -45,8 +46,8 @@ fn py_err(e: &Error) -> PyErr {
 }
 
 /// Runs `work` on a worker thread with the GIL released; on Ctrl-C sets its stop flag
-/// and returns the `KeyboardInterrupt` without waiting for it (a run under way ends on
-/// its own and its result is dropped; no new run starts).
+/// and returns the `KeyboardInterrupt` without waiting for the work to end (work that
+/// reads the flag ends soon; whatever it returns is dropped).
 fn detached<T, F>(py: Python<'_>, work: F) -> PyResult<T>
 where
     T: Send + 'static,

@@ -323,3 +323,9 @@ def test_ctrl_c_stops_a_sweep_and_a_run():
     with pytest.raises(KeyboardInterrupt):
         retrysim.run(None, set={"duration": "20000s", "replications": 1})
     assert time.perf_counter() - start < 1.5
+    # The runs under way stopped too (within a few hundred events): the process uses
+    # no CPU now, where the 20000 s run alone would take seconds more of it.
+    time.sleep(0.1)
+    cpu = time.process_time()
+    time.sleep(0.5)
+    assert time.process_time() - cpu < 0.2, "a run goes on after Ctrl-C"

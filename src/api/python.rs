@@ -835,6 +835,26 @@ mod tests {
         assert!(out.manifest_json.contains("\"run\""));
     }
 
+    /// A stop set while a run is under way ends it within a few hundred events (the
+    /// engine asks between batches), not at the run's end: this 10-hour run would take
+    /// many seconds to finish.
+    #[test]
+    fn a_stop_set_during_a_run_ends_it() {
+        use std::sync::Arc;
+        let l = loaded(&["duration=\"36000s\""]);
+        let stop = Arc::new(AtomicBool::new(false));
+        let setter = {
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            })
+        };
+        let out = run(&l, None, &Overrides::default(), true, &stop).unwrap();
+        setter.join().unwrap();
+        assert!(out.is_none());
+    }
+
     #[test]
     fn a_stopped_run_returns_nothing() {
         let l = loaded(&[]);

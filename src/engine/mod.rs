@@ -151,8 +151,50 @@ pub fn run<E: Copy, H: Handler<E>>(sched: &mut Scheduler<E>, handler: &mut H) {
     while run_batch(sched, handler) {}
 }
 
-/// Events one call of [`run_batch`] handles at most.
-const BATCH: u32 = 256;
+/// Runs events as [`run`] does while `go_on()` holds; `go_on` is asked before the
+/// first event and then after every [`BATCH`]-th, so an outside stop (a flag another
+/// thread sets) takes effect within a few hundred events at no cost per event.
+/// Returns false when `go_on` stopped the run (its pending events stay queued), true
+/// when the handler stopped it or no event was left.
+///
+/// ```
+/// use retrysim::engine::{run_while, Control, Handler, Scheduler};
+///
+/// struct Forever;
+/// impl Handler<()> for Forever {
+///     fn handle(&mut self, _: (), s: &mut Scheduler<()>) -> Control {
+///         s.after(1, ());
+///         Control::Continue
+///     }
+/// }
+/// let mut s = Scheduler::new();
+/// s.at(0, ());
+/// let mut asked = 0;
+/// let ended = run_while(&mut s, &mut Forever, || {
+///     asked += 1;
+///     asked <= 3
+/// });
+/// assert!(!ended);
+/// assert_eq!(s.processed(), 3 * retrysim::engine::BATCH as u64);
+/// ```
+pub fn run_while<E: Copy, H: Handler<E>>(
+    sched: &mut Scheduler<E>,
+    handler: &mut H,
+    mut go_on: impl FnMut() -> bool,
+) -> bool {
+    loop {
+        if !go_on() {
+            return false;
+        }
+        if !run_batch(sched, handler) {
+            return true;
+        }
+    }
+}
+
+/// Events one call of the engine's inner loop handles at most: [`run_while`] asks
+/// whether to go on between batches.
+pub const BATCH: u32 = 256;
 
 /// Runs up to [`BATCH`] events; false when the handler stopped or none are left.
 ///

@@ -25,7 +25,7 @@ use thiserror::Error;
 use crate::export::manifest::{self, FolderKind, Manifest, Origin, Plot};
 use crate::export::owner::{self, Claimed, OwnerError, Refusal, Want};
 use crate::export::write_atomic;
-use crate::run::{run_one, RunResult};
+use crate::run::{run_one, run_one_until, RunResult};
 use crate::scenario::{Loaded, ScenarioError};
 use crate::truncation::Truncation;
 
@@ -498,8 +498,8 @@ pub(crate) fn run_in_memory(plan: &Plan) -> Result<Vec<RunResult>, SweepError> {
 }
 
 /// [`run_in_memory`], each run slimmed when `slim_each` (else with its series), and
-/// stoppable: once `stop` is set no new run starts (runs under way finish) and the
-/// result is `None`.
+/// stoppable: once `stop` is set no new run starts, runs under way end within a few
+/// hundred events, and the result is `None`.
 pub(crate) fn run_in_memory_until(
     plan: &Plan,
     stop: &AtomicBool,
@@ -531,7 +531,12 @@ pub(crate) fn run_in_memory_until(
             }
             let spec = plan.spec(run);
             let loaded = plan.loaded(spec.cell)?;
-            let r = run_one(&loaded.scenario, &plan.layout, run, spec.replication);
+            // A run under way when `stop` is set ends within a few hundred events.
+            let stopped =
+                run_one_until(&loaded.scenario, &plan.layout, run, spec.replication, stop);
+            let Some(r) = stopped else {
+                return Ok(None);
+            };
             Ok(Some((run, if slim_each { slim(r) } else { r })))
         })
         .collect::<Result<_, SweepError>>()?;
