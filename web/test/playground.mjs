@@ -516,10 +516,13 @@ function median(xs) {
  * work otherwise competes with the page). Printed, with their median. */
 async function firstVisits(url, n) {
   const rows = [];
+  const errors = [];
   for (let i = 0; i < n; i++) {
     const context = await launch();
     try {
       const page = context.pages()[0] ?? (await context.newPage());
+      page.on("pageerror", (e) => errors.push(e.message));
+      page.on("console", (m) => m.type() === "error" && errors.push(`console: ${m.text()}`));
       await page.waitForTimeout(1000);
       await page.goto(url);
       await page.waitForFunction(() => document.body.dataset.runs === "1", null, { timeout: 30000 });
@@ -528,6 +531,7 @@ async function firstVisits(url, n) {
       await context.close();
     }
   }
+  check(errors.length === 0, "no error on the visits' pages, none in their consoles", errors.join("; "));
   const first = rows.map((r) => Number(r.firstMs));
   const m = median(first);
   check(m < 1000, `the default run plus drawing, on ${n} first visits to a running browser, takes under a second`, `median ${m.toFixed(1)} ms`);
@@ -673,6 +677,8 @@ async function main() {
     await permalink(page, context, url);
     await animation(page);
     check(errors.length === 0, "no error on the page, none in its console", errors.join("; "));
+    // The timed visits run alone: this browser is closed first.
+    await context.close();
     await firstVisits(url, 5);
   } finally {
     await context.close();
