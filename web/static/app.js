@@ -269,22 +269,24 @@ function showColumn(answer, ids) {
   return row;
 }
 
+/** The three charts every run draws: canvas id, drawer, extent of its axes. */
+const CHARTS = [
+  ["timeseries", drawTimeseries, timeseriesExtent],
+  ["phase", drawPhase, phaseExtent],
+  ["herd", drawHerd, herdExtent],
+];
+
 /** Draws the three charts of A (and B, on the same axes). */
 function draw() {
   const a = last.a?.ok ? last.a.charts : null;
   const b = state.compare && last.b?.ok ? last.b.charts : null;
-  const charts = [
-    ["timeseries", drawTimeseries, timeseriesExtent],
-    ["phase", drawPhase, phaseExtent],
-    ["herd", drawHerd, herdExtent],
-  ];
   const services = a && last.a.services;
   $("services-figure").hidden = !services;
   if (services) drawServices($("services"), $("services-legend"), services, a.end);
   const graph = a && last.a.graph;
   $("graph-figure").hidden = !graph;
   if (graph) drawGraph($("graph"), $("graph-legend"), graph);
-  for (const [id, drawIt, extent] of charts) {
+  for (const [id, drawIt, extent] of CHARTS) {
     const lim = a && b ? joinExtents(extent(a), extent(b)) : null;
     if (a) drawIt($(id), $(`${id}-legend`), a, lim ?? extent(a));
     $(`${id}-b`).hidden = !state.compare;
@@ -539,9 +541,7 @@ async function main() {
   // frames, so the page is laid out (and its fonts ready) before the first run.
   const linked = location.hash.startsWith("#p=");
   if (!linked) pick(CONTROLS);
-  drawTimeseries($("timeseries"), $("timeseries-legend"), EMPTY);
-  drawPhase($("phase"), $("phase-legend"), EMPTY);
-  drawHerd($("herd"), $("herd-legend"), EMPTY);
+  for (const [id, drawIt] of CHARTS) drawIt($(id), $(`${id}-legend`), EMPTY);
   try {
     engine = await loadEngine(fetch("retrysim.wasm"));
   } catch (e) {
