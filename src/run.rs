@@ -143,6 +143,15 @@ fn ended(mut m: RunMetrics) -> RunMetrics {
     m
 }
 
+/// The runs of `results` that stopped at a limit, each with why: the list a
+/// [`crate::error::Truncation`] reports.
+pub(crate) fn stopped_at_limits(results: &[RunResult]) -> Vec<(u64, Option<String>)> {
+    results
+        .iter()
+        .filter_map(|r| r.metrics.totals.truncated.clone().map(|t| (r.run, Some(t))))
+        .collect()
+}
+
 /// Runs replication `replication` of `scn` as global run `run`.
 pub(crate) fn run_one(scn: &Scenario, layout: &Layout, run: u64, replication: u32) -> RunResult {
     let seed = replication_seed(scn.seed, replication);

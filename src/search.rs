@@ -464,10 +464,7 @@ impl Search {
         let plan = self.plan(p)?;
         let expectations = resolve(&plan)?;
         let results = sweep::install(pool, || sweep::run_in_memory(&plan))?;
-        let stopped: Vec<(u64, Option<String>)> = results
-            .iter()
-            .filter_map(|r| r.metrics.totals.truncated.clone().map(|t| (r.run, Some(t))))
-            .collect();
+        let stopped = crate::run::stopped_at_limits(&results);
         if let Some(t) = Truncation::of(
             format!(
                 "scenario '{}' at {} = {}",

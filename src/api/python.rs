@@ -255,7 +255,6 @@ type Stopped = Vec<(u64, Option<String>)>;
 fn summaries(plan: &Plan, results: &[RunResult]) -> (Table, Vec<String>, Stopped) {
     let mut b = Builder::new(&plan.columns);
     let mut text = Vec::with_capacity(results.len());
-    let mut stopped = Vec::new();
     for r in results {
         let s = store::summary_of(plan, r);
         let cells: Vec<Cell> = plan
@@ -265,11 +264,8 @@ fn summaries(plan: &Plan, results: &[RunResult]) -> (Table, Vec<String>, Stopped
             .collect();
         b.push_cells(&cells);
         text.push(crate::export::csv::rows([&cells[..]]));
-        if let Some(t) = &r.metrics.totals.truncated {
-            stopped.push((r.run, Some(t.clone())));
-        }
     }
-    (b.finish(), text, stopped)
+    (b.finish(), text, crate::run::stopped_at_limits(results))
 }
 
 /// `aggregate.csv` of summary rows (each its CSV line), as [`sweep::aggregate`]

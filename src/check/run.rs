@@ -127,10 +127,7 @@ pub fn run_all(
         let plan = &c.plan;
         let path = plan.base.source.path.clone();
         let results = sweep::install(pool.as_ref(), || sweep::run_in_memory(plan))?;
-        let stopped: Vec<(u64, Option<String>)> = results
-            .iter()
-            .filter_map(|r| r.metrics.totals.truncated.clone().map(|t| (r.run, Some(t))))
-            .collect();
+        let stopped = crate::run::stopped_at_limits(&results);
         let mut rows = check_plan(plan, &c.expectations, &results);
         if let Some(b) = &c.baseline {
             rows.extend(baseline::compare(plan, b, &c.tolerances, &results)?);
